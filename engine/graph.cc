@@ -1,0 +1,281 @@
+#include "engine/graph.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace graft {
+
+const tf::AttrValue* Node::attr(absl::string_view name) const {
+  auto it = def_.attr().find(std::string(name));
+  return it == def_.attr().end() ? nullptr : &it->second;
+}
+
+absl::Span<const InputSlot> Node::consumers(int port) const {
+  if (port < 0 || port >= static_cast<int>(consumers_.size())) return {};
+  return consumers_[port];
+}
+
+bool Node::HasConsumers() const {
+  if (!control_consumers_.empty()) return true;
+  for (const auto& port : consumers_) {
+    if (!port.empty()) return true;
+  }
+  return false;
+}
+
+bool Graph::ParseTensorName(absl::string_view text, absl::string_view* node,
+                            int* port) {
+  if (text.empty()) return false;
+  if (text[0] == '^') {
+    *node = text.substr(1);
+    *port = -1;
+    return !node->empty();
+  }
+  size_t colon = text.rfind(':');
+  if (colon == absl::string_view::npos) {
+    *node = text;
+    *port = 0;
+    return true;
+  }
+  absl::string_view digits = text.substr(colon + 1);
+  int value = 0;
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(),
+                                     [](char c) { return c >= '0' && c <= '9'; }) ||
+      !absl::SimpleAtoi(digits, &value)) {
+    return false;
+  }
+  *node = text.substr(0, colon);
+  *port = value;
+  return !node->empty();
+}
+
+std::string Graph::TensorName(Endpoint e) const {
+  const std::string& name = nodes_[e.node].name();
+  if (e.port == 0) return name;
+  return absl::StrCat(name, ":", e.port);
+}
+
+NodeId Graph::AppendNode(tf::NodeDef def) {
+  NodeId id = static_cast<NodeId>(nodes_.size());
+  Node& node = nodes_.emplace_back();
+  node.id_ = id;
+  node.def_ = std::move(def);
+  ++num_alive_;
+  return id;
+}
+
+void Graph::IndexOp(NodeId id) {
+  std::vector<NodeId>& ids = op_index_[nodes_[id].op()];
+  // Ids mostly arrive in increasing order; keep the list sorted.
+  if (ids.empty() || ids.back() < id) {
+    ids.push_back(id);
+  } else {
+    ids.insert(std::lower_bound(ids.begin(), ids.end(), id), id);
+  }
+}
+
+void Graph::UnindexOp(NodeId id) {
+  auto it = op_index_.find(nodes_[id].op());
+  if (it == op_index_.end()) return;
+  std::vector<NodeId>& ids = it->second;
+  auto pos = std::lower_bound(ids.begin(), ids.end(), id);
+  if (pos != ids.end() && *pos == id) ids.erase(pos);
+  if (ids.empty()) op_index_.erase(it);
+}
+
+void Graph::AddConsumer(Endpoint producer, InputSlot slot) {
+  auto& ports = nodes_[producer.node].consumers_;
+  if (static_cast<int>(ports.size()) <= producer.port) {
+    ports.resize(producer.port + 1);
+  }
+  ports[producer.port].push_back(slot);
+}
+
+void Graph::RemoveConsumer(Endpoint producer, InputSlot slot) {
+  auto& ports = nodes_[producer.node].consumers_;
+  if (producer.port >= static_cast<int>(ports.size())) return;
+  auto& list = ports[producer.port];
+  auto it = std::find(list.begin(), list.end(), slot);
+  if (it != list.end()) list.erase(it);
+  while (!ports.empty() && ports.back().empty()) ports.pop_back();
+}
+
+void Graph::AddControlConsumer(NodeId producer, NodeId consumer) {
+  nodes_[producer].control_consumers_.push_back(consumer);
+}
+
+void Graph::RemoveControlConsumer(NodeId producer, NodeId consumer) {
+  auto& list = nodes_[producer].control_consumers_;
+  auto it = std::find(list.begin(), list.end(), consumer);
+  if (it != list.end()) list.erase(it);
+}
+
+absl::Status Graph::ResolveAllInputs() {
+  for (Node& node : nodes_) {
+    if (!node.alive_) continue;
+    node.inputs_.clear();
+    node.control_inputs_.clear();
+    node.unresolved_.clear();
+    for (const std::string& text : node.def_.input()) {
+      absl::string_view name;
+      int port = 0;
+      if (!ParseTensorName(text, &name, &port)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("node `", node.name(), "` has a malformed input `",
+                         text, "`"));
+      }
+      NodeId producer = FindId(name);
+      if (port < 0) {
+        if (producer == kNoNode) {
+          node.unresolved_.emplace_back(
+              -1 - static_cast<int>(node.control_inputs_.size()),
+              std::string(name));
+        } else {
+          AddControlConsumer(producer, node.id_);
+        }
+        node.control_inputs_.push_back(producer);
+        continue;
+      }
+      InputSlot slot{node.id_, static_cast<int32_t>(node.inputs_.size())};
+      if (producer == kNoNode) {
+        node.unresolved_.emplace_back(slot.index, std::string(name));
+      } else {
+        AddConsumer({producer, port}, slot);
+      }
+      node.inputs_.push_back({producer, port});
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<NodeId> Graph::AddSourceNode(tf::NodeDef def, int ordinal) {
+  NodeId id = AppendNode(std::move(def));
+  const std::string& name = nodes_[id].name();
+  if (name.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("node #", ordinal, " has no name"));
+  }
+  auto [it, inserted] = name_index_.emplace(name, id);
+  if (!inserted) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("duplicate node name `", name, "` (nodes #", it->second,
+                     " and #", ordinal, ")"));
+  }
+  IndexOp(id);
+  return id;
+}
+
+absl::StatusOr<Graph> Graph::FromGraphDef(tf::GraphDef graph_def) {
+  Graph graph;
+  auto* nodes = graph_def.mutable_node();
+  for (int i = 0; i < nodes->size(); ++i) {
+    absl::StatusOr<NodeId> id =
+        graph.AddSourceNode(std::move(*nodes->Mutable(i)), i);
+    if (!id.ok()) return id.status();
+  }
+  nodes->Clear();
+  graph.header_ = std::move(graph_def);
+  absl::Status status = graph.ResolveAllInputs();
+  if (!status.ok()) return status;
+  return graph;
+}
+
+const Node* Graph::FindNode(absl::string_view name) const {
+  NodeId id = FindId(name);
+  return id == kNoNode ? nullptr : &nodes_[id];
+}
+
+NodeId Graph::FindId(absl::string_view name) const {
+  auto it = name_index_.find(name);
+  return it == name_index_.end() ? kNoNode : it->second;
+}
+
+std::vector<NodeId> Graph::NodeIds() const {
+  std::vector<NodeId> ids;
+  ids.reserve(num_alive_);
+  for (const Node& n : nodes_) {
+    if (n.alive_) ids.push_back(n.id_);
+  }
+  return ids;
+}
+
+std::vector<NodeId> Graph::NodesWithOp(absl::string_view op) const {
+  auto it = op_index_.find(std::string(op));
+  if (it == op_index_.end()) return {};
+  return it->second;
+}
+
+std::vector<std::pair<std::string, int>> Graph::OpHistogram() const {
+  std::vector<std::pair<std::string, int>> out;
+  out.reserve(op_index_.size());
+  for (const auto& [op, ids] : op_index_) {
+    out.emplace_back(op, static_cast<int>(ids.size()));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+absl::string_view Graph::UnresolvedInputName(NodeId node, int index) const {
+  for (const auto& [i, name] : nodes_[node].unresolved_) {
+    if (i == index) return name;
+  }
+  return {};
+}
+
+absl::string_view Graph::UnresolvedControlInputName(NodeId node,
+                                                   int index) const {
+  return UnresolvedInputName(node, -1 - index);
+}
+
+int32_t Graph::InternProvenance(const std::string& rule) {
+  for (size_t i = 0; i < provenance_names_.size(); ++i) {
+    if (provenance_names_[i] == rule) return static_cast<int32_t>(i);
+  }
+  provenance_names_.push_back(rule);
+  return static_cast<int32_t>(provenance_names_.size() - 1);
+}
+
+const std::string& Graph::Provenance(NodeId id) const {
+  static const std::string* const kNone = new std::string();
+  int32_t index = nodes_[id].provenance_;
+  return index < 0 ? *kNone : provenance_names_[index];
+}
+
+tf::NodeDef Graph::ExportNodeDef(NodeId id) const {
+  const Node& node = nodes_[id];
+  tf::NodeDef def = node.def_;
+  if (!node.modified_) return def;
+  def.clear_input();
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    Endpoint e = node.inputs_[i];
+    if (e.valid()) {
+      def.add_input(TensorName(e));
+    } else {
+      absl::string_view name = UnresolvedInputName(id, i);
+      def.add_input(e.port == 0 ? std::string(name)
+                                : absl::StrCat(name, ":", e.port));
+    }
+  }
+  for (size_t i = 0; i < node.control_inputs_.size(); ++i) {
+    NodeId c = node.control_inputs_[i];
+    def.add_input(absl::StrCat(
+        "^", c == kNoNode ? UnresolvedControlInputName(id, static_cast<int>(i))
+                          : absl::string_view(nodes_[c].name())));
+  }
+  return def;
+}
+
+tf::GraphDef Graph::ToGraphDef() const {
+  tf::GraphDef out = header_;
+  out.mutable_node()->Reserve(num_alive_);
+  for (const Node& n : nodes_) {
+    if (n.alive_) *out.add_node() = ExportNodeDef(n.id_);
+  }
+  return out;
+}
+
+}  // namespace graft

@@ -1,0 +1,229 @@
+// The graph IR: nodes with data inputs as (node, port) endpoints, control
+// inputs, device and attrs; a name index, per-output-port consumer lists and
+// an op-type index, all kept current by every edit.
+//
+// A Graph is read-only to everyone but the Rewriter (engine/rewriter.h),
+// through which every edit goes. Node ids are stable for the life of the
+// graph; an erased node's id is never reused. Iteration is in id order,
+// which is the order of the source file followed by nodes in order of
+// insertion, so every walk is deterministic.
+#ifndef GRAFT_ENGINE_GRAPH_H_
+#define GRAFT_ENGINE_GRAPH_H_
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "proto/graph.pb.h"
+
+namespace graft {
+
+using NodeId = int32_t;
+inline constexpr NodeId kNoNode = -1;
+
+// A tensor: output `port` of `node`.
+struct Endpoint {
+  NodeId node = kNoNode;
+  int32_t port = 0;
+
+  bool valid() const { return node != kNoNode; }
+  friend bool operator==(Endpoint a, Endpoint b) {
+    return a.node == b.node && a.port == b.port;
+  }
+  friend bool operator!=(Endpoint a, Endpoint b) { return !(a == b); }
+  friend bool operator<(Endpoint a, Endpoint b) {
+    return a.node != b.node ? a.node < b.node : a.port < b.port;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, Endpoint e) {
+    return H::combine(std::move(h), e.node, e.port);
+  }
+};
+
+// A consumer slot: data input number `index` of `node`.
+struct InputSlot {
+  NodeId node = kNoNode;
+  int32_t index = 0;
+
+  friend bool operator==(InputSlot a, InputSlot b) {
+    return a.node == b.node && a.index == b.index;
+  }
+  friend bool operator<(InputSlot a, InputSlot b) {
+    return a.node != b.node ? a.node < b.node : a.index < b.index;
+  }
+};
+
+class Graph;
+
+class Node {
+ public:
+  NodeId id() const { return id_; }
+  bool alive() const { return alive_; }
+  const std::string& name() const { return def_.name(); }
+  const std::string& op() const { return def_.op(); }
+  const std::string& device() const { return def_.device(); }
+  const google::protobuf::Map<std::string, tf::AttrValue>& attrs() const {
+    return def_.attr();
+  }
+  // The attr `name`, or nullptr.
+  const tf::AttrValue* attr(absl::string_view name) const;
+
+  // Data inputs in order. An input whose node is not in the graph has
+  // `node == kNoNode`; UnresolvedInputName() gives the name it referred to.
+  absl::Span<const Endpoint> inputs() const { return inputs_; }
+  const Endpoint& input(int index) const { return inputs_[index]; }
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  absl::Span<const NodeId> control_inputs() const { return control_inputs_; }
+
+  // The consumers of output `port`, in the order the edges were made.
+  absl::Span<const InputSlot> consumers(int port) const;
+  // 1 + the highest output port that has consumers (0 if none).
+  int num_used_ports() const { return static_cast<int>(consumers_.size()); }
+  // Nodes with a control edge from this node.
+  absl::Span<const NodeId> control_consumers() const {
+    return control_consumers_;
+  }
+  // True when some data or control consumer reads this node.
+  bool HasConsumers() const;
+
+  // The NodeDef: name, op, device, attrs and unknown fields. Its `input`
+  // field is brought up to date only when the graph is saved; read inputs()
+  // and control_inputs() instead.
+  const tf::NodeDef& def() const { return def_; }
+
+  // True when the node no longer matches its bytes in the source file.
+  bool modified() const { return modified_; }
+
+ private:
+  friend class Graph;
+  friend class GraphBuilder;
+  friend class Rewriter;
+
+  NodeId id_ = kNoNode;
+  bool alive_ = true;
+  bool modified_ = false;
+  int32_t provenance_ = -1;
+  tf::NodeDef def_;
+  absl::InlinedVector<Endpoint, 2> inputs_;
+  absl::InlinedVector<NodeId, 1> control_inputs_;
+  absl::InlinedVector<absl::InlinedVector<InputSlot, 2>, 1> consumers_;
+  absl::InlinedVector<NodeId, 1> control_consumers_;
+  // Inputs that named a node not in the graph: (data index, name), or
+  // (-1 - control index, name) for control inputs.
+  std::vector<std::pair<int, std::string>> unresolved_;
+};
+
+class Graph {
+ public:
+  Graph() = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  Graph(Graph&&) = default;
+  Graph& operator=(Graph&&) = default;
+
+  // Builds a graph from a GraphDef (nodes are moved out of it). Fails on
+  // duplicate or empty node names; inputs naming missing nodes are kept as
+  // unresolved and reported by the validator.
+  static absl::StatusOr<Graph> FromGraphDef(tf::GraphDef graph_def);
+
+  // Number of live nodes.
+  int num_nodes() const { return num_alive_; }
+  // One past the largest node id ever used.
+  NodeId id_limit() const { return static_cast<NodeId>(nodes_.size()); }
+
+  // The node with this id (alive or erased).
+  const Node& node(NodeId id) const { return nodes_[id]; }
+  // The live node called `name`, or nullptr.
+  const Node* FindNode(absl::string_view name) const;
+  NodeId FindId(absl::string_view name) const;
+  bool Contains(absl::string_view name) const {
+    return FindId(name) != kNoNode;
+  }
+
+  // Live node ids in id order.
+  std::vector<NodeId> NodeIds() const;
+  // Calls fn(const Node&) for every live node in id order.
+  template <typename Fn>
+  void ForEachNode(Fn&& fn) const {
+    for (const Node& n : nodes_) {
+      if (n.alive_) fn(n);
+    }
+  }
+  // Live nodes of op type `op`, in id order.
+  std::vector<NodeId> NodesWithOp(absl::string_view op) const;
+  // Every op type present, sorted, with its count of live nodes.
+  std::vector<std::pair<std::string, int>> OpHistogram() const;
+
+  // Parses a tensor name: "node", "node:1", "^node" (control, port -1).
+  static bool ParseTensorName(absl::string_view text, absl::string_view* node,
+                              int* port);
+  // "node" for port 0, "node:port" otherwise.
+  std::string TensorName(Endpoint e) const;
+  // The name an unresolved input referred to, or empty.
+  absl::string_view UnresolvedInputName(NodeId node, int index) const;
+  absl::string_view UnresolvedControlInputName(NodeId node, int index) const;
+
+  // Graph-level fields: versions, library, debug info. Kept verbatim.
+  const tf::GraphDef& header() const { return header_; }
+
+  // The rule that created node `id`, or empty for nodes of the source file.
+  const std::string& Provenance(NodeId id) const;
+
+  // The NodeDef of `id` with its `input` field rebuilt from the IR.
+  tf::NodeDef ExportNodeDef(NodeId id) const;
+  // The whole graph as a GraphDef (nodes in id order).
+  tf::GraphDef ToGraphDef() const;
+
+  // For byte-preserving binary I/O (engine/graph_io.cc): bytes of the source
+  // file and, per top-level field, where it lies.
+  struct SourceSegment {
+    int field_number = 0;  // 1 for a node
+    NodeId node = kNoNode;
+    size_t offset = 0;  // the whole field: tag, length and payload
+    size_t size = 0;
+  };
+  const std::string& source_bytes() const { return source_bytes_; }
+  const std::vector<SourceSegment>& source_segments() const {
+    return source_segments_;
+  }
+
+ private:
+  friend class GraphBuilder;
+  friend class Rewriter;
+
+  Node& mutable_node(NodeId id) { return nodes_[id]; }
+  NodeId AppendNode(tf::NodeDef def);
+  // Appends node number `ordinal` of a source file and indexes it; fails on
+  // an empty or duplicate name.
+  absl::StatusOr<NodeId> AddSourceNode(tf::NodeDef def, int ordinal);
+  void IndexOp(NodeId id);
+  void UnindexOp(NodeId id);
+  // Rebuilds consumers and resolves inputs for all nodes from NodeDefs.
+  absl::Status ResolveAllInputs();
+  void AddConsumer(Endpoint producer, InputSlot slot);
+  void RemoveConsumer(Endpoint producer, InputSlot slot);
+  void AddControlConsumer(NodeId producer, NodeId consumer);
+  void RemoveControlConsumer(NodeId producer, NodeId consumer);
+  int32_t InternProvenance(const std::string& rule);
+
+  std::deque<Node> nodes_;
+  int num_alive_ = 0;
+  absl::flat_hash_map<absl::string_view, NodeId> name_index_;
+  absl::flat_hash_map<std::string, std::vector<NodeId>> op_index_;
+  std::vector<std::string> provenance_names_;
+  tf::GraphDef header_;  // everything but the nodes
+  std::string source_bytes_;
+  std::vector<SourceSegment> source_segments_;
+};
+
+}  // namespace graft
+
+#endif  // GRAFT_ENGINE_GRAPH_H_

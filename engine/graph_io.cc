@@ -1,0 +1,366 @@
+#include "engine/graph_io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/text_format.h"
+
+namespace graft {
+namespace {
+
+absl::Status Located(absl::string_view path, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ": error: ", what));
+}
+
+// Reads a base-128 varint; false when the bytes end first or it is too long.
+bool ReadVarint(const std::string& bytes, size_t* pos, uint64_t* value) {
+  uint64_t result = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (*pos >= bytes.size()) return false;
+    uint8_t byte = static_cast<uint8_t>(bytes[(*pos)++]);
+    result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) {
+      *value = result;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool LooksLikeText(const std::string& bytes) {
+  absl::string_view head(bytes.data(), std::min<size_t>(bytes.size(), 64));
+  head = absl::StripLeadingAsciiWhitespace(head);
+  return absl::StartsWith(head, "node") || absl::StartsWith(head, "versions") ||
+         absl::StartsWith(head, "library") || absl::StartsWith(head, "#");
+}
+
+class TextErrorCollector : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, int column, const std::string& message) override {
+    if (!has_error_) {
+      has_error_ = true;
+      line_ = line + 1;
+      column_ = column + 1;
+      message_ = message;
+    }
+  }
+  bool has_error_ = false;
+  int line_ = 0;
+  int column_ = 0;
+  std::string message_;
+};
+
+void AppendVarint(uint64_t value, std::string* out) {
+  while (value >= 0x80) {
+    out->push_back(static_cast<char>((value & 0x7f) | 0x80));
+    value >>= 7;
+  }
+  out->push_back(static_cast<char>(value));
+}
+
+void AppendNodeField(const tf::NodeDef& def, std::string* out) {
+  std::string payload;
+  {
+    google::protobuf::io::StringOutputStream stream(&payload);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    def.SerializeToCodedStream(&coded);
+  }
+  out->push_back(static_cast<char>((1 << 3) | 2));  // field 1, length-delimited
+  AppendVarint(payload.size(), out);
+  out->append(payload);
+}
+
+std::string SerializeDeterministic(const google::protobuf::Message& message) {
+  std::string out;
+  google::protobuf::io::StringOutputStream stream(&out);
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  coded.SetSerializationDeterministic(true);
+  message.SerializeToCodedStream(&coded);
+  coded.Trim();
+  return out;
+}
+
+}  // namespace
+
+// Builds a Graph from binary GraphDef bytes, remembering where every
+// top-level field lies so that saving can copy unmodified bytes.
+class GraphBuilder {
+ public:
+  static absl::StatusOr<Graph> FromBinary(std::string bytes,
+                                          absl::string_view source) {
+    Graph graph;
+    graph.source_bytes_ = std::move(bytes);
+    const std::string& data = graph.source_bytes_;
+    size_t pos = 0;
+    int ordinal = 0;
+    while (pos < data.size()) {
+      size_t start = pos;
+      uint64_t tag = 0;
+      if (!ReadVarint(data, &pos, &tag) || (tag >> 3) == 0) {
+        return Garbled(source, data, start, "a malformed field tag");
+      }
+      int field = static_cast<int>(tag >> 3);
+      int wire_type = static_cast<int>(tag & 7);
+      size_t payload = pos;
+      uint64_t length = 0;
+      switch (wire_type) {
+        case 0:
+          if (!ReadVarint(data, &pos, &length)) {
+            return Garbled(source, data, start, "a truncated varint");
+          }
+          break;
+        case 1:
+          pos += 8;
+          break;
+        case 5:
+          pos += 4;
+          break;
+        case 2:
+          if (!ReadVarint(data, &pos, &length) ||
+              length > data.size() - pos) {
+            return Garbled(source, data, start,
+                           field == 1 ? absl::StrCat("node #", ordinal,
+                                                     " is truncated")
+                                      : "a truncated field");
+          }
+          payload = pos;
+          pos += length;
+          break;
+        default:
+          return Garbled(source, data, start,
+                         absl::StrCat("an invalid wire type ", wire_type));
+      }
+      if (pos > data.size()) {
+        return Garbled(source, data, start, "a truncated field");
+      }
+      Graph::SourceSegment segment;
+      segment.field_number = field;
+      segment.offset = start;
+      segment.size = pos - start;
+      if (field == 1) {
+        if (wire_type != 2) {
+          return Garbled(source, data, start, "a node field of the wrong type");
+        }
+        tf::NodeDef def;
+        if (length > static_cast<uint64_t>(std::numeric_limits<int>::max()) ||
+            !def.ParseFromArray(data.data() + payload,
+                                static_cast<int>(length))) {
+          return Garbled(source, data, start,
+                         absl::StrCat("node #", ordinal, " does not parse"));
+        }
+        absl::StatusOr<NodeId> id = graph.AddSourceNode(std::move(def),
+                                                        ordinal);
+        if (!id.ok()) return Located(source, id.status().message());
+        segment.node = *id;
+        ++ordinal;
+      } else if (!graph.header_.MergeFromString(
+                     std::string(data, start, pos - start))) {
+        return Garbled(source, data, start,
+                       absl::StrCat("graph field ", field, " does not parse"));
+      }
+      graph.source_segments_.push_back(segment);
+    }
+    absl::Status status = graph.ResolveAllInputs();
+    if (!status.ok()) return Located(source, status.message());
+    return graph;
+  }
+
+  static absl::StatusOr<Graph> FromText(const std::string& text,
+                                        absl::string_view source) {
+    tf::GraphDef def;
+    google::protobuf::TextFormat::Parser parser;
+    TextErrorCollector errors;
+    parser.RecordErrorsTo(&errors);
+    if (!parser.ParseFromString(text, &def)) {
+      if (errors.has_error_) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(source, ":", errors.line_, ":", errors.column_,
+                         ": error: ", errors.message_));
+      }
+      return Located(source, "not a text GraphDef");
+    }
+    absl::StatusOr<Graph> graph = Graph::FromGraphDef(std::move(def));
+    if (!graph.ok()) return Located(source, graph.status().message());
+    return graph;
+  }
+
+ private:
+  static absl::Status Garbled(absl::string_view source, const std::string& data,
+                              size_t offset, absl::string_view what) {
+    std::string hint;
+    if (LooksLikeText(data)) {
+      hint = " (it looks like a text GraphDef: name it `.pbtxt` or pass "
+             "--format=pbtxt)";
+    }
+    return Located(source, absl::StrCat("not a valid binary GraphDef: ", what,
+                                        " at byte ", offset, hint));
+  }
+};
+
+absl::StatusOr<GraphFormat> ParseGraphFormat(absl::string_view name) {
+  std::string lower = absl::AsciiStrToLower(name);
+  if (lower == "auto") return GraphFormat::kAuto;
+  if (lower == "pb" || lower == "binary") return GraphFormat::kBinary;
+  if (lower == "pbtxt" || lower == "text") return GraphFormat::kText;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown graph format `", name, "` (expected pb, pbtxt or auto)"));
+}
+
+GraphFormat ResolveGraphFormat(absl::string_view path, GraphFormat format) {
+  if (format != GraphFormat::kAuto) return format;
+  std::string lower = absl::AsciiStrToLower(path);
+  for (const char* ext : {".pbtxt", ".txt", ".prototxt"}) {
+    if (absl::EndsWith(lower, ext)) return GraphFormat::kText;
+  }
+  return GraphFormat::kBinary;
+}
+
+absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0) {
+    if (errno == ENOENT) return Located(path, "no such file");
+    return Located(path, std::strerror(errno));
+  }
+  if (S_ISDIR(info.st_mode)) {
+    return Located(path, "is a directory, expected a graph file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Located(path, absl::StrCat("cannot open: ",
+                                             std::strerror(errno)));
+  std::string bytes;
+  bytes.resize(static_cast<size_t>(info.st_size));
+  if (!bytes.empty() && !in.read(bytes.data(), bytes.size())) {
+    return Located(path, "cannot read the whole file");
+  }
+  return bytes;
+}
+
+absl::StatusOr<Graph> ParseGraph(std::string bytes, GraphFormat format,
+                                 absl::string_view source_name) {
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    return Located(source_name,
+                   "larger than 2 GiB, the limit of a GraphDef file");
+  }
+  if (ResolveGraphFormat(source_name, format) == GraphFormat::kText) {
+    return GraphBuilder::FromText(bytes, source_name);
+  }
+  return GraphBuilder::FromBinary(std::move(bytes), source_name);
+}
+
+absl::StatusOr<Graph> LoadGraph(const std::string& path, GraphFormat format) {
+  absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+  if (!bytes.ok()) return bytes.status();
+  return ParseGraph(std::move(*bytes), ResolveGraphFormat(path, format), path);
+}
+
+std::string SerializeGraph(const Graph& graph, GraphFormat format) {
+  if (format == GraphFormat::kText) {
+    std::string text;
+    google::protobuf::TextFormat::Printer printer;
+    printer.PrintToString(graph.ToGraphDef(), &text);
+    return text;
+  }
+  const auto& segments = graph.source_segments();
+  if (segments.empty()) return SerializeDeterministic(graph.ToGraphDef());
+
+  // Binary with a source: copy unmodified bytes, re-encode modified nodes,
+  // drop erased ones, and put new nodes right after the source's last node.
+  const std::string& source = graph.source_bytes();
+  std::string out;
+  out.reserve(source.size());
+  NodeId first_new = 0;
+  size_t last_node_segment = segments.size();
+  for (size_t i = 0; i < segments.size(); ++i) {
+    if (segments[i].field_number == 1) {
+      last_node_segment = i;
+      first_new = segments[i].node + 1;
+    }
+  }
+  auto append_new_nodes = [&] {
+    for (NodeId id = first_new; id < graph.id_limit(); ++id) {
+      if (graph.node(id).alive()) AppendNodeField(graph.ExportNodeDef(id), &out);
+    }
+  };
+  if (last_node_segment == segments.size()) append_new_nodes();
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const Graph::SourceSegment& segment = segments[i];
+    if (segment.field_number != 1) {
+      out.append(source, segment.offset, segment.size);
+    } else {
+      const Node& node = graph.node(segment.node);
+      if (node.alive()) {
+        if (node.modified()) {
+          AppendNodeField(graph.ExportNodeDef(node.id()), &out);
+        } else {
+          out.append(source, segment.offset, segment.size);
+        }
+      }
+    }
+    if (i == last_node_segment) append_new_nodes();
+  }
+  return out;
+}
+
+absl::Status WriteFileAtomically(const std::string& path,
+                                 absl::string_view contents) {
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    return Located(path, "is a directory, expected a file to write");
+  }
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  if (dir.empty()) dir = "/";
+  if (stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    return Located(path, absl::StrCat("cannot write: folder `", dir,
+                                      "` does not exist"));
+  }
+  std::string temp = absl::StrCat(path, ".tmp-XXXXXX");
+  int fd = mkstemp(temp.data());
+  if (fd < 0) {
+    return Located(path, absl::StrCat("cannot write: ", std::strerror(errno)));
+  }
+  size_t written = 0;
+  while (written < contents.size()) {
+    ssize_t n = write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      std::string why = std::strerror(errno);
+      close(fd);
+      unlink(temp.c_str());
+      return Located(path, absl::StrCat("cannot write: ", why));
+    }
+    written += static_cast<size_t>(n);
+  }
+  // mkstemp creates the file 0600; give it the usual permissions.
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+  if (close(fd) != 0 || rename(temp.c_str(), path.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    unlink(temp.c_str());
+    return Located(path, absl::StrCat("cannot write: ", why));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SaveGraph(const Graph& graph, const std::string& path,
+                       GraphFormat format) {
+  return WriteFileAtomically(
+      path, SerializeGraph(graph, ResolveGraphFormat(path, format)));
+}
+
+}  // namespace graft

@@ -1,0 +1,53 @@
+// Reading and writing graphs: binary GraphDef (`.pb`) and text GraphDef
+// (`.pbtxt`), chosen by extension unless a format is given.
+//
+// Binary graphs keep the bytes they were read from: saving a graph writes
+// every unmodified node and graph-level field back byte for byte, so a load
+// and save with no rewrite gives the identical file, and a rewrite changes
+// only the bytes of the nodes it touched. Modified and new nodes are
+// serialized deterministically (attrs sorted by name).
+//
+// Every error message is a located diagnostic, `path: error: what` or
+// `path:line:col: error: what` for text syntax errors.
+#ifndef GRAFT_ENGINE_GRAPH_IO_H_
+#define GRAFT_ENGINE_GRAPH_IO_H_
+
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "engine/graph.h"
+
+namespace graft {
+
+enum class GraphFormat { kAuto, kBinary, kText };
+
+// "auto", "pb" / "binary", "pbtxt" / "text".
+absl::StatusOr<GraphFormat> ParseGraphFormat(absl::string_view name);
+// `format` unless it is kAuto; else text for `.pbtxt`, `.txt`, `.prototxt`
+// and binary for anything else.
+GraphFormat ResolveGraphFormat(absl::string_view path, GraphFormat format);
+
+// Reads and parses a graph file.
+absl::StatusOr<Graph> LoadGraph(const std::string& path,
+                                GraphFormat format = GraphFormat::kAuto);
+// Parses graph bytes; `source_name` names them in errors.
+absl::StatusOr<Graph> ParseGraph(std::string bytes, GraphFormat format,
+                                 absl::string_view source_name);
+
+// Serializes a graph (format must not be kAuto).
+std::string SerializeGraph(const Graph& graph, GraphFormat format);
+// Serializes and writes atomically: a temporary file beside `path`, then a
+// rename. On failure nothing is left at `path` or beside it.
+absl::Status SaveGraph(const Graph& graph, const std::string& path,
+                       GraphFormat format = GraphFormat::kAuto);
+
+// File helpers shared by the CLI.
+absl::StatusOr<std::string> ReadFileBytes(const std::string& path);
+absl::Status WriteFileAtomically(const std::string& path,
+                                 absl::string_view contents);
+
+}  // namespace graft
+
+#endif  // GRAFT_ENGINE_GRAPH_IO_H_

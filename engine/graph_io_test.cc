@@ -1,0 +1,280 @@
+#include "engine/graph_io.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "engine/rewriter.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+
+namespace graft {
+namespace {
+
+using ::google::protobuf::util::MessageDifferencer;
+
+std::string TempDir() {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return dir != nullptr ? dir : "/tmp";
+}
+
+std::string Slurp(const std::string& path) {
+  absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+  EXPECT_TRUE(bytes.ok()) << bytes.status();
+  return bytes.ok() ? *bytes : "";
+}
+
+bool Exists(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0;
+}
+
+void WriteRaw(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// No temporary files left beside an output that failed to write.
+int CountEntriesStartingWith(const std::string& dir, const std::string& stem) {
+  int count = 0;
+  std::string cmd = "ls '" + dir + "' 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  char line[4096];
+  while (p != nullptr && fgets(line, sizeof(line), p) != nullptr) {
+    if (std::string(line).rfind(stem, 0) == 0) ++count;
+  }
+  if (p != nullptr) pclose(p);
+  return count;
+}
+
+class RoundTripTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RoundTripTest, BinaryLoadSaveIsByteIdentical) {
+  const std::string path = GetParam();
+  std::string original = Slurp(path);
+  absl::StatusOr<Graph> graph = LoadGraph(path);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_GT(graph->num_nodes(), 0);
+  EXPECT_EQ(SerializeGraph(*graph, GraphFormat::kBinary), original);
+}
+
+TEST_P(RoundTripTest, TextRoundTripKeepsTheSameGraph) {
+  absl::StatusOr<Graph> graph = LoadGraph(GetParam());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  std::string text = SerializeGraph(*graph, GraphFormat::kText);
+  absl::StatusOr<Graph> again = ParseGraph(text, GraphFormat::kText, "x.pbtxt");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(MessageDifferencer::Equals(graph->ToGraphDef(),
+                                         again->ToGraphDef()));
+  // Text output is canonical: printing again gives the same text.
+  EXPECT_EQ(SerializeGraph(*again, GraphFormat::kText), text);
+  // And text -> binary gives a graph equal to the original.
+  absl::StatusOr<Graph> binary = ParseGraph(
+      SerializeGraph(*again, GraphFormat::kBinary), GraphFormat::kBinary,
+      "x.pb");
+  ASSERT_TRUE(binary.ok()) << binary.status();
+  EXPECT_TRUE(MessageDifferencer::Equals(graph->ToGraphDef(),
+                                         binary->ToGraphDef()));
+}
+
+INSTANTIATE_TEST_SUITE_P(TensorflowExports, RoundTripTest,
+                         ::testing::Values("examples/keras_cnn.pb",
+                                           "tests/data/control_devices.pb"));
+
+TEST(GraphIoTest, TextExportOfTensorflowEqualsItsBinaryExport) {
+  absl::StatusOr<Graph> text = LoadGraph("tests/data/control_devices.pbtxt");
+  absl::StatusOr<Graph> binary = LoadGraph("tests/data/control_devices.pb");
+  ASSERT_TRUE(text.ok()) << text.status();
+  ASSERT_TRUE(binary.ok()) << binary.status();
+  EXPECT_TRUE(
+      MessageDifferencer::Equals(text->ToGraphDef(), binary->ToGraphDef()));
+  const Node* bn = binary->FindNode("bn");
+  ASSERT_NE(bn, nullptr);
+  EXPECT_EQ(bn->op(), "FusedBatchNormV3");
+  const Node* sum = binary->FindNode("sum");
+  ASSERT_NE(sum, nullptr);
+  EXPECT_EQ(sum->device(), "/job:localhost/replica:0/task:0/device:CPU:0");
+  ASSERT_EQ(sum->control_inputs().size(), 1u);
+  EXPECT_EQ(binary->node(sum->control_inputs()[0]).name(), "init");
+  // Split is multi-output: both ports have consumers. Unique's port 0 feeds
+  // a Cast and the node itself a control edge.
+  EXPECT_EQ(binary->FindNode("split")->num_used_ports(), 2);
+  const Node* unique = binary->FindNode("unique");
+  EXPECT_EQ(unique->num_used_ports(), 1);
+  ASSERT_EQ(unique->control_consumers().size(), 1u);
+  EXPECT_EQ(binary->node(unique->control_consumers()[0]).name(), "out");
+}
+
+TEST(GraphIoTest, RewriteChangesOnlyTheBytesOfTouchedNodes) {
+  absl::StatusOr<Graph> graph = LoadGraph("tests/data/control_devices.pb");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  Rewriter rewriter(*graph);
+  ASSERT_TRUE(rewriter.SetDevice(graph->FindId("x"), "/device:CPU:0").ok());
+  NodeSpec spec;
+  spec.name = "extra";
+  spec.op = "Identity";
+  spec.inputs = {{graph->FindId("sum"), 0}};
+  absl::StatusOr<NodeId> extra = rewriter.AddNode(spec);
+  ASSERT_TRUE(extra.ok()) << extra.status();
+  ASSERT_TRUE(rewriter.RemoveNode(graph->FindId("uniq_f")).ok());
+  std::string bytes = SerializeGraph(*graph, GraphFormat::kBinary);
+  absl::StatusOr<Graph> reloaded = ParseGraph(bytes, GraphFormat::kBinary, "x.pb");
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  EXPECT_EQ(reloaded->num_nodes(), graph->num_nodes());
+  EXPECT_EQ(reloaded->FindNode("x")->device(), "/device:CPU:0");
+  EXPECT_FALSE(reloaded->Contains("uniq_f"));
+  ASSERT_TRUE(reloaded->Contains("extra"));
+  EXPECT_EQ(reloaded->TensorName(reloaded->FindNode("extra")->input(0)), "sum");
+  // Untouched nodes keep their exact bytes.
+  std::string sum_bytes;
+  graph->FindNode("sum")->def().SerializeToString(&sum_bytes);
+  EXPECT_NE(bytes.find(sum_bytes), std::string::npos);
+  // The new node lands after the source's last node, before the versions.
+  tf::GraphDef def;
+  ASSERT_TRUE(def.ParseFromString(bytes));
+  EXPECT_EQ(def.node(def.node_size() - 1).name(), "extra");
+  EXPECT_TRUE(def.has_versions());
+}
+
+TEST(GraphIoTest, SaveWritesAtomicallyAndReadsBack) {
+  absl::StatusOr<Graph> graph = LoadGraph("examples/keras_cnn.pb");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  std::string out = TempDir() + "/saved.pbtxt";
+  ASSERT_TRUE(SaveGraph(*graph, out).ok());
+  absl::StatusOr<Graph> back = LoadGraph(out);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(MessageDifferencer::Equals(graph->ToGraphDef(), back->ToGraphDef()));
+  EXPECT_EQ(CountEntriesStartingWith(TempDir(), "saved.pbtxt.tmp"), 0);
+}
+
+TEST(GraphIoTest, FormatFromExtensionOrOverride) {
+  EXPECT_EQ(ResolveGraphFormat("a.pbtxt", GraphFormat::kAuto), GraphFormat::kText);
+  EXPECT_EQ(ResolveGraphFormat("A.PBTXT", GraphFormat::kAuto), GraphFormat::kText);
+  EXPECT_EQ(ResolveGraphFormat("a.pb", GraphFormat::kAuto), GraphFormat::kBinary);
+  EXPECT_EQ(ResolveGraphFormat("a", GraphFormat::kAuto), GraphFormat::kBinary);
+  EXPECT_EQ(ResolveGraphFormat("a.pb", GraphFormat::kText), GraphFormat::kText);
+  EXPECT_EQ(*ParseGraphFormat("pbtxt"), GraphFormat::kText);
+  EXPECT_EQ(*ParseGraphFormat("pb"), GraphFormat::kBinary);
+  EXPECT_FALSE(ParseGraphFormat("onnx").ok());
+}
+
+// ---- bad input ----
+
+TEST(GraphIoBadInputTest, MissingFile) {
+  absl::StatusOr<Graph> g = LoadGraph(TempDir() + "/missing.pb");
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().message(), TempDir() + "/missing.pb: error: no such file");
+}
+
+TEST(GraphIoBadInputTest, DirectoryInsteadOfFile) {
+  absl::StatusOr<Graph> g = LoadGraph(TempDir());
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().message(),
+            TempDir() + ": error: is a directory, expected a graph file");
+}
+
+TEST(GraphIoBadInputTest, TruncatedBinary) {
+  std::string bytes = Slurp("examples/keras_cnn.pb");
+  std::string path = TempDir() + "/truncated.pb";
+  WriteRaw(path, bytes.substr(0, bytes.size() / 2));
+  absl::StatusOr<Graph> g = LoadGraph(path);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find(path + ": error: not a valid binary "
+                                      "GraphDef: node #"),
+            std::string::npos)
+      << g.status();
+  EXPECT_NE(g.status().message().find("is truncated at byte"), std::string::npos);
+}
+
+TEST(GraphIoBadInputTest, GarbledBinary) {
+  std::string path = TempDir() + "/garbled.pb";
+  WriteRaw(path, std::string("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", 11));
+  absl::StatusOr<Graph> g = LoadGraph(path);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find(path + ": error: not a valid binary GraphDef"),
+            std::string::npos)
+      << g.status();
+  // A node field whose payload is not a NodeDef.
+  WriteRaw(path, std::string("\x0a\x03\xff\xff\xff", 5));
+  g = LoadGraph(path);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().message(),
+            path + ": error: not a valid binary GraphDef: node #0 does not "
+                   "parse at byte 0");
+}
+
+TEST(GraphIoBadInputTest, TextGivenAsBinaryGetsAHint) {
+  std::string path = TempDir() + "/text_named.pb";
+  WriteRaw(path, "node { name: \"a\" op: \"NoOp\" }\n");
+  absl::StatusOr<Graph> g = LoadGraph(path);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("--format=pbtxt"), std::string::npos)
+      << g.status();
+  EXPECT_TRUE(LoadGraph(path, GraphFormat::kText).ok());
+}
+
+TEST(GraphIoBadInputTest, TextSyntaxErrorHasLineAndColumn) {
+  std::string path = TempDir() + "/bad.pbtxt";
+  WriteRaw(path, "node {\n  name: \"a\"\n  op: NoOp\n}\n");
+  absl::StatusOr<Graph> g = LoadGraph(path);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().message().substr(0, path.size() + 13),
+            path + ":3:7: error: ")
+      << g.status();
+  WriteRaw(path, "node {\n  name: \"a\"\n  colour: 3\n}\n");
+  g = LoadGraph(path);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find(":3:"), std::string::npos) << g.status();
+  EXPECT_NE(g.status().message().find("colour"), std::string::npos);
+}
+
+TEST(GraphIoBadInputTest, DuplicateNamesAreLocated) {
+  std::string path = TempDir() + "/dup.pbtxt";
+  WriteRaw(path, "node { name: \"a\" op: \"NoOp\" }\nnode { name: \"a\" op: \"NoOp\" }\n");
+  absl::StatusOr<Graph> g = LoadGraph(path);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().message(),
+            path + ": error: duplicate node name `a` (nodes #0 and #1)");
+}
+
+TEST(GraphIoBadInputTest, OutputInMissingFolderWritesNothing) {
+  absl::StatusOr<Graph> graph = LoadGraph("tests/data/control_devices.pb");
+  ASSERT_TRUE(graph.ok());
+  std::string out = TempDir() + "/no/such/dir/out.pb";
+  absl::Status s = SaveGraph(*graph, out);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), out + ": error: cannot write: folder `" + TempDir() +
+                             "/no/such/dir` does not exist");
+  EXPECT_FALSE(Exists(out));
+}
+
+TEST(GraphIoBadInputTest, OutputThatIsADirectory) {
+  absl::StatusOr<Graph> graph = LoadGraph("tests/data/control_devices.pb");
+  ASSERT_TRUE(graph.ok());
+  absl::Status s = SaveGraph(*graph, TempDir());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("is a directory"), std::string::npos);
+}
+
+TEST(GraphIoTest, LoadsNodesLargerThanProtobufDefaultLimit) {
+  // One Const of 80 MB: above protobuf's old 64 MB default message limit.
+  tf::GraphDef def;
+  tf::NodeDef* big = def.add_node();
+  big->set_name("big");
+  big->set_op("Const");
+  tf::TensorProto* t = (*big->mutable_attr())["value"].mutable_tensor();
+  t->set_dtype(tf::DT_FLOAT);
+  t->mutable_tensor_shape()->add_dim()->set_size(20 << 20);
+  t->mutable_tensor_content()->assign(80u << 20, '\x01');
+  std::string bytes;
+  ASSERT_TRUE(def.SerializeToString(&bytes));
+  absl::StatusOr<Graph> g = ParseGraph(bytes, GraphFormat::kBinary, "big.pb");
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->FindNode("big")->attr("value")->tensor().tensor_content().size(),
+            80u << 20);
+  EXPECT_EQ(SerializeGraph(*g, GraphFormat::kBinary), bytes);
+}
+
+}  // namespace
+}  // namespace graft

@@ -1,0 +1,140 @@
+#include "engine/op_registry.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+
+namespace graft {
+
+extern const char kTfOpList[];
+extern const size_t kTfOpListSize;
+
+namespace {
+
+// The attr `name` of `node`, or the signature's default for it.
+const tf::AttrValue* AttrOrDefault(const Node& node, const tf::OpDef& op,
+                                   const std::string& name) {
+  if (const tf::AttrValue* value = node.attr(name)) return value;
+  for (const tf::OpDef::AttrDef& attr : op.attr()) {
+    if (attr.name() == name && attr.has_default_value()) {
+      return &attr.default_value();
+    }
+  }
+  return nullptr;
+}
+
+// Appends the dtypes of one argument; false when they cannot be known.
+bool ExpandArg(const Node& node, const tf::OpDef& op,
+               const tf::OpDef::ArgDef& arg, std::vector<tf::DataType>* out) {
+  auto with_ref = [&](tf::DataType type) {
+    return arg.is_ref() && type < 100 ? static_cast<tf::DataType>(type + 100)
+                                      : type;
+  };
+  if (!arg.type_list_attr().empty()) {
+    const tf::AttrValue* list = AttrOrDefault(node, op, arg.type_list_attr());
+    if (list == nullptr) return false;
+    for (int type : list->list().type()) {
+      out->push_back(with_ref(static_cast<tf::DataType>(type)));
+    }
+    return true;
+  }
+  int count = 1;
+  if (!arg.number_attr().empty()) {
+    const tf::AttrValue* number = AttrOrDefault(node, op, arg.number_attr());
+    if (number == nullptr) return false;
+    count = static_cast<int>(number->i());
+  }
+  tf::DataType type = arg.type();
+  if (type == tf::DT_INVALID) {
+    if (arg.type_attr().empty()) return false;
+    const tf::AttrValue* value = AttrOrDefault(node, op, arg.type_attr());
+    if (value == nullptr || value->type() == tf::DT_INVALID) return false;
+    type = value->type();
+  }
+  out->insert(out->end(), count, with_ref(type));
+  return true;
+}
+
+std::optional<std::vector<tf::DataType>> ExpandArgs(
+    const Node& node, const tf::OpDef& op,
+    const google::protobuf::RepeatedPtrField<tf::OpDef::ArgDef>& args) {
+  std::vector<tf::DataType> types;
+  for (const tf::OpDef::ArgDef& arg : args) {
+    if (!ExpandArg(node, op, arg, &types)) return std::nullopt;
+  }
+  return types;
+}
+
+}  // namespace
+
+const OpRegistry& OpRegistry::Tensorflow() {
+  static const OpRegistry* const registry = [] {
+    tf::OpList ops;
+    ops.ParseFromArray(kTfOpList, static_cast<int>(kTfOpListSize));
+    return new OpRegistry(std::move(ops));
+  }();
+  return *registry;
+}
+
+OpRegistry::OpRegistry(tf::OpList ops) : ops_(std::move(ops)) {
+  by_name_.reserve(ops_.op_size());
+  for (const tf::OpDef& op : ops_.op()) by_name_.emplace(op.name(), &op);
+}
+
+const tf::OpDef* OpRegistry::Find(absl::string_view op) const {
+  auto it = by_name_.find(op);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+std::optional<std::vector<tf::DataType>> OpRegistry::OutputTypes(
+    const Node& node) const {
+  const tf::OpDef* op = Find(node.op());
+  if (op == nullptr) return std::nullopt;
+  return ExpandArgs(node, *op, op->output_arg());
+}
+
+std::optional<std::vector<tf::DataType>> OpRegistry::InputTypes(
+    const Node& node) const {
+  const tf::OpDef* op = Find(node.op());
+  if (op == nullptr) return std::nullopt;
+  return ExpandArgs(node, *op, op->input_arg());
+}
+
+tf::DataType OpRegistry::OutputType(const Node& node, int port) const {
+  std::optional<std::vector<tf::DataType>> types = OutputTypes(node);
+  if (!types || port < 0 || port >= static_cast<int>(types->size())) {
+    return tf::DT_INVALID;
+  }
+  return (*types)[port];
+}
+
+tf::DataType BaseType(tf::DataType type) {
+  return type > 100 ? static_cast<tf::DataType>(type - 100) : type;
+}
+
+std::string DataTypeName(tf::DataType type) {
+  if (type > 100) return DataTypeName(BaseType(type)) + "_ref";
+  switch (type) {
+    case tf::DT_FLOAT: return "float32";
+    case tf::DT_DOUBLE: return "float64";
+    case tf::DT_HALF: return "float16";
+    case tf::DT_BFLOAT16: return "bfloat16";
+    case tf::DT_INT8: return "int8";
+    case tf::DT_INT16: return "int16";
+    case tf::DT_INT32: return "int32";
+    case tf::DT_INT64: return "int64";
+    case tf::DT_UINT8: return "uint8";
+    case tf::DT_UINT16: return "uint16";
+    case tf::DT_UINT32: return "uint32";
+    case tf::DT_UINT64: return "uint64";
+    case tf::DT_BOOL: return "bool";
+    case tf::DT_STRING: return "string";
+    default: {
+      // DT_COMPLEX64 -> complex64, DT_QINT8 -> qint8, ...
+      std::string name = tf::DataType_Name(BaseType(type));
+      if (absl::StartsWith(name, "DT_")) name = name.substr(3);
+      return absl::AsciiStrToLower(name);
+    }
+  }
+}
+
+}  // namespace graft

@@ -1,0 +1,52 @@
+// Op signatures: which inputs and outputs an op has and of which dtypes.
+//
+// The signatures are a snapshot of TensorFlow's op registry
+// (engine/ops/tf_ops.pbtxt), compiled into graft. A node's dtypes are known
+// when its op is in the snapshot and the attrs its signature names are set
+// on the node or have defaults.
+#ifndef GRAFT_ENGINE_OP_REGISTRY_H_
+#define GRAFT_ENGINE_OP_REGISTRY_H_
+
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "engine/graph.h"
+#include "proto/graph.pb.h"
+
+namespace graft {
+
+class OpRegistry {
+ public:
+  // TensorFlow's ops; parsed once, on first use.
+  static const OpRegistry& Tensorflow();
+
+  explicit OpRegistry(tf::OpList ops);
+
+  // The signature of `op`, or nullptr for an op not in the registry.
+  const tf::OpDef* Find(absl::string_view op) const;
+  int size() const { return ops_.op_size(); }
+
+  // The dtype of each output port / data input of `node`, or nullopt when
+  // the op is unknown or an attr its signature needs is missing. Reference
+  // dtypes are returned as such (DT_FLOAT_REF).
+  std::optional<std::vector<tf::DataType>> OutputTypes(const Node& node) const;
+  std::optional<std::vector<tf::DataType>> InputTypes(const Node& node) const;
+  // The dtype of one output port; DT_INVALID when unknown.
+  tf::DataType OutputType(const Node& node, int port) const;
+
+ private:
+  tf::OpList ops_;
+  absl::flat_hash_map<std::string, const tf::OpDef*> by_name_;
+};
+
+// The value dtype of a reference dtype (DT_FLOAT_REF -> DT_FLOAT).
+tf::DataType BaseType(tf::DataType type);
+// "float32", "int64", ... (TensorFlow's Python names).
+std::string DataTypeName(tf::DataType type);
+
+}  // namespace graft
+
+#endif  // GRAFT_ENGINE_OP_REGISTRY_H_

@@ -1,0 +1,612 @@
+#include "engine/rewriter.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "engine/op_registry.h"
+
+namespace graft {
+namespace {
+
+bool IsValidNodeName(absl::string_view name) {
+  // TensorFlow's rule: [A-Za-z0-9.][A-Za-z0-9_.\-/>]*
+  if (name.empty()) return false;
+  auto first_ok = [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+           (c >= '0' && c <= '9') || c == '.';
+  };
+  if (!first_ok(name[0])) return false;
+  for (char c : name.substr(1)) {
+    if (!first_ok(c) && c != '_' && c != '-' && c != '/' && c != '>') {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ConsumerFilter::Allows(NodeId consumer) const {
+  switch (mode_) {
+    case Mode::kAll:
+      return true;
+    case Mode::kOnly:
+      return nodes_.contains(consumer);
+    case Mode::kExcept:
+      return !nodes_.contains(consumer);
+  }
+  return false;
+}
+
+std::string Rewriter::UniqueName(absl::string_view base) const {
+  std::string root = base.empty() ? "node" : std::string(base);
+  if (!graph_.Contains(root)) return root;
+  for (int i = 1;; ++i) {
+    std::string candidate = absl::StrCat(root, "_", i);
+    if (!graph_.Contains(candidate)) return candidate;
+  }
+}
+
+absl::Status Rewriter::CheckLive(NodeId id, absl::string_view what) const {
+  if (id < 0 || id >= graph_.id_limit() || !graph_.node(id).alive()) {
+    return absl::NotFoundError(
+        absl::StrCat(what, ": node #", id, " is not in the graph"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Rewriter::CheckEndpoint(Endpoint e, absl::string_view what) const {
+  absl::Status live = CheckLive(e.node, what);
+  if (!live.ok()) return live;
+  if (e.port < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": negative output port on `",
+                     graph_.node(e.node).name(), "`"));
+  }
+  std::optional<std::vector<tf::DataType>> types =
+      OpRegistry::Tensorflow().OutputTypes(graph_.node(e.node));
+  if (types && e.port >= static_cast<int>(types->size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": `", graph_.node(e.node).name(), "` (", graph_.node(e.node).op(),
+        ") has ", types->size(), " output(s), there is no output ", e.port));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Rewriter::CheckSameDtype(Endpoint from, Endpoint to) const {
+  const OpRegistry& ops = OpRegistry::Tensorflow();
+  tf::DataType a = ops.OutputType(graph_.node(from.node), from.port);
+  tf::DataType b = ops.OutputType(graph_.node(to.node), to.port);
+  if (a == tf::DT_INVALID || b == tf::DT_INVALID ||
+      BaseType(a) == BaseType(b)) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "cannot reroute `", graph_.TensorName(from), "` (", DataTypeName(a),
+      ") to `", graph_.TensorName(to), "` (", DataTypeName(b),
+      "): their dtypes differ"));
+}
+
+absl::Status Rewriter::CheckNoCycle(Endpoint to,
+                                    absl::Span<const NodeId> consumers) const {
+  if (consumers.empty()) return absl::OkStatus();
+  absl::flat_hash_set<NodeId> targets(consumers.begin(), consumers.end());
+  // Walk the ancestors of `to`: reaching a consumer means it feeds `to`.
+  std::vector<bool> seen(graph_.id_limit(), false);
+  std::vector<NodeId> stack = {to.node};
+  seen[to.node] = true;
+  while (!stack.empty()) {
+    NodeId id = stack.back();
+    stack.pop_back();
+    if (targets.contains(id)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "edit would create a cycle: `", graph_.TensorName(to),
+          "` depends on `", graph_.node(id).name(), "`, which would read it"));
+    }
+    const Node& node = graph_.node(id);
+    auto visit = [&](NodeId p) {
+      if (p != kNoNode && !seen[p]) {
+        seen[p] = true;
+        stack.push_back(p);
+      }
+    };
+    for (Endpoint e : node.inputs()) visit(e.node);
+    for (NodeId c : node.control_inputs()) visit(c);
+  }
+  return absl::OkStatus();
+}
+
+void Rewriter::MarkChanged(NodeId id) {
+  graph_.mutable_node(id).modified_ = true;
+}
+
+void Rewriter::NotifyChanged(NodeId id) {
+  if (id == kNoNode) return;
+  for (RewriteListener* l : listeners_) l->NodeChanged(graph_, id);
+}
+
+NodeId Rewriter::Insert(tf::NodeDef def, absl::Span<const Endpoint> inputs,
+                        absl::Span<const NodeId> control_inputs) {
+  def.clear_input();
+  NodeId id = graph_.AppendNode(std::move(def));
+  Node& node = graph_.mutable_node(id);
+  graph_.name_index_.emplace(node.name(), id);
+  graph_.IndexOp(id);
+  node.modified_ = true;
+  if (!rule_.empty()) node.provenance_ = graph_.InternProvenance(rule_);
+  for (Endpoint e : inputs) {
+    InputSlot slot{id, static_cast<int32_t>(node.inputs_.size())};
+    node.inputs_.push_back(e);
+    graph_.AddConsumer(e, slot);
+  }
+  for (NodeId c : control_inputs) {
+    node.control_inputs_.push_back(c);
+    graph_.AddControlConsumer(c, id);
+  }
+  return id;
+}
+
+absl::StatusOr<NodeId> Rewriter::AddNode(NodeSpec spec) {
+  if (spec.op.empty()) return absl::InvalidArgumentError("add node: no op");
+  for (Endpoint e : spec.inputs) {
+    absl::Status s = CheckEndpoint(e, absl::StrCat("add node `", spec.name, "`"));
+    if (!s.ok()) return s;
+  }
+  for (NodeId c : spec.control_inputs) {
+    absl::Status s = CheckLive(c, absl::StrCat("add node `", spec.name, "`"));
+    if (!s.ok()) return s;
+  }
+  std::string base = spec.name.empty() ? spec.op : spec.name;
+  if (!IsValidNodeName(base)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("add node: `", base, "` is not a valid node name"));
+  }
+  tf::NodeDef def;
+  def.set_name(UniqueName(base));
+  def.set_op(std::move(spec.op));
+  def.set_device(std::move(spec.device));
+  *def.mutable_attr() = std::move(spec.attrs);
+  NodeId id = Insert(std::move(def), spec.inputs, spec.control_inputs);
+  for (RewriteListener* l : listeners_) l->NodeInserted(graph_, id);
+  for (Endpoint e : spec.inputs) NotifyChanged(e.node);
+  for (NodeId c : spec.control_inputs) NotifyChanged(c);
+  return id;
+}
+
+absl::Status Rewriter::RemoveNode(NodeId id) {
+  return RemoveNodes(absl::MakeConstSpan(&id, 1));
+}
+
+absl::Status Rewriter::RemoveNodes(absl::Span<const NodeId> ids) {
+  absl::flat_hash_set<NodeId> doomed;
+  for (NodeId id : ids) {
+    absl::Status s = CheckLive(id, "remove");
+    if (!s.ok()) return s;
+    doomed.insert(id);
+  }
+  for (NodeId id : ids) {
+    const Node& node = graph_.node(id);
+    for (int port = 0; port < node.num_used_ports(); ++port) {
+      for (InputSlot slot : node.consumers(port)) {
+        if (!doomed.contains(slot.node)) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "cannot remove `", node.name(), "`: `",
+              graph_.node(slot.node).name(), "` still reads it"));
+        }
+      }
+    }
+    for (NodeId c : node.control_consumers()) {
+      if (!doomed.contains(c)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "cannot remove `", node.name(), "`: `", graph_.node(c).name(),
+            "` has a control edge from it"));
+      }
+    }
+  }
+  std::vector<NodeId> sorted(doomed.begin(), doomed.end());
+  std::sort(sorted.begin(), sorted.end());
+  absl::flat_hash_set<NodeId> neighbours;
+  for (NodeId id : sorted) {
+    Node& node = graph_.mutable_node(id);
+    for (int i = 0; i < node.num_inputs(); ++i) {
+      if (node.inputs_[i].valid()) {
+        graph_.RemoveConsumer(node.inputs_[i], {id, i});
+        neighbours.insert(node.inputs_[i].node);
+      }
+    }
+    for (NodeId c : node.control_inputs_) {
+      if (c != kNoNode) {
+        graph_.RemoveControlConsumer(c, id);
+        neighbours.insert(c);
+      }
+    }
+  }
+  for (NodeId id : sorted) {
+    for (RewriteListener* l : listeners_) l->NodeErased(graph_, id);
+    Node& node = graph_.mutable_node(id);
+    graph_.UnindexOp(id);
+    graph_.name_index_.erase(node.name());
+    node.alive_ = false;
+    node.inputs_.clear();
+    node.control_inputs_.clear();
+    node.unresolved_.clear();
+    node.def_.clear_attr();
+    --graph_.num_alive_;
+  }
+  std::vector<NodeId> touched;
+  for (NodeId n : neighbours) {
+    if (!doomed.contains(n)) touched.push_back(n);
+  }
+  std::sort(touched.begin(), touched.end());
+  for (NodeId n : touched) NotifyChanged(n);
+  return absl::OkStatus();
+}
+
+absl::Status Rewriter::Rename(NodeId id, absl::string_view new_name) {
+  absl::Status s = CheckLive(id, "rename");
+  if (!s.ok()) return s;
+  Node& node = graph_.mutable_node(id);
+  if (node.name() == new_name) return absl::OkStatus();
+  if (!IsValidNodeName(new_name)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot rename `", node.name(), "`: `", new_name,
+        "` is not a valid node name"));
+  }
+  if (graph_.Contains(new_name)) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "cannot rename `", node.name(), "` to `", new_name,
+        "`: a node of that name exists"));
+  }
+  graph_.name_index_.erase(node.name());
+  node.def_.set_name(std::string(new_name));
+  graph_.name_index_.emplace(node.name(), id);
+  MarkChanged(id);
+  // Consumers spell the name in their inputs.
+  std::vector<NodeId> consumers(node.control_consumers().begin(),
+                                node.control_consumers().end());
+  for (int port = 0; port < node.num_used_ports(); ++port) {
+    for (InputSlot slot : node.consumers(port)) consumers.push_back(slot.node);
+  }
+  std::sort(consumers.begin(), consumers.end());
+  consumers.erase(std::unique(consumers.begin(), consumers.end()),
+                  consumers.end());
+  for (NodeId c : consumers) MarkChanged(c);
+  NotifyChanged(id);
+  for (NodeId c : consumers) NotifyChanged(c);
+  return absl::OkStatus();
+}
+
+absl::Status Rewriter::SetDevice(NodeId id, absl::string_view device) {
+  absl::Status s = CheckLive(id, "set device");
+  if (!s.ok()) return s;
+  graph_.mutable_node(id).def_.set_device(std::string(device));
+  MarkChanged(id);
+  NotifyChanged(id);
+  return absl::OkStatus();
+}
+
+absl::Status Rewriter::SetAttr(NodeId id, absl::string_view name,
+                               tf::AttrValue value) {
+  absl::Status s = CheckLive(id, "set attr");
+  if (!s.ok()) return s;
+  if (name.empty()) return absl::InvalidArgumentError("set attr: empty name");
+  (*graph_.mutable_node(id).def_.mutable_attr())[std::string(name)] =
+      std::move(value);
+  MarkChanged(id);
+  NotifyChanged(id);
+  return absl::OkStatus();
+}
+
+void Rewriter::SetInputUnchecked(NodeId id, int index, Endpoint source) {
+  Node& node = graph_.mutable_node(id);
+  Endpoint old = node.inputs_[index];
+  InputSlot slot{id, index};
+  if (old.valid()) {
+    graph_.RemoveConsumer(old, slot);
+  } else {
+    auto& unresolved = node.unresolved_;
+    unresolved.erase(
+        std::remove_if(unresolved.begin(), unresolved.end(),
+                       [&](const auto& entry) { return entry.first == index; }),
+        unresolved.end());
+  }
+  node.inputs_[index] = source;
+  graph_.AddConsumer(source, slot);
+  MarkChanged(id);
+}
+
+absl::Status Rewriter::SetInput(NodeId id, int index, Endpoint source) {
+  absl::Status s = CheckLive(id, "set input");
+  if (!s.ok()) return s;
+  const Node& node = graph_.node(id);
+  if (index < 0 || index >= node.num_inputs()) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "set input: `", node.name(), "` has ", node.num_inputs(),
+        " data input(s), there is no input ", index));
+  }
+  s = CheckEndpoint(source, absl::StrCat("set input of `", node.name(), "`"));
+  if (!s.ok()) return s;
+  Endpoint old = node.input(index);
+  if (old == source) return absl::OkStatus();
+  if (old.valid()) {
+    s = CheckSameDtype(old, source);
+    if (!s.ok()) return s;
+  }
+  s = CheckNoCycle(source, {id});
+  if (!s.ok()) return s;
+  SetInputUnchecked(id, index, source);
+  NotifyChanged(id);
+  NotifyChanged(old.node);
+  NotifyChanged(source.node);
+  return absl::OkStatus();
+}
+
+absl::Status Rewriter::AddControlEdge(NodeId from, NodeId to) {
+  absl::Status s = CheckLive(from, "add control edge");
+  if (s.ok()) s = CheckLive(to, "add control edge");
+  if (!s.ok()) return s;
+  if (from == to) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot add a control edge from `", graph_.node(from).name(),
+        "` to itself"));
+  }
+  const Node& target = graph_.node(to);
+  if (std::find(target.control_inputs().begin(), target.control_inputs().end(),
+                from) != target.control_inputs().end()) {
+    return absl::OkStatus();
+  }
+  s = CheckNoCycle({from, 0}, {to});
+  if (!s.ok()) return s;
+  graph_.mutable_node(to).control_inputs_.push_back(from);
+  graph_.AddControlConsumer(from, to);
+  MarkChanged(to);
+  NotifyChanged(to);
+  NotifyChanged(from);
+  return absl::OkStatus();
+}
+
+absl::Status Rewriter::RemoveControlEdge(NodeId from, NodeId to) {
+  absl::Status s = CheckLive(from, "remove control edge");
+  if (s.ok()) s = CheckLive(to, "remove control edge");
+  if (!s.ok()) return s;
+  Node& target = graph_.mutable_node(to);
+  auto& controls = target.control_inputs_;
+  auto it = std::find(controls.begin(), controls.end(), from);
+  if (it == controls.end()) {
+    return absl::NotFoundError(absl::StrCat(
+        "there is no control edge from `", graph_.node(from).name(), "` to `",
+        target.name(), "`"));
+  }
+  int removed = static_cast<int>(it - controls.begin());
+  controls.erase(it);
+  // Unresolved control inputs are keyed by position; shift those after it.
+  for (auto& [key, name] : target.unresolved_) {
+    if (key < 0 && -1 - key > removed) ++key;
+  }
+  graph_.RemoveControlConsumer(from, to);
+  MarkChanged(to);
+  NotifyChanged(to);
+  NotifyChanged(from);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> Rewriter::Reroute(Endpoint from, Endpoint to,
+                                      const ConsumerFilter& filter) {
+  return Reroute(absl::MakeConstSpan(&from, 1), absl::MakeConstSpan(&to, 1),
+                 filter);
+}
+
+absl::StatusOr<int> Rewriter::Reroute(absl::Span<const Endpoint> from,
+                                      absl::Span<const Endpoint> to,
+                                      const ConsumerFilter& filter) {
+  if (from.size() != to.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "reroute: ", from.size(), " source tensor(s) but ", to.size(),
+        " target tensor(s)"));
+  }
+  // Snapshot every pair's consumers first, so that pairs which share
+  // tensors (a swap) see the graph as it was before the edit.
+  std::vector<std::vector<InputSlot>> slots(from.size());
+  for (size_t i = 0; i < from.size(); ++i) {
+    absl::Status s = CheckEndpoint(from[i], "reroute");
+    if (s.ok()) s = CheckEndpoint(to[i], "reroute");
+    if (s.ok()) s = CheckSameDtype(from[i], to[i]);
+    if (!s.ok()) return s;
+    if (from[i] == to[i]) continue;
+    std::vector<NodeId> nodes;
+    for (InputSlot slot : graph_.node(from[i].node).consumers(from[i].port)) {
+      if (filter.Allows(slot.node)) {
+        slots[i].push_back(slot);
+        nodes.push_back(slot.node);
+      }
+    }
+    s = CheckNoCycle(to[i], nodes);
+    if (!s.ok()) return s;
+  }
+  int changed = 0;
+  std::vector<NodeId> touched;
+  for (size_t i = 0; i < from.size(); ++i) {
+    for (InputSlot slot : slots[i]) {
+      SetInputUnchecked(slot.node, slot.index, to[i]);
+      touched.push_back(slot.node);
+      ++changed;
+    }
+    if (!slots[i].empty()) {
+      touched.push_back(from[i].node);
+      touched.push_back(to[i].node);
+    }
+  }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  for (NodeId n : touched) NotifyChanged(n);
+  return changed;
+}
+
+absl::StatusOr<int> Rewriter::Swap(Endpoint a, Endpoint b,
+                                   const ConsumerFilter& filter) {
+  Endpoint from[] = {a, b};
+  Endpoint to[] = {b, a};
+  return Reroute(from, to, filter);
+}
+
+absl::StatusOr<CloneResult> Rewriter::Clone(
+    absl::Span<const NodeId> nodes,
+    const absl::flat_hash_map<Endpoint, Endpoint>& replacements,
+    absl::string_view name_prefix) {
+  std::vector<NodeId> sorted(nodes.begin(), nodes.end());
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  absl::flat_hash_set<NodeId> inside(sorted.begin(), sorted.end());
+  for (NodeId id : sorted) {
+    absl::Status s = CheckLive(id, "clone");
+    if (!s.ok()) return s;
+    const Node& node = graph_.node(id);
+    for (int i = 0; i < node.num_inputs(); ++i) {
+      if (!node.input(i).valid()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "cannot clone `", node.name(), "`: input ", i, " (`",
+            graph_.UnresolvedInputName(id, i), "`) is not in the graph"));
+      }
+    }
+  }
+  for (const auto& [original, replacement] : replacements) {
+    absl::Status s = CheckEndpoint(original, "clone replacement");
+    if (s.ok()) s = CheckEndpoint(replacement, "clone replacement");
+    if (s.ok()) s = CheckSameDtype(original, replacement);
+    if (!s.ok()) return s;
+  }
+  CloneResult result;
+  for (NodeId id : sorted) {
+    tf::NodeDef def = graph_.node(id).def();
+    def.set_name(UniqueName(absl::StrCat(name_prefix, def.name())));
+    NodeId copy = Insert(std::move(def), {}, {});
+    result.mapping[id] = copy;
+    result.created.push_back(copy);
+  }
+  for (NodeId id : sorted) {
+    const Node& original = graph_.node(id);
+    NodeId copy_id = result.mapping[id];
+    Node& copy = graph_.mutable_node(copy_id);
+    for (Endpoint e : original.inputs()) {
+      Endpoint source = e;
+      if (inside.contains(e.node)) {
+        source = {result.mapping[e.node], e.port};
+      } else if (auto it = replacements.find(e); it != replacements.end()) {
+        source = it->second;
+      }
+      InputSlot slot{copy_id, static_cast<int32_t>(copy.inputs_.size())};
+      copy.inputs_.push_back(source);
+      graph_.AddConsumer(source, slot);
+    }
+    for (NodeId c : original.control_inputs()) {
+      if (c == kNoNode) continue;
+      NodeId source = inside.contains(c) ? result.mapping[c] : c;
+      copy.control_inputs_.push_back(source);
+      graph_.AddControlConsumer(source, copy_id);
+    }
+  }
+  for (NodeId id : result.created) {
+    for (RewriteListener* l : listeners_) l->NodeInserted(graph_, id);
+  }
+  return result;
+}
+
+absl::StatusOr<SpliceResult> Rewriter::Splice(
+    const tf::GraphDef& other, absl::string_view prefix,
+    const absl::flat_hash_map<std::string, Endpoint>& input_map) {
+  // Resolve everything before the graph changes.
+  absl::flat_hash_map<absl::string_view, int> index;
+  for (int i = 0; i < other.node_size(); ++i) {
+    const std::string& name = other.node(i).name();
+    if (name.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("splice: node #", i, " has no name"));
+    }
+    if (!index.emplace(name, i).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("splice: duplicate node name `", name, "`"));
+    }
+  }
+  absl::flat_hash_map<std::string, Endpoint> mapped;
+  for (const auto& [tensor, target] : input_map) {
+    absl::string_view node;
+    int port = 0;
+    if (!Graph::ParseTensorName(tensor, &node, &port) || port < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("splice: `", tensor, "` is not a tensor name"));
+    }
+    absl::Status s = CheckEndpoint(target, "splice input map");
+    if (!s.ok()) return s;
+    mapped[port == 0 ? std::string(node) : absl::StrCat(node, ":", port)] =
+        target;
+  }
+  struct Source {
+    bool from_target = false;  // read a target tensor (input map)
+    int other_index = -1;      // or node `other_index` of `other`
+    Endpoint target;
+    int port = 0;
+  };
+  std::vector<std::vector<Source>> data(other.node_size());
+  std::vector<std::vector<Source>> control(other.node_size());
+  for (int i = 0; i < other.node_size(); ++i) {
+    for (const std::string& text : other.node(i).input()) {
+      absl::string_view name;
+      int port = 0;
+      if (!Graph::ParseTensorName(text, &name, &port)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "splice: node `", other.node(i).name(), "` has a malformed input `",
+            text, "`"));
+      }
+      Source source;
+      std::string key = port <= 0 ? std::string(name)
+                                  : absl::StrCat(name, ":", port);
+      if (auto it = mapped.find(key); it != mapped.end()) {
+        source.from_target = true;
+        source.target = it->second;
+      } else if (auto it2 = index.find(name); it2 != index.end()) {
+        source.other_index = it2->second;
+        source.port = std::max(port, 0);
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "splice: input `", text, "` of `", other.node(i).name(),
+            "` is neither in the spliced graph nor in the input map"));
+      }
+      (port < 0 ? control[i] : data[i]).push_back(source);
+    }
+  }
+  SpliceResult result;
+  std::vector<NodeId> ids(other.node_size());
+  for (int i = 0; i < other.node_size(); ++i) {
+    tf::NodeDef def = other.node(i);
+    def.set_name(UniqueName(absl::StrCat(prefix, def.name())));
+    ids[i] = Insert(std::move(def), {}, {});
+    result.mapping[other.node(i).name()] = ids[i];
+    result.created.push_back(ids[i]);
+  }
+  std::vector<NodeId> touched;
+  for (int i = 0; i < other.node_size(); ++i) {
+    Node& node = graph_.mutable_node(ids[i]);
+    for (const Source& s : data[i]) {
+      Endpoint e = s.from_target ? s.target : Endpoint{ids[s.other_index], s.port};
+      if (s.from_target) touched.push_back(e.node);
+      InputSlot slot{ids[i], static_cast<int32_t>(node.inputs_.size())};
+      node.inputs_.push_back(e);
+      graph_.AddConsumer(e, slot);
+    }
+    for (const Source& s : control[i]) {
+      NodeId c = s.from_target ? s.target.node : ids[s.other_index];
+      if (s.from_target) touched.push_back(c);
+      node.control_inputs_.push_back(c);
+      graph_.AddControlConsumer(c, ids[i]);
+    }
+  }
+  for (NodeId id : result.created) {
+    for (RewriteListener* l : listeners_) l->NodeInserted(graph_, id);
+  }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  for (NodeId n : touched) NotifyChanged(n);
+  return result;
+}
+
+}  // namespace graft

@@ -1,0 +1,128 @@
+#include "engine/validate.h"
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/graph_algorithms.h"
+#include "engine/op_registry.h"
+
+namespace graft {
+namespace {
+
+void CheckNode(const Graph& graph, const Node& node,
+               const ValidateOptions& options,
+               std::vector<ValidationIssue>* issues) {
+  const OpRegistry& ops = OpRegistry::Tensorflow();
+  auto report = [&](std::string message) {
+    issues->push_back({node.id(), std::move(message)});
+  };
+  if (node.op().empty()) report(absl::StrCat("`", node.name(), "` has no op"));
+  std::optional<std::vector<tf::DataType>> expected = ops.InputTypes(node);
+  if (expected && static_cast<int>(expected->size()) != node.num_inputs()) {
+    report(absl::StrCat("`", node.name(), "` (", node.op(), ") has ",
+                        node.num_inputs(), " data input(s); its op takes ",
+                        expected->size()));
+    expected.reset();
+  }
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    Endpoint e = node.input(i);
+    if (!e.valid()) {
+      report(absl::StrCat("input ", i, " of `", node.name(), "` names `",
+                          graph.UnresolvedInputName(node.id(), i),
+                          "`, which is not in the graph"));
+      continue;
+    }
+    const Node& producer = graph.node(e.node);
+    std::optional<std::vector<tf::DataType>> produced =
+        ops.OutputTypes(producer);
+    if (produced && e.port >= static_cast<int>(produced->size())) {
+      report(absl::StrCat("input ", i, " of `", node.name(), "` reads `",
+                          graph.TensorName(e), "`, but `", producer.name(),
+                          "` (", producer.op(), ") has ", produced->size(),
+                          " output(s)"));
+      continue;
+    }
+    if (options.check_dtypes && produced && expected) {
+      tf::DataType want = (*expected)[i];
+      tf::DataType got = (*produced)[e.port];
+      if (BaseType(want) != BaseType(got)) {
+        report(absl::StrCat("input ", i, " of `", node.name(), "` (",
+                            node.op(), ") expects ", DataTypeName(want),
+                            " but `", graph.TensorName(e), "` is ",
+                            DataTypeName(got)));
+      }
+    }
+  }
+  for (size_t i = 0; i < node.control_inputs().size(); ++i) {
+    if (node.control_inputs()[i] == kNoNode) {
+      report(absl::StrCat("control input `^",
+                          graph.UnresolvedControlInputName(
+                              node.id(), static_cast<int>(i)),
+                          "` of `", node.name(), "` is not in the graph"));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<ValidationIssue> Validate(const Graph& graph,
+                                      const ValidateOptions& options) {
+  std::vector<ValidationIssue> issues;
+  absl::flat_hash_set<absl::string_view> names;
+  graph.ForEachNode([&](const Node& node) {
+    if (!names.insert(node.name()).second) {
+      issues.push_back(
+          {node.id(), absl::StrCat("duplicate node name `", node.name(), "`")});
+    }
+    if (!node.modified() && node.def().input_size() > 0) {
+      // A node whose source listed a data input after a control input.
+      bool seen_control = false;
+      for (const std::string& in : node.def().input()) {
+        if (!in.empty() && in[0] == '^') {
+          seen_control = true;
+        } else if (seen_control) {
+          issues.push_back({node.id(),
+                            absl::StrCat("`", node.name(), "` lists data input `",
+                                         in, "` after a control input")});
+          break;
+        }
+      }
+    }
+    CheckNode(graph, node, options, &issues);
+  });
+  if (std::optional<std::vector<NodeId>> cycle = FindCycle(graph)) {
+    std::vector<std::string> path;
+    for (NodeId id : *cycle) path.push_back(graph.node(id).name());
+    path.push_back(path.front());
+    issues.push_back({cycle->front(), absl::StrCat("the graph has a cycle: ",
+                                                   absl::StrJoin(path, " -> "))});
+  }
+  for (const std::string& output : options.outputs) {
+    absl::string_view name;
+    int port = 0;
+    if (!Graph::ParseTensorName(output, &name, &port)) name = output;
+    if (!graph.Contains(name)) {
+      issues.push_back({kNoNode, absl::StrCat("output `", output,
+                                              "` is not in the graph")});
+    }
+  }
+  return issues;
+}
+
+absl::Status CheckValid(const Graph& graph, const ValidateOptions& options) {
+  std::vector<ValidationIssue> issues = Validate(graph, options);
+  if (issues.empty()) return absl::OkStatus();
+  constexpr size_t kShown = 10;
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < issues.size() && i < kShown; ++i) {
+    lines.push_back(issues[i].message);
+  }
+  if (issues.size() > kShown) {
+    lines.push_back(absl::StrCat("... and ", issues.size() - kShown, " more"));
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "invalid graph (", issues.size(), " problem(s)): ",
+      absl::StrJoin(lines, "; ")));
+}
+
+}  // namespace graft

@@ -1,0 +1,39 @@
+// The validator: checks that a graph is well formed. Run after rewrites and
+// by `graft validate`.
+//
+// It checks that every input resolves (node and output port), no cycles,
+// unique names, control inputs after data inputs, the named outputs still
+// exist, and, where the op signatures tell, input counts and dtypes agree.
+#ifndef GRAFT_ENGINE_VALIDATE_H_
+#define GRAFT_ENGINE_VALIDATE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "engine/graph.h"
+
+namespace graft {
+
+struct ValidateOptions {
+  // Nodes that must be present (graph outputs, fetches).
+  std::vector<std::string> outputs;
+  bool check_dtypes = true;
+};
+
+struct ValidationIssue {
+  NodeId node = kNoNode;  // the node at fault, if one
+  std::string message;
+};
+
+// Every problem found, in node order (cycles and missing outputs last).
+std::vector<ValidationIssue> Validate(const Graph& graph,
+                                      const ValidateOptions& options = {});
+
+// OK, or an error listing the first problems found.
+absl::Status CheckValid(const Graph& graph,
+                        const ValidateOptions& options = {});
+
+}  // namespace graft
+
+#endif  // GRAFT_ENGINE_VALIDATE_H_
