@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# End-to-end checks of the `graft` command: exit codes, messages on stderr,
+# and that failed commands write nothing.
+set -u
+GRAFT="${TEST_SRCDIR}/graft/cli/graft"
+TMP="${TEST_TMPDIR:-$(mktemp -d)}"
+EXAMPLE="examples/keras_cnn.pb"
+passed=0
+failed=0
+
+# expect NAME WANT_RC STDERR_PATTERN -- COMMAND...
+expect() {
+  local name="$1" want_rc="$2" pattern="$3"
+  shift 4
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  local rc=$?
+  if [[ $rc -ne $want_rc ]]; then
+    echo "FAIL $name: exit $rc, want $want_rc"; cat "$TMP/err"; failed=$((failed + 1)); return
+  fi
+  if [[ -n "$pattern" ]] && ! grep -qE -- "$pattern" "$TMP/err"; then
+    echo "FAIL $name: stderr does not match /$pattern/:"; cat "$TMP/err"; failed=$((failed + 1)); return
+  fi
+  echo "ok   $name"
+  passed=$((passed + 1))
+}
+
+# check NAME CONDITION...
+check() {
+  local name="$1"; shift
+  if "$@"; then echo "ok   $name"; passed=$((passed + 1));
+  else echo "FAIL $name"; failed=$((failed + 1)); fi
+}
+
+expect "version" 0 "" -- "$GRAFT" version
+check "version names graft" grep -q "^graft " "$TMP/out"
+for sub in stats convert validate version; do
+  expect "$sub --help" 0 "" -- "$GRAFT" "$sub" --help
+  check "$sub --help prints usage" grep -q "Usage: graft $sub" "$TMP/out"
+done
+expect "no subcommand is a usage error" 2 "subcommand is required" -- "$GRAFT"
+expect "unknown subcommand" 2 "" -- "$GRAFT" frobnicate
+expect "missing argument" 2 "model is required" -- "$GRAFT" stats
+expect "bad --format" 2 "expected pb, pbtxt or auto" -- "$GRAFT" stats --format onnx "$EXAMPLE"
+
+# stats
+expect "stats" 0 "" -- "$GRAFT" stats "$EXAMPLE"
+check "stats counts nodes" grep -q "^nodes: 68$" "$TMP/out"
+check "stats lists ops" grep -qE "^  FusedBatchNormV3 +4$" "$TMP/out"
+check "stats names inputs" grep -q "^inputs: input$" "$TMP/out"
+expect "stats --json" 0 "" -- "$GRAFT" stats --json tests/data/control_devices.pbtxt
+check "json has node count" grep -q '"num_nodes": "16"' "$TMP/out"
+check "json has devices" grep -q '"/device:CPU:0"' "$TMP/out"
+
+# convert round trip pb -> pbtxt -> pb is byte-identical for this graph
+expect "convert pb to pbtxt" 0 "wrote" -- "$GRAFT" convert tests/data/control_devices.pb "$TMP/cd.pbtxt"
+expect "convert pbtxt to pb" 0 "" -- "$GRAFT" convert "$TMP/cd.pbtxt" "$TMP/cd.pb"
+expect "validate converted" 0 "" -- "$GRAFT" validate "$TMP/cd.pb"
+expect "convert pb to pb" 0 "" -- "$GRAFT" convert "$EXAMPLE" "$TMP/same.pb"
+check "pb to pb is byte-identical" cmp -s "$EXAMPLE" "$TMP/same.pb"
+expect "convert with --output-format" 0 "" -- "$GRAFT" convert "$EXAMPLE" "$TMP/text.out" --output-format pbtxt
+check "output format override wrote text" grep -q '^node {' "$TMP/text.out"
+
+# validate
+expect "validate example" 0 "" -- "$GRAFT" validate "$EXAMPLE" --outputs Identity
+expect "validate missing output" 1 "output \`logits\` is not in the graph" -- "$GRAFT" validate "$EXAMPLE" --outputs Identity,logits
+printf 'node { name: "a" op: "Identity" input: "ghost" attr { key: "T" value { type: DT_FLOAT } } }\n' > "$TMP/dangling.pbtxt"
+expect "validate dangling input" 1 "dangling.pbtxt: error: input 0 of \`a\` names \`ghost\`" -- "$GRAFT" validate "$TMP/dangling.pbtxt"
+
+# bad input: message names the file, exit 1, nothing written
+expect "missing file" 1 "nope.pb: error: no such file" -- "$GRAFT" stats "$TMP/nope.pb"
+expect "directory" 1 "is a directory" -- "$GRAFT" stats "$TMP"
+head -c 20000 "$EXAMPLE" > "$TMP/truncated.pb"
+expect "truncated protobuf" 1 "truncated.pb: error: not a valid binary GraphDef: node #[0-9]+ is truncated" -- "$GRAFT" stats "$TMP/truncated.pb"
+printf '\x0a\x05\xff\xff\xff\xff\xff%.0s' {1..100} > "$TMP/garbled.pb"
+expect "garbled protobuf" 1 "garbled.pb: error: not a valid binary GraphDef" -- "$GRAFT" stats "$TMP/garbled.pb"
+printf 'node {\n  name: "a"\n  op: NoOp\n}\n' > "$TMP/syntax.pbtxt"
+expect "text syntax error" 1 "syntax.pbtxt:3:7: error: " -- "$GRAFT" stats "$TMP/syntax.pbtxt"
+expect "convert bad input writes nothing" 1 "truncated.pb: error" -- "$GRAFT" convert "$TMP/truncated.pb" "$TMP/never.pb"
+check "no output after bad input" test ! -e "$TMP/never.pb"
+expect "output in a missing folder" 1 "cannot write: folder .*does not exist" -- "$GRAFT" convert "$EXAMPLE" "$TMP/missing/dir/out.pb"
+check "no output in missing folder" test ! -e "$TMP/missing/dir/out.pb"
+check "no temporary files left" test -z "$(ls "$TMP" | grep tmp- || true)"
+
+# inputs are never modified unless --in-place
+cp tests/data/control_devices.pbtxt "$TMP/inplace.pbtxt"
+cp "$TMP/inplace.pbtxt" "$TMP/inplace.orig"
+expect "convert onto its input refuses" 2 "refusing to overwrite the input" -- "$GRAFT" convert "$TMP/inplace.pbtxt" "$TMP/inplace.pbtxt"
+check "input untouched" cmp -s "$TMP/inplace.pbtxt" "$TMP/inplace.orig"
+expect "convert --in-place" 0 "" -- "$GRAFT" convert --in-place "$TMP/inplace.pbtxt" "$TMP/inplace.pbtxt"
+expect "in-place result still loads" 0 "" -- "$GRAFT" validate "$TMP/inplace.pbtxt"
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

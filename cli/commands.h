@@ -1,0 +1,45 @@
+// The `graft` subcommands. Each returns the process exit code: 0 success,
+// 1 bad input or failed work, 2 usage error. Errors go to stderr.
+#ifndef GRAFT_CLI_COMMANDS_H_
+#define GRAFT_CLI_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+#include "engine/graph_io.h"
+
+namespace graft::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+struct StatsOptions {
+  std::string model;
+  GraphFormat format = GraphFormat::kAuto;
+  bool json = false;
+};
+int RunStats(const StatsOptions& options);
+
+struct ConvertOptions {
+  std::string input;
+  std::string output;
+  GraphFormat input_format = GraphFormat::kAuto;
+  GraphFormat output_format = GraphFormat::kAuto;
+  bool in_place = false;
+};
+int RunConvert(const ConvertOptions& options);
+
+struct ValidateCommandOptions {
+  std::string model;
+  GraphFormat format = GraphFormat::kAuto;
+  std::vector<std::string> outputs;
+  bool json = false;
+};
+int RunValidate(const ValidateCommandOptions& options);
+
+std::string VersionString();
+
+}  // namespace graft::cli
+
+#endif  // GRAFT_CLI_COMMANDS_H_

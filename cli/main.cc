@@ -1,0 +1,101 @@
+// graft: rewrite ML dataflow graphs by declarative rules.
+#include <iostream>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "cli/commands.h"
+
+namespace {
+
+using namespace graft::cli;  // NOLINT: the command table reads better.
+
+// CLI11 check for --format values.
+std::string CheckFormat(const std::string& value) {
+  return graft::ParseGraphFormat(value).ok()
+             ? std::string()
+             : "expected pb, pbtxt or auto, got `" + value + "`";
+}
+
+graft::GraphFormat Format(const std::string& value) {
+  return *graft::ParseGraphFormat(value);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "graft rewrites TensorFlow graphs (GraphDef .pb / .pbtxt) by declarative "
+      "rules.",
+      "graft"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Help for every subcommand");
+
+  CLI::App* version = app.add_subcommand("version", "Print graft's version");
+
+  StatsOptions stats;
+  std::string stats_format = "auto";
+  CLI::App* stats_cmd = app.add_subcommand(
+      "stats", "Node and edge counts, op histogram, devices, dtypes and size");
+  stats_cmd->add_option("model", stats.model, "Graph file (.pb or .pbtxt)")
+      ->required();
+  stats_cmd->add_option("--format", stats_format, "pb, pbtxt or auto (by extension)")
+      ->check(CheckFormat);
+  stats_cmd->add_flag("--json", stats.json, "Print the numbers as JSON");
+
+  ConvertOptions convert;
+  std::string in_format = "auto", out_format = "auto";
+  CLI::App* convert_cmd =
+      app.add_subcommand("convert", "Convert a graph between .pb and .pbtxt");
+  convert_cmd->add_option("input", convert.input, "Graph file to read")->required();
+  convert_cmd->add_option("output", convert.output, "Graph file to write")->required();
+  convert_cmd->add_option("--input-format", in_format, "pb, pbtxt or auto")
+      ->check(CheckFormat);
+  convert_cmd->add_option("--output-format", out_format, "pb, pbtxt or auto")
+      ->check(CheckFormat);
+  convert_cmd->add_flag("--in-place", convert.in_place,
+                        "Allow OUTPUT to be the INPUT file");
+
+  ValidateCommandOptions validate;
+  std::string validate_format = "auto";
+  CLI::App* validate_cmd = app.add_subcommand(
+      "validate",
+      "Check a graph: inputs resolve, no cycles, unique names, dtypes agree");
+  validate_cmd->add_option("model", validate.model, "Graph file")->required();
+  validate_cmd->add_option("--format", validate_format, "pb, pbtxt or auto")
+      ->check(CheckFormat);
+  validate_cmd
+      ->add_option("--outputs", validate.outputs,
+                   "Nodes that must be present (comma separated)")
+      ->delimiter(',');
+  validate_cmd->add_flag("--json", validate.json, "Print the result as JSON");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);  // prints the message and usage to stderr
+    return kExitUsage;
+  }
+
+  if (version->parsed()) {
+    std::cout << VersionString() << "\n";
+    return kExitOk;
+  }
+  if (stats_cmd->parsed()) {
+    stats.format = Format(stats_format);
+    return RunStats(stats);
+  }
+  if (convert_cmd->parsed()) {
+    convert.input_format = Format(in_format);
+    convert.output_format = Format(out_format);
+    return RunConvert(convert);
+  }
+  if (validate_cmd->parsed()) {
+    validate.format = Format(validate_format);
+    return RunValidate(validate);
+  }
+  return kExitUsage;
+}

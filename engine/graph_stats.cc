@@ -1,0 +1,59 @@
+#include "engine/graph_stats.h"
+
+#include <map>
+#include <string>
+
+#include "engine/op_registry.h"
+
+namespace graft {
+namespace {
+
+void AddCounts(const std::map<std::string, int64_t>& counts,
+               google::protobuf::RepeatedPtrField<report::Count>* out) {
+  for (const auto& [name, count] : counts) {
+    report::Count* c = out->Add();
+    c->set_name(name);
+    c->set_count(count);
+  }
+}
+
+}  // namespace
+
+report::GraphStats ComputeGraphStats(const Graph& graph) {
+  const OpRegistry& ops = OpRegistry::Tensorflow();
+  report::GraphStats stats;
+  std::map<std::string, int64_t> devices;
+  std::map<std::string, int64_t> dtypes;
+  int64_t data_edges = 0;
+  int64_t control_edges = 0;
+  graph.ForEachNode([&](const Node& node) {
+    data_edges += node.num_inputs();
+    control_edges += static_cast<int64_t>(node.control_inputs().size());
+    ++devices[node.device()];
+    std::optional<std::vector<tf::DataType>> types = ops.OutputTypes(node);
+    if (types) {
+      for (tf::DataType t : *types) ++dtypes[DataTypeName(t)];
+    } else {
+      dtypes["unknown"] += std::max(1, node.num_used_ports());
+    }
+    if (node.op() == "Placeholder" || node.op() == "PlaceholderV2" ||
+        node.op() == "PlaceholderWithDefault") {
+      stats.add_inputs(node.name());
+    }
+    if (!node.HasConsumers()) stats.add_outputs(node.name());
+  });
+  stats.set_num_nodes(graph.num_nodes());
+  stats.set_num_data_edges(data_edges);
+  stats.set_num_control_edges(control_edges);
+  for (const auto& [op, count] : graph.OpHistogram()) {
+    report::Count* c = stats.add_ops();
+    c->set_name(op);
+    c->set_count(count);
+  }
+  AddCounts(devices, stats.mutable_devices());
+  AddCounts(dtypes, stats.mutable_dtypes());
+  stats.set_num_functions(graph.header().library().function_size());
+  return stats;
+}
+
+}  // namespace graft
