@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Installs what graft needs and is missing; quick when everything is there.
+#
+#   scripts/setup.sh            Debian packages (build) and the Python
+#                               environment (.venv, for the interop tests)
+#   scripts/setup.sh --no-python   Debian packages only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_python=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-python) want_python=0 ;;
+    *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+
+APT_PACKAGES=(
+  bazel-bootstrap      # Bazel 4 (WORKSPACE); the build is offline
+  g++
+  tao-pegtl-dev        # rule grammar
+  libprotobuf-dev protobuf-compiler
+  libyaml-cpp-dev
+  libboost-graph-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libeigen3-dev
+  libabsl-dev
+  libcli11-dev
+  python3 python3-venv
+)
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ((want_python)); then
+  stamp=".venv/.graft-requirements"
+  if [[ ! -x .venv/bin/python ]] || ! cmp -s scripts/requirements.txt "$stamp"; then
+    echo "setup: preparing .venv (TensorFlow for the interop tests)"
+    if [[ ! -x .venv/bin/python ]]; then
+      python3 -m venv .venv
+    fi
+    .venv/bin/pip install -q --upgrade pip
+    .venv/bin/pip install -q -r scripts/requirements.txt
+    cp scripts/requirements.txt "$stamp"
+  fi
+fi

@@ -1,0 +1,46 @@
+"""Adds up test results: GoogleTest XML under bazel-testlogs, `N passed, N
+failed` lines of shell tests, and a pytest JUnit file. Prints one line
+`N passed, N failed` and exits 1 when anything failed or nothing ran."""
+import os
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+
+def count_junit(path):
+    root = ET.parse(path).getroot()
+    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+    total = failed = skipped = 0
+    for s in suites:
+        total += int(s.get("tests", 0))
+        failed += int(s.get("failures", 0)) + int(s.get("errors", 0))
+        skipped += int(s.get("skipped", 0) or s.get("disabled", 0) or 0)
+    return total - failed - skipped, failed
+
+
+def main(testlogs, pytest_xml):
+    passed = failed = 0
+    for dirpath, _, files in os.walk(testlogs, followlinks=True):
+        if "test.xml" not in files:
+            continue
+        log = os.path.join(dirpath, "test.log")
+        text = open(log, errors="replace").read() if os.path.exists(log) else ""
+        m = re.findall(r"^(\d+) passed, (\d+) failed$", text, re.M)
+        if "[==========]" in text:  # GoogleTest writes its own XML
+            p, f = count_junit(os.path.join(dirpath, "test.xml"))
+        elif m:
+            p, f = int(m[-1][0]), int(m[-1][1])
+        else:
+            p, f = count_junit(os.path.join(dirpath, "test.xml"))
+        passed, failed = passed + p, failed + f
+    if os.path.exists(pytest_xml):
+        p, f = count_junit(pytest_xml)
+        passed, failed = passed + p, failed + f
+    else:
+        failed += 1
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed or not passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds everything (warnings are errors) and runs
+# every test: the C++ unit and CLI tests under Bazel, then the interop tests
+# against TensorFlow. Ends with one line: `N passed, N failed`.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh || exit 1
+
+echo "== bazel build //..."
+bazel build //... || { echo "0 passed, 1 failed"; exit 1; }
+
+echo "== bazel test //..."
+bazel test //... --test_output=all
+bazel_rc=$?
+
+echo "== interop tests (TensorFlow)"
+mkdir -p bazel-testlogs-interop
+.venv/bin/python -m pytest tests/interop -q -p no:cacheprovider \
+  --junitxml=bazel-testlogs-interop/junit.xml
+pytest_rc=$?
+
+python3 scripts/summarize_tests.py bazel-testlogs bazel-testlogs-interop/junit.xml
+summary_rc=$?
+if [[ $bazel_rc -ne 0 || $pytest_rc -ne 0 || $summary_rc -ne 0 ]]; then
+  exit 1
+fi

@@ -1,0 +1,37 @@
+"""Shared fixtures for the interop tests: TensorFlow (from PyPI) is the
+reference that graft's output graphs must load and run in."""
+import os
+import subprocess
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+
+import pytest  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def graft_binary():
+    path = os.environ.get("GRAFT_BIN", os.path.join(ROOT, "bazel-bin", "cli", "graft"))
+    if not os.path.exists(path):
+        pytest.fail("graft binary not found at %s: build //cli:graft first" % path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def graft():
+    """Runs the graft command; returns the CompletedProcess."""
+    binary = graft_binary()
+
+    def run(*args, check=True):
+        proc = subprocess.run([binary, *map(str, args)], capture_output=True, text=True)
+        if check and proc.returncode != 0:
+            raise AssertionError("graft %s failed (%d): %s" % (
+                " ".join(map(str, args)), proc.returncode, proc.stderr))
+        return proc
+
+    return run
+
+
+def repo_path(*parts):
+    return os.path.join(ROOT, *parts)
