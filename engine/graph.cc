@@ -10,8 +10,8 @@
 namespace graft {
 
 const tf::AttrValue* Node::attr(absl::string_view name) const {
-  auto it = def_.attr().find(std::string(name));
-  return it == def_.attr().end() ? nullptr : &it->second;
+  auto it = def_->attr().find(std::string(name));
+  return it == def_->attr().end() ? nullptr : &it->second;
 }
 
 absl::Span<const InputSlot> Node::consumers(int port) const {
@@ -59,11 +59,29 @@ std::string Graph::TensorName(Endpoint e) const {
   return absl::StrCat(name, ":", e.port);
 }
 
-NodeId Graph::AppendNode(tf::NodeDef def) {
+namespace {
+
+google::protobuf::ArenaOptions GraphArenaOptions() {
+  google::protobuf::ArenaOptions options;
+  options.start_block_size = 64 << 10;
+  options.max_block_size = 4 << 20;
+  return options;
+}
+
+}  // namespace
+
+Graph::Graph()
+    : arena_(std::make_unique<google::protobuf::Arena>(GraphArenaOptions())) {}
+
+tf::NodeDef* Graph::NewNodeDef() {
+  return google::protobuf::Arena::CreateMessage<tf::NodeDef>(arena_.get());
+}
+
+NodeId Graph::AppendNode(tf::NodeDef* def) {
   NodeId id = static_cast<NodeId>(nodes_.size());
   Node& node = nodes_.emplace_back();
   node.id_ = id;
-  node.def_ = std::move(def);
+  node.def_ = def;
   ++num_alive_;
   return id;
 }
@@ -120,7 +138,7 @@ absl::Status Graph::ResolveAllInputs() {
     node.inputs_.clear();
     node.control_inputs_.clear();
     node.unresolved_.clear();
-    for (const std::string& text : node.def_.input()) {
+    for (const std::string& text : node.def_->input()) {
       absl::string_view name;
       int port = 0;
       if (!ParseTensorName(text, &name, &port)) {
@@ -152,8 +170,8 @@ absl::Status Graph::ResolveAllInputs() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<NodeId> Graph::AddSourceNode(tf::NodeDef def, int ordinal) {
-  NodeId id = AppendNode(std::move(def));
+absl::StatusOr<NodeId> Graph::AddSourceNode(tf::NodeDef* def, int ordinal) {
+  NodeId id = AppendNode(def);
   const std::string& name = nodes_[id].name();
   if (name.empty()) {
     return absl::InvalidArgumentError(
@@ -171,13 +189,16 @@ absl::StatusOr<NodeId> Graph::AddSourceNode(tf::NodeDef def, int ordinal) {
 
 absl::StatusOr<Graph> Graph::FromGraphDef(tf::GraphDef graph_def) {
   Graph graph;
-  auto* nodes = graph_def.mutable_node();
-  for (int i = 0; i < nodes->size(); ++i) {
+  // Keep the parsed NodeDefs where they are; the graph points at them.
+  graph.node_storage_ =
+      std::make_unique<google::protobuf::RepeatedPtrField<tf::NodeDef>>();
+  graph.node_storage_->Swap(graph_def.mutable_node());
+  graph.name_index_.reserve(graph.node_storage_->size());
+  for (int i = 0; i < graph.node_storage_->size(); ++i) {
     absl::StatusOr<NodeId> id =
-        graph.AddSourceNode(std::move(*nodes->Mutable(i)), i);
+        graph.AddSourceNode(graph.node_storage_->Mutable(i), i);
     if (!id.ok()) return id.status();
   }
-  nodes->Clear();
   graph.header_ = std::move(graph_def);
   absl::Status status = graph.ResolveAllInputs();
   if (!status.ok()) return status;
@@ -247,7 +268,7 @@ const std::string& Graph::Provenance(NodeId id) const {
 
 tf::NodeDef Graph::ExportNodeDef(NodeId id) const {
   const Node& node = nodes_[id];
-  tf::NodeDef def = node.def_;
+  tf::NodeDef def = *node.def_;
   if (!node.modified_) return def;
   def.clear_input();
   for (int i = 0; i < node.num_inputs(); ++i) {

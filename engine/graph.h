@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include "absl/strings/string_view.h"
@@ -22,6 +23,8 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "google/protobuf/arena.h"
+#include "google/protobuf/repeated_ptr_field.h"
 #include "proto/graph.pb.h"
 
 namespace graft {
@@ -67,11 +70,11 @@ class Node {
  public:
   NodeId id() const { return id_; }
   bool alive() const { return alive_; }
-  const std::string& name() const { return def_.name(); }
-  const std::string& op() const { return def_.op(); }
-  const std::string& device() const { return def_.device(); }
+  const std::string& name() const { return def_->name(); }
+  const std::string& op() const { return def_->op(); }
+  const std::string& device() const { return def_->device(); }
   const google::protobuf::Map<std::string, tf::AttrValue>& attrs() const {
-    return def_.attr();
+    return def_->attr();
   }
   // The attr `name`, or nullptr.
   const tf::AttrValue* attr(absl::string_view name) const;
@@ -97,7 +100,7 @@ class Node {
   // The NodeDef: name, op, device, attrs and unknown fields. Its `input`
   // field is brought up to date only when the graph is saved; read inputs()
   // and control_inputs() instead.
-  const tf::NodeDef& def() const { return def_; }
+  const tf::NodeDef& def() const { return *def_; }
 
   // True when the node no longer matches its bytes in the source file.
   bool modified() const { return modified_; }
@@ -111,7 +114,7 @@ class Node {
   bool alive_ = true;
   bool modified_ = false;
   int32_t provenance_ = -1;
-  tf::NodeDef def_;
+  tf::NodeDef* def_ = nullptr;  // owned by the graph (arena or source storage)
   absl::InlinedVector<Endpoint, 2> inputs_;
   absl::InlinedVector<NodeId, 1> control_inputs_;
   absl::InlinedVector<absl::InlinedVector<InputSlot, 2>, 1> consumers_;
@@ -123,7 +126,7 @@ class Node {
 
 class Graph {
  public:
-  Graph() = default;
+  Graph();
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
   Graph(Graph&&) = default;
@@ -200,10 +203,12 @@ class Graph {
   friend class Rewriter;
 
   Node& mutable_node(NodeId id) { return nodes_[id]; }
-  NodeId AppendNode(tf::NodeDef def);
+  // A new, empty NodeDef owned by the graph's arena.
+  tf::NodeDef* NewNodeDef();
+  NodeId AppendNode(tf::NodeDef* def);
   // Appends node number `ordinal` of a source file and indexes it; fails on
   // an empty or duplicate name.
-  absl::StatusOr<NodeId> AddSourceNode(tf::NodeDef def, int ordinal);
+  absl::StatusOr<NodeId> AddSourceNode(tf::NodeDef* def, int ordinal);
   void IndexOp(NodeId id);
   void UnindexOp(NodeId id);
   // Rebuilds consumers and resolves inputs for all nodes from NodeDefs.
@@ -214,6 +219,11 @@ class Graph {
   void RemoveControlConsumer(NodeId producer, NodeId consumer);
   int32_t InternProvenance(const std::string& rule);
 
+  // NodeDefs live in the arena (parsed binary nodes, new nodes) or in the
+  // node list of a GraphDef the graph was built from.
+  std::unique_ptr<google::protobuf::Arena> arena_;
+  std::unique_ptr<google::protobuf::RepeatedPtrField<tf::NodeDef>>
+      node_storage_;
   std::deque<Node> nodes_;
   int num_alive_ = 0;
   absl::flat_hash_map<absl::string_view, NodeId> name_index_;

@@ -105,8 +105,10 @@ class GraphBuilder {
     Graph graph;
     graph.source_bytes_ = std::move(bytes);
     const std::string& data = graph.source_bytes_;
+    // Pass 1: find the top-level fields without parsing them.
+    std::vector<Graph::SourceSegment> segments;
+    std::vector<std::pair<size_t, size_t>> payloads;  // of node fields
     size_t pos = 0;
-    int ordinal = 0;
     while (pos < data.size()) {
       size_t start = pos;
       uint64_t tag = 0;
@@ -133,7 +135,7 @@ class GraphBuilder {
           if (!ReadVarint(data, &pos, &length) ||
               length > data.size() - pos) {
             return Garbled(source, data, start,
-                           field == 1 ? absl::StrCat("node #", ordinal,
+                           field == 1 ? absl::StrCat("node #", payloads.size(),
                                                      " is truncated")
                                       : "a truncated field");
           }
@@ -155,25 +157,39 @@ class GraphBuilder {
         if (wire_type != 2) {
           return Garbled(source, data, start, "a node field of the wrong type");
         }
-        tf::NodeDef def;
-        if (length > static_cast<uint64_t>(std::numeric_limits<int>::max()) ||
-            !def.ParseFromArray(data.data() + payload,
-                                static_cast<int>(length))) {
-          return Garbled(source, data, start,
-                         absl::StrCat("node #", ordinal, " does not parse"));
+        if (length > static_cast<uint64_t>(std::numeric_limits<int>::max())) {
+          return Garbled(source, data, start, "a node larger than 2 GiB");
         }
-        absl::StatusOr<NodeId> id = graph.AddSourceNode(std::move(def),
-                                                        ordinal);
-        if (!id.ok()) return Located(source, id.status().message());
-        segment.node = *id;
-        ++ordinal;
-      } else if (!graph.header_.MergeFromString(
-                     std::string(data, start, pos - start))) {
-        return Garbled(source, data, start,
-                       absl::StrCat("graph field ", field, " does not parse"));
+        payloads.emplace_back(payload, length);
       }
-      graph.source_segments_.push_back(segment);
+      segments.push_back(segment);
     }
+    // Pass 2: parse nodes into the graph's arena, merge the other fields.
+    graph.name_index_.reserve(payloads.size());
+    int ordinal = 0;
+    for (Graph::SourceSegment& segment : segments) {
+      if (segment.field_number != 1) {
+        if (!graph.header_.MergeFromString(
+                std::string(data, segment.offset, segment.size))) {
+          return Garbled(source, data, segment.offset,
+                         absl::StrCat("graph field ", segment.field_number,
+                                      " does not parse"));
+        }
+        continue;
+      }
+      const auto& [payload, length] = payloads[ordinal];
+      tf::NodeDef* def = graph.NewNodeDef();
+      if (!def->ParseFromArray(data.data() + payload,
+                               static_cast<int>(length))) {
+        return Garbled(source, data, segment.offset,
+                       absl::StrCat("node #", ordinal, " does not parse"));
+      }
+      absl::StatusOr<NodeId> id = graph.AddSourceNode(def, ordinal);
+      if (!id.ok()) return Located(source, id.status().message());
+      segment.node = *id;
+      ++ordinal;
+    }
+    graph.source_segments_ = std::move(segments);
     absl::Status status = graph.ResolveAllInputs();
     if (!status.ok()) return Located(source, status.message());
     return graph;

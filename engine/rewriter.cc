@@ -125,10 +125,10 @@ void Rewriter::NotifyChanged(NodeId id) {
   for (RewriteListener* l : listeners_) l->NodeChanged(graph_, id);
 }
 
-NodeId Rewriter::Insert(tf::NodeDef def, absl::Span<const Endpoint> inputs,
+NodeId Rewriter::Insert(tf::NodeDef* def, absl::Span<const Endpoint> inputs,
                         absl::Span<const NodeId> control_inputs) {
-  def.clear_input();
-  NodeId id = graph_.AppendNode(std::move(def));
+  def->clear_input();
+  NodeId id = graph_.AppendNode(def);
   Node& node = graph_.mutable_node(id);
   graph_.name_index_.emplace(node.name(), id);
   graph_.IndexOp(id);
@@ -161,12 +161,12 @@ absl::StatusOr<NodeId> Rewriter::AddNode(NodeSpec spec) {
     return absl::InvalidArgumentError(
         absl::StrCat("add node: `", base, "` is not a valid node name"));
   }
-  tf::NodeDef def;
-  def.set_name(UniqueName(base));
-  def.set_op(std::move(spec.op));
-  def.set_device(std::move(spec.device));
-  *def.mutable_attr() = std::move(spec.attrs);
-  NodeId id = Insert(std::move(def), spec.inputs, spec.control_inputs);
+  tf::NodeDef* def = graph_.NewNodeDef();
+  def->set_name(UniqueName(base));
+  def->set_op(std::move(spec.op));
+  def->set_device(std::move(spec.device));
+  *def->mutable_attr() = std::move(spec.attrs);
+  NodeId id = Insert(def, spec.inputs, spec.control_inputs);
   for (RewriteListener* l : listeners_) l->NodeInserted(graph_, id);
   for (Endpoint e : spec.inputs) NotifyChanged(e.node);
   for (NodeId c : spec.control_inputs) NotifyChanged(c);
@@ -230,7 +230,7 @@ absl::Status Rewriter::RemoveNodes(absl::Span<const NodeId> ids) {
     node.inputs_.clear();
     node.control_inputs_.clear();
     node.unresolved_.clear();
-    node.def_.clear_attr();
+    node.def_->clear_attr();
     --graph_.num_alive_;
   }
   std::vector<NodeId> touched;
@@ -258,7 +258,7 @@ absl::Status Rewriter::Rename(NodeId id, absl::string_view new_name) {
         "`: a node of that name exists"));
   }
   graph_.name_index_.erase(node.name());
-  node.def_.set_name(std::string(new_name));
+  node.def_->set_name(std::string(new_name));
   graph_.name_index_.emplace(node.name(), id);
   MarkChanged(id);
   // Consumers spell the name in their inputs.
@@ -279,7 +279,7 @@ absl::Status Rewriter::Rename(NodeId id, absl::string_view new_name) {
 absl::Status Rewriter::SetDevice(NodeId id, absl::string_view device) {
   absl::Status s = CheckLive(id, "set device");
   if (!s.ok()) return s;
-  graph_.mutable_node(id).def_.set_device(std::string(device));
+  graph_.mutable_node(id).def_->set_device(std::string(device));
   MarkChanged(id);
   NotifyChanged(id);
   return absl::OkStatus();
@@ -290,7 +290,7 @@ absl::Status Rewriter::SetAttr(NodeId id, absl::string_view name,
   absl::Status s = CheckLive(id, "set attr");
   if (!s.ok()) return s;
   if (name.empty()) return absl::InvalidArgumentError("set attr: empty name");
-  (*graph_.mutable_node(id).def_.mutable_attr())[std::string(name)] =
+  (*graph_.mutable_node(id).def_->mutable_attr())[std::string(name)] =
       std::move(value);
   MarkChanged(id);
   NotifyChanged(id);
@@ -477,9 +477,10 @@ absl::StatusOr<CloneResult> Rewriter::Clone(
   }
   CloneResult result;
   for (NodeId id : sorted) {
-    tf::NodeDef def = graph_.node(id).def();
-    def.set_name(UniqueName(absl::StrCat(name_prefix, def.name())));
-    NodeId copy = Insert(std::move(def), {}, {});
+    tf::NodeDef* def = graph_.NewNodeDef();
+    def->CopyFrom(graph_.node(id).def());
+    def->set_name(UniqueName(absl::StrCat(name_prefix, def->name())));
+    NodeId copy = Insert(def, {}, {});
     result.mapping[id] = copy;
     result.created.push_back(copy);
   }
@@ -577,9 +578,10 @@ absl::StatusOr<SpliceResult> Rewriter::Splice(
   SpliceResult result;
   std::vector<NodeId> ids(other.node_size());
   for (int i = 0; i < other.node_size(); ++i) {
-    tf::NodeDef def = other.node(i);
-    def.set_name(UniqueName(absl::StrCat(prefix, def.name())));
-    ids[i] = Insert(std::move(def), {}, {});
+    tf::NodeDef* def = graph_.NewNodeDef();
+    def->CopyFrom(other.node(i));
+    def->set_name(UniqueName(absl::StrCat(prefix, def->name())));
+    ids[i] = Insert(def, {}, {});
     result.mapping[other.node(i).name()] = ids[i];
     result.created.push_back(ids[i]);
   }

@@ -146,7 +146,7 @@ class Rewriter {
                             absl::Span<const NodeId> consumers) const;
   absl::Status CheckSameDtype(Endpoint from, Endpoint to) const;
   // Inserts a node whose inputs are resolved; returns its id.
-  NodeId Insert(tf::NodeDef def, absl::Span<const Endpoint> inputs,
+  NodeId Insert(tf::NodeDef* def, absl::Span<const Endpoint> inputs,
                 absl::Span<const NodeId> control_inputs);
   void SetInputUnchecked(NodeId id, int index, Endpoint source);
   void MarkChanged(NodeId id);
