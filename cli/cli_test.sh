@@ -69,6 +69,7 @@ expect "validate dangling input" 1 "dangling.pbtxt: error: input 0 of \`a\` name
 # bad input: message names the file, exit 1, nothing written
 expect "missing file" 1 "nope.pb: error: no such file" -- "$GRAFT" stats "$TMP/nope.pb"
 expect "directory" 1 "is a directory" -- "$GRAFT" stats "$TMP"
+expect "unreadable path" 1 "keras_cnn.pb/model.pb: error: Not a directory" -- "$GRAFT" stats "$EXAMPLE/model.pb"
 head -c 20000 "$EXAMPLE" > "$TMP/truncated.pb"
 expect "truncated protobuf" 1 "truncated.pb: error: not a valid binary GraphDef: node #[0-9]+ is truncated" -- "$GRAFT" stats "$TMP/truncated.pb"
 printf '\x0a\x05\xff\xff\xff\xff\xff%.0s' {1..100} > "$TMP/garbled.pb"

@@ -133,7 +133,8 @@ void Graph::RemoveControlConsumer(NodeId producer, NodeId consumer) {
 }
 
 absl::Status Graph::ResolveAllInputs() {
-  for (Node& node : nodes_) {
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    Node& node = nodes_[i];
     if (!node.alive_) continue;
     node.inputs_.clear();
     node.control_inputs_.clear();
@@ -218,9 +219,7 @@ NodeId Graph::FindId(absl::string_view name) const {
 std::vector<NodeId> Graph::NodeIds() const {
   std::vector<NodeId> ids;
   ids.reserve(num_alive_);
-  for (const Node& n : nodes_) {
-    if (n.alive_) ids.push_back(n.id_);
-  }
+  ForEachNode([&](const Node& n) { ids.push_back(n.id_); });
   return ids;
 }
 
@@ -293,9 +292,7 @@ tf::NodeDef Graph::ExportNodeDef(NodeId id) const {
 tf::GraphDef Graph::ToGraphDef() const {
   tf::GraphDef out = header_;
   out.mutable_node()->Reserve(num_alive_);
-  for (const Node& n : nodes_) {
-    if (n.alive_) *out.add_node() = ExportNodeDef(n.id_);
-  }
+  ForEachNode([&](const Node& n) { *out.add_node() = ExportNodeDef(n.id_); });
   return out;
 }
 

@@ -11,7 +11,6 @@
 #define GRAFT_ENGINE_GRAPH_H_
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -124,6 +123,34 @@ class Node {
   std::vector<std::pair<int, std::string>> unresolved_;
 };
 
+namespace internal {
+
+// Node storage with stable addresses: fixed-size chunks, so adding nodes
+// never moves existing ones and costs one allocation per chunk.
+class NodeStore {
+ public:
+  size_t size() const { return size_; }
+  Node& operator[](size_t i) { return chunks_[i >> kShift][i & kMask]; }
+  const Node& operator[](size_t i) const {
+    return chunks_[i >> kShift][i & kMask];
+  }
+  Node& emplace_back() {
+    if ((size_ & kMask) == 0) {
+      chunks_.push_back(std::make_unique<Node[]>(kChunk));
+    }
+    return (*this)[size_++];
+  }
+
+ private:
+  static constexpr size_t kShift = 10;
+  static constexpr size_t kChunk = size_t{1} << kShift;
+  static constexpr size_t kMask = kChunk - 1;
+  std::vector<std::unique_ptr<Node[]>> chunks_;
+  size_t size_ = 0;
+};
+
+}  // namespace internal
+
 class Graph {
  public:
   Graph();
@@ -156,7 +183,8 @@ class Graph {
   // Calls fn(const Node&) for every live node in id order.
   template <typename Fn>
   void ForEachNode(Fn&& fn) const {
-    for (const Node& n : nodes_) {
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      const Node& n = nodes_[i];
       if (n.alive_) fn(n);
     }
   }
@@ -224,7 +252,7 @@ class Graph {
   std::unique_ptr<google::protobuf::Arena> arena_;
   std::unique_ptr<google::protobuf::RepeatedPtrField<tf::NodeDef>>
       node_storage_;
-  std::deque<Node> nodes_;
+  internal::NodeStore nodes_;
   int num_alive_ = 0;
   absl::flat_hash_map<absl::string_view, NodeId> name_index_;
   absl::flat_hash_map<std::string, std::vector<NodeId>> op_index_;

@@ -4,11 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -45,6 +48,13 @@ bool LooksLikeText(const std::string& bytes) {
   head = absl::StripLeadingAsciiWhitespace(head);
   return absl::StartsWith(head, "node") || absl::StartsWith(head, "versions") ||
          absl::StartsWith(head, "library") || absl::StartsWith(head, "#");
+}
+
+// Threads for parsing `nodes` nodes: one per core for large graphs.
+size_t ParseThreads(size_t nodes) {
+  constexpr size_t kNodesPerThread = 50000;
+  size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return std::max<size_t>(1, std::min(cores, nodes / kNodesPerThread));
 }
 
 class TextErrorCollector : public google::protobuf::io::ErrorCollector {
@@ -164,7 +174,34 @@ class GraphBuilder {
       }
       segments.push_back(segment);
     }
-    // Pass 2: parse nodes into the graph's arena, merge the other fields.
+    // Pass 2: parse the nodes into the graph's arena (on several threads
+    // for large graphs; the arena is thread-safe and the result does not
+    // depend on the thread count), then index them in file order.
+    std::vector<tf::NodeDef*> defs(payloads.size());
+    std::atomic<size_t> first_bad{defs.size()};
+    auto parse_range = [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        defs[i] = graph.NewNodeDef();
+        const auto& [payload, length] = payloads[i];
+        if (!defs[i]->ParseFromArray(data.data() + payload,
+                                     static_cast<int>(length))) {
+          size_t seen = first_bad.load();
+          while (i < seen && !first_bad.compare_exchange_weak(seen, i)) {
+          }
+          return;
+        }
+      }
+    };
+    size_t threads = ParseThreads(defs.size());
+    std::vector<std::thread> workers;
+    size_t chunk = (defs.size() + threads - 1) / threads;
+    for (size_t t = 1; t < threads; ++t) {
+      workers.emplace_back(parse_range, std::min(defs.size(), t * chunk),
+                           std::min(defs.size(), (t + 1) * chunk));
+    }
+    parse_range(0, std::min(defs.size(), chunk));
+    for (std::thread& w : workers) w.join();
+
     graph.name_index_.reserve(payloads.size());
     int ordinal = 0;
     for (Graph::SourceSegment& segment : segments) {
@@ -177,14 +214,11 @@ class GraphBuilder {
         }
         continue;
       }
-      const auto& [payload, length] = payloads[ordinal];
-      tf::NodeDef* def = graph.NewNodeDef();
-      if (!def->ParseFromArray(data.data() + payload,
-                               static_cast<int>(length))) {
+      if (static_cast<size_t>(ordinal) == first_bad.load()) {
         return Garbled(source, data, segment.offset,
                        absl::StrCat("node #", ordinal, " does not parse"));
       }
-      absl::StatusOr<NodeId> id = graph.AddSourceNode(def, ordinal);
+      absl::StatusOr<NodeId> id = graph.AddSourceNode(defs[ordinal], ordinal);
       if (!id.ok()) return Located(source, id.status().message());
       segment.node = *id;
       ++ordinal;

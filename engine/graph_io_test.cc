@@ -278,3 +278,41 @@ TEST(GraphIoTest, LoadsNodesLargerThanProtobufDefaultLimit) {
 
 }  // namespace
 }  // namespace graft
+
+namespace graft {
+namespace {
+
+// Large graphs parse on several threads; the result must not show it.
+TEST(GraphIoTest, ParallelParseKeepsOrderAndReportsTheRightNode) {
+  constexpr int kNodes = 120000;
+  tf::GraphDef def;
+  for (int i = 0; i < kNodes; ++i) {
+    tf::NodeDef* n = def.add_node();
+    n->set_name("n" + std::to_string(i));
+    n->set_op(i == 0 ? "Placeholder" : "Identity");
+    if (i > 0) n->add_input("n" + std::to_string(i - 1));
+  }
+  std::string bytes;
+  ASSERT_TRUE(def.SerializeToString(&bytes));
+  absl::StatusOr<Graph> g = ParseGraph(bytes, GraphFormat::kBinary, "big.pb");
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->num_nodes(), kNodes);
+  EXPECT_EQ(g->node(99999).name(), "n99999");
+  EXPECT_EQ(g->TensorName(g->node(99999).input(0)), "n99998");
+  EXPECT_EQ(SerializeGraph(*g, GraphFormat::kBinary), bytes);
+
+  // Garble the payload of node #100000: its name field claims 127 bytes.
+  std::string node_bytes;
+  def.node(100000).SerializeToString(&node_bytes);
+  size_t at = bytes.find(node_bytes);
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 1] = '\x7f';
+  g = ParseGraph(bytes, GraphFormat::kBinary, "big.pb");
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("node #100000 does not parse"),
+            std::string::npos)
+      << g.status();
+}
+
+}  // namespace
+}  // namespace graft
