@@ -1,0 +1,171 @@
+// The AST of a rule file, as the parser builds it and the checker reads it.
+#ifndef GRAFT_DSL_AST_H_
+#define GRAFT_DSL_AST_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace graft::dsl {
+
+// A position in a rule file, 1-based.
+struct Loc {
+  int line = 0;
+  int col = 0;
+};
+
+struct Expr;
+using ExprPtr = std::shared_ptr<Expr>;
+
+// `..conv.attrs` (copy every attr of a matched node) or `name: value`.
+struct AttrItem {
+  bool spread = false;
+  std::string name;  // the attr, or the node whose attrs are copied
+  ExprPtr value;
+  Loc loc;
+};
+
+struct Expr {
+  enum class Kind {
+    kBool,     // true / false
+    kInt,      // 42
+    kFloat,    // 1e-3
+    kString,   // "text"
+    kName,     // x
+    kPort,     // x:1
+    kMember,   // x.epsilon (args[0] is x)
+    kCall,     // f(a, b) or ns.f(a)
+    kCreate,   // Op(a, b) { attrs } named "template" / conv.op(a, b)
+    kUnary,    // -x, not x
+    kBinary,   // a + b, a and b, a == b, ...
+    kList,     // [a, b]
+  };
+  Kind kind = Kind::kInt;
+  Loc loc;
+  bool bool_value = false;
+  int64_t int_value = 0;
+  double float_value = 0;
+  // kString: the text; kName/kPort: the name; kMember: the member; kCall: the
+  // function; kCreate: the op (empty with op_of); kUnary/kBinary: operator.
+  std::string text;
+  int port = 0;                  // kPort
+  std::string op_of;             // kCreate: `conv.op(...)` copies conv's op
+  std::vector<ExprPtr> args;     // operands, call arguments, list items
+  std::vector<AttrItem> attrs;   // kCreate
+  std::string name_template;     // kCreate: `named "{bn}/scaled"`
+  bool has_name_template = false;
+};
+
+struct NodePattern;
+
+// One operand of a node pattern.
+struct OperandPattern {
+  enum class Kind {
+    kName,      // x: a tensor (or output 0 of the pattern node named x)
+    kPort,      // n:1: output 1 of n
+    kBound,     // w: Const(...): tensor w, produced by the nested pattern
+    kNested,    // Relu(x): an anonymous producer
+    kWildcard,  // _
+    kVariadic,  // xs...: the remaining inputs
+    kControl,   // ^c: a control input from c
+  };
+  Kind kind = Kind::kWildcard;
+  std::string name;
+  int port = 0;
+  std::shared_ptr<NodePattern> nested;
+  Loc loc;
+};
+
+// Op alternatives (with `*` globs; `_` for any op) and, optionally, the
+// operands in order.
+struct NodePattern {
+  std::vector<std::string> ops;  // empty: any op
+  bool has_operands = false;
+  std::vector<OperandPattern> operands;
+  Loc loc;
+};
+
+struct PatternStmt {
+  std::string name;
+  NodePattern pattern;
+  Loc loc;
+};
+
+struct Action {
+  enum class Kind {
+    kLet,        // let s = expr (a constant or any value)
+    kAssign,     // x = Op(...): create a node
+    kReplace,    // replace t with u
+    kReroute,    // reroute t -> u [only|except {a, b}]
+    kSwap,       // swap t, u
+    kErase,      // erase n
+    kRename,     // rename n to "name"
+    kControl,    // control a -> b
+    kUncontrol,  // uncontrol a -> b
+    kDevice,     // device n "/device:GPU:0"
+    kSet,        // set n.attr = value
+  };
+  enum class Filter { kAll, kOnly, kExcept };
+  Kind kind = Kind::kLet;
+  Loc loc;
+  std::string name;    // let/assign target, erased/renamed/... node
+  Loc name_loc;
+  std::string target;  // control/uncontrol: the second node; set: the attr
+  Loc target_loc;
+  ExprPtr a, b;
+  Filter filter = Filter::kAll;
+  std::vector<std::pair<std::string, Loc>> filter_nodes;
+};
+
+struct RuleTest {
+  std::string name;
+  Loc loc;
+  std::string input;  // path, relative to the rule file
+  Loc input_loc;
+  std::vector<std::pair<std::string, int>> expect_ops;
+  std::vector<std::string> expect_nodes;
+  std::vector<std::string> expect_no_nodes;
+  bool no_match = false;
+};
+
+struct Rule {
+  std::string name;
+  Loc loc;
+  std::string doc;
+  int priority = 0;
+  bool has_priority = false;
+  bool has_match = false;
+  bool has_rewrite = false;
+  Loc match_loc;
+  std::vector<PatternStmt> patterns;
+  std::vector<ExprPtr> guards;
+  std::vector<Action> actions;
+  std::vector<RuleTest> tests;
+};
+
+struct Param {
+  std::string name;
+  std::string type;  // int, float, bool, string
+  ExprPtr default_value;
+  Loc loc;
+  Loc type_loc;
+};
+
+struct Import {
+  std::string path;
+  Loc loc;
+};
+
+struct RuleFile {
+  std::string path;
+  std::string source;
+  std::vector<Import> imports;
+  std::vector<Param> params;
+  std::vector<Rule> rules;
+};
+
+}  // namespace graft::dsl
+
+#endif  // GRAFT_DSL_AST_H_

@@ -1,0 +1,42 @@
+#include "dsl/diagnostics.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace graft::dsl {
+
+void Diagnostics::Error(const std::string& path, Loc loc, std::string message,
+                        std::vector<std::string> notes) {
+  errors_.push_back({path, loc, std::move(message), std::move(notes)});
+}
+
+void Diagnostics::AddSource(const std::string& path, const std::string& text) {
+  sources_.emplace_back(path, text);
+}
+
+std::string Diagnostics::Render() const {
+  std::string out;
+  for (const Diagnostic& d : errors_) {
+    if (d.loc.line > 0) {
+      absl::StrAppend(&out, d.path, ":", d.loc.line, ":", d.loc.col,
+                      ": error: ", d.message, "\n");
+      for (const auto& [path, text] : sources_) {
+        if (path != d.path) continue;
+        std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+        if (d.loc.line <= static_cast<int>(lines.size())) {
+          absl::StrAppend(&out, "    ", lines[d.loc.line - 1], "\n    ",
+                          std::string(std::max(0, d.loc.col - 1), ' '), "^\n");
+        }
+        break;
+      }
+    } else {
+      absl::StrAppend(&out, d.path, ": error: ", d.message, "\n");
+    }
+    for (const std::string& note : d.notes) {
+      absl::StrAppend(&out, "note: ", note, "\n");
+    }
+  }
+  return out;
+}
+
+}  // namespace graft::dsl

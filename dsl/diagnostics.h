@@ -1,0 +1,42 @@
+// Diagnostics for rule files, printed like a compiler's:
+//
+//   rules/x.graft:4:12: error: unknown op `Conv2d`
+//       conv = Conv2d(x, w: Const)
+//              ^
+//   note: did you mean `Conv2D`?
+#ifndef GRAFT_DSL_DIAGNOSTICS_H_
+#define GRAFT_DSL_DIAGNOSTICS_H_
+
+#include <string>
+#include <vector>
+
+#include "dsl/ast.h"
+
+namespace graft::dsl {
+
+struct Diagnostic {
+  std::string path;
+  Loc loc;
+  std::string message;
+  std::vector<std::string> notes;
+};
+
+class Diagnostics {
+ public:
+  void Error(const std::string& path, Loc loc, std::string message,
+             std::vector<std::string> notes = {});
+  bool has_errors() const { return !errors_.empty(); }
+  const std::vector<Diagnostic>& errors() const { return errors_; }
+  // Registers a file's text so Render can show its lines.
+  void AddSource(const std::string& path, const std::string& text);
+  // Every error with its source line and caret.
+  std::string Render() const;
+
+ private:
+  std::vector<Diagnostic> errors_;
+  std::vector<std::pair<std::string, std::string>> sources_;
+};
+
+}  // namespace graft::dsl
+
+#endif  // GRAFT_DSL_DIAGNOSTICS_H_

@@ -1,0 +1,275 @@
+// The PEGTL grammar of rule files. Every commit point (`must<>`) has its own
+// error message (dsl/parser.cc); see README.md for the language.
+#ifndef GRAFT_DSL_GRAMMAR_H_
+#define GRAFT_DSL_GRAMMAR_H_
+
+#include "tao/pegtl.hpp"
+
+namespace graft::dsl::grammar {
+
+namespace p = tao::pegtl;
+
+// ---- lexical ----
+
+struct comment : p::seq<p::one<'#'>, p::until<p::eolf>> {};
+struct ws : p::star<p::sor<p::space, comment>> {};
+
+struct ident_rest : p::identifier_other {};
+struct ident : p::seq<p::sor<p::range<'a', 'z'>, p::one<'_'>>, p::plus<ident_rest>> {};
+struct short_ident : p::range<'a', 'z'> {};
+struct name : p::sor<ident, short_ident> {};
+struct op_name : p::seq<p::range<'A', 'Z'>, p::star<p::sor<ident_rest, p::one<'*'>>>> {};
+struct wildcard : p::seq<p::one<'_'>, p::not_at<ident_rest>> {};
+// Attr names are TensorFlow's: `T`, `data_format`, `_output_shapes`.
+struct attr_ident : p::identifier {};
+
+struct escaped : p::seq<p::one<'\\'>, p::any> {};
+struct string_char : p::sor<escaped, p::not_one<'"', '\n'>> {};
+struct string_body : p::star<string_char> {};
+struct string_close : p::one<'"'> {};
+struct string_lit : p::seq<p::one<'"'>, string_body, p::must<string_close>> {};
+
+struct digits : p::plus<p::digit> {};
+struct exponent : p::seq<p::one<'e', 'E'>, p::opt<p::one<'+', '-'>>, digits> {};
+struct float_lit : p::seq<digits, p::sor<p::seq<p::one<'.'>, digits, p::opt<exponent>>, exponent>> {};
+struct int_lit : digits {};
+
+template <typename Key>
+struct kw : p::seq<Key, p::not_at<ident_rest>> {};
+#define GRAFT_KW(id, text) \
+  struct kw_##id : kw<TAO_PEGTL_STRING(text)> {}
+GRAFT_KW(import, "import");
+GRAFT_KW(param, "param");
+GRAFT_KW(rule, "rule");
+GRAFT_KW(doc, "doc");
+GRAFT_KW(priority, "priority");
+GRAFT_KW(match, "match");
+GRAFT_KW(where, "where");
+GRAFT_KW(rewrite, "rewrite");
+GRAFT_KW(test, "test");
+GRAFT_KW(let, "let");
+GRAFT_KW(replace, "replace");
+GRAFT_KW(with, "with");
+GRAFT_KW(reroute, "reroute");
+GRAFT_KW(only, "only");
+GRAFT_KW(except, "except");
+GRAFT_KW(swap, "swap");
+GRAFT_KW(erase, "erase");
+GRAFT_KW(rename, "rename");
+GRAFT_KW(to, "to");
+GRAFT_KW(control, "control");
+GRAFT_KW(uncontrol, "uncontrol");
+GRAFT_KW(device, "device");
+GRAFT_KW(set, "set");
+GRAFT_KW(and, "and");
+GRAFT_KW(or, "or");
+GRAFT_KW(not, "not");
+GRAFT_KW(true, "true");
+GRAFT_KW(false, "false");
+GRAFT_KW(named, "named");
+GRAFT_KW(input, "input");
+GRAFT_KW(expect_ops, "expect_ops");
+GRAFT_KW(expect_nodes, "expect_nodes");
+GRAFT_KW(expect_no_nodes, "expect_no_nodes");
+GRAFT_KW(no_match, "no_match");
+#undef GRAFT_KW
+
+struct lbrace : p::one<'{'> {};
+struct rbrace : p::one<'}'> {};
+struct lparen : p::one<'('> {};
+struct rparen : p::one<')'> {};
+struct rbracket : p::one<']'> {};
+struct equals : p::one<'='> {};
+struct colon : p::one<':'> {};
+struct comma : p::one<','> {};
+struct arrow : TAO_PEGTL_STRING("->") {};
+struct dot : p::one<'.'> {};
+
+// ---- expressions ----
+
+struct expr;
+struct bool_lit : p::sor<kw_true, kw_false> {};
+struct number : p::sor<float_lit, int_lit> {};
+
+struct call_close : rparen {};
+struct call_args : p::seq<lparen, ws, p::opt<expr, ws, p::star<comma, ws, p::must<expr>, ws>>,
+                          p::must<call_close>> {};
+struct attrs_kw : TAO_PEGTL_STRING("attrs") {};
+struct spread_node : name {};
+struct spread_dot : dot {};
+struct attr_spread : p::seq<TAO_PEGTL_STRING(".."), p::must<spread_node>, p::must<spread_dot>,
+                            p::must<attrs_kw>> {};
+struct attr_colon : colon {};
+struct attr_key : attr_ident {};
+struct attr_set : p::seq<attr_key, ws, p::must<attr_colon>, ws, p::must<expr>> {};
+struct attr_item : p::sor<attr_spread, attr_set> {};
+struct attr_close : rbrace {};
+struct attr_block : p::seq<lbrace, ws, p::opt<attr_item, ws, p::star<comma, ws, p::must<attr_item>, ws>>,
+                           p::must<attr_close>> {};
+struct name_template : p::seq<kw_named, ws, p::must<string_lit>> {};
+struct op_kw : TAO_PEGTL_STRING("op") {};
+struct matched_op : p::seq<name, dot, op_kw, p::at<ws, lparen>> {};
+struct create_head : p::sor<op_name, matched_op> {};
+struct create_expr : p::seq<create_head, ws, p::must<call_args>, p::opt<ws, attr_block>,
+                            p::opt<ws, name_template>> {};
+struct qualified_name : p::seq<name, p::opt<dot, name>> {};
+struct call_expr : p::seq<qualified_name, ws, p::at<lparen>, call_args> {};
+struct list_expr : p::seq<p::one<'['>, ws, p::opt<expr, ws, p::star<comma, ws, p::must<expr>, ws>>,
+                          p::must<rbracket>> {};
+struct paren_close : rparen {};
+struct paren_expr : p::seq<lparen, ws, p::must<expr>, ws, p::must<paren_close>> {};
+struct name_ref : name {};
+struct primary : p::sor<bool_lit, number, string_lit, list_expr, paren_expr, create_expr,
+                        call_expr, name_ref> {};
+struct member_name : attr_ident {};
+struct member : p::seq<dot, p::not_at<dot>, p::must<member_name>> {};
+struct port_suffix : p::seq<colon, int_lit> {};
+struct postfix : p::seq<primary, p::star<p::sor<member, port_suffix>>> {};
+struct neg_op : p::one<'-'> {};
+struct unary : p::sor<p::seq<neg_op, ws, p::must<unary>>, postfix> {};
+struct mul_op : p::one<'*', '/'> {};
+struct mul_expr : p::seq<unary, p::star<ws, mul_op, ws, p::must<unary>>> {};
+struct add_op : p::sor<p::one<'+'>, p::seq<p::one<'-'>, p::not_at<p::one<'>'>>>> {};
+struct add_expr : p::seq<mul_expr, p::star<ws, add_op, ws, p::must<mul_expr>>> {};
+struct cmp_op : p::sor<TAO_PEGTL_STRING("=="), TAO_PEGTL_STRING("!="), TAO_PEGTL_STRING("<="),
+                       TAO_PEGTL_STRING(">="), p::one<'<'>, p::one<'>'>> {};
+struct cmp_expr : p::seq<add_expr, p::opt<ws, cmp_op, ws, p::must<add_expr>>> {};
+struct not_op : kw_not {};
+struct not_expr : p::sor<p::seq<not_op, ws, p::must<not_expr>>, cmp_expr> {};
+struct and_op : kw_and {};
+struct and_expr : p::seq<not_expr, p::star<ws, and_op, ws, p::must<not_expr>>> {};
+struct or_op : kw_or {};
+struct or_expr : p::seq<and_expr, p::star<ws, or_op, ws, p::must<and_expr>>> {};
+struct expr : or_expr {};
+
+// ---- patterns ----
+
+struct node_pattern;
+struct alt_close : rparen {};
+struct op_alt_list : p::seq<lparen, ws, p::must<op_name>, ws,
+                            p::star<p::one<'|'>, ws, p::must<op_name>, ws>, p::must<alt_close>> {};
+struct op_alt : p::sor<op_alt_list, op_name, wildcard> {};
+struct control_name : name {};
+struct control_operand : p::seq<p::one<'^'>, p::must<control_name>> {};
+struct variadic_operand : p::seq<name, TAO_PEGTL_STRING("...")> {};
+struct port_number : int_lit {};
+struct bound_target : p::sor<port_number, node_pattern> {};
+struct bound_operand : p::seq<name, p::opt<ws, colon, ws, p::must<bound_target>>> {};
+struct wildcard_operand : wildcard {};
+struct nested_operand : p::seq<node_pattern> {};
+struct operand : p::sor<control_operand, variadic_operand, wildcard_operand, bound_operand,
+                        nested_operand> {};
+struct operand_close : rparen {};
+struct operand_list : p::seq<lparen, ws, p::opt<operand, ws, p::star<comma, ws, p::must<operand>, ws>>,
+                             p::must<operand_close>> {};
+struct node_pattern : p::seq<op_alt, p::opt<ws, operand_list>> {};
+struct pattern_equals : equals {};
+struct pattern_stmt : p::seq<name, ws, p::must<pattern_equals>, ws, p::must<node_pattern>> {};
+struct where_clause : p::seq<kw_where, ws, p::must<expr>> {};
+struct match_item : p::sor<where_clause, pattern_stmt> {};
+struct match_open : lbrace {};
+struct match_close : rbrace {};
+struct match_block : p::seq<kw_match, ws, p::must<match_open>, ws, p::star<match_item, ws>,
+                            p::must<match_close>> {};
+
+// ---- rewrites ----
+
+struct set_open : lbrace {};
+struct set_close : rbrace {};
+struct set_member : name {};
+struct name_set : p::seq<p::must<set_open>, ws,
+                         p::opt<set_member, ws, p::star<comma, ws, p::must<set_member>, ws>>,
+                         p::must<set_close>> {};
+struct filter_only : kw_only {};
+struct filter_except : kw_except {};
+struct let_name : name {};
+struct let_equals : equals {};
+struct node_ref : name {};
+struct node_ref2 : name {};
+struct set_attr : attr_ident {};
+struct set_dot : dot {};
+struct set_equals : equals {};
+struct reroute_arrow : arrow {};
+struct edge_arrow : arrow {};
+struct swap_comma : comma {};
+struct let_action : p::seq<kw_let, ws, p::must<let_name>, ws, p::must<let_equals>, ws,
+                           p::must<expr>> {};
+struct replace_action : p::seq<kw_replace, ws, p::must<expr>, ws, p::must<kw_with>, ws,
+                               p::must<expr>> {};
+struct reroute_action : p::seq<kw_reroute, ws, p::must<expr>, ws, p::must<reroute_arrow>, ws,
+                               p::must<expr>,
+                               p::opt<ws, p::sor<filter_only, filter_except>, ws, name_set>> {};
+struct swap_action : p::seq<kw_swap, ws, p::must<expr>, ws, p::must<swap_comma>, ws,
+                            p::must<expr>> {};
+struct erase_action : p::seq<kw_erase, ws, p::must<node_ref>> {};
+struct rename_action : p::seq<kw_rename, ws, p::must<node_ref>, ws, p::must<kw_to>, ws,
+                              p::must<expr>> {};
+struct control_action : p::seq<kw_control, ws, p::must<node_ref>, ws, p::must<edge_arrow>, ws,
+                               p::must<node_ref2>> {};
+struct uncontrol_action : p::seq<kw_uncontrol, ws, p::must<node_ref>, ws, p::must<edge_arrow>,
+                                 ws, p::must<node_ref2>> {};
+struct device_action : p::seq<kw_device, ws, p::must<node_ref>, ws, p::must<expr>> {};
+struct set_action : p::seq<kw_set, ws, p::must<node_ref>, p::must<set_dot>, p::must<set_attr>, ws,
+                           p::must<set_equals>, ws, p::must<expr>> {};
+struct assign_action : p::seq<name, ws, equals, ws, p::must<expr>> {};
+struct action : p::sor<let_action, replace_action, reroute_action, swap_action, erase_action,
+                       rename_action, control_action, uncontrol_action, device_action,
+                       set_action, assign_action> {};
+struct rewrite_open : lbrace {};
+struct rewrite_close : rbrace {};
+struct rewrite_block : p::seq<kw_rewrite, ws, p::must<rewrite_open>, ws, p::star<action, ws>,
+                              p::must<rewrite_close>> {};
+
+// ---- tests inside rule files ----
+
+struct count_colon : colon {};
+struct count_value : int_lit {};
+struct op_count : p::seq<op_name, ws, p::must<count_colon>, ws, p::must<count_value>> {};
+struct counts_open : lbrace {};
+struct counts_close : rbrace {};
+struct expect_ops_item : p::seq<kw_expect_ops, ws, p::must<counts_open>, ws,
+                                p::opt<op_count, ws, p::star<comma, ws, p::must<op_count>, ws>>,
+                                p::must<counts_close>> {};
+struct list_open : lbrace {};
+struct list_close : rbrace {};
+struct string_list : p::seq<list_open, ws, p::opt<string_lit, ws,
+                                                  p::star<comma, ws, p::must<string_lit>, ws>>,
+                            p::must<list_close>> {};
+struct expect_nodes_item : p::seq<kw_expect_nodes, ws, p::must<string_list>> {};
+struct expect_no_nodes_item : p::seq<kw_expect_no_nodes, ws, p::must<string_list>> {};
+struct input_item : p::seq<kw_input, ws, p::must<string_lit>> {};
+struct no_match_item : kw_no_match {};
+struct test_item : p::sor<input_item, expect_ops_item, expect_nodes_item, expect_no_nodes_item,
+                          no_match_item> {};
+struct test_open : lbrace {};
+struct test_close : rbrace {};
+struct test_block : p::seq<kw_test, ws, p::must<string_lit>, ws, p::must<test_open>, ws,
+                           p::star<test_item, ws>, p::must<test_close>> {};
+
+// ---- files ----
+
+struct doc_item : p::seq<kw_doc, ws, p::must<string_lit>> {};
+struct priority_value : p::seq<p::opt<p::one<'-'>>, int_lit> {};
+struct priority_item : p::seq<kw_priority, ws, p::must<priority_value>> {};
+struct rule_item : p::sor<doc_item, priority_item, match_block, rewrite_block, test_block> {};
+struct rule_name : name {};
+struct rule_open : lbrace {};
+struct rule_close : rbrace {};
+struct rule_decl : p::seq<kw_rule, ws, p::must<rule_name>, ws, p::must<rule_open>, ws,
+                          p::star<rule_item, ws>, p::must<rule_close>> {};
+struct type_name : p::sor<TAO_PEGTL_KEYWORD("int"), TAO_PEGTL_KEYWORD("float"),
+                          TAO_PEGTL_KEYWORD("bool"), TAO_PEGTL_KEYWORD("string")> {};
+struct param_name : name {};
+struct param_colon : colon {};
+struct default_value : p::seq<equals, ws, p::must<expr>> {};
+struct param_decl : p::seq<kw_param, ws, p::must<param_name>, ws, p::must<param_colon>, ws,
+                           p::must<type_name>, p::opt<ws, default_value>> {};
+struct import_decl : p::seq<kw_import, ws, p::must<string_lit>> {};
+struct top_item : p::sor<import_decl, param_decl, rule_decl> {};
+// One top-level item; the parser loops so that it can report an error per
+// item and go on.
+struct item : p::seq<p::must<top_item>, ws> {};
+
+}  // namespace graft::dsl::grammar
+
+#endif  // GRAFT_DSL_GRAMMAR_H_

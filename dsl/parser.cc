@@ -1,0 +1,537 @@
+#include "dsl/parser.h"
+
+#include <memory>
+#include <string_view>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "dsl/grammar.h"
+#include "tao/pegtl/contrib/parse_tree.hpp"
+
+namespace graft::dsl {
+namespace {
+
+namespace p = tao::pegtl;
+namespace g = grammar;
+
+// ---- one message per commit point ----
+
+template <typename Rule>
+inline constexpr const char* kError = nullptr;
+
+#define GRAFT_ERROR(rule, text) \
+  template <>                   \
+  inline constexpr const char* kError<g::rule> = text
+GRAFT_ERROR(top_item, "expected `rule`, `param` or `import`");
+GRAFT_ERROR(string_close, "unterminated string: expected `\"`");
+GRAFT_ERROR(string_lit, "expected a string in double quotes");
+GRAFT_ERROR(expr, "expected an expression");
+GRAFT_ERROR(unary, "expected an operand after `-`");
+GRAFT_ERROR(mul_expr, "expected an operand after the operator");
+GRAFT_ERROR(add_expr, "expected an operand after the operator");
+GRAFT_ERROR(not_expr, "expected an operand after `not` or `and`");
+GRAFT_ERROR(and_expr, "expected an operand after `or`");
+GRAFT_ERROR(call_args, "expected `(` and the arguments of the new node");
+GRAFT_ERROR(call_close, "expected `,` or `)` after an argument");
+GRAFT_ERROR(paren_close, "expected `)` to close the parenthesis");
+GRAFT_ERROR(rbracket, "expected `,` or `]` in the list");
+GRAFT_ERROR(member_name, "expected an attr name after `.`");
+GRAFT_ERROR(spread_node, "expected a matched node after `..` (as in `..conv.attrs`)");
+GRAFT_ERROR(spread_dot, "expected `.attrs` after the node in `..node.attrs`");
+GRAFT_ERROR(attrs_kw, "expected `attrs` (as in `..conv.attrs`)");
+GRAFT_ERROR(attr_colon, "expected `:` between an attr name and its value");
+GRAFT_ERROR(attr_item, "expected `name: value` or `..node.attrs` in the attr block");
+GRAFT_ERROR(attr_close, "expected `,` or `}` to close the attr block");
+GRAFT_ERROR(op_name, "expected an op name (ops start with a capital letter)");
+GRAFT_ERROR(alt_close, "expected `|` or `)` in the op alternatives");
+GRAFT_ERROR(control_name, "expected a node name after `^`");
+GRAFT_ERROR(bound_target, "expected an output port number or an op pattern after `:`");
+GRAFT_ERROR(operand, "expected an operand: a name, `name: Op`, `Op(...)`, `_`, `xs...` or `^name`");
+GRAFT_ERROR(operand_close, "expected `,` or `)` in the operand list");
+GRAFT_ERROR(pattern_equals, "expected `=` after the pattern name (as in `conv = Conv2D(x, w)`)");
+GRAFT_ERROR(node_pattern, "expected an op pattern: an op, `(OpA | OpB)` or `_`");
+GRAFT_ERROR(match_open, "expected `{` after `match`");
+GRAFT_ERROR(match_close, "expected a pattern (`name = Op(...)`), `where` or `}` in the match block");
+GRAFT_ERROR(set_open, "expected `{` and node names after `only` or `except`");
+GRAFT_ERROR(set_member, "expected a node name in the set");
+GRAFT_ERROR(set_close, "expected `,` or `}` in the node set");
+GRAFT_ERROR(let_name, "expected a name after `let`");
+GRAFT_ERROR(let_equals, "expected `=` after the name in `let`");
+GRAFT_ERROR(kw_with, "expected `with` (as in `replace bn with out`)");
+GRAFT_ERROR(reroute_arrow, "expected `->` (as in `reroute t -> u`)");
+GRAFT_ERROR(swap_comma, "expected `,` between the two tensors of `swap`");
+GRAFT_ERROR(node_ref, "expected the name of a node");
+GRAFT_ERROR(node_ref2, "expected the name of the node the edge goes to");
+GRAFT_ERROR(kw_to, "expected `to` (as in `rename n to \"name\"`)");
+GRAFT_ERROR(edge_arrow, "expected `->` between the two nodes of a control edge");
+GRAFT_ERROR(set_dot, "expected `.` and an attr name (as in `set n.T = \"float32\"`)");
+GRAFT_ERROR(set_attr, "expected an attr name after `.`");
+GRAFT_ERROR(set_equals, "expected `=` after the attr in `set`");
+GRAFT_ERROR(rewrite_open, "expected `{` after `rewrite`");
+GRAFT_ERROR(rewrite_close, "expected an action (`let`, `replace`, `reroute`, `swap`, `erase`, `rename`, `control`, `uncontrol`, `device`, `set`, `name = Op(...)`) or `}`");
+GRAFT_ERROR(count_colon, "expected `:` after the op name");
+GRAFT_ERROR(count_value, "expected a count");
+GRAFT_ERROR(op_count, "expected `Op: count`");
+GRAFT_ERROR(counts_open, "expected `{` after `expect_ops`");
+GRAFT_ERROR(counts_close, "expected `,` or `}` in `expect_ops`");
+GRAFT_ERROR(string_list, "expected `{` and node names in quotes");
+GRAFT_ERROR(list_open, "expected `{` and node names in quotes");
+GRAFT_ERROR(list_close, "expected `,` or `}` in the list of node names");
+GRAFT_ERROR(test_open, "expected `{` after the test name");
+GRAFT_ERROR(test_close, "expected `input`, `expect_ops`, `expect_nodes`, `expect_no_nodes`, `no_match` or `}` in the test");
+GRAFT_ERROR(priority_value, "expected an integer priority");
+GRAFT_ERROR(rule_name, "expected a rule name (lowercase, as in `rule fold_bn {`)");
+GRAFT_ERROR(rule_open, "expected `{` after the rule name");
+GRAFT_ERROR(rule_close, "expected `doc`, `priority`, `match`, `rewrite`, `test` or `}` in the rule");
+GRAFT_ERROR(type_name, "expected a param type: `int`, `float`, `bool` or `string`");
+GRAFT_ERROR(param_name, "expected a param name");
+GRAFT_ERROR(param_colon, "expected `:` and a type after the param name");
+#undef GRAFT_ERROR
+
+struct ErrorMessages {
+  template <typename Rule>
+  static constexpr auto message = kError<Rule>;
+  // Only `must<>` raises; a rule with a message may still fail quietly
+  // where it is one alternative among others.
+  template <typename Rule>
+  static constexpr bool raise_on_failure = false;
+};
+
+template <typename Rule>
+using Control = p::must_if<ErrorMessages>::control<Rule>;
+
+// ---- which parse-tree nodes to keep ----
+
+template <typename Rule>
+using Selector = p::parse_tree::selector<
+    Rule,
+    p::parse_tree::store_content::on<
+        g::import_decl, g::param_decl, g::rule_decl, g::param_name, g::type_name,
+        g::default_value, g::rule_name, g::control_name, g::doc_item, g::priority_value, g::match_block,
+        g::rewrite_block, g::test_block, g::pattern_stmt, g::where_clause, g::node_pattern,
+        g::nested_operand, g::op_name, g::wildcard, g::control_operand, g::variadic_operand,
+        g::wildcard_operand, g::bound_operand, g::port_number, g::operand_list, g::name,
+        g::string_body, g::int_lit, g::float_lit, g::kw_true, g::kw_false, g::list_expr,
+        g::create_expr, g::matched_op, g::call_args, g::attr_block, g::attr_spread,
+        g::spread_node, g::attr_set, g::attr_key, g::name_template, g::call_expr, g::qualified_name,
+        g::name_ref, g::member, g::member_name, g::port_suffix, g::neg_op, g::mul_op,
+        g::add_op, g::cmp_op, g::not_op, g::and_op, g::or_op, g::let_action, g::let_name,
+        g::replace_action, g::reroute_action, g::swap_action, g::erase_action,
+        g::rename_action, g::control_action, g::uncontrol_action, g::device_action,
+        g::set_action, g::assign_action, g::node_ref, g::node_ref2, g::set_attr,
+        g::filter_only, g::filter_except, g::set_member, g::input_item, g::op_count,
+        g::count_value, g::expect_ops_item, g::expect_nodes_item, g::expect_no_nodes_item,
+        g::no_match_item>,
+    p::parse_tree::fold_one::on<g::or_expr, g::and_expr, g::not_expr, g::cmp_expr,
+                                g::add_expr, g::mul_expr, g::unary, g::postfix,
+                                g::paren_expr>>;
+
+using Node = p::parse_tree::node;
+
+absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+Loc LocOf(const Node& n) {
+  p::position pos = n.begin();
+  return {static_cast<int>(pos.line), static_cast<int>(pos.column)};
+}
+
+std::string Unescape(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size()) {
+      char c = s[++i];
+      out.push_back(c == 'n' ? '\n' : c == 't' ? '\t' : c);
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+// The text of the first string literal below `n`.
+std::string StringOf(const Node& n) {
+  if (n.is_type<g::string_body>()) return Unescape(n.string_view());
+  for (const auto& c : n.children) {
+    std::string s = StringOf(*c);
+    if (!s.empty() || c->is_type<g::string_body>()) return s;
+  }
+  return "";
+}
+
+class Converter {
+ public:
+  explicit Converter(RuleFile* file) : file_(file) {}
+
+  void TopItem(const Node& n) {
+    if (n.is_type<g::import_decl>()) {
+      file_->imports.push_back({StringOf(n), LocOf(n)});
+    } else if (n.is_type<g::param_decl>()) {
+      Param param;
+      param.loc = LocOf(n);
+      for (const auto& c : n.children) {
+        if (c->is_type<g::param_name>()) param.name = c->string();
+        if (c->is_type<g::type_name>()) {
+          param.type = c->string();
+          param.type_loc = LocOf(*c);
+        }
+        if (c->is_type<g::default_value>()) param.default_value = ExprOf(*c->children[0]);
+      }
+      file_->params.push_back(std::move(param));
+    } else if (n.is_type<g::rule_decl>()) {
+      file_->rules.push_back(RuleOf(n));
+    }
+  }
+
+ private:
+  Rule RuleOf(const Node& n) {
+    Rule rule;
+    rule.loc = LocOf(n);
+    for (const auto& c : n.children) {
+      if (c->is_type<g::rule_name>()) {
+        rule.name = c->string();
+      } else if (c->is_type<g::doc_item>()) {
+        rule.doc = StringOf(*c);
+      } else if (c->is_type<g::priority_value>()) {
+        rule.has_priority = true;
+        (void)absl::SimpleAtoi(AV(c->string_view()), &rule.priority);
+      } else if (c->is_type<g::match_block>()) {
+        rule.has_match = true;
+        rule.match_loc = LocOf(*c);
+        for (const auto& item : c->children) {
+          if (item->is_type<g::pattern_stmt>()) {
+            PatternStmt stmt;
+            stmt.loc = LocOf(*item);
+            stmt.name = item->children[0]->string();
+            stmt.pattern = PatternOf(*item->children[1]);
+            rule.patterns.push_back(std::move(stmt));
+          } else if (item->is_type<g::where_clause>()) {
+            rule.guards.push_back(ExprOf(*item->children[0]));
+          }
+        }
+      } else if (c->is_type<g::rewrite_block>()) {
+        rule.has_rewrite = true;
+        for (const auto& a : c->children) rule.actions.push_back(ActionOf(*a));
+      } else if (c->is_type<g::test_block>()) {
+        rule.tests.push_back(TestOf(*c));
+      }
+    }
+    return rule;
+  }
+
+  NodePattern PatternOf(const Node& n) {
+    NodePattern pattern;
+    pattern.loc = LocOf(n);
+    for (const auto& c : n.children) {
+      if (c->is_type<g::op_name>()) {
+        pattern.ops.push_back(c->string());
+      } else if (c->is_type<g::operand_list>()) {
+        pattern.has_operands = true;
+        for (const auto& o : c->children) pattern.operands.push_back(OperandOf(*o));
+      }
+      // g::wildcard: any op, `ops` stays empty.
+    }
+    return pattern;
+  }
+
+  OperandPattern OperandOf(const Node& n) {
+    OperandPattern o;
+    o.loc = LocOf(n);
+    if (n.is_type<g::control_operand>()) {
+      o.kind = OperandPattern::Kind::kControl;
+      o.name = n.children[0]->string();
+    } else if (n.is_type<g::variadic_operand>()) {
+      o.kind = OperandPattern::Kind::kVariadic;
+      o.name = n.children[0]->string();
+    } else if (n.is_type<g::wildcard_operand>()) {
+      o.kind = OperandPattern::Kind::kWildcard;
+    } else if (n.is_type<g::bound_operand>()) {
+      o.name = n.children[0]->string();
+      if (n.children.size() == 1) {
+        o.kind = OperandPattern::Kind::kName;
+      } else if (n.children[1]->is_type<g::port_number>()) {
+        o.kind = OperandPattern::Kind::kPort;
+        (void)absl::SimpleAtoi(AV(n.children[1]->string_view()), &o.port);
+      } else {
+        o.kind = OperandPattern::Kind::kBound;
+        o.nested = std::make_shared<NodePattern>(PatternOf(*n.children[1]));
+      }
+    } else {  // nested_operand
+      o.kind = OperandPattern::Kind::kNested;
+      o.nested = std::make_shared<NodePattern>(PatternOf(n));
+    }
+    return o;
+  }
+
+  ExprPtr Make(Expr::Kind kind, const Node& n) {
+    auto e = std::make_shared<Expr>();
+    e->kind = kind;
+    e->loc = LocOf(n);
+    return e;
+  }
+
+  ExprPtr ExprOf(const Node& n) {
+    using K = Expr::Kind;
+    if (n.is_type<g::kw_true>() || n.is_type<g::kw_false>()) {
+      ExprPtr e = Make(K::kBool, n);
+      e->bool_value = n.is_type<g::kw_true>();
+      return e;
+    }
+    if (n.is_type<g::int_lit>()) {
+      ExprPtr e = Make(K::kInt, n);
+      if (!absl::SimpleAtoi(AV(n.string_view()), &e->int_value)) {
+        e->kind = K::kFloat;
+        (void)absl::SimpleAtod(AV(n.string_view()), &e->float_value);
+      }
+      return e;
+    }
+    if (n.is_type<g::float_lit>()) {
+      ExprPtr e = Make(K::kFloat, n);
+      (void)absl::SimpleAtod(AV(n.string_view()), &e->float_value);
+      return e;
+    }
+    if (n.is_type<g::string_body>()) {
+      ExprPtr e = Make(K::kString, n);
+      e->loc.col -= 1;  // point at the opening quote
+      e->text = Unescape(n.string_view());
+      return e;
+    }
+    if (n.is_type<g::name_ref>()) {
+      ExprPtr e = Make(K::kName, n);
+      e->text = n.string();
+      return e;
+    }
+    if (n.is_type<g::list_expr>()) {
+      ExprPtr e = Make(K::kList, n);
+      for (const auto& c : n.children) e->args.push_back(ExprOf(*c));
+      return e;
+    }
+    if (n.is_type<g::call_expr>()) {
+      ExprPtr e = Make(K::kCall, n);
+      e->text = n.children[0]->string();  // qualified name
+      for (const auto& a : n.children[1]->children) e->args.push_back(ExprOf(*a));
+      return e;
+    }
+    if (n.is_type<g::create_expr>()) {
+      ExprPtr e = Make(K::kCreate, n);
+      for (const auto& c : n.children) {
+        if (c->is_type<g::op_name>()) {
+          e->text = c->string();
+        } else if (c->is_type<g::matched_op>()) {
+          e->op_of = c->children[0]->string();
+        } else if (c->is_type<g::call_args>()) {
+          for (const auto& a : c->children) e->args.push_back(ExprOf(*a));
+        } else if (c->is_type<g::attr_block>()) {
+          for (const auto& item : c->children) {
+            AttrItem attr;
+            attr.loc = LocOf(*item);
+            if (item->is_type<g::attr_spread>()) {
+              attr.spread = true;
+              attr.name = item->children[0]->string();
+            } else {
+              attr.name = item->children[0]->string();
+              attr.value = ExprOf(*item->children[1]);
+            }
+            e->attrs.push_back(std::move(attr));
+          }
+        } else if (c->is_type<g::name_template>()) {
+          e->has_name_template = true;
+          e->name_template = StringOf(*c);
+        }
+      }
+      return e;
+    }
+    if (n.is_type<g::postfix>()) {
+      ExprPtr base = ExprOf(*n.children[0]);
+      for (size_t i = 1; i < n.children.size(); ++i) {
+        const Node& s = *n.children[i];
+        if (s.is_type<g::member>()) {
+          ExprPtr e = Make(K::kMember, s);
+          e->loc = base->loc;
+          e->text = s.children[0]->string();
+          e->args.push_back(base);
+          base = e;
+        } else {  // port_suffix: x:1
+          ExprPtr e = Make(K::kPort, s);
+          e->loc = base->loc;
+          e->text = base->text;
+          (void)absl::SimpleAtoi(AV(s.children[0]->string_view()), &e->port);
+          e->args.push_back(base);
+          base = e;
+        }
+      }
+      return base;
+    }
+    if (n.is_type<g::unary>() || n.is_type<g::not_expr>()) {
+      ExprPtr e = Make(K::kUnary, n);
+      e->text = n.is_type<g::unary>() ? "-" : "not";
+      e->args.push_back(ExprOf(*n.children[1]));
+      return e;
+    }
+    if (n.is_type<g::or_expr>() || n.is_type<g::and_expr>() || n.is_type<g::cmp_expr>() ||
+        n.is_type<g::add_expr>() || n.is_type<g::mul_expr>()) {
+      ExprPtr lhs = ExprOf(*n.children[0]);
+      for (size_t i = 1; i + 1 < n.children.size(); i += 2) {
+        ExprPtr e = Make(K::kBinary, *n.children[i]);
+        e->text = n.children[i]->string();
+        e->args = {lhs, ExprOf(*n.children[i + 1])};
+        lhs = e;
+      }
+      return lhs;
+    }
+    if (n.children.size() == 1) return ExprOf(*n.children[0]);
+    ExprPtr e = Make(K::kInt, n);  // unreachable for well-formed trees
+    return e;
+  }
+
+  Action ActionOf(const Node& n) {
+    Action a;
+    a.loc = LocOf(n);
+    using K = Action::Kind;
+    auto expr_at = [&](size_t i) { return ExprOf(*n.children[i]); };
+    auto name_at = [&](size_t i) {
+      return std::make_pair(n.children[i]->string(), LocOf(*n.children[i]));
+    };
+    if (n.is_type<g::let_action>() || n.is_type<g::assign_action>()) {
+      a.kind = n.is_type<g::let_action>() ? K::kLet : K::kAssign;
+      std::tie(a.name, a.name_loc) = name_at(0);
+      a.a = expr_at(1);
+    } else if (n.is_type<g::replace_action>() || n.is_type<g::swap_action>()) {
+      a.kind = n.is_type<g::replace_action>() ? K::kReplace : K::kSwap;
+      a.a = expr_at(0);
+      a.b = expr_at(1);
+    } else if (n.is_type<g::reroute_action>()) {
+      a.kind = K::kReroute;
+      a.a = expr_at(0);
+      a.b = expr_at(1);
+      for (size_t i = 2; i < n.children.size(); ++i) {
+        const Node& c = *n.children[i];
+        if (c.is_type<g::filter_only>()) a.filter = Action::Filter::kOnly;
+        if (c.is_type<g::filter_except>()) a.filter = Action::Filter::kExcept;
+        if (c.is_type<g::set_member>()) a.filter_nodes.emplace_back(c.string(), LocOf(c));
+      }
+    } else if (n.is_type<g::erase_action>()) {
+      a.kind = K::kErase;
+      std::tie(a.name, a.name_loc) = name_at(0);
+    } else if (n.is_type<g::rename_action>() || n.is_type<g::device_action>()) {
+      a.kind = n.is_type<g::rename_action>() ? K::kRename : K::kDevice;
+      std::tie(a.name, a.name_loc) = name_at(0);
+      a.a = expr_at(1);
+    } else if (n.is_type<g::control_action>() || n.is_type<g::uncontrol_action>()) {
+      a.kind = n.is_type<g::control_action>() ? K::kControl : K::kUncontrol;
+      std::tie(a.name, a.name_loc) = name_at(0);
+      std::tie(a.target, a.target_loc) = name_at(1);
+    } else if (n.is_type<g::set_action>()) {
+      a.kind = K::kSet;
+      std::tie(a.name, a.name_loc) = name_at(0);
+      std::tie(a.target, a.target_loc) = name_at(1);
+      a.a = expr_at(2);
+    }
+    return a;
+  }
+
+  RuleTest TestOf(const Node& n) {
+    RuleTest t;
+    t.loc = LocOf(n);
+    for (const auto& c : n.children) {
+      if (c->is_type<g::string_body>()) {
+        t.name = Unescape(c->string_view());
+      } else if (c->is_type<g::input_item>()) {
+        t.input = StringOf(*c);
+        t.input_loc = LocOf(*c);
+      } else if (c->is_type<g::expect_ops_item>()) {
+        for (const auto& oc : c->children) {
+          int count = 0;
+          (void)absl::SimpleAtoi(AV(oc->children[1]->string_view()), &count);
+          t.expect_ops.emplace_back(oc->children[0]->string(), count);
+        }
+      } else if (c->is_type<g::expect_nodes_item>() ||
+                 c->is_type<g::expect_no_nodes_item>()) {
+        auto& list = c->is_type<g::expect_nodes_item>() ? t.expect_nodes : t.expect_no_nodes;
+        for (const auto& s : c->children) list.push_back(Unescape(s->string_view()));
+      } else if (c->is_type<g::no_match_item>()) {
+        t.no_match = true;
+      }
+    }
+    return t;
+  }
+
+  RuleFile* file_;
+};
+
+// The offset of the next line that starts a top-level item, or the end.
+size_t NextItemStart(const std::string& source, size_t from) {
+  size_t pos = source.find('\n', from);
+  while (pos != std::string::npos) {
+    std::string_view rest(source.data() + pos + 1, source.size() - pos - 1);
+    for (std::string_view kw : {"rule ", "param ", "import "}) {
+      if (rest.substr(0, kw.size()) == kw) return pos + 1;
+    }
+    pos = source.find('\n', pos + 1);
+  }
+  return source.size();
+}
+
+}  // namespace
+
+RuleFile ParseRuleFile(const std::string& path, const std::string& source,
+                       Diagnostics* diagnostics) {
+  RuleFile file;
+  file.path = path;
+  file.source = source;
+  diagnostics->AddSource(path, source);
+  Converter converter(&file);
+  size_t offset = 0;
+  size_t line = 1;
+  size_t line_start = 0;
+  // Skip leading blank lines and comments.
+  auto skip_ws = [&] {
+    p::memory_input<p::tracking_mode::eager> in(source.data() + offset,
+                                                source.data() + source.size(), path);
+    p::parse<g::ws>(in);
+    size_t consumed = static_cast<size_t>(in.current() - (source.data() + offset));
+    for (size_t i = offset; i < offset + consumed; ++i) {
+      if (source[i] == '\n') {
+        ++line;
+        line_start = i + 1;
+      }
+    }
+    offset += consumed;
+  };
+  skip_ws();
+  while (offset < source.size()) {
+    p::memory_input<p::tracking_mode::eager> in(
+        source.data() + offset, source.data() + source.size(), path, offset, line,
+        offset - line_start + 1);
+    try {
+      auto root = p::parse_tree::parse<g::item, Selector, p::nothing, Control>(in);
+      size_t consumed = static_cast<size_t>(in.current() - (source.data() + offset));
+      if (root) {
+        for (const auto& child : root->children) converter.TopItem(*child);
+      }
+      for (size_t i = offset; i < offset + consumed; ++i) {
+        if (source[i] == '\n') {
+          ++line;
+          line_start = i + 1;
+        }
+      }
+      offset += consumed;
+      if (consumed == 0) break;
+    } catch (const p::parse_error& e) {
+      const p::position& pos = e.positions().front();
+      diagnostics->Error(path, {static_cast<int>(pos.line), static_cast<int>(pos.column)},
+                         std::string(e.message()));
+      size_t next = NextItemStart(source, std::max(offset, static_cast<size_t>(pos.byte)));
+      for (size_t i = offset; i < next; ++i) {
+        if (source[i] == '\n') {
+          ++line;
+          line_start = i + 1;
+        }
+      }
+      offset = next;
+    }
+    skip_ws();
+  }
+  return file;
+}
+
+}  // namespace graft::dsl

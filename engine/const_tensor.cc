@@ -1,0 +1,326 @@
+#include "engine/const_tensor.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/op_registry.h"
+
+namespace graft {
+namespace {
+
+template <typename T>
+void DecodeContent(const std::string& bytes, Eigen::ArrayXd* out) {
+  size_t n = bytes.size() / sizeof(T);
+  out->resize(static_cast<Eigen::Index>(n));
+  for (size_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof(T));
+    (*out)[static_cast<Eigen::Index>(i)] = static_cast<double>(v);
+  }
+}
+
+template <typename T>
+std::string EncodeContent(const Eigen::ArrayXd& values) {
+  std::string bytes(values.size() * sizeof(T), '\0');
+  for (Eigen::Index i = 0; i < values.size(); ++i) {
+    T v = static_cast<T>(values[i]);
+    std::memcpy(bytes.data() + i * sizeof(T), &v, sizeof(T));
+  }
+  return bytes;
+}
+
+size_t ElementSize(tf::DataType dtype) {
+  switch (dtype) {
+    case tf::DT_DOUBLE: case tf::DT_INT64: return 8;
+    case tf::DT_FLOAT: case tf::DT_INT32: return 4;
+    case tf::DT_HALF: case tf::DT_BFLOAT16: case tf::DT_INT16:
+    case tf::DT_UINT16: return 2;
+    case tf::DT_INT8: case tf::DT_UINT8: case tf::DT_BOOL: return 1;
+    default: return 0;
+  }
+}
+
+double RoundFor(tf::DataType dtype, double v) {
+  switch (dtype) {
+    case tf::DT_FLOAT: case tf::DT_DOUBLE: case tf::DT_HALF:
+    case tf::DT_BFLOAT16:
+      return v;
+    case tf::DT_BOOL:
+      return v != 0 ? 1 : 0;
+    default:
+      return std::nearbyint(v);
+  }
+}
+
+int64_t NumElements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+}  // namespace
+
+ConstTensor ConstTensor::Scalar(double value, tf::DataType dtype) {
+  ConstTensor t;
+  t.dtype = dtype;
+  t.values = Eigen::ArrayXd::Constant(1, value);
+  return t;
+}
+
+std::string ConstTensor::ShapeString() const {
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+absl::StatusOr<ConstTensor> FromTensorProto(const tf::TensorProto& proto) {
+  ConstTensor t;
+  t.dtype = proto.dtype();
+  for (const auto& dim : proto.tensor_shape().dim()) {
+    if (dim.size() < 0) {
+      return absl::InvalidArgumentError("constant has an unknown dimension");
+    }
+    t.shape.push_back(dim.size());
+  }
+  int64_t n = NumElements(t.shape);
+  size_t width = ElementSize(t.dtype);
+  if (width == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "constants of dtype ", DataTypeName(t.dtype), " are not supported"));
+  }
+  if (!proto.tensor_content().empty()) {
+    const std::string& c = proto.tensor_content();
+    if (c.size() != static_cast<size_t>(n) * width) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "constant holds ", c.size(), " bytes; shape ", t.ShapeString(),
+          " needs ", n * width));
+    }
+    switch (t.dtype) {
+      case tf::DT_FLOAT: DecodeContent<float>(c, &t.values); break;
+      case tf::DT_DOUBLE: DecodeContent<double>(c, &t.values); break;
+      case tf::DT_INT32: DecodeContent<int32_t>(c, &t.values); break;
+      case tf::DT_INT64: DecodeContent<int64_t>(c, &t.values); break;
+      case tf::DT_INT16: DecodeContent<int16_t>(c, &t.values); break;
+      case tf::DT_UINT16: DecodeContent<uint16_t>(c, &t.values); break;
+      case tf::DT_INT8: DecodeContent<int8_t>(c, &t.values); break;
+      case tf::DT_UINT8: DecodeContent<uint8_t>(c, &t.values); break;
+      case tf::DT_BOOL: DecodeContent<uint8_t>(c, &t.values); break;
+      case tf::DT_HALF: {
+        t.values.resize(n);
+        for (int64_t i = 0; i < n; ++i) {
+          uint16_t bits;
+          std::memcpy(&bits, c.data() + 2 * i, 2);
+          t.values[i] = static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(bits));
+        }
+        break;
+      }
+      case tf::DT_BFLOAT16: {
+        t.values.resize(n);
+        for (int64_t i = 0; i < n; ++i) {
+          uint16_t bits;
+          std::memcpy(&bits, c.data() + 2 * i, 2);
+          t.values[i] =
+              static_cast<float>(Eigen::numext::bit_cast<Eigen::bfloat16>(bits));
+        }
+        break;
+      }
+      default: break;
+    }
+    return t;
+  }
+  std::vector<double> vals;
+  switch (t.dtype) {
+    case tf::DT_FLOAT: vals.assign(proto.float_val().begin(), proto.float_val().end()); break;
+    case tf::DT_DOUBLE: vals.assign(proto.double_val().begin(), proto.double_val().end()); break;
+    case tf::DT_INT64: vals.assign(proto.int64_val().begin(), proto.int64_val().end()); break;
+    case tf::DT_BOOL: vals.assign(proto.bool_val().begin(), proto.bool_val().end()); break;
+    case tf::DT_HALF:
+      for (int bits : proto.half_val()) {
+        vals.push_back(static_cast<float>(
+            Eigen::numext::bit_cast<Eigen::half>(static_cast<uint16_t>(bits))));
+      }
+      break;
+    case tf::DT_BFLOAT16:
+      for (int bits : proto.half_val()) {
+        vals.push_back(static_cast<float>(Eigen::numext::bit_cast<Eigen::bfloat16>(
+            static_cast<uint16_t>(bits))));
+      }
+      break;
+    default: vals.assign(proto.int_val().begin(), proto.int_val().end()); break;
+  }
+  if (static_cast<int64_t>(vals.size()) > n) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "constant holds ", vals.size(), " values; shape ", t.ShapeString(),
+        " has ", n));
+  }
+  t.values.resize(n);
+  // TensorFlow repeats the last value to fill the shape.
+  for (int64_t i = 0; i < n; ++i) {
+    t.values[i] = vals.empty() ? 0.0 : vals[std::min<size_t>(i, vals.size() - 1)];
+  }
+  return t;
+}
+
+tf::TensorProto ToTensorProto(const ConstTensor& t) {
+  tf::TensorProto proto;
+  proto.set_dtype(t.dtype);
+  for (int64_t d : t.shape) proto.mutable_tensor_shape()->add_dim()->set_size(d);
+  Eigen::ArrayXd v = t.values.unaryExpr([&](double x) { return RoundFor(t.dtype, x); });
+  switch (t.dtype) {
+    case tf::DT_FLOAT: proto.set_tensor_content(EncodeContent<float>(v)); break;
+    case tf::DT_DOUBLE: proto.set_tensor_content(EncodeContent<double>(v)); break;
+    case tf::DT_INT32: proto.set_tensor_content(EncodeContent<int32_t>(v)); break;
+    case tf::DT_INT64: proto.set_tensor_content(EncodeContent<int64_t>(v)); break;
+    case tf::DT_INT16: proto.set_tensor_content(EncodeContent<int16_t>(v)); break;
+    case tf::DT_UINT16: proto.set_tensor_content(EncodeContent<uint16_t>(v)); break;
+    case tf::DT_INT8: proto.set_tensor_content(EncodeContent<int8_t>(v)); break;
+    case tf::DT_UINT8: case tf::DT_BOOL:
+      proto.set_tensor_content(EncodeContent<uint8_t>(v));
+      break;
+    case tf::DT_HALF: case tf::DT_BFLOAT16: {
+      std::string bytes(v.size() * 2, '\0');
+      for (Eigen::Index i = 0; i < v.size(); ++i) {
+        uint16_t bits =
+            t.dtype == tf::DT_HALF
+                ? Eigen::numext::bit_cast<uint16_t>(Eigen::half(static_cast<float>(v[i])))
+                : Eigen::numext::bit_cast<uint16_t>(
+                      Eigen::bfloat16(static_cast<float>(v[i])));
+        std::memcpy(bytes.data() + 2 * i, &bits, 2);
+      }
+      proto.set_tensor_content(bytes);
+      break;
+    }
+    default: break;
+  }
+  return proto;
+}
+
+absl::StatusOr<ConstTensor> Broadcast(const ConstTensor& a, const ConstTensor& b,
+                                      absl::string_view op) {
+  // Align shapes from the right (NumPy rules).
+  size_t rank = std::max(a.shape.size(), b.shape.size());
+  std::vector<int64_t> sa(rank, 1), sb(rank, 1), out(rank, 1);
+  std::copy(a.shape.begin(), a.shape.end(), sa.begin() + (rank - a.shape.size()));
+  std::copy(b.shape.begin(), b.shape.end(), sb.begin() + (rank - b.shape.size()));
+  for (size_t i = 0; i < rank; ++i) {
+    if (sa[i] != sb[i] && sa[i] != 1 && sb[i] != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "shapes ", a.ShapeString(), " and ", b.ShapeString(),
+          " do not broadcast"));
+    }
+    out[i] = std::max(sa[i], sb[i]);
+  }
+  ConstTensor r;
+  r.dtype = a.shape.empty() && a.values.size() == 1 && !b.shape.empty() ? b.dtype
+                                                                          : a.dtype;
+  r.shape = out;
+  int64_t n = NumElements(out);
+  r.values.resize(n);
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t flat = 0; flat < n; ++flat) {
+    int64_t ia = 0, ib = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      ia = ia * sa[d] + (sa[d] == 1 ? 0 : index[d]);
+      ib = ib * sb[d] + (sb[d] == 1 ? 0 : index[d]);
+    }
+    double x = a.values[ia], y = b.values[ib];
+    double v = 0;
+    if (op == "+") v = x + y;
+    else if (op == "-") v = x - y;
+    else if (op == "*") v = x * y;
+    else if (op == "/") v = x / y;
+    else if (op == "min") v = std::min(x, y);
+    else if (op == "max") v = std::max(x, y);
+    else return absl::InvalidArgumentError(absl::StrCat("unknown operator `", op, "`"));
+    r.values[flat] = v;
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < out[d]) break;
+      index[d] = 0;
+    }
+  }
+  return r;
+}
+
+absl::StatusOr<ConstTensor> Unary(const ConstTensor& a, absl::string_view op) {
+  ConstTensor r = a;
+  if (op == "rsqrt") r.values = a.values.rsqrt();
+  else if (op == "sqrt") r.values = a.values.sqrt();
+  else if (op == "neg") r.values = -a.values;
+  else if (op == "abs") r.values = a.values.abs();
+  else return absl::InvalidArgumentError(absl::StrCat("unknown function `", op, "`"));
+  return r;
+}
+
+ConstTensor Reduce(const ConstTensor& a, absl::string_view op) {
+  double v = a.values.size() == 0 ? 0.0
+             : op == "min"        ? a.values.minCoeff()
+                                  : a.values.maxCoeff();
+  return ConstTensor::Scalar(v, a.dtype);
+}
+
+absl::StatusOr<ConstTensor> Reshape(const ConstTensor& a, std::vector<int64_t> shape) {
+  int64_t known = 1;
+  int unknown = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (unknown >= 0) return absl::InvalidArgumentError("reshape: two -1 dimensions");
+      unknown = static_cast<int>(i);
+    } else {
+      known *= shape[i];
+    }
+  }
+  if (unknown >= 0 && known > 0) shape[unknown] = a.num_elements() / known;
+  ConstTensor r = a;
+  r.shape = shape;
+  if (NumElements(shape) != a.num_elements()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot reshape ", a.ShapeString(), " (", a.num_elements(),
+        " values) to ", r.ShapeString()));
+  }
+  return r;
+}
+
+absl::StatusOr<ConstTensor> ScaleOutputChannels(const ConstTensor& filter,
+                                                const ConstTensor& scale,
+                                                absl::string_view op,
+                                                bool transpose_b) {
+  const auto& s = filter.shape;
+  int64_t channels = 0;
+  // Element i of the flattened filter belongs to output channel ...
+  std::function<int64_t(int64_t)> channel_of;
+  if (op == "Conv2D" || op == "Conv3D") {
+    if (s.size() < 2) return absl::InvalidArgumentError("filter rank < 2");
+    channels = s.back();
+    channel_of = [=](int64_t i) { return i % channels; };
+  } else if (op == "DepthwiseConv2dNative") {
+    if (s.size() != 4) return absl::InvalidArgumentError("depthwise filter is not HWCM");
+    channels = s[2] * s[3];
+    channel_of = [=](int64_t i) { return i % channels; };  // c * M + m
+  } else if (op == "MatMul") {
+    if (s.size() != 2) return absl::InvalidArgumentError("MatMul weights are not 2-D");
+    if (transpose_b) {
+      channels = s[0];
+      int64_t cols = s[1];
+      channel_of = [=](int64_t i) { return i / cols; };
+    } else {
+      channels = s[1];
+      channel_of = [=](int64_t i) { return i % channels; };
+    }
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("scale_output_channels: `", op, "` has no known filter layout"));
+  }
+  if (scale.num_elements() != channels) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "scale has ", scale.num_elements(), " values; ", op, " filter ",
+        filter.ShapeString(), " has ", channels, " output channels"));
+  }
+  ConstTensor r = filter;
+  for (int64_t i = 0; i < r.num_elements(); ++i) {
+    r.values[i] *= scale.values[channel_of(i)];
+  }
+  return r;
+}
+
+}  // namespace graft

@@ -1,0 +1,57 @@
+// Constant tensor math for rewrites: values of matched Const nodes, computed
+// in float64 with Eigen and cast back to the tensor's dtype.
+#ifndef GRAFT_ENGINE_CONST_TENSOR_H_
+#define GRAFT_ENGINE_CONST_TENSOR_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "Eigen/Core"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "proto/graph.pb.h"
+
+namespace graft {
+
+struct ConstTensor {
+  tf::DataType dtype = tf::DT_FLOAT;
+  std::vector<int64_t> shape;  // empty: a scalar
+  Eigen::ArrayXd values;       // row-major
+
+  int64_t num_elements() const { return values.size(); }
+  static ConstTensor Scalar(double value, tf::DataType dtype = tf::DT_FLOAT);
+  std::string ShapeString() const;  // "[3, 3, 16]"
+};
+
+// Reads a TensorProto (float, double, half, bfloat16, int8/16/32/64,
+// uint8/16, bool), from tensor_content or the typed value fields, expanding
+// a single repeated value to the full shape as TensorFlow does.
+absl::StatusOr<ConstTensor> FromTensorProto(const tf::TensorProto& proto);
+// Writes a TensorProto in `tensor.dtype` (values rounded for integers).
+tf::TensorProto ToTensorProto(const ConstTensor& tensor);
+
+// Elementwise a (op) b with NumPy broadcasting; op is one of + - * /
+// "min" "max". The result takes a's dtype (b's if a is a scalar literal).
+absl::StatusOr<ConstTensor> Broadcast(const ConstTensor& a,
+                                      const ConstTensor& b,
+                                      absl::string_view op);
+// Elementwise: "rsqrt", "sqrt", "neg", "abs".
+absl::StatusOr<ConstTensor> Unary(const ConstTensor& a, absl::string_view op);
+// Reductions to a scalar: "min", "max".
+ConstTensor Reduce(const ConstTensor& a, absl::string_view op);
+absl::StatusOr<ConstTensor> Reshape(const ConstTensor& a,
+                                    std::vector<int64_t> shape);
+
+// Scales the output channels of a filter by `scale` (one value per output
+// channel): Conv2D filters are HWIO (axis 3), DepthwiseConv2dNative filters
+// HWCM (output channel c * M + m), MatMul weights [in, out] (or [out, in]
+// with transpose_b).
+absl::StatusOr<ConstTensor> ScaleOutputChannels(const ConstTensor& filter,
+                                                const ConstTensor& scale,
+                                                absl::string_view op,
+                                                bool transpose_b);
+
+}  // namespace graft
+
+#endif  // GRAFT_ENGINE_CONST_TENSOR_H_

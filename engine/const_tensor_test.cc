@@ -1,0 +1,101 @@
+#include "engine/const_tensor.h"
+
+#include "gtest/gtest.h"
+
+namespace graft {
+namespace {
+
+ConstTensor Make(std::vector<int64_t> shape, std::vector<double> values,
+                 tf::DataType dtype = tf::DT_FLOAT) {
+  ConstTensor t;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  t.values = Eigen::Map<Eigen::ArrayXd>(values.data(), values.size());
+  return t;
+}
+
+std::vector<double> Values(const ConstTensor& t) {
+  return std::vector<double>(t.values.data(), t.values.data() + t.values.size());
+}
+
+TEST(ConstTensorTest, ProtoRoundTripForEachDtype) {
+  for (tf::DataType dtype : {tf::DT_FLOAT, tf::DT_DOUBLE, tf::DT_INT32, tf::DT_INT64,
+                             tf::DT_HALF, tf::DT_BFLOAT16, tf::DT_INT8, tf::DT_UINT8}) {
+    ConstTensor t = Make({2, 2}, {1, -2, 3, 0.5}, dtype);
+    if (dtype == tf::DT_UINT8) t.values[1] = 2;
+    absl::StatusOr<ConstTensor> back = FromTensorProto(ToTensorProto(t));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(back->shape, t.shape);
+    EXPECT_EQ(back->dtype, dtype);
+    bool integer = dtype == tf::DT_INT32 || dtype == tf::DT_INT64 ||
+                   dtype == tf::DT_INT8 || dtype == tf::DT_UINT8;
+    EXPECT_EQ(back->values[3], integer ? 0.0 : 0.5) << dtype;  // rounded
+    EXPECT_EQ(back->values[0], 1.0);
+  }
+}
+
+TEST(ConstTensorTest, TypedValueFieldsExpandLikeTensorflow) {
+  tf::TensorProto p;
+  p.set_dtype(tf::DT_FLOAT);
+  p.mutable_tensor_shape()->add_dim()->set_size(3);
+  p.add_float_val(7);
+  absl::StatusOr<ConstTensor> t = FromTensorProto(p);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(Values(*t), (std::vector<double>{7, 7, 7}));
+  p.add_float_val(1);
+  p.add_float_val(2);
+  p.add_float_val(3);
+  EXPECT_FALSE(FromTensorProto(p).ok());
+}
+
+TEST(ConstTensorTest, BroadcastsLikeNumpy) {
+  ConstTensor m = Make({2, 3}, {1, 2, 3, 4, 5, 6});
+  ConstTensor row = Make({3}, {10, 20, 30});
+  absl::StatusOr<ConstTensor> sum = Broadcast(m, row, "+");
+  ASSERT_TRUE(sum.ok());
+  EXPECT_EQ(sum->shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(Values(*sum), (std::vector<double>{11, 22, 33, 14, 25, 36}));
+  absl::StatusOr<ConstTensor> scaled = Broadcast(ConstTensor::Scalar(2), m, "*");
+  ASSERT_TRUE(scaled.ok());
+  EXPECT_EQ(scaled->shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(scaled->values[5], 12);
+  absl::StatusOr<ConstTensor> bad = Broadcast(m, Make({2}, {1, 2}), "+");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "shapes [2, 3] and [2] do not broadcast");
+}
+
+TEST(ConstTensorTest, UnaryReduceReshape) {
+  ConstTensor v = Make({2}, {4, 0.25});
+  EXPECT_EQ(Values(*Unary(v, "rsqrt")), (std::vector<double>{0.5, 2}));
+  EXPECT_EQ(Values(*Unary(v, "sqrt")), (std::vector<double>{2, 0.5}));
+  EXPECT_EQ(Reduce(v, "min").values[0], 0.25);
+  EXPECT_EQ(Reduce(v, "max").values[0], 4);
+  absl::StatusOr<ConstTensor> r = Reshape(Make({2, 3}, {1, 2, 3, 4, 5, 6}), {3, -1});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->shape, (std::vector<int64_t>{3, 2}));
+  EXPECT_FALSE(Reshape(v, {3}).ok());
+}
+
+TEST(ConstTensorTest, ScalesOutputChannelsByLayout) {
+  // Conv2D HWIO [1,1,2,2]: output channel is the last axis.
+  ConstTensor conv = Make({1, 1, 2, 2}, {1, 1, 1, 1});
+  ConstTensor s = Make({2}, {2, 3});
+  EXPECT_EQ(Values(*ScaleOutputChannels(conv, s, "Conv2D", false)),
+            (std::vector<double>{2, 3, 2, 3}));
+  // Depthwise HWCM [1,1,2,2]: output channel c*M+m, 4 of them.
+  ConstTensor dw = Make({1, 1, 2, 2}, {1, 1, 1, 1});
+  ConstTensor s4 = Make({4}, {1, 2, 3, 4});
+  EXPECT_EQ(Values(*ScaleOutputChannels(dw, s4, "DepthwiseConv2dNative", false)),
+            (std::vector<double>{1, 2, 3, 4}));
+  // MatMul [in=2, out=2], and transposed [out, in].
+  ConstTensor mm = Make({2, 2}, {1, 1, 1, 1});
+  EXPECT_EQ(Values(*ScaleOutputChannels(mm, s, "MatMul", false)),
+            (std::vector<double>{2, 3, 2, 3}));
+  EXPECT_EQ(Values(*ScaleOutputChannels(mm, s, "MatMul", true)),
+            (std::vector<double>{2, 2, 3, 3}));
+  EXPECT_FALSE(ScaleOutputChannels(conv, s4, "Conv2D", false).ok());
+  EXPECT_FALSE(ScaleOutputChannels(conv, s, "Relu", false).ok());
+}
+
+}  // namespace
+}  // namespace graft
