@@ -116,8 +116,60 @@ absl::Status Rewriter::CheckNoCycle(Endpoint to,
   return absl::OkStatus();
 }
 
+void Rewriter::Begin() {
+  recording_ = true;
+  undo_.clear();
+}
+
+void Rewriter::Commit() {
+  recording_ = false;
+  undo_.clear();
+}
+
+void Rewriter::Rollback() {
+  recording_ = false;
+  for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) (*it)();
+  undo_.clear();
+}
+
+void Rewriter::OnUndo(std::function<void()> undo) {
+  if (recording_) undo_.push_back(std::move(undo));
+}
+
+void Rewriter::Unlink(NodeId id) {
+  Node& node = graph_.mutable_node(id);
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    if (node.inputs_[i].valid()) graph_.RemoveConsumer(node.inputs_[i], {id, i});
+  }
+  for (NodeId c : node.control_inputs_) {
+    if (c != kNoNode) graph_.RemoveControlConsumer(c, id);
+  }
+  graph_.UnindexOp(id);
+  graph_.name_index_.erase(node.name());
+  node.alive_ = false;
+  --graph_.num_alive_;
+}
+
+void Rewriter::Relink(NodeId id) {
+  Node& node = graph_.mutable_node(id);
+  node.alive_ = true;
+  ++graph_.num_alive_;
+  graph_.name_index_.emplace(node.name(), id);
+  graph_.IndexOp(id);
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    if (node.inputs_[i].valid()) graph_.AddConsumer(node.inputs_[i], {id, i});
+  }
+  for (NodeId c : node.control_inputs_) {
+    if (c != kNoNode) graph_.AddControlConsumer(c, id);
+  }
+}
+
 void Rewriter::MarkChanged(NodeId id) {
-  graph_.mutable_node(id).modified_ = true;
+  Node& node = graph_.mutable_node(id);
+  if (!node.modified_) {
+    OnUndo([this, id] { graph_.mutable_node(id).modified_ = false; });
+  }
+  node.modified_ = true;
 }
 
 void Rewriter::NotifyChanged(NodeId id) {
@@ -143,6 +195,7 @@ NodeId Rewriter::Insert(tf::NodeDef* def, absl::Span<const Endpoint> inputs,
     node.control_inputs_.push_back(c);
     graph_.AddControlConsumer(c, id);
   }
+  OnUndo([this, id] { Unlink(id); });
   return id;
 }
 
@@ -227,11 +280,9 @@ absl::Status Rewriter::RemoveNodes(absl::Span<const NodeId> ids) {
     graph_.UnindexOp(id);
     graph_.name_index_.erase(node.name());
     node.alive_ = false;
-    node.inputs_.clear();
-    node.control_inputs_.clear();
-    node.unresolved_.clear();
-    node.def_->clear_attr();
     --graph_.num_alive_;
+    // A removed node keeps its inputs, so that a rollback can link it back.
+    OnUndo([this, id] { Relink(id); });
   }
   std::vector<NodeId> touched;
   for (NodeId n : neighbours) {
@@ -257,9 +308,16 @@ absl::Status Rewriter::Rename(NodeId id, absl::string_view new_name) {
         "cannot rename `", node.name(), "` to `", new_name,
         "`: a node of that name exists"));
   }
+  std::string old_name = node.name();
   graph_.name_index_.erase(node.name());
   node.def_->set_name(std::string(new_name));
   graph_.name_index_.emplace(node.name(), id);
+  OnUndo([this, id, old_name] {
+    Node& n = graph_.mutable_node(id);
+    graph_.name_index_.erase(n.name());
+    n.def_->set_name(old_name);
+    graph_.name_index_.emplace(n.name(), id);
+  });
   MarkChanged(id);
   // Consumers spell the name in their inputs.
   std::vector<NodeId> consumers(node.control_consumers().begin(),
@@ -279,7 +337,9 @@ absl::Status Rewriter::Rename(NodeId id, absl::string_view new_name) {
 absl::Status Rewriter::SetDevice(NodeId id, absl::string_view device) {
   absl::Status s = CheckLive(id, "set device");
   if (!s.ok()) return s;
-  graph_.mutable_node(id).def_->set_device(std::string(device));
+  tf::NodeDef* def = graph_.mutable_node(id).def_;
+  OnUndo([def, old = def->device()] { def->set_device(old); });
+  def->set_device(std::string(device));
   MarkChanged(id);
   NotifyChanged(id);
   return absl::OkStatus();
@@ -290,8 +350,15 @@ absl::Status Rewriter::SetAttr(NodeId id, absl::string_view name,
   absl::Status s = CheckLive(id, "set attr");
   if (!s.ok()) return s;
   if (name.empty()) return absl::InvalidArgumentError("set attr: empty name");
-  (*graph_.mutable_node(id).def_->mutable_attr())[std::string(name)] =
-      std::move(value);
+  tf::NodeDef* def = graph_.mutable_node(id).def_;
+  std::string key(name);
+  auto old = def->attr().find(key);
+  if (old == def->attr().end()) {
+    OnUndo([def, key] { def->mutable_attr()->erase(key); });
+  } else {
+    OnUndo([def, key, value = old->second] { (*def->mutable_attr())[key] = value; });
+  }
+  (*def->mutable_attr())[key] = std::move(value);
   MarkChanged(id);
   NotifyChanged(id);
   return absl::OkStatus();
@@ -301,6 +368,13 @@ void Rewriter::SetInputUnchecked(NodeId id, int index, Endpoint source) {
   Node& node = graph_.mutable_node(id);
   Endpoint old = node.inputs_[index];
   InputSlot slot{id, index};
+  OnUndo([this, id, index, old, source, unresolved = node.unresolved_] {
+    Node& n = graph_.mutable_node(id);
+    graph_.RemoveConsumer(source, {id, index});
+    if (old.valid()) graph_.AddConsumer(old, {id, index});
+    n.inputs_[index] = old;
+    n.unresolved_ = unresolved;
+  });
   if (old.valid()) {
     graph_.RemoveConsumer(old, slot);
   } else {
@@ -359,6 +433,10 @@ absl::Status Rewriter::AddControlEdge(NodeId from, NodeId to) {
   if (!s.ok()) return s;
   graph_.mutable_node(to).control_inputs_.push_back(from);
   graph_.AddControlConsumer(from, to);
+  OnUndo([this, from, to] {
+    graph_.mutable_node(to).control_inputs_.pop_back();
+    graph_.RemoveControlConsumer(from, to);
+  });
   MarkChanged(to);
   NotifyChanged(to);
   NotifyChanged(from);
@@ -379,6 +457,12 @@ absl::Status Rewriter::RemoveControlEdge(NodeId from, NodeId to) {
   }
   int removed = static_cast<int>(it - controls.begin());
   controls.erase(it);
+  OnUndo([this, from, to, removed, unresolved = target.unresolved_] {
+    Node& n = graph_.mutable_node(to);
+    n.control_inputs_.insert(n.control_inputs_.begin() + removed, from);
+    n.unresolved_ = unresolved;
+    graph_.AddControlConsumer(from, to);
+  });
   // Unresolved control inputs are keyed by position; shift those after it.
   for (auto& [key, name] : target.unresolved_) {
     if (key < 0 && -1 - key > removed) ++key;

@@ -12,6 +12,7 @@
 #ifndef GRAFT_ENGINE_REWRITER_H_
 #define GRAFT_ENGINE_REWRITER_H_
 
+#include <functional>
 #include <string>
 #include "absl/strings/string_view.h"
 #include <vector>
@@ -89,6 +90,14 @@ class Rewriter {
   // The rule recorded as the maker of nodes created from now on.
   void SetProvenance(std::string rule) { rule_ = std::move(rule); }
 
+  // Transactions: after Begin, every edit is journaled; Rollback undoes
+  // them all (newest first) and leaves the graph as it was at Begin, byte
+  // for byte when saved; Commit keeps them. Not nested.
+  void Begin();
+  void Commit();
+  void Rollback();
+  bool in_transaction() const { return recording_; }
+
   // A name not yet in the graph: `base` if free, else `base_1`, `base_2`...
   std::string UniqueName(absl::string_view base) const;
 
@@ -151,10 +160,18 @@ class Rewriter {
   void SetInputUnchecked(NodeId id, int index, Endpoint source);
   void MarkChanged(NodeId id);
   void NotifyChanged(NodeId id);
+  // Journals an undo step while a transaction is open.
+  void OnUndo(std::function<void()> undo);
+  // Detaches a node from its producers and the indexes (undo of Insert).
+  void Unlink(NodeId id);
+  // Links a removed node back in (undo of RemoveNodes).
+  void Relink(NodeId id);
 
   Graph& graph_;
   std::vector<RewriteListener*> listeners_;
   std::string rule_;
+  bool recording_ = false;
+  std::vector<std::function<void()>> undo_;
 };
 
 }  // namespace graft

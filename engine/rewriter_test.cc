@@ -390,3 +390,55 @@ TEST(ListenerTest, HearsInsertChangeAndErase) {
 
 }  // namespace
 }  // namespace graft
+
+namespace graft {
+namespace {
+
+TEST(TransactionTest, RollbackRestoresTheGraphByteForByte) {
+  absl::StatusOr<Graph> loaded = LoadGraph("tests/data/control_devices.pb");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  Graph& g = *loaded;
+  std::string before = SerializeGraph(g, GraphFormat::kBinary);
+  std::string text_before = SerializeGraph(g, GraphFormat::kText);
+  Rewriter r(g);
+  r.Begin();
+  NodeSpec spec;
+  spec.name = "extra";
+  spec.op = "Identity";
+  spec.inputs = {{g.FindId("sum"), 0}};
+  spec.attrs["T"].set_type(tf::DT_FLOAT);
+  absl::StatusOr<NodeId> extra = r.AddNode(spec);
+  ASSERT_TRUE(extra.ok());
+  ASSERT_TRUE(r.Reroute({g.FindId("sum"), 0}, {*extra, 0},
+                        ConsumerFilter::Except({*extra}))
+                  .ok());
+  ASSERT_TRUE(r.Rename(g.FindId("x"), "renamed_x").ok());
+  ASSERT_TRUE(r.SetDevice(g.FindId("bn"), "/device:GPU:0").ok());
+  tf::AttrValue v;
+  v.set_i(1);
+  ASSERT_TRUE(r.SetAttr(g.FindId("bn"), "epsilon", v).ok());
+  ASSERT_TRUE(r.SetAttr(g.FindId("bn"), "new_attr", v).ok());
+  ASSERT_TRUE(r.AddControlEdge(g.FindId("ids"), g.FindId("img")).ok());
+  ASSERT_TRUE(r.RemoveControlEdge(g.FindId("init"), g.FindId("sum")).ok());
+  ASSERT_TRUE(r.RemoveNode(g.FindId("uniq_f")).ok());
+  absl::StatusOr<CloneResult> clone = r.Clone({g.FindId("img")}, {}, "c/");
+  ASSERT_TRUE(clone.ok());
+  EXPECT_NE(SerializeGraph(g, GraphFormat::kBinary), before);
+  r.Rollback();
+  EXPECT_EQ(SerializeGraph(g, GraphFormat::kText), text_before);
+  EXPECT_EQ(SerializeGraph(g, GraphFormat::kBinary), before);
+  EXPECT_TRUE(g.Contains("x"));
+  EXPECT_FALSE(g.Contains("renamed_x"));
+  EXPECT_FALSE(g.Contains("extra"));
+  EXPECT_TRUE(g.Contains("uniq_f"));
+  EXPECT_EQ(g.node(g.FindId("ids")).control_consumers().size(), 0u);
+  EXPECT_TRUE(CheckValid(g).ok());
+  // The graph is usable after a rollback, and a committed edit stays.
+  r.Begin();
+  ASSERT_TRUE(r.SetDevice(g.FindId("bn"), "/device:GPU:0").ok());
+  r.Commit();
+  EXPECT_EQ(g.FindNode("bn")->device(), "/device:GPU:0");
+}
+
+}  // namespace
+}  // namespace graft
