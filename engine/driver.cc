@@ -1,0 +1,296 @@
+#include "engine/driver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+#include <queue>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/hooks.h"
+
+namespace graft {
+namespace {
+
+// A min-heap of node ids with membership flags.
+class Worklist : public RewriteListener {
+ public:
+  explicit Worklist(const Graph& graph) {
+    graph.ForEachNode([&](const Node& n) { Push(n.id()); });
+  }
+  bool Empty() const { return heap_.empty(); }
+  NodeId Pop() {
+    NodeId id = heap_.top();
+    heap_.pop();
+    queued_[id] = false;
+    return id;
+  }
+  void Push(NodeId id) {
+    if (id == kNoNode) return;
+    if (static_cast<size_t>(id) >= queued_.size()) queued_.resize(id + 1024, false);
+    if (queued_[id]) return;
+    queued_[id] = true;
+    heap_.push(id);
+  }
+  void PushWithNeighbours(const Graph& g, NodeId id) {
+    Push(id);
+    const Node& n = g.node(id);
+    if (!n.alive()) return;
+    for (Endpoint e : n.inputs()) Push(e.node);
+    for (int p = 0; p < n.num_used_ports(); ++p) {
+      for (InputSlot s : n.consumers(p)) Push(s.node);
+    }
+  }
+  void NodeInserted(const Graph& g, NodeId id) override {
+    PushWithNeighbours(g, id);
+    inserted.push_back(id);
+  }
+  void NodeChanged(const Graph& g, NodeId id) override { PushWithNeighbours(g, id); }
+
+  std::vector<NodeId> inserted;  // since the last clear
+
+ private:
+  std::priority_queue<NodeId, std::vector<NodeId>, std::greater<NodeId>> heap_;
+  std::vector<char> queued_;
+};
+
+double Ms(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+class Driver {
+ public:
+  Driver(Graph& graph, absl::Span<const Rule* const> rules, const ApplyOptions& options)
+      : graph_(graph), rewriter_(graph), options_(options), worklist_(graph) {
+    for (size_t i = 0; i < rules.size(); ++i) {
+      order_.push_back(i);
+      report_.add_rules()->set_name(rules[i]->name());
+    }
+    rules_.assign(rules.begin(), rules.end());
+    std::sort(order_.begin(), order_.end(), [&](size_t a, size_t b) { return Before(a, b); });
+    for (size_t i : order_) {
+      std::vector<std::string> anchors = rules_[i]->anchor_ops();
+      bool generic = anchors.empty();
+      for (const std::string& op : anchors) {
+        if (op.find('*') != std::string::npos) generic = true;
+      }
+      if (generic) {
+        generic_.push_back(i);
+      } else {
+        for (const std::string& op : anchors) by_op_[op].push_back(i);
+      }
+    }
+    // Outputs: what the caller names, and what nothing reads.
+    for (const std::string& name : options.outputs) {
+      if (NodeId id = graph.FindId(name); id != kNoNode) outputs_.insert(id);
+    }
+    graph.ForEachNode([&](const Node& n) {
+      if (!n.HasConsumers()) outputs_.insert(n.id());
+    });
+    rewriter_.AddListener(&worklist_);
+  }
+
+  report::ApplyReport Run() {
+    report_.set_nodes_before(graph_.num_nodes());
+    int64_t rewrites = 0;
+    bool converged = true;
+    while (!worklist_.Empty()) {
+      NodeId id = worklist_.Pop();
+      if (id >= graph_.id_limit() || !graph_.node(id).alive()) continue;
+      if (rewrites >= options_.max_rewrites) {
+        converged = false;
+        break;
+      }
+      if (TryRules(id)) ++rewrites;
+    }
+    report_.set_rewrites(rewrites);
+    report_.set_converged(converged);
+    if (!converged) report_.set_non_convergence(DescribeRecent());
+    report_.set_nodes_after(graph_.num_nodes());
+    return report_;
+  }
+
+ private:
+  // Higher priority first, then the order the rules were given in.
+  bool Before(size_t a, size_t b) const {
+    int pa = rules_[a]->priority(), pb = rules_[b]->priority();
+    return pa != pb ? pa > pb : a < b;
+  }
+
+  std::vector<size_t> Candidates(const std::string& op) const {
+    std::vector<size_t> out;
+    if (auto it = by_op_.find(op); it != by_op_.end()) out = it->second;
+    for (size_t i : generic_) {
+      std::vector<std::string> anchors = rules_[i]->anchor_ops();
+      bool any = anchors.empty();
+      for (const std::string& a : anchors) any = any || GlobMatch(a, op);
+      if (any) out.push_back(i);
+    }
+    if (!generic_.empty()) {
+      std::sort(out.begin(), out.end(), [&](size_t a, size_t b) { return Before(a, b); });
+    }
+    return out;
+  }
+
+  // Tries the rules at `id`; true when one rewrote the graph.
+  bool TryRules(NodeId id) {
+    std::string op = graph_.node(id).op();
+    for (size_t r : Candidates(op)) {
+      const Rule& rule = *rules_[r];
+      report::RuleStats& stats = *report_.mutable_rules(static_cast<int>(r));
+      auto start = std::chrono::steady_clock::now();
+      stats.set_candidates(stats.candidates() + 1);
+      std::unique_ptr<MatchState> match = rule.Match(graph_, id);
+      if (match == nullptr) {
+        stats.set_time_ms(stats.time_ms() + Ms(std::chrono::steady_clock::now() - start));
+        continue;
+      }
+      stats.set_matches(stats.matches() + 1);
+      std::string root_name = graph_.node(id).name();
+      int before = graph_.num_nodes();
+      worklist_.inserted.clear();
+      rewriter_.SetProvenance(rule.name());
+      rewriter_.Begin();
+      RewritePlan plan;
+      absl::Status status = rule.Rewrite(*match, rewriter_, &plan);
+      int removed = 0;
+      if (status.ok()) status = Finish(*match, plan, &removed);
+      if (!status.ok()) {
+        rewriter_.Rollback();
+        stats.set_skipped(stats.skipped() + 1);
+        if (report_.skipped_size() < 100) {
+          report::SkippedRewrite* skip = report_.add_skipped();
+          skip->set_rule(rule.name());
+          skip->set_node(root_name);
+          skip->set_reason(std::string(status.message()));
+        }
+        stats.set_time_ms(stats.time_ms() + Ms(std::chrono::steady_clock::now() - start));
+        continue;
+      }
+      rewriter_.Commit();
+      stats.set_applied(stats.applied() + 1);
+      stats.set_nodes_removed(stats.nodes_removed() + removed);
+      stats.set_nodes_added(stats.nodes_added() + graph_.num_nodes() - before + removed);
+      stats.set_time_ms(stats.time_ms() + Ms(std::chrono::steady_clock::now() - start));
+      recent_.emplace_back(r, root_name);
+      if (recent_.size() > 64) recent_.pop_front();
+      return true;
+    }
+    return false;
+  }
+
+  // Removes what the rewrite asked for and what it left unused, checking
+  // that nothing outside still needs it.
+  absl::Status Finish(const MatchState& match, const RewritePlan& plan, int* removed) {
+    absl::flat_hash_set<NodeId> dead(plan.remove.begin(), plan.remove.end());
+    absl::flat_hash_map<NodeId, NodeId> heir;  // removed -> takes its name
+    for (const auto& [old_id, new_id] : plan.takeover) heir[old_id] = new_id;
+    auto feeds_only_dead = [&](const Node& n) {
+      for (NodeId c : n.control_consumers()) {
+        if (!dead.contains(c)) return false;
+      }
+      for (int p = 0; p < n.num_used_ports(); ++p) {
+        for (InputSlot s : n.consumers(p)) {
+          if (!dead.contains(s.node)) return false;
+        }
+      }
+      return true;
+    };
+    // Matched nodes the rewrite left without consumers go too (transitively).
+    bool grew = true;
+    while (grew) {
+      grew = false;
+      for (NodeId id : match.nodes) {
+        if (dead.contains(id) || !graph_.node(id).alive() || outputs_.contains(id)) continue;
+        if (feeds_only_dead(graph_.node(id))) {
+          dead.insert(id);
+          grew = true;
+        }
+      }
+    }
+    std::vector<NodeId> doomed(dead.begin(), dead.end());
+    std::sort(doomed.begin(), doomed.end());
+    for (NodeId id : doomed) {
+      const Node& n = graph_.node(id);
+      if (!n.alive()) continue;
+      for (NodeId c : n.control_consumers()) {
+        if (!dead.contains(c)) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "`", n.name(), "` would be removed but `", graph_.node(c).name(),
+              "` outside the match has a control edge from it"));
+        }
+      }
+      for (int p = 0; p < n.num_used_ports(); ++p) {
+        for (InputSlot s : n.consumers(p)) {
+          if (!dead.contains(s.node)) {
+            return absl::FailedPreconditionError(absl::StrCat(
+                "`", n.name(), "` would be removed but `", graph_.node(s.node).name(),
+                "` outside the match reads ", graph_.TensorName({id, p})));
+          }
+        }
+      }
+      if (outputs_.contains(id) && !heir.contains(id)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("`", n.name(), "` is a graph output and would be removed"));
+      }
+    }
+    std::vector<std::pair<NodeId, std::string>> names;
+    for (NodeId id : doomed) {
+      if (heir.contains(id)) names.emplace_back(heir[id], graph_.node(id).name());
+    }
+    absl::Status s = rewriter_.RemoveNodes(doomed);
+    if (!s.ok()) return s;
+    for (const auto& [new_id, name] : names) {
+      s = rewriter_.Rename(new_id, name);
+      if (!s.ok()) return s;
+    }
+    for (NodeId id : doomed) {
+      if (outputs_.erase(id) > 0 && heir.contains(id)) outputs_.insert(heir[id]);
+    }
+    *removed = static_cast<int>(doomed.size());
+    return absl::OkStatus();
+  }
+
+  std::string DescribeRecent() const {
+    std::map<std::string, std::vector<std::string>> by_rule;
+    for (const auto& [r, node] : recent_) {
+      auto& nodes = by_rule[rules_[r]->name()];
+      if (std::find(nodes.begin(), nodes.end(), node) == nodes.end() && nodes.size() < 5) {
+        nodes.push_back(node);
+      }
+    }
+    std::vector<std::string> parts;
+    for (const auto& [rule, nodes] : by_rule) {
+      parts.push_back(absl::StrCat("`", rule, "` (at `", absl::StrJoin(nodes, "`, `"), "`)"));
+    }
+    return absl::StrCat("no fixpoint after ", options_.max_rewrites,
+                        " rewrites; still firing: ", absl::StrJoin(parts, ", "));
+  }
+
+  Graph& graph_;
+  Rewriter rewriter_;
+  const ApplyOptions& options_;
+  Worklist worklist_;
+  std::vector<const Rule*> rules_;
+  std::vector<size_t> order_;
+  std::map<std::string, std::vector<size_t>> by_op_;
+  std::vector<size_t> generic_;
+  absl::flat_hash_set<NodeId> outputs_;
+  std::deque<std::pair<size_t, std::string>> recent_;
+  report::ApplyReport report_;
+};
+
+}  // namespace
+
+absl::StatusOr<report::ApplyReport> ApplyRules(Graph& graph,
+                                               absl::Span<const Rule* const> rules,
+                                               const ApplyOptions& options) {
+  Driver driver(graph, rules, options);
+  return driver.Run();
+}
+
+}  // namespace graft

@@ -1,0 +1,75 @@
+// The fixpoint driver: applies rules over a graph until nothing more
+// matches.
+//
+// A worklist holds nodes in id order (the file's order, then new nodes).
+// At each node the rules anchored on its op are tried by priority (higher
+// first), then in the order given. A match is rewritten inside a Rewriter
+// transaction; the driver then removes the matched nodes the rewrite left
+// unused, checks safety and commits, or rolls everything back and reports
+// the skip. Nodes a rewrite inserts or touches, and their neighbours, go
+// back on the worklist.
+//
+// Safety is the engine's, not each rule's: a node that is removed must not
+// feed anything outside the removed set (data or control) and must not be a
+// graph output, unless a new node takes over its name.
+#ifndef GRAFT_ENGINE_DRIVER_H_
+#define GRAFT_ENGINE_DRIVER_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "engine/graph.h"
+#include "engine/rewriter.h"
+#include "proto/report.pb.h"
+
+namespace graft {
+
+// What a rule matched: the root and every node of the pattern. Rules keep
+// their own bindings in a subclass.
+struct MatchState {
+  virtual ~MatchState() = default;
+  NodeId root = kNoNode;
+  std::vector<NodeId> nodes;
+};
+
+// Removals a rewrite asks for; the driver carries them out after checking.
+struct RewritePlan {
+  std::vector<NodeId> remove;
+  // (removed node, new node that takes over its name)
+  std::vector<std::pair<NodeId, NodeId>> takeover;
+};
+
+class Rule {
+ public:
+  virtual ~Rule() = default;
+  virtual const std::string& name() const = 0;
+  virtual int priority() const = 0;
+  // Ops the pattern's root may have (`Name*` globs allowed); empty: any op.
+  virtual std::vector<std::string> anchor_ops() const = 0;
+  // The match rooted at `root`, or nullptr.
+  virtual std::unique_ptr<MatchState> Match(const Graph& graph,
+                                            NodeId root) const = 0;
+  // Edits the graph through `rewriter` only.
+  virtual absl::Status Rewrite(const MatchState& match, Rewriter& rewriter,
+                               RewritePlan* plan) const = 0;
+};
+
+struct ApplyOptions {
+  int64_t max_rewrites = 1000000;
+  // Graph outputs (fetch nodes) besides the nodes nothing reads.
+  std::vector<std::string> outputs;
+};
+
+// Applies `rules` to a fixpoint and reports what happened. Fails only on an
+// internal error; skipped rewrites and non-convergence are in the report.
+absl::StatusOr<report::ApplyReport> ApplyRules(
+    Graph& graph, absl::Span<const Rule* const> rules,
+    const ApplyOptions& options = {});
+
+}  // namespace graft
+
+#endif  // GRAFT_ENGINE_DRIVER_H_

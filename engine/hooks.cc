@@ -1,0 +1,313 @@
+#include "engine/hooks.h"
+
+#include <regex>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "engine/op_registry.h"
+
+namespace graft {
+
+bool GlobMatch(absl::string_view pattern, absl::string_view text) {
+  if (absl::EndsWith(pattern, "*")) {
+    return absl::StartsWith(text, pattern.substr(0, pattern.size() - 1));
+  }
+  return pattern == text;
+}
+
+const char* ValueTypeName(ValueType type) {
+  switch (type) {
+    case ValueType::kNone: return "nothing";
+    case ValueType::kBool: return "bool";
+    case ValueType::kInt: return "int";
+    case ValueType::kFloat: return "float";
+    case ValueType::kString: return "string";
+    case ValueType::kTensor: return "tensor";
+    case ValueType::kNode: return "node";
+    case ValueType::kConst: return "constant";
+    case ValueType::kList: return "list";
+    case ValueType::kAny: return "any";
+  }
+  return "?";
+}
+
+bool Accepts(ValueType want, ValueType have) {
+  if (want == have || want == ValueType::kAny || have == ValueType::kAny) return true;
+  switch (want) {
+    case ValueType::kFloat: return have == ValueType::kInt;
+    case ValueType::kTensor: return have == ValueType::kNode;
+    case ValueType::kNode: return have == ValueType::kTensor;
+    case ValueType::kConst:
+      return have == ValueType::kInt || have == ValueType::kFloat ||
+             have == ValueType::kTensor || have == ValueType::kNode;
+    default: return false;
+  }
+}
+
+absl::Status HookRegistry::Register(std::string name, HookSignature signature,
+                                    HookFn fn) {
+  if (hooks_.count(name) != 0) {
+    return absl::AlreadyExistsError(absl::StrCat("hook `", name, "` is already registered"));
+  }
+  Hook hook{name, std::move(signature), std::move(fn)};
+  hooks_.emplace(std::move(name), std::move(hook));
+  return absl::OkStatus();
+}
+
+const Hook* HookRegistry::Find(const std::string& name) const {
+  auto it = hooks_.find(name);
+  return it == hooks_.end() ? nullptr : &it->second;
+}
+
+std::vector<const Hook*> HookRegistry::All() const {
+  std::vector<const Hook*> out;
+  for (const auto& [name, hook] : hooks_) out.push_back(&hook);
+  return out;
+}
+
+absl::StatusOr<ConstTensor> ConstantOf(const Graph& graph, Endpoint tensor) {
+  const Node& node = graph.node(tensor.node);
+  if (node.op() != "Const" || tensor.port != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "`", graph.TensorName(tensor), "` is not a constant (", node.op(), ")"));
+  }
+  const tf::AttrValue* value = node.attr("value");
+  if (value == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("Const `", node.name(), "` has no value"));
+  }
+  return FromTensorProto(value->tensor());
+}
+
+namespace {
+
+Value FromAttr(const tf::AttrValue& attr) {
+  switch (attr.value_case()) {
+    case tf::AttrValue::kB: return Value::Bool(attr.b());
+    case tf::AttrValue::kI: return Value::Int(attr.i());
+    case tf::AttrValue::kF: return Value::Float(attr.f());
+    case tf::AttrValue::kS: return Value::String(attr.s());
+    case tf::AttrValue::kType: return Value::String(DataTypeName(attr.type()));
+    case tf::AttrValue::kShape: {
+      std::vector<Value> dims;
+      for (const auto& d : attr.shape().dim()) dims.push_back(Value::Int(d.size()));
+      return Value::List(std::move(dims));
+    }
+    case tf::AttrValue::kTensor: {
+      absl::StatusOr<ConstTensor> t = FromTensorProto(attr.tensor());
+      return t.ok() ? Value::Constant(*t) : Value();
+    }
+    case tf::AttrValue::kList: {
+      std::vector<Value> items;
+      for (int64_t i : attr.list().i()) items.push_back(Value::Int(i));
+      for (float f : attr.list().f()) items.push_back(Value::Float(f));
+      for (const std::string& s : attr.list().s()) items.push_back(Value::String(s));
+      for (bool b : attr.list().b()) items.push_back(Value::Bool(b));
+      for (int t : attr.list().type()) {
+        items.push_back(Value::String(DataTypeName(static_cast<tf::DataType>(t))));
+      }
+      return Value::List(std::move(items));
+    }
+    default: return Value();
+  }
+}
+
+// The shape of a tensor when the graph tells it: a Const's value, a
+// Placeholder's `shape`, or an `_output_shapes` attr.
+std::optional<std::vector<int64_t>> ShapeOf(const Graph& graph, Endpoint t) {
+  const Node& n = graph.node(t.node);
+  if (n.op() == "Const" && t.port == 0) {
+    if (const tf::AttrValue* v = n.attr("value")) {
+      std::vector<int64_t> dims;
+      for (const auto& d : v->tensor().tensor_shape().dim()) dims.push_back(d.size());
+      return dims;
+    }
+  }
+  const tf::TensorShapeProto* shape = nullptr;
+  if (const tf::AttrValue* v = n.attr("_output_shapes");
+      v != nullptr && t.port < v->list().shape_size()) {
+    shape = &v->list().shape(t.port);
+  } else if (const tf::AttrValue* s = n.attr("shape");
+             s != nullptr && n.op() == "Placeholder" && s->has_shape()) {
+    shape = &s->shape();
+  }
+  if (shape == nullptr || shape->unknown_rank()) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const auto& d : shape->dim()) dims.push_back(d.size());
+  return dims;
+}
+
+}  // namespace
+
+absl::StatusOr<ConstTensor> ToConstant(const HookContext& ctx, const Value& v) {
+  switch (v.type) {
+    case ValueType::kConst: return *v.constant;
+    case ValueType::kInt: return ConstTensor::Scalar(static_cast<double>(v.i), tf::DT_INT32);
+    case ValueType::kFloat: return ConstTensor::Scalar(v.f);
+    case ValueType::kTensor: case ValueType::kNode: return ConstantOf(ctx.graph, v.tensor);
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("expected a constant, got a ", ValueTypeName(v.type)));
+  }
+}
+
+namespace {
+
+
+void Add(HookRegistry& r, const char* name, std::vector<ValueType> params,
+         ValueType result, bool variadic, const char* doc, HookFn fn) {
+  HookSignature sig;
+  sig.params = std::move(params);
+  sig.result = result;
+  sig.variadic = variadic;
+  sig.doc = doc;
+  (void)r.Register(name, std::move(sig), std::move(fn));
+}
+
+using VT = ValueType;
+using Args = absl::Span<const Value>;
+
+absl::StatusOr<Value> ConstUnary(const HookContext& ctx, Args a, const char* op) {
+  absl::StatusOr<ConstTensor> x = ToConstant(ctx, a[0]);
+  if (!x.ok()) return x.status();
+  absl::StatusOr<ConstTensor> r = Unary(*x, op);
+  if (!r.ok()) return r.status();
+  return Value::Constant(*std::move(r));
+}
+
+absl::StatusOr<Value> MinMax(const HookContext& ctx, Args a, const char* op) {
+  absl::StatusOr<ConstTensor> x = ToConstant(ctx, a[0]);
+  if (!x.ok()) return x.status();
+  if (a.size() == 1) return Value::Constant(Reduce(*x, op));
+  for (size_t i = 1; i < a.size(); ++i) {
+    absl::StatusOr<ConstTensor> y = ToConstant(ctx, a[i]);
+    if (!y.ok()) return y.status();
+    absl::StatusOr<ConstTensor> r = Broadcast(*x, *y, op);
+    if (!r.ok()) return r.status();
+    x = *std::move(r);
+  }
+  return Value::Constant(*std::move(x));
+}
+
+}  // namespace
+
+absl::StatusOr<Value> AttrValueOf(const Node& node, const std::string& name) {
+  if (const tf::AttrValue* v = node.attr(name)) return FromAttr(*v);
+  if (const tf::OpDef* op = OpRegistry::Tensorflow().Find(node.op())) {
+    for (const auto& attr : op->attr()) {
+      if (attr.name() == name && attr.has_default_value()) {
+        return FromAttr(attr.default_value());
+      }
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("`", node.name(), "` (", node.op(),
+                                          ") has no attr `", name, "`"));
+}
+
+void RegisterBuiltinHooks(HookRegistry& r) {
+  Add(r, "uses", {VT::kAny}, VT::kInt, false,
+      "data consumers of a tensor; of a node: of all its outputs, plus control",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const Node& n = ctx.graph.node(a[0].tensor.node);
+        if (a[0].type == VT::kTensor) {
+          return Value::Int(static_cast<int64_t>(n.consumers(a[0].tensor.port).size()));
+        }
+        int64_t count = static_cast<int64_t>(n.control_consumers().size());
+        for (int p = 0; p < n.num_used_ports(); ++p) count += n.consumers(p).size();
+        return Value::Int(count);
+      });
+  Add(r, "unused", {VT::kTensor}, VT::kBool, true, "no tensor has a consumer",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        for (const Value& v : a) {
+          if (!ctx.graph.node(v.tensor.node).consumers(v.tensor.port).empty()) {
+            return Value::Bool(false);
+          }
+        }
+        return Value::Bool(true);
+      });
+  Add(r, "consumed_by", {VT::kTensor, VT::kString}, VT::kBool, false,
+      "some consumer's op matches the glob (`FakeQuant*`)",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const Node& n = ctx.graph.node(a[0].tensor.node);
+        for (InputSlot s : n.consumers(a[0].tensor.port)) {
+          if (GlobMatch(a[1].s, ctx.graph.node(s.node).op())) return Value::Bool(true);
+        }
+        return Value::Bool(false);
+      });
+  Add(r, "is_const", {VT::kTensor}, VT::kBool, false, "produced by a Const",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return Value::Bool(ctx.graph.node(a[0].tensor.node).op() == "Const");
+      });
+  Add(r, "dtype", {VT::kTensor}, VT::kString, false,
+      "the tensor's dtype (`float32`), or `unknown`",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        tf::DataType t = OpRegistry::Tensorflow().OutputType(
+            ctx.graph.node(a[0].tensor.node), a[0].tensor.port);
+        return Value::String(t == tf::DT_INVALID ? "unknown" : DataTypeName(t));
+      });
+  Add(r, "rank", {VT::kTensor}, VT::kInt, false, "the tensor's rank, or -1",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        auto shape = ShapeOf(ctx.graph, a[0].tensor);
+        return Value::Int(shape ? static_cast<int64_t>(shape->size()) : -1);
+      });
+  Add(r, "name_matches", {VT::kNode, VT::kString}, VT::kBool, false,
+      "the node's whole name matches the regex",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        try {
+          return Value::Bool(std::regex_match(ctx.graph.node(a[0].tensor.node).name(),
+                                              std::regex(a[1].s)));
+        } catch (const std::regex_error& e) {
+          return absl::InvalidArgumentError(absl::StrCat("bad regex `", a[1].s, "`"));
+        }
+      });
+  Add(r, "scope_matches", {VT::kNode, VT::kString}, VT::kBool, false,
+      "the node's scope (its name up to the last `/`) matches the regex",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const std::string& name = ctx.graph.node(a[0].tensor.node).name();
+        size_t slash = name.rfind('/');
+        std::string scope = slash == std::string::npos ? "" : name.substr(0, slash);
+        try {
+          return Value::Bool(std::regex_match(scope, std::regex(a[1].s)));
+        } catch (const std::regex_error& e) {
+          return absl::InvalidArgumentError(absl::StrCat("bad regex `", a[1].s, "`"));
+        }
+      });
+  Add(r, "rsqrt", {VT::kConst}, VT::kConst, false, "1 / sqrt(x), elementwise",
+      [](const HookContext& ctx, Args a) { return ConstUnary(ctx, a, "rsqrt"); });
+  Add(r, "sqrt", {VT::kConst}, VT::kConst, false, "sqrt(x), elementwise",
+      [](const HookContext& ctx, Args a) { return ConstUnary(ctx, a, "sqrt"); });
+  Add(r, "abs", {VT::kConst}, VT::kConst, false, "|x|, elementwise",
+      [](const HookContext& ctx, Args a) { return ConstUnary(ctx, a, "abs"); });
+  Add(r, "min", {VT::kConst}, VT::kConst, true,
+      "min(x): the smallest value; min(x, y, ...): elementwise",
+      [](const HookContext& ctx, Args a) { return MinMax(ctx, a, "min"); });
+  Add(r, "max", {VT::kConst}, VT::kConst, true,
+      "max(x): the largest value; max(x, y, ...): elementwise",
+      [](const HookContext& ctx, Args a) { return MinMax(ctx, a, "max"); });
+  Add(r, "reshape", {VT::kConst, VT::kList}, VT::kConst, false,
+      "the constant with a new shape (one dimension may be -1)",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        absl::StatusOr<ConstTensor> x = ToConstant(ctx, a[0]);
+        if (!x.ok()) return x.status();
+        std::vector<int64_t> shape;
+        for (const Value& d : a[1].list) shape.push_back(d.i);
+        absl::StatusOr<ConstTensor> y = Reshape(*x, shape);
+        if (!y.ok()) return y.status();
+        return Value::Constant(*std::move(y));
+      });
+  Add(r, "scale_output_channels", {VT::kConst, VT::kConst, VT::kNode}, VT::kConst, false,
+      "a filter scaled per output channel, in the layout of the given conv/matmul",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        absl::StatusOr<ConstTensor> w = ToConstant(ctx, a[0]);
+        if (!w.ok()) return w.status();
+        absl::StatusOr<ConstTensor> s = ToConstant(ctx, a[1]);
+        if (!s.ok()) return s.status();
+        const Node& op = ctx.graph.node(a[2].tensor.node);
+        const tf::AttrValue* tb = op.attr("transpose_b");
+        absl::StatusOr<ConstTensor> r =
+            ScaleOutputChannels(*w, *s, op.op(), tb != nullptr && tb->b());
+        if (!r.ok()) return r.status();
+        return Value::Constant(*std::move(r));
+      });
+}
+
+}  // namespace graft

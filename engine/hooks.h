@@ -1,0 +1,69 @@
+// The hook registry: native C++ functions that rules call by name, with
+// typed signatures the rule compiler checks. Registration is explicit, from
+// one place per component (RegisterBuiltinHooks below); no static
+// initializers.
+#ifndef GRAFT_ENGINE_HOOKS_H_
+#define GRAFT_ENGINE_HOOKS_H_
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "engine/graph.h"
+#include "engine/value.h"
+
+namespace graft {
+
+struct HookContext {
+  const Graph& graph;
+};
+
+struct HookSignature {
+  std::vector<ValueType> params;
+  ValueType result = ValueType::kAny;
+  // The last parameter may repeat (at least once).
+  bool variadic = false;
+  std::string doc;
+};
+
+using HookFn =
+    std::function<absl::StatusOr<Value>(const HookContext&, absl::Span<const Value>)>;
+
+struct Hook {
+  std::string name;
+  HookSignature signature;
+  HookFn fn;
+};
+
+class HookRegistry {
+ public:
+  // Fails when `name` is taken.
+  absl::Status Register(std::string name, HookSignature signature, HookFn fn);
+  const Hook* Find(const std::string& name) const;
+  // Every hook, sorted by name.
+  std::vector<const Hook*> All() const;
+
+ private:
+  std::map<std::string, Hook> hooks_;
+};
+
+// uses, unused, consumed_by, is_const, dtype, rank, name_matches,
+// scope_matches, rsqrt, sqrt, abs, min, max, reshape, scale_output_channels.
+void RegisterBuiltinHooks(HookRegistry& registry);
+
+// The value of attr `name` of `node` (or its op's default), as a Value.
+absl::StatusOr<Value> AttrValueOf(const Node& node, const std::string& name);
+// A value as a constant: numbers become scalars, Const tensors their value.
+absl::StatusOr<ConstTensor> ToConstant(const HookContext& ctx, const Value& v);
+// `Name*` matches every op that starts with `Name`; otherwise exact.
+bool GlobMatch(absl::string_view pattern, absl::string_view text);
+// The constant a Const tensor holds.
+absl::StatusOr<ConstTensor> ConstantOf(const Graph& graph, Endpoint tensor);
+
+}  // namespace graft
+
+#endif  // GRAFT_ENGINE_HOOKS_H_

@@ -1,0 +1,69 @@
+// Values that rule guards, rewrites and native hooks compute with.
+#ifndef GRAFT_ENGINE_VALUE_H_
+#define GRAFT_ENGINE_VALUE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/const_tensor.h"
+#include "engine/graph.h"
+
+namespace graft {
+
+enum class ValueType {
+  kNone,
+  kBool,
+  kInt,
+  kFloat,   // accepts ints
+  kString,
+  kTensor,  // a graph tensor (node:port); a node means its output 0
+  kNode,
+  kConst,   // a constant tensor value; accepts numbers and Const tensors
+  kList,
+  kAny,
+};
+
+const char* ValueTypeName(ValueType type);
+
+struct Value {
+  ValueType type = ValueType::kNone;
+  bool b = false;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;
+  Endpoint tensor;  // kTensor; kNode uses tensor.node
+  std::shared_ptr<const ConstTensor> constant;
+  std::vector<Value> list;
+
+  static Value Bool(bool v) { Value x; x.type = ValueType::kBool; x.b = v; return x; }
+  static Value Int(int64_t v) { Value x; x.type = ValueType::kInt; x.i = v; return x; }
+  static Value Float(double v) { Value x; x.type = ValueType::kFloat; x.f = v; return x; }
+  static Value String(std::string v) {
+    Value x; x.type = ValueType::kString; x.s = std::move(v); return x;
+  }
+  static Value Tensor(Endpoint e) { Value x; x.type = ValueType::kTensor; x.tensor = e; return x; }
+  static Value NodeRef(NodeId id) {
+    Value x; x.type = ValueType::kNode; x.tensor = {id, 0}; return x;
+  }
+  static Value Constant(ConstTensor t) {
+    Value x;
+    x.type = ValueType::kConst;
+    x.constant = std::make_shared<const ConstTensor>(std::move(t));
+    return x;
+  }
+  static Value List(std::vector<Value> items) {
+    Value x; x.type = ValueType::kList; x.list = std::move(items); return x;
+  }
+
+  bool is_number() const { return type == ValueType::kInt || type == ValueType::kFloat; }
+  double number() const { return type == ValueType::kInt ? static_cast<double>(i) : f; }
+};
+
+// Whether a value of type `have` may be passed where `want` is expected.
+bool Accepts(ValueType want, ValueType have);
+
+}  // namespace graft
+
+#endif  // GRAFT_ENGINE_VALUE_H_
