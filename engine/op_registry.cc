@@ -1,5 +1,7 @@
 #include "engine/op_registry.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 
@@ -78,6 +80,13 @@ const OpRegistry& OpRegistry::Tensorflow() {
 OpRegistry::OpRegistry(tf::OpList ops) : ops_(std::move(ops)) {
   by_name_.reserve(ops_.op_size());
   for (const tf::OpDef& op : ops_.op()) by_name_.emplace(op.name(), &op);
+}
+
+std::vector<std::string> OpRegistry::OpNames() const {
+  std::vector<std::string> names;
+  for (const tf::OpDef& op : ops_.op()) names.push_back(op.name());
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 const tf::OpDef* OpRegistry::Find(absl::string_view op) const {

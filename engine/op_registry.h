@@ -28,6 +28,8 @@ class OpRegistry {
   // The signature of `op`, or nullptr for an op not in the registry.
   const tf::OpDef* Find(absl::string_view op) const;
   int size() const { return ops_.op_size(); }
+  // Every op name, sorted.
+  std::vector<std::string> OpNames() const;
 
   // The dtype of each output port / data input of `node`, or nullopt when
   // the op is unknown or an attr its signature needs is missing. Reference

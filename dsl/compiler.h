@@ -1,0 +1,54 @@
+// From rule files to rules the driver runs: loading (with imports), checking
+// and compiling. Every problem is a located diagnostic; a rule set with any
+// error does not compile.
+#ifndef GRAFT_DSL_COMPILER_H_
+#define GRAFT_DSL_COMPILER_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dsl/ast.h"
+#include "dsl/diagnostics.h"
+#include "engine/driver.h"
+#include "engine/hooks.h"
+
+namespace graft::dsl {
+
+class RuleSet {
+ public:
+  std::vector<const ::graft::Rule*> rules() const;
+  const std::vector<std::string>& files() const { return files_; }
+  int size() const { return static_cast<int>(rules_.size()); }
+
+ private:
+  friend class Compiler;
+  std::vector<std::unique_ptr<::graft::Rule>> rules_;
+  std::vector<std::string> files_;
+  std::vector<std::shared_ptr<const RuleFile>> asts_;
+};
+
+struct CompileOptions {
+  // Param values by name, as text (from the CLI or a pipeline).
+  std::map<std::string, std::string> params;
+};
+
+// Loads `paths` and the files they import, checks and compiles them.
+// Returns nullptr when any error was reported to `diagnostics`.
+std::unique_ptr<RuleSet> CompileRuleFiles(const std::vector<std::string>& paths,
+                                          const CompileOptions& options,
+                                          const HookRegistry& hooks,
+                                          Diagnostics* diagnostics);
+
+// The same for rule text already in memory (tests); imports resolve
+// relative to the current directory.
+std::unique_ptr<RuleSet> CompileRuleText(const std::string& path,
+                                         const std::string& text,
+                                         const CompileOptions& options,
+                                         const HookRegistry& hooks,
+                                         Diagnostics* diagnostics);
+
+}  // namespace graft::dsl
+
+#endif  // GRAFT_DSL_COMPILER_H_

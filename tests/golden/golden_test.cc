@@ -1,0 +1,112 @@
+// Golden cases: each folder under tests/golden/ holds `rules.graft`,
+// `in.pbtxt` and `out.pbtxt` (and optionally `params.txt`, lines of
+// name=value). The rules applied to the input must give exactly the output;
+// applying them again must change nothing; two runs must agree byte for
+// byte.
+//
+// To (re)write the expected outputs after a deliberate change:
+//   bazel run //tests/golden:golden_test -- --update
+#include <dirent.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "dsl/compiler.h"
+#include "engine/driver.h"
+#include "engine/graph_io.h"
+#include "engine/validate.h"
+#include "gtest/gtest.h"
+
+namespace graft {
+namespace {
+
+bool update = false;
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> Cases() {
+  std::vector<std::string> out;
+  DIR* dir = opendir("tests/golden");
+  if (dir == nullptr) return out;
+  while (dirent* e = readdir(dir)) {
+    std::string name = e->d_name;
+    if (name[0] != '.' && e->d_type == DT_DIR) out.push_back(name);
+  }
+  closedir(dir);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+struct Result {
+  std::string text;
+  report::ApplyReport report;
+};
+
+Result Apply(const std::string& dir, const dsl::RuleSet& rules) {
+  absl::StatusOr<Graph> graph = LoadGraph(dir + "/in.pbtxt");
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  if (!graph.ok()) return {};
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(*graph, rules.rules());
+  EXPECT_TRUE(report.ok());
+  EXPECT_TRUE(report->converged()) << report->non_convergence();
+  EXPECT_TRUE(CheckValid(*graph).ok()) << CheckValid(*graph);
+  Result r{SerializeGraph(*graph, GraphFormat::kText), *report};
+  // Idempotence: a second application changes nothing.
+  absl::StatusOr<report::ApplyReport> again = ApplyRules(*graph, rules.rules());
+  EXPECT_EQ(again->rewrites(), 0) << dir << ": the rules fire again on their own output";
+  EXPECT_EQ(SerializeGraph(*graph, GraphFormat::kText), r.text);
+  return r;
+}
+
+class GoldenTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenTest, MatchesExpectedOutput) {
+  std::string dir = "tests/golden/" + GetParam();
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  dsl::CompileOptions options;
+  std::istringstream params(Read(dir + "/params.txt"));
+  for (std::string line; std::getline(params, line);) {
+    size_t eq = line.find('=');
+    if (eq != std::string::npos) options.params[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  dsl::Diagnostics diagnostics;
+  std::unique_ptr<dsl::RuleSet> rules =
+      dsl::CompileRuleFiles({dir + "/rules.graft"}, options, hooks, &diagnostics);
+  ASSERT_NE(rules, nullptr) << diagnostics.Render();
+  Result first = Apply(dir, *rules);
+  Result second = Apply(dir, *rules);
+  EXPECT_EQ(first.text, second.text) << "two runs differ";
+  EXPECT_GT(first.report.rewrites() + first.report.skipped_size(), 0)
+      << dir << ": nothing happened; a golden case must exercise its rules";
+  std::string expected_path = dir + "/out.pbtxt";
+  if (update) {
+    const char* ws = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+    std::ofstream(std::string(ws ? ws : ".") + "/" + expected_path) << first.text;
+    return;
+  }
+  EXPECT_EQ(first.text, Read(expected_path)) << dir;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, GoldenTest, ::testing::ValuesIn(Cases()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace graft
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--update") graft::update = true;
+  }
+  if (graft::update) {
+    // `bazel run` starts in the runfiles tree, which holds the cases.
+  }
+  return RUN_ALL_TESTS();
+}
