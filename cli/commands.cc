@@ -4,11 +4,18 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
 #include <iostream>
+#include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "dsl/compiler.h"
+#include "dsl/pipeline.h"
+#include "engine/driver.h"
 #include "engine/graph_stats.h"
+#include "engine/hooks.h"
 #include "engine/op_registry.h"
 #include "engine/validate.h"
 #include "google/protobuf/util/json_util.h"
@@ -158,6 +165,179 @@ int RunValidate(const ValidateCommandOptions& options) {
     std::cerr << options.model << ": " << issues.size() << " problem(s)\n";
   }
   return issues.empty() ? kExitOk : kExitFailure;
+}
+
+namespace {
+
+bool ParseParams(const std::vector<std::string>& items,
+                 std::map<std::string, std::string>* out) {
+  for (const std::string& item : items) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << "--param: error: expected name=value, got `" << item << "`\n";
+      return false;
+    }
+    (*out)[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return true;
+}
+
+double MsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+void MergeStats(const report::ApplyReport& step, report::ApplyReport* total) {
+  total->set_rewrites(total->rewrites() + step.rewrites());
+  total->set_converged(total->converged() && step.converged());
+  if (!step.non_convergence().empty()) total->set_non_convergence(step.non_convergence());
+  for (const auto& r : step.rules()) *total->add_rules() = r;
+  for (const auto& s : step.skipped()) {
+    if (total->skipped_size() < 100) *total->add_skipped() = s;
+  }
+}
+
+}  // namespace
+
+int RunCheck(const CheckOptions& options) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  dsl::CompileOptions compile;
+  if (!ParseParams(options.params, &compile.params)) return kExitUsage;
+  dsl::Diagnostics diagnostics;
+  std::unique_ptr<dsl::RuleSet> rules =
+      dsl::CompileRuleFiles(options.rule_files, compile, hooks, &diagnostics);
+  if (rules == nullptr) {
+    std::cerr << diagnostics.Render();
+    std::cerr << diagnostics.errors().size() << " error(s)\n";
+    return kExitFailure;
+  }
+  std::cout << "ok: " << rules->size() << " rule(s) in " << rules->files().size()
+            << " file(s)\n";
+  return kExitOk;
+}
+
+int RunApply(const ApplyCommandOptions& options) {
+  if (options.rule_files.empty() == options.pipeline.empty()) {
+    std::cerr << "apply: error: give rule files (-r) or a pipeline (--pipeline), not both\n";
+    return kExitUsage;
+  }
+  if (!options.in_place && SamePath(options.input, options.output)) {
+    std::cerr << options.output
+              << ": error: refusing to overwrite the input; pass --in-place to replace it\n";
+    return kExitUsage;
+  }
+  std::map<std::string, std::string> cli_params;
+  if (!ParseParams(options.params, &cli_params)) return kExitUsage;
+
+  // Compile everything before touching the graph.
+  std::vector<dsl::PipelineStep> steps;
+  if (!options.pipeline.empty()) {
+    absl::StatusOr<dsl::Pipeline> pipeline = dsl::LoadPipeline(options.pipeline);
+    if (!pipeline.ok()) {
+      std::cerr << pipeline.status().message() << "\n";
+      return kExitFailure;
+    }
+    steps = pipeline->steps;
+  } else {
+    steps.push_back({options.rule_files, {}});
+  }
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  std::vector<std::unique_ptr<dsl::RuleSet>> sets;
+  std::set<std::string> declared;
+  for (const dsl::PipelineStep& step : steps) {
+    dsl::CompileOptions compile;
+    compile.params = step.params;
+    for (const auto& [k, v] : cli_params) compile.params[k] = v;
+    compile.ignore_unknown_params = !options.pipeline.empty();
+    dsl::Diagnostics diagnostics;
+    std::unique_ptr<dsl::RuleSet> set =
+        dsl::CompileRuleFiles(step.rule_files, compile, hooks, &diagnostics);
+    if (set == nullptr) {
+      std::cerr << diagnostics.Render();
+      return kExitFailure;
+    }
+    declared.insert(set->params().begin(), set->params().end());
+    sets.push_back(std::move(set));
+  }
+  for (const auto& [k, v] : cli_params) {
+    if (declared.count(k) == 0) {
+      std::cerr << "--param: error: no rule file declares param `" << k << "`\n";
+      return kExitFailure;
+    }
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<Graph> graph = LoadGraph(options.input, options.input_format);
+  if (!graph.ok()) {
+    std::cerr << graph.status().message() << "\n";
+    return kExitFailure;
+  }
+  report::ApplyReport total;
+  total.set_input(options.input);
+  total.set_output(options.output);
+  total.set_load_ms(MsSince(start));
+  total.set_nodes_before(graph->num_nodes());
+  total.set_converged(true);
+  start = std::chrono::steady_clock::now();
+  ApplyOptions apply;
+  apply.outputs = options.outputs;
+  apply.max_rewrites = options.max_rewrites;
+  for (const auto& set : sets) {
+    for (const std::string& f : set->files()) total.add_rule_files(f);
+    absl::StatusOr<report::ApplyReport> step = ApplyRules(*graph, set->rules(), apply);
+    if (!step.ok()) {
+      std::cerr << "apply: error: " << step.status().message() << "\n";
+      return kExitFailure;
+    }
+    MergeStats(*step, &total);
+  }
+  total.set_apply_ms(MsSince(start));
+  total.set_nodes_after(graph->num_nodes());
+  ValidateOptions validate;
+  validate.outputs = options.outputs;
+  absl::Status valid = CheckValid(*graph, validate);
+  if (!valid.ok()) {
+    std::cerr << options.input << ": error: the rewritten graph is invalid, nothing written: "
+              << valid.message() << "\n";
+    return kExitFailure;
+  }
+  start = std::chrono::steady_clock::now();
+  absl::Status saved = SaveGraph(*graph, options.output, options.output_format);
+  if (!saved.ok()) {
+    std::cerr << saved.message() << "\n";
+    return kExitFailure;
+  }
+  total.set_save_ms(MsSince(start));
+  if (!options.report.empty()) {
+    absl::Status s = WriteFileAtomically(options.report, ToJson(total));
+    if (!s.ok()) {
+      std::cerr << s.message() << "\n";
+      return kExitFailure;
+    }
+  }
+  if (!options.quiet) {
+    std::cerr << "graft apply: " << total.rewrites() << " rewrite(s); nodes "
+              << total.nodes_before() << " -> " << total.nodes_after() << "; "
+              << absl::StrFormat("%.1f ms load, %.1f ms apply, %.1f ms save",
+                                 total.load_ms(), total.apply_ms(), total.save_ms())
+              << "\n";
+    for (const auto& r : total.rules()) {
+      if (r.applied() == 0 && r.skipped() == 0) continue;
+      std::cerr << "  " << r.name() << ": " << r.applied() << " applied";
+      if (r.skipped() > 0) std::cerr << ", " << r.skipped() << " skipped";
+      std::cerr << "\n";
+    }
+    for (const auto& s : total.skipped()) {
+      std::cerr << "  skipped " << s.rule() << " at `" << s.node() << "`: " << s.reason() << "\n";
+    }
+  }
+  if (!total.converged()) {
+    std::cerr << "apply: error: " << total.non_convergence() << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
 }
 
 }  // namespace graft::cli

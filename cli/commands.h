@@ -38,6 +38,28 @@ struct ValidateCommandOptions {
 };
 int RunValidate(const ValidateCommandOptions& options);
 
+struct ApplyCommandOptions {
+  std::vector<std::string> rule_files;
+  std::string pipeline;
+  std::vector<std::string> params;  // name=value
+  std::string input;
+  std::string output;
+  std::string report;  // JSON report path, or empty
+  GraphFormat input_format = GraphFormat::kAuto;
+  GraphFormat output_format = GraphFormat::kAuto;
+  std::vector<std::string> outputs;
+  int64_t max_rewrites = 1000000;
+  bool in_place = false;
+  bool quiet = false;
+};
+int RunApply(const ApplyCommandOptions& options);
+
+struct CheckOptions {
+  std::vector<std::string> rule_files;
+  std::vector<std::string> params;
+};
+int RunCheck(const CheckOptions& options);
+
 std::string VersionString();
 
 }  // namespace graft::cli

@@ -69,6 +69,39 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   validate_cmd->add_flag("--json", validate.json, "Print the result as JSON");
 
+  ApplyCommandOptions apply;
+  std::string apply_in_format = "auto", apply_out_format = "auto";
+  CLI::App* apply_cmd = app.add_subcommand(
+      "apply", "Apply rule files (or a pipeline) to a graph until nothing more matches");
+  apply_cmd
+      ->add_option("-r,--rules", apply.rule_files,
+                   "Rule files (.graft): -r a.graft -r b.graft, or -r a.graft,b.graft")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  apply_cmd->add_option("--pipeline", apply.pipeline, "A pipeline (YAML) of rule files");
+  apply_cmd->add_option("--param", apply.params, "A param: name=value (repeatable)")
+      ->allow_extra_args(false);
+  apply_cmd->add_option("input", apply.input, "Graph to rewrite")->required();
+  apply_cmd->add_option("-o,--output", apply.output, "Where to write the result")->required();
+  apply_cmd->add_option("--report", apply.report, "Write a JSON report of the run here");
+  apply_cmd->add_option("--outputs", apply.outputs,
+                        "Graph outputs that must survive (comma separated)")
+      ->delimiter(',');
+  apply_cmd->add_option("--max-rewrites", apply.max_rewrites,
+                        "Stop and report non-convergence after this many rewrites");
+  apply_cmd->add_option("--input-format", apply_in_format, "pb, pbtxt or auto")
+      ->check(CheckFormat);
+  apply_cmd->add_option("--output-format", apply_out_format, "pb, pbtxt or auto")
+      ->check(CheckFormat);
+  apply_cmd->add_flag("--in-place", apply.in_place, "Allow OUTPUT to be the INPUT file");
+  apply_cmd->add_flag("-q,--quiet", apply.quiet, "Print no summary");
+
+  CheckOptions check;
+  CLI::App* check_cmd = app.add_subcommand("check", "Parse and check rule files");
+  check_cmd->add_option("rules", check.rule_files, "Rule files (.graft)")->required();
+  check_cmd->add_option("--param", check.params, "A param: name=value (repeatable)")
+      ->allow_extra_args(false);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -93,6 +126,12 @@ int main(int argc, char** argv) {
     convert.output_format = Format(out_format);
     return RunConvert(convert);
   }
+  if (apply_cmd->parsed()) {
+    apply.input_format = Format(apply_in_format);
+    apply.output_format = Format(apply_out_format);
+    return RunApply(apply);
+  }
+  if (check_cmd->parsed()) return RunCheck(check);
   if (validate_cmd->parsed()) {
     validate.format = Format(validate_format);
     return RunValidate(validate);

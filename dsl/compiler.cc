@@ -843,10 +843,12 @@ class Compiler {
         }
         param_types_[p.name] = p.type;
         params_[p.name] = v;
+        set_->params_.push_back(p.name);
       }
     }
     for (const auto& [name, text] : options_.params) {
       auto it = param_types_.find(name);
+      if (it == param_types_.end() && options_.ignore_unknown_params) continue;
       if (it == param_types_.end()) {
         std::vector<std::string> known;
         for (const auto& [k, t] : param_types_) known.push_back(k);

@@ -21,17 +21,23 @@ class RuleSet {
   std::vector<const ::graft::Rule*> rules() const;
   const std::vector<std::string>& files() const { return files_; }
   int size() const { return static_cast<int>(rules_.size()); }
+  // The params the files declare.
+  const std::vector<std::string>& params() const { return params_; }
 
  private:
   friend class Compiler;
   std::vector<std::unique_ptr<::graft::Rule>> rules_;
   std::vector<std::string> files_;
+  std::vector<std::string> params_;
   std::vector<std::shared_ptr<const RuleFile>> asts_;
 };
 
 struct CompileOptions {
   // Param values by name, as text (from the CLI or a pipeline).
   std::map<std::string, std::string> params;
+  // Skip values for params no file declares (a pipeline step that shares
+  // the command line's params with other steps).
+  bool ignore_unknown_params = false;
 };
 
 // Loads `paths` and the files they import, checks and compiles them.

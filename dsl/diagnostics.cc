@@ -1,5 +1,7 @@
 #include "dsl/diagnostics.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
@@ -16,7 +18,21 @@ void Diagnostics::AddSource(const std::string& path, const std::string& text) {
 
 std::string Diagnostics::Render() const {
   std::string out;
-  for (const Diagnostic& d : errors_) {
+  // In source order within each file; files in the order they were read.
+  std::vector<Diagnostic> sorted = errors_;
+  auto file_rank = [&](const std::string& path) {
+    for (size_t i = 0; i < sources_.size(); ++i) {
+      if (sources_[i].first == path) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  std::stable_sort(sorted.begin(), sorted.end(), [&](const Diagnostic& a, const Diagnostic& b) {
+    int fa = file_rank(a.path), fb = file_rank(b.path);
+    if (fa != fb) return fa < fb;
+    if (a.loc.line != b.loc.line) return a.loc.line < b.loc.line;
+    return a.loc.col < b.loc.col;
+  });
+  for (const Diagnostic& d : sorted) {
     if (d.loc.line > 0) {
       absl::StrAppend(&out, d.path, ":", d.loc.line, ":", d.loc.col,
                       ": error: ", d.message, "\n");

@@ -1,0 +1,82 @@
+#include "dsl/pipeline.h"
+
+#include <sys/stat.h>
+
+#include "absl/strings/str_cat.h"
+#include "yaml-cpp/yaml.h"
+
+namespace graft::dsl {
+namespace {
+
+absl::Status At(const std::string& path, const YAML::Mark& mark, const std::string& what) {
+  if (mark.line < 0) return absl::InvalidArgumentError(absl::StrCat(path, ": error: ", what));
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, ":", mark.line + 1, ":", mark.column + 1, ": error: ", what));
+}
+
+}  // namespace
+
+absl::StatusOr<Pipeline> LoadPipeline(const std::string& path) {
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": error: no such file"));
+  }
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    return At(path, e.mark, e.msg);
+  }
+  Pipeline pipeline;
+  pipeline.path = path;
+  std::string dir = path.rfind('/') == std::string::npos ? "" : path.substr(0, path.rfind('/') + 1);
+  if (!root.IsMap() || !root["steps"] || !root["steps"].IsSequence()) {
+    return At(path, root.Mark(), "expected a map with a `steps` list");
+  }
+  for (const auto& key : root) {
+    if (key.first.as<std::string>() != "steps") {
+      return At(path, key.first.Mark(),
+                absl::StrCat("unknown key `", key.first.as<std::string>(), "` (expected `steps`)"));
+    }
+  }
+  for (const YAML::Node& step : root["steps"]) {
+    if (!step.IsMap() || !step["rules"]) {
+      return At(path, step.Mark(), "each step needs `rules` (a file or a list of files)");
+    }
+    PipelineStep out;
+    for (const auto& key : step) {
+      std::string k = key.first.as<std::string>();
+      if (k != "rules" && k != "params") {
+        return At(path, key.first.Mark(),
+                  absl::StrCat("unknown key `", k, "` in a step (expected `rules`, `params`)"));
+      }
+    }
+    const YAML::Node& rules = step["rules"];
+    std::vector<YAML::Node> files;
+    if (rules.IsScalar()) {
+      files.push_back(rules);
+    } else if (rules.IsSequence()) {
+      for (const YAML::Node& f : rules) files.push_back(f);
+    } else {
+      return At(path, rules.Mark(), "`rules` must be a file or a list of files");
+    }
+    for (const YAML::Node& f : files) {
+      if (!f.IsScalar()) return At(path, f.Mark(), "expected a rule file path");
+      std::string file = f.as<std::string>();
+      out.rule_files.push_back(!file.empty() && file[0] == '/' ? file : dir + file);
+    }
+    if (const YAML::Node& params = step["params"]) {
+      if (!params.IsMap()) return At(path, params.Mark(), "`params` must be a map");
+      for (const auto& p : params) {
+        if (!p.second.IsScalar()) {
+          return At(path, p.second.Mark(), "a param value must be a scalar");
+        }
+        out.params[p.first.as<std::string>()] = p.second.as<std::string>();
+      }
+    }
+    pipeline.steps.push_back(std::move(out));
+  }
+  return pipeline;
+}
+
+}  // namespace graft::dsl
