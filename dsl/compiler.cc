@@ -319,7 +319,7 @@ class CompiledRule : public ::graft::Rule {
       if (pn.variadic) {
         std::vector<Value> rest;
         for (int i = fixed; i < node.num_inputs(); ++i) rest.push_back(Value::Tensor(node.input(i)));
-        s2.env[pn.data.back().name] = Value::List(std::move(rest));
+        if (!pn.data.back().name.empty()) s2.env[pn.data.back().name] = Value::List(std::move(rest));
       }
       if (!SolveControl(graph, std::move(s2), std::move(tasks2), pn, node, 0, out)) continue;
       return true;
@@ -444,6 +444,12 @@ class CompiledRule : public ::graft::Rule {
     absl::StatusOr<Value> b = Eval(graph, env, *e.args[1], exec);
     if (!b.ok()) return b.status();
     if (op == "==" || op == "!=" || op == "<" || op == ">" || op == "<=" || op == ">=") {
+      // A one-value constant compares as a number.
+      for (absl::StatusOr<Value>* v : {&a, &b}) {
+        if ((*v)->type == ValueType::kConst && (*v)->constant->num_elements() == 1) {
+          **v = Value::Float((*v)->constant->values[0]);
+        }
+      }
       int cmp = 0;
       if (a->is_number() && b->is_number()) {
         double x = a->number(), y = b->number();
@@ -645,7 +651,7 @@ class CompiledRule : public ::graft::Rule {
       case AK::kErase: {
         absl::StatusOr<NodeId> n = NodeArg(x, a.name);
         if (!n.ok()) return n.status();
-        x.plan->remove.push_back(*n);
+        x.plan->erase.push_back(*n);
         return absl::OkStatus();
       }
       case AK::kRename: case AK::kDevice: {
@@ -927,14 +933,19 @@ class Compiler {
         case OK::kNested:
           po.nested = AddPattern(f, *o.nested, "", pnodes, names, stmts);
           break;
-        case OK::kVariadic:
-          if (i + 1 != p.operands.size() ||
-              (i + 1 < p.operands.size() && p.operands[i + 1].kind != OK::kControl)) {
-            Error(f, o.loc, absl::StrCat("`", o.name, "...` must be the last data operand"));
+        case OK::kVariadic: {
+          bool last = true;
+          for (size_t j = i + 1; j < p.operands.size(); ++j) {
+            if (p.operands[j].kind != OK::kControl) last = false;
+          }
+          if (!last) {
+            Error(f, o.loc, absl::StrCat("`", o.name.empty() ? "_" : o.name,
+                                         "...` must be the last data operand"));
           }
           pn.variadic = true;
-          Bind(f, o.name, NameInfo::Kind::kList, ValueType::kList, o.loc, names);
+          if (!o.name.empty()) Bind(f, o.name, NameInfo::Kind::kList, ValueType::kList, o.loc, names);
           break;
+        }
         case OK::kControl:
           if (stmt != stmts.end()) {
             po.stmt = stmt->second;
@@ -1043,7 +1054,7 @@ class Compiler {
           return ValueType::kBool;
         }
         for (ValueType t : {a, b}) {
-          if (t == ValueType::kString || t == ValueType::kBool || t == ValueType::kList) {
+          if (t == ValueType::kString || t == ValueType::kBool) {
             Error(f, e.loc, absl::StrCat("`", op, "` needs numbers or constants, not a ",
                                          ValueTypeName(t)));
           }

@@ -72,6 +72,7 @@ GRAFT_KW(expect_ops, "expect_ops");
 GRAFT_KW(expect_nodes, "expect_nodes");
 GRAFT_KW(expect_no_nodes, "expect_no_nodes");
 GRAFT_KW(no_match, "no_match");
+GRAFT_KW(in, "in");
 #undef GRAFT_KW
 
 struct lbrace : p::one<'{'> {};
@@ -152,12 +153,14 @@ struct op_alt : p::sor<op_alt_list, op_name, wildcard> {};
 struct control_name : name {};
 struct control_operand : p::seq<p::one<'^'>, p::must<control_name>> {};
 struct variadic_operand : p::seq<name, TAO_PEGTL_STRING("...")> {};
+struct wildcard_variadic : p::seq<p::one<'_'>, TAO_PEGTL_STRING("...")> {};
 struct port_number : int_lit {};
 struct bound_target : p::sor<port_number, node_pattern> {};
 struct bound_operand : p::seq<name, p::opt<ws, colon, ws, p::must<bound_target>>> {};
 struct wildcard_operand : wildcard {};
 struct nested_operand : p::seq<node_pattern> {};
-struct operand : p::sor<control_operand, variadic_operand, wildcard_operand, bound_operand,
+struct operand : p::sor<control_operand, variadic_operand, wildcard_variadic, wildcard_operand,
+                        bound_operand,
                         nested_operand> {};
 struct operand_close : rparen {};
 struct operand_list : p::seq<lparen, ws, p::opt<operand, ws, p::star<comma, ws, p::must<operand>, ws>>,
@@ -198,7 +201,8 @@ struct replace_action : p::seq<kw_replace, ws, p::must<expr>, ws, p::must<kw_wit
                                p::must<expr>> {};
 struct reroute_action : p::seq<kw_reroute, ws, p::must<expr>, ws, p::must<reroute_arrow>, ws,
                                p::must<expr>,
-                               p::opt<ws, p::sor<filter_only, filter_except>, ws, name_set>> {};
+                               p::opt<ws, p::sor<filter_only, filter_except>, ws,
+                                      p::opt<kw_in, ws>, name_set>> {};
 struct swap_action : p::seq<kw_swap, ws, p::must<expr>, ws, p::must<swap_comma>, ws,
                             p::must<expr>> {};
 struct erase_action : p::seq<kw_erase, ws, p::must<node_ref>> {};

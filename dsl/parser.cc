@@ -109,7 +109,7 @@ using Selector = p::parse_tree::selector<
         g::import_decl, g::param_decl, g::rule_decl, g::param_name, g::type_name,
         g::default_value, g::rule_name, g::control_name, g::doc_item, g::priority_value, g::match_block,
         g::rewrite_block, g::test_block, g::pattern_stmt, g::where_clause, g::node_pattern,
-        g::nested_operand, g::op_name, g::wildcard, g::control_operand, g::variadic_operand,
+        g::nested_operand, g::op_name, g::wildcard, g::control_operand, g::variadic_operand, g::wildcard_variadic,
         g::wildcard_operand, g::bound_operand, g::port_number, g::operand_list, g::name,
         g::string_body, g::int_lit, g::float_lit, g::kw_true, g::kw_false, g::list_expr,
         g::create_expr, g::matched_op, g::call_args, g::attr_block, g::attr_spread,
@@ -242,6 +242,8 @@ class Converter {
     } else if (n.is_type<g::variadic_operand>()) {
       o.kind = OperandPattern::Kind::kVariadic;
       o.name = n.children[0]->string();
+    } else if (n.is_type<g::wildcard_variadic>()) {
+      o.kind = OperandPattern::Kind::kVariadic;  // no name: binds nothing
     } else if (n.is_type<g::wildcard_operand>()) {
       o.kind = OperandPattern::Kind::kWildcard;
     } else if (n.is_type<g::bound_operand>()) {

@@ -29,8 +29,22 @@ class Worklist : public RewriteListener {
     queued_[id] = false;
     return id;
   }
+  // While a rewrite is open, pushes wait: a rolled-back rewrite must not
+  // requeue anything (or a skipped match would be tried again forever).
+  void Hold() { holding_ = true; }
+  void Release(bool keep) {
+    holding_ = false;
+    if (keep) {
+      for (NodeId id : held_) Push(id);
+    }
+    held_.clear();
+  }
   void Push(NodeId id) {
     if (id == kNoNode) return;
+    if (holding_) {
+      held_.push_back(id);
+      return;
+    }
     if (static_cast<size_t>(id) >= queued_.size()) queued_.resize(id + 1024, false);
     if (queued_[id]) return;
     queued_[id] = true;
@@ -56,6 +70,8 @@ class Worklist : public RewriteListener {
  private:
   std::priority_queue<NodeId, std::vector<NodeId>, std::greater<NodeId>> heap_;
   std::vector<char> queued_;
+  bool holding_ = false;
+  std::vector<NodeId> held_;
 };
 
 double Ms(std::chrono::steady_clock::duration d) {
@@ -86,7 +102,10 @@ class Driver {
     }
     // Outputs: what the caller names, and what nothing reads.
     for (const std::string& name : options.outputs) {
-      if (NodeId id = graph.FindId(name); id != kNoNode) outputs_.insert(id);
+      if (NodeId id = graph.FindId(name); id != kNoNode) {
+        outputs_.insert(id);
+        declared_.insert(id);
+      }
     }
     graph.ForEachNode([&](const Node& n) {
       if (!n.HasConsumers()) outputs_.insert(n.id());
@@ -154,6 +173,7 @@ class Driver {
       int before = graph_.num_nodes();
       worklist_.inserted.clear();
       rewriter_.SetProvenance(rule.name());
+      worklist_.Hold();
       rewriter_.Begin();
       RewritePlan plan;
       absl::Status status = rule.Rewrite(*match, rewriter_, &plan);
@@ -161,6 +181,7 @@ class Driver {
       if (status.ok()) status = Finish(*match, plan, &removed);
       if (!status.ok()) {
         rewriter_.Rollback();
+        worklist_.Release(false);
         stats.set_skipped(stats.skipped() + 1);
         if (report_.skipped_size() < 100) {
           report::SkippedRewrite* skip = report_.add_skipped();
@@ -172,6 +193,7 @@ class Driver {
         continue;
       }
       rewriter_.Commit();
+      worklist_.Release(true);
       stats.set_applied(stats.applied() + 1);
       stats.set_nodes_removed(stats.nodes_removed() + removed);
       stats.set_nodes_added(stats.nodes_added() + graph_.num_nodes() - before + removed);
@@ -187,6 +209,8 @@ class Driver {
   // that nothing outside still needs it.
   absl::Status Finish(const MatchState& match, const RewritePlan& plan, int* removed) {
     absl::flat_hash_set<NodeId> dead(plan.remove.begin(), plan.remove.end());
+    absl::flat_hash_set<NodeId> erased(plan.erase.begin(), plan.erase.end());
+    dead.insert(erased.begin(), erased.end());
     absl::flat_hash_map<NodeId, NodeId> heir;  // removed -> takes its name
     for (const auto& [old_id, new_id] : plan.takeover) heir[old_id] = new_id;
     auto feeds_only_dead = [&](const Node& n) {
@@ -233,7 +257,8 @@ class Driver {
           }
         }
       }
-      if (outputs_.contains(id) && !heir.contains(id)) {
+      bool protected_output = erased.contains(id) ? declared_.contains(id) : outputs_.contains(id);
+      if (protected_output && !heir.contains(id)) {
         return absl::FailedPreconditionError(
             absl::StrCat("`", n.name(), "` is a graph output and would be removed"));
       }
@@ -250,6 +275,7 @@ class Driver {
     }
     for (NodeId id : doomed) {
       if (outputs_.erase(id) > 0 && heir.contains(id)) outputs_.insert(heir[id]);
+      if (declared_.erase(id) > 0 && heir.contains(id)) declared_.insert(heir[id]);
     }
     *removed = static_cast<int>(doomed.size());
     return absl::OkStatus();
@@ -279,7 +305,8 @@ class Driver {
   std::vector<size_t> order_;
   std::map<std::string, std::vector<size_t>> by_op_;
   std::vector<size_t> generic_;
-  absl::flat_hash_set<NodeId> outputs_;
+  absl::flat_hash_set<NodeId> outputs_;   // declared and nodes nothing reads
+  absl::flat_hash_set<NodeId> declared_;  // named by the caller
   std::deque<std::pair<size_t, std::string>> recent_;
   report::ApplyReport report_;
 };

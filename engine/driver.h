@@ -38,7 +38,12 @@ struct MatchState {
 
 // Removals a rewrite asks for; the driver carries them out after checking.
 struct RewritePlan {
+  // Nodes replaced by others (`replace`): a graph output among them needs a
+  // takeover.
   std::vector<NodeId> remove;
+  // Nodes erased on purpose (`erase`): may be nodes nothing reads, but not
+  // outputs the caller named.
+  std::vector<NodeId> erase;
   // (removed node, new node that takes over its name)
   std::vector<std::pair<NodeId, NodeId>> takeover;
 };

@@ -1,5 +1,6 @@
 #include "engine/hooks.h"
 
+#include <functional>
 #include <regex>
 
 #include "absl/strings/match.h"
@@ -144,6 +145,29 @@ absl::StatusOr<ConstTensor> ToConstant(const HookContext& ctx, const Value& v) {
     case ValueType::kInt: return ConstTensor::Scalar(static_cast<double>(v.i), tf::DT_INT32);
     case ValueType::kFloat: return ConstTensor::Scalar(v.f);
     case ValueType::kTensor: case ValueType::kNode: return ConstantOf(ctx.graph, v.tensor);
+    case ValueType::kList: {
+      // A nested list of numbers: [[1, 2], [3, 4]] has shape [2, 2].
+      ConstTensor t;
+      std::vector<double> flat;
+      std::function<bool(const Value&, size_t)> walk = [&](const Value& x, size_t depth) {
+        if (x.is_number()) {
+          flat.push_back(x.number());
+          return depth == t.shape.size();
+        }
+        if (x.type != ValueType::kList) return false;
+        if (depth == t.shape.size()) t.shape.push_back(static_cast<int64_t>(x.list.size()));
+        if (t.shape[depth] != static_cast<int64_t>(x.list.size())) return false;
+        for (const Value& item : x.list) {
+          if (!walk(item, depth + 1)) return false;
+        }
+        return true;
+      };
+      if (!walk(v, 0)) {
+        return absl::InvalidArgumentError("a constant list must be numbers, in a regular shape");
+      }
+      t.values = Eigen::Map<Eigen::ArrayXd>(flat.data(), static_cast<Eigen::Index>(flat.size()));
+      return t;
+    }
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("expected a constant, got a ", ValueTypeName(v.type)));
@@ -270,6 +294,19 @@ void RegisterBuiltinHooks(HookRegistry& r) {
         } catch (const std::regex_error& e) {
           return absl::InvalidArgumentError(absl::StrCat("bad regex `", a[1].s, "`"));
         }
+      });
+  Add(r, "has_control_edge", {VT::kNode, VT::kNode}, VT::kBool, false,
+      "a control edge runs from the first node to the second",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const Node& to = ctx.graph.node(a[1].tensor.node);
+        for (NodeId c : to.control_inputs()) {
+          if (c == a[0].tensor.node) return Value::Bool(true);
+        }
+        return Value::Bool(false);
+      });
+  Add(r, "len", {VT::kList}, VT::kInt, false, "the number of items of a list",
+      [](const HookContext&, Args a) -> absl::StatusOr<Value> {
+        return Value::Int(static_cast<int64_t>(a[0].list.size()));
       });
   Add(r, "rsqrt", {VT::kConst}, VT::kConst, false, "1 / sqrt(x), elementwise",
       [](const HookContext& ctx, Args a) { return ConstUnary(ctx, a, "rsqrt"); });
