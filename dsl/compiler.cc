@@ -845,6 +845,7 @@ class Compiler {
             v = Value::String(lit.text);
           } else {
             Error(*file, e.loc, absl::StrCat("the default of `", p.name, "` is not a ", p.type));
+            v.type = ValueType::kAny;  // reported; no second error below
           }
         }
         param_types_[p.name] = p.type;

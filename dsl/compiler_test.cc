@@ -1,0 +1,252 @@
+#include "dsl/compiler.h"
+
+#include "engine/graph_io.h"
+#include "engine/test_graphs.h"
+#include "gtest/gtest.h"
+
+namespace graft::dsl {
+namespace {
+
+struct DiagnosticCase {
+  const char* name;
+  const char* source;
+  int line;
+  int col;
+  const char* message;
+};
+
+// Each case: a rule file with one mistake, and the first error it gives.
+const DiagnosticCase kCases[] = {
+    {"missing_rule_name", "rule {\n}\n", 1, 6,
+     "expected a rule name (lowercase, as in `rule fold_bn {`)"},
+    {"missing_rule_brace", "rule a\n  match {}\n", 2, 3, "expected `{` after the rule name"},
+    {"bad_rule_item", "rule a {\n  mathc { }\n}\n", 2, 3,
+     "expected `doc`, `priority`, `match`, `rewrite`, `test` or `}` in the rule"},
+    {"bad_top_level", "rul a {}\n", 1, 1, "expected `rule`, `param` or `import`"},
+    {"unterminated_string", "rule a {\n  doc \"oops\n}\n", 2, 12, "unterminated string: expected `\"`"},
+    {"missing_pattern_equals", "rule a {\n  match { x Relu(y) }\n}\n", 2, 13,
+     "expected `=` after the pattern name (as in `conv = Conv2D(x, w)`)"},
+    {"lowercase_op", "rule a {\n  match { x = relu(y) }\n}\n", 2, 15,
+     "expected an op pattern: an op, `(OpA | OpB)` or `_`"},
+    {"unclosed_operands", "rule a {\n  match { x = Relu(y }\n}\n", 2, 22,
+     "expected `,` or `)` in the operand list"},
+    {"bad_alternation", "rule a {\n  match { x = (Relu | )(y) }\n}\n", 2, 23,
+     "expected an op name (ops start with a capital letter)"},
+    {"bad_match_item", "rule a {\n  match { 3 }\n}\n", 2, 11,
+     "expected a pattern (`name = Op(...)`), `where` or `}` in the match block"},
+    {"missing_where_expr", "rule a {\n  match { x = Relu(_) where }\n}\n", 2, 29,
+     "expected an expression"},
+    {"replace_without_with", "rule a {\n  match { x = Relu(_) }\n  rewrite { replace x by x }\n}\n", 3,
+     23, "expected `with` (as in `replace bn with out`)"},
+    {"bad_action", "rule a {\n  match { x = Relu(_) }\n  rewrite { delete x }\n}\n", 3, 13,
+     "expected an action (`let`, `replace`, `reroute`, `swap`, `erase`, `rename`, `control`, "
+     "`uncontrol`, `device`, `set`, `name = Op(...)`) or `}`"},
+    {"reroute_without_arrow", "rule a {\n  match { x = Relu(_) }\n  rewrite { reroute x x }\n}\n", 3,
+     23, "expected `->` (as in `reroute t -> u`)"},
+    {"bad_param_type", "param bits: integer = 8\n", 1, 13,
+     "expected a param type: `int`, `float`, `bool` or `string`"},
+    {"unknown_op", "rule a {\n  match { c = Conv2d(_, _) }\n  rewrite { erase c }\n}\n", 2, 15,
+     "unknown op `Conv2d`"},
+    {"unknown_name", "rule a {\n  match { c = Relu(_) where d.T == \"float32\" }\n  rewrite { erase c }\n}\n",
+     2, 29, "unknown name `d`"},
+    {"unused_binding", "rule a {\n  match { c = Relu(x) }\n  rewrite { erase c }\n}\n", 2, 20,
+     "`x` is bound but never used; write `_` to match any input"},
+    {"unused_let", "rule a {\n  match { c = Relu(_) }\n  rewrite {\n    let k = 2\n    erase c\n  }\n}\n", 4,
+     9, "`k` is never used"},
+    {"unknown_function", "rule a {\n  match { c = Relu(_) where usess(c) == 1 }\n  rewrite { erase c }\n}\n",
+     2, 29, "unknown function `usess`"},
+    {"wrong_arity", "rule a {\n  match { c = Relu(_) where uses(c, c) == 1 }\n  rewrite { erase c }\n}\n",
+     2, 29, "`uses` takes 1 argument(s), got 2"},
+    {"wrong_argument_type",
+     "rule a {\n  match { c = Relu(_) where name_matches(c, 3) }\n  rewrite { erase c }\n}\n", 2, 45,
+     "argument 2 of `name_matches` must be a string, not a int"},
+    {"duplicate_rule", "rule a {\n  match { c = Relu(_) }\n  rewrite { erase c }\n}\nrule a {\n  match { c = Relu(_) }\n  rewrite { erase c }\n}\n",
+     5, 1, "duplicate rule `a`"},
+    {"ill_typed_param_default", "param bits: int = \"eight\"\n", 1, 19,
+     "the default of `bits` is not a int"},
+    {"two_roots", "rule a {\n  match {\n    b = Relu(x)\n    c = Tanh(x)\n  }\n  rewrite { erase b erase c }\n}\n",
+     2, 3, "the pattern has 2 roots (`b`, `c`); connect them, or split the rule"},
+    {"no_rewrite", "rule a {\n  match { c = Relu(_) }\n}\n", 1, 1, "rule `a` has no `rewrite` block"},
+    {"constant_as_input", "rule a {\n  match { c = Relu(x) }\n  rewrite {\n    n = Neg(2.0)\n    replace c with n\n    erase x\n  }\n}\n",
+     4, 13, "a constant is not a tensor; wrap it in `Const(...)`"},
+    {"port_of_free_name", "rule a {\n  match { c = Relu(y:1) }\n  rewrite { erase c }\n}\n", 2, 20,
+     "`y:1` needs `y` to be a pattern of this match"},
+    {"unknown_import", "import \"nowhere.graft\"\n", 1, 1, "cannot import `nowhere.graft`: no such file"},
+    {"guard_not_bool", "rule a {\n  match { c = Relu(_) where uses(c) }\n  rewrite { erase c }\n}\n", 2,
+     29, "`where` needs a bool, not a int"},
+    {"node_action_on_let", "rule a {\n  match { c = Relu(_) }\n  rewrite {\n    let k = 2\n    erase k\n    erase c\n  }\n}\n",
+     5, 11, "`k` is not a node"},
+};
+
+class DiagnosticTest : public ::testing::TestWithParam<DiagnosticCase> {};
+
+TEST_P(DiagnosticTest, ReportsTheMistakeWhereItIs) {
+  const DiagnosticCase& c = GetParam();
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  Diagnostics d;
+  std::unique_ptr<RuleSet> rules = CompileRuleText("case.graft", c.source, {}, hooks, &d);
+  EXPECT_EQ(rules, nullptr);
+  ASSERT_TRUE(d.has_errors()) << c.name;
+  // The first error in source order.
+  const Diagnostic* first = &d.errors()[0];
+  for (const Diagnostic& e : d.errors()) {
+    if (std::make_pair(e.loc.line, e.loc.col) < std::make_pair(first->loc.line, first->loc.col)) {
+      first = &e;
+    }
+  }
+  EXPECT_EQ(first->message, c.message) << c.name << "\n" << d.Render();
+  EXPECT_EQ(first->loc.line, c.line) << c.name << "\n" << d.Render();
+  EXPECT_EQ(first->loc.col, c.col) << c.name << "\n" << d.Render();
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, DiagnosticTest, ::testing::ValuesIn(kCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(DiagnosticRenderTest, ShowsTheLineACaretAndNotes) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  Diagnostics d;
+  CompileRuleText("r.graft", "rule a {\n  match { c = Conv2d(_, _) }\n  rewrite { erase c }\n}\n", {},
+                  hooks, &d);
+  EXPECT_EQ(d.Render(),
+            "r.graft:2:15: error: unknown op `Conv2d`\n"
+            "      match { c = Conv2d(_, _) }\n"
+            "                  ^\n"
+            "note: did you mean `Conv2D`?\n");
+}
+
+TEST(DiagnosticRenderTest, ReportsSeveralErrorsInOneRun) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  Diagnostics d;
+  CompileRuleText("r.graft",
+                  "rule a {\n  match { c = Reluu(x) }\n  rewrite { erase c }\n}\n"
+                  "rule b {\n  match { c = Relu(_) where nope(c) }\n  rewrite { erase c }\n}\n",
+                  {}, hooks, &d);
+  EXPECT_EQ(d.errors().size(), 3u) << d.Render();
+}
+
+// ---- applying compiled rules ----
+
+constexpr char kGraph[] = R"pb(
+  node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+  node { name: "a" op: "Relu" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+  node { name: "b" op: "Tanh" input: "a" attr { key: "T" value { type: DT_FLOAT } } }
+)pb";
+
+TEST(CompiledRuleTest, CallsAHookRegisteredByTheCaller) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  HookSignature sig;
+  sig.params = {ValueType::kNode};
+  sig.result = ValueType::kInt;
+  int calls = 0;
+  ASSERT_TRUE(hooks
+                  .Register("cost.flops", sig,
+                            [&](const HookContext& ctx, absl::Span<const Value> args)
+                                -> absl::StatusOr<Value> {
+                              ++calls;
+                              return Value::Int(ctx.graph.node(args[0].tensor.node).op() == "Relu"
+                                                    ? 100
+                                                    : 1);
+                            })
+                  .ok());
+  Diagnostics d;
+  std::unique_ptr<RuleSet> rules = CompileRuleText(
+      "hook.graft",
+      "rule expensive_on_cpu {\n  match { n = _(_) where cost.flops(n) > 10 and n.device == \"\" }\n"
+      "  rewrite { device n \"/device:CPU:0\" }\n}\n",
+      {}, hooks, &d);
+  ASSERT_NE(rules, nullptr) << d.Render();
+  Graph g = graft::testing::GraphFromText(kGraph);
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, rules->rules());
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->rewrites(), 1);
+  EXPECT_EQ(g.FindNode("a")->device(), "/device:CPU:0");
+  EXPECT_EQ(g.FindNode("b")->device(), "");
+  EXPECT_GE(calls, 2);
+
+  // A wrongly typed call to the same hook does not compile.
+  Diagnostics bad;
+  EXPECT_EQ(CompileRuleText("hook.graft",
+                            "rule r {\n  match { n = _(_) where cost.flops(\"n\") > 1 }\n"
+                            "  rewrite { erase n }\n}\n",
+                            {}, hooks, &bad),
+            nullptr);
+  ASSERT_TRUE(bad.has_errors());
+  EXPECT_EQ(bad.errors()[0].message, "argument 1 of `cost.flops` must be a node, not a string");
+}
+
+TEST(CompiledRuleTest, RulesThatUndoEachOtherAreReportedByName) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  Diagnostics d;
+  std::unique_ptr<RuleSet> rules = CompileRuleText("pingpong.graft", R"(
+rule relu_to_tanh {
+  match { r = Relu(x) }
+  rewrite { t = Tanh(x) replace r with t }
+}
+rule tanh_to_relu {
+  match { t = Tanh(x) }
+  rewrite { r = Relu(x) replace t with r }
+}
+)",
+                                                   {}, hooks, &d);
+  ASSERT_NE(rules, nullptr) << d.Render();
+  Graph g = graft::testing::GraphFromText(kGraph);
+  ApplyOptions options;
+  options.max_rewrites = 100;
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, rules->rules(), options);
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report->converged());
+  EXPECT_NE(report->non_convergence().find("`relu_to_tanh`"), std::string::npos)
+      << report->non_convergence();
+  EXPECT_NE(report->non_convergence().find("`tanh_to_relu`"), std::string::npos);
+}
+
+TEST(CompiledRuleTest, OutputIsByteIdenticalAcrossRuns) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  Diagnostics d;
+  std::unique_ptr<RuleSet> rules = CompileRuleFiles(
+      {"tests/golden/pattern_op_alternation/rules.graft"}, {}, hooks, &d);
+  ASSERT_NE(rules, nullptr) << d.Render();
+  std::string first;
+  for (int run = 0; run < 3; ++run) {
+    absl::StatusOr<Graph> g = LoadGraph("tests/golden/pattern_op_alternation/in.pbtxt");
+    ASSERT_TRUE(g.ok());
+    ASSERT_TRUE(ApplyRules(*g, rules->rules()).ok());
+    std::string bytes = SerializeGraph(*g, GraphFormat::kBinary);
+    if (run == 0) first = bytes;
+    EXPECT_EQ(bytes, first) << "run " << run;
+  }
+}
+
+TEST(CompiledRuleTest, ParamsFromOptionsAreCheckedAndUsed) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  const char* text =
+      "param bits: int = 8\nrule r {\n  match { n = Relu(_) where bits > 4 and n.device == \"\" }\n"
+      "  rewrite { device n \"/device:CPU:0\" }\n}\n";
+  CompileOptions options;
+  options.params["bits"] = "eight";
+  Diagnostics d;
+  EXPECT_EQ(CompileRuleText("p.graft", text, options, hooks, &d), nullptr);
+  ASSERT_TRUE(d.has_errors());
+  EXPECT_EQ(d.errors()[0].message, "param `bits`: `eight` is not a int");
+  options.params = {{"bitz", "4"}};
+  Diagnostics d2;
+  EXPECT_EQ(CompileRuleText("p.graft", text, options, hooks, &d2), nullptr);
+  EXPECT_EQ(d2.errors()[0].message, "unknown param `bitz`");
+  EXPECT_EQ(d2.errors()[0].notes, std::vector<std::string>{"did you mean `bits`?"});
+  options.params = {{"bits", "2"}};
+  Diagnostics d3;
+  std::unique_ptr<RuleSet> rules = CompileRuleText("p.graft", text, options, hooks, &d3);
+  ASSERT_NE(rules, nullptr) << d3.Render();
+  Graph g = graft::testing::GraphFromText(kGraph);
+  EXPECT_EQ(ApplyRules(g, rules->rules())->rewrites(), 0);  // bits = 2 fails the guard
+}
+
+}  // namespace
+}  // namespace graft::dsl
