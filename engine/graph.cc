@@ -87,22 +87,33 @@ NodeId Graph::AppendNode(tf::NodeDef* def) {
 }
 
 void Graph::IndexOp(NodeId id) {
-  std::vector<NodeId>& ids = op_index_[nodes_[id].op()];
+  OpList& list = op_index_[nodes_[id].op()];
+  std::vector<NodeId>& ids = list.ids;
+  ++list.live;
   // Ids mostly arrive in increasing order; keep the list sorted.
   if (ids.empty() || ids.back() < id) {
     ids.push_back(id);
-  } else {
-    ids.insert(std::lower_bound(ids.begin(), ids.end(), id), id);
+    return;
   }
+  auto pos = std::lower_bound(ids.begin(), ids.end(), id);
+  if (pos == ids.end() || *pos != id) ids.insert(pos, id);  // else: a stale entry revives
 }
 
 void Graph::UnindexOp(NodeId id) {
   auto it = op_index_.find(nodes_[id].op());
   if (it == op_index_.end()) return;
-  std::vector<NodeId>& ids = it->second;
-  auto pos = std::lower_bound(ids.begin(), ids.end(), id);
-  if (pos != ids.end() && *pos == id) ids.erase(pos);
-  if (ids.empty()) op_index_.erase(it);
+  OpList& list = it->second;
+  --list.live;
+  if (list.ids.size() > 64 && static_cast<size_t>(list.live) < list.ids.size() / 2) {
+    std::vector<NodeId> kept;
+    kept.reserve(list.live);
+    for (NodeId other : list.ids) {
+      if (other != id && nodes_[other].alive_ && nodes_[other].op() == it->first) {
+        kept.push_back(other);
+      }
+    }
+    list.ids = std::move(kept);
+  }
 }
 
 void Graph::AddConsumer(Endpoint producer, InputSlot slot) {
@@ -226,14 +237,20 @@ std::vector<NodeId> Graph::NodeIds() const {
 std::vector<NodeId> Graph::NodesWithOp(absl::string_view op) const {
   auto it = op_index_.find(std::string(op));
   if (it == op_index_.end()) return {};
-  return it->second;
+  const OpList& list = it->second;
+  std::vector<NodeId> out;
+  out.reserve(list.live);
+  for (NodeId id : list.ids) {
+    if (nodes_[id].alive_ && nodes_[id].op() == it->first) out.push_back(id);
+  }
+  return out;
 }
 
 std::vector<std::pair<std::string, int>> Graph::OpHistogram() const {
   std::vector<std::pair<std::string, int>> out;
   out.reserve(op_index_.size());
-  for (const auto& [op, ids] : op_index_) {
-    out.emplace_back(op, static_cast<int>(ids.size()));
+  for (const auto& [op, list] : op_index_) {
+    if (list.live > 0) out.emplace_back(op, list.live);
   }
   std::sort(out.begin(), out.end());
   return out;

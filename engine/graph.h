@@ -255,7 +255,14 @@ class Graph {
   internal::NodeStore nodes_;
   int num_alive_ = 0;
   absl::flat_hash_map<absl::string_view, NodeId> name_index_;
-  absl::flat_hash_map<std::string, std::vector<NodeId>> op_index_;
+  // Per op: node ids in increasing order. Removal is lazy (erased nodes stay
+  // listed and are skipped) so that removing a node costs O(1); the list is
+  // compacted when half of it is stale.
+  struct OpList {
+    std::vector<NodeId> ids;
+    int live = 0;
+  };
+  absl::flat_hash_map<std::string, OpList> op_index_;
   std::vector<std::string> provenance_names_;
   tf::GraphDef header_;  // everything but the nodes
   std::string source_bytes_;

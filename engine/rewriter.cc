@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "engine/graph_algorithms.h"
 #include "engine/op_registry.h"
 
 namespace graft {
@@ -87,9 +88,42 @@ absl::Status Rewriter::CheckSameDtype(Endpoint from, Endpoint to) const {
       "): their dtypes differ"));
 }
 
+double Rewriter::Rank(NodeId id) const {
+  if (!ranks_valid_) {
+    ranks_.assign(graph_.id_limit(), 0.0);
+    absl::StatusOr<std::vector<NodeId>> order = TopologicalOrder(graph_);
+    if (!order.ok()) return -1;  // a cyclic graph: no fast path
+    for (size_t i = 0; i < order->size(); ++i) ranks_[(*order)[i]] = static_cast<double>(i);
+    ranks_valid_ = true;
+  }
+  return id < static_cast<NodeId>(ranks_.size()) ? ranks_[id] : -1;
+}
+
+void Rewriter::RankNewNode(NodeId id) {
+  if (!ranks_valid_) return;
+  // After every producer, before anything (it has no consumers yet).
+  double rank = 0;
+  const Node& n = graph_.node(id);
+  for (Endpoint e : n.inputs()) rank = std::max(rank, ranks_[e.node] + kRankStep);
+  for (NodeId c : n.control_inputs()) rank = std::max(rank, ranks_[c] + kRankStep);
+  if (ranks_.size() <= static_cast<size_t>(id)) ranks_.resize(id + 1, 0.0);
+  ranks_[id] = rank;
+}
+
+void Rewriter::RankEdge(NodeId producer, NodeId consumer) {
+  if (ranks_valid_ && !(ranks_[producer] < ranks_[consumer])) ranks_valid_ = false;
+}
+
 absl::Status Rewriter::CheckNoCycle(Endpoint to,
                                     absl::Span<const NodeId> consumers) const {
   if (consumers.empty()) return absl::OkStatus();
+  // Fast path: edges run from lower to higher rank, so a consumer ranked
+  // above `to` cannot feed it.
+  double to_rank = Rank(to.node);
+  if (to_rank >= 0 && std::all_of(consumers.begin(), consumers.end(),
+                                  [&](NodeId c) { return to_rank < Rank(c); })) {
+    return absl::OkStatus();
+  }
   absl::flat_hash_set<NodeId> targets(consumers.begin(), consumers.end());
   // Walk the ancestors of `to`: reaching a consumer means it feeds `to`.
   std::vector<bool> seen(graph_.id_limit(), false);
@@ -128,6 +162,7 @@ void Rewriter::Commit() {
 
 void Rewriter::Rollback() {
   recording_ = false;
+  ranks_valid_ = false;  // restored edges may not respect ranks made since
   for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) (*it)();
   undo_.clear();
 }
@@ -196,6 +231,7 @@ NodeId Rewriter::Insert(tf::NodeDef* def, absl::Span<const Endpoint> inputs,
     graph_.AddControlConsumer(c, id);
   }
   OnUndo([this, id] { Unlink(id); });
+  RankNewNode(id);
   return id;
 }
 
@@ -386,6 +422,7 @@ void Rewriter::SetInputUnchecked(NodeId id, int index, Endpoint source) {
   }
   node.inputs_[index] = source;
   graph_.AddConsumer(source, slot);
+  RankEdge(source.node, id);
   MarkChanged(id);
 }
 
@@ -433,6 +470,7 @@ absl::Status Rewriter::AddControlEdge(NodeId from, NodeId to) {
   if (!s.ok()) return s;
   graph_.mutable_node(to).control_inputs_.push_back(from);
   graph_.AddControlConsumer(from, to);
+  RankEdge(from, to);
   OnUndo([this, from, to] {
     graph_.mutable_node(to).control_inputs_.pop_back();
     graph_.RemoveControlConsumer(from, to);
@@ -590,6 +628,7 @@ absl::StatusOr<CloneResult> Rewriter::Clone(
       graph_.AddControlConsumer(source, copy_id);
     }
   }
+  ranks_valid_ = false;  // edges among the copies were added directly
   for (NodeId id : result.created) {
     for (RewriteListener* l : listeners_) l->NodeInserted(graph_, id);
   }
@@ -686,6 +725,7 @@ absl::StatusOr<SpliceResult> Rewriter::Splice(
       graph_.AddControlConsumer(c, ids[i]);
     }
   }
+  ranks_valid_ = false;
   for (NodeId id : result.created) {
     for (RewriteListener* l : listeners_) l->NodeInserted(graph_, id);
   }

@@ -160,6 +160,13 @@ class Rewriter {
   void SetInputUnchecked(NodeId id, int index, Endpoint source);
   void MarkChanged(NodeId id);
   void NotifyChanged(NodeId id);
+  // Topological ranks (edges go from lower to higher) make most cycle checks
+  // O(1); computed lazily, kept up as nodes are added, recomputed when an
+  // edit breaks them.
+  double Rank(NodeId id) const;
+  void RankNewNode(NodeId id);
+  void RankEdge(NodeId producer, NodeId consumer);
+  static constexpr double kRankStep = 1e-6;
   // Journals an undo step while a transaction is open.
   void OnUndo(std::function<void()> undo);
   // Detaches a node from its producers and the indexes (undo of Insert).
@@ -171,6 +178,8 @@ class Rewriter {
   std::vector<RewriteListener*> listeners_;
   std::string rule_;
   bool recording_ = false;
+  mutable std::vector<double> ranks_;
+  mutable bool ranks_valid_ = false;
   std::vector<std::function<void()>> undo_;
 };
 
