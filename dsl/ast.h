@@ -106,6 +106,8 @@ struct Action {
     kUncontrol,  // uncontrol a -> b
     kDevice,     // device n "/device:GPU:0"
     kSet,        // set n.attr = value
+    kClone,      // clone a, b as a2, b2 [with {x -> y}]
+    kSplice,     // splice "g.pbtxt" [prefix "p/"] [inputs {"in": x}] [take {out: "name"}]
   };
   enum class Filter { kAll, kOnly, kExcept };
   Kind kind = Kind::kLet;
@@ -117,6 +119,18 @@ struct Action {
   ExprPtr a, b;
   Filter filter = Filter::kAll;
   std::vector<std::pair<std::string, Loc>> filter_nodes;
+  // kClone: the nodes copied and the names their copies get; tensor
+  // replacements for the copies' inputs.
+  std::vector<std::pair<std::string, Loc>> clone_from;
+  std::vector<std::pair<std::string, Loc>> clone_to;
+  std::vector<std::pair<ExprPtr, ExprPtr>> replacements;
+  // kSplice: the graph file (relative to the rule file), the name prefix,
+  // its placeholders fed from the graph, and names bound to spliced nodes.
+  std::string path;
+  Loc path_loc;
+  std::string prefix;
+  std::vector<std::pair<std::string, ExprPtr>> splice_inputs;
+  std::vector<std::pair<std::pair<std::string, Loc>, std::string>> take;
 };
 
 struct RuleTest {

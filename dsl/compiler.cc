@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dsl/parser.h"
+#include "engine/graph_io.h"
 #include "engine/op_registry.h"
 
 namespace graft::dsl {
@@ -671,6 +672,48 @@ class CompiledRule : public ::graft::Rule {
         return a.kind == AK::kControl ? r.AddControlEdge(*from, *to)
                                       : r.RemoveControlEdge(*from, *to);
       }
+      case AK::kClone: {
+        std::vector<NodeId> nodes;
+        for (const auto& [name, loc] : a.clone_from) {
+          absl::StatusOr<NodeId> n = NodeArg(x, name);
+          if (!n.ok()) return n.status();
+          nodes.push_back(*n);
+        }
+        absl::flat_hash_map<Endpoint, Endpoint> replacements;
+        for (const auto& [from, to] : a.replacements) {
+          absl::StatusOr<Endpoint> f = TensorArg(x, *from);
+          if (!f.ok()) return f.status();
+          absl::StatusOr<Endpoint> t = TensorArg(x, *to);
+          if (!t.ok()) return t.status();
+          replacements[*f] = *t;
+        }
+        absl::StatusOr<CloneResult> copies = r.Clone(nodes, replacements);
+        if (!copies.ok()) return copies.status();
+        for (size_t i = 0; i < nodes.size(); ++i) {
+          NodeId copy = copies->mapping.at(nodes[i]);
+          x.created.insert(copy);
+          x.env[a.clone_to[i].first] = Value::NodeRef(copy);
+        }
+        return absl::OkStatus();
+      }
+      case AK::kSplice: {
+        auto it = splices_.find(&a - actions_.data());
+        if (it == splices_.end()) return absl::InternalError("splice graph not loaded");
+        absl::flat_hash_map<std::string, Endpoint> input_map;
+        for (const auto& [name, expr] : a.splice_inputs) {
+          absl::StatusOr<Endpoint> t = TensorArg(x, *expr);
+          if (!t.ok()) return t.status();
+          input_map[name] = *t;
+        }
+        absl::StatusOr<SpliceResult> spliced =
+            r.Splice(*it->second, Substitute(a.prefix, g, x.env), input_map);
+        if (!spliced.ok()) return spliced.status();
+        for (NodeId id : spliced->created) x.created.insert(id);
+        for (const auto& [binding, node] : a.take) {
+          x.env[binding.first] = Value::NodeRef(spliced->mapping.at(node));
+        }
+        return absl::OkStatus();
+      }
       case AK::kSet: {
         absl::StatusOr<NodeId> n = NodeArg(x, a.name);
         if (!n.ok()) return n.status();
@@ -693,6 +736,10 @@ class CompiledRule : public ::graft::Rule {
   std::vector<Action> actions_;
   std::map<std::string, Value> params_;
   const HookRegistry& hooks_;
+
+ public:
+  // Graphs of `splice` actions, by action index, loaded when compiling.
+  std::map<std::ptrdiff_t, std::shared_ptr<const tf::GraphDef>> splices_;
 };
 
 // ---- loading and checking ----
@@ -1119,6 +1166,7 @@ class Compiler {
 
   void CompileRule(const RuleFile& f, const Rule& rule) {
     size_t errors_before = d_->errors().size();
+    splice_graphs_.clear();
     if (!rule.has_match) Error(f, rule.loc, absl::StrCat("rule `", rule.name, "` has no `match` block"));
     if (!rule.has_rewrite) Error(f, rule.loc, absl::StrCat("rule `", rule.name, "` has no `rewrite` block"));
     if (rule.has_match && rule.patterns.empty()) {
@@ -1216,6 +1264,56 @@ class Compiler {
           RequireNode(f, a.name, a.name_loc, &names);
           RequireNode(f, a.target, a.target_loc, &names);
           break;
+        case AK::kClone: {
+          for (const auto& [n, loc] : a.clone_from) RequireNode(f, n, loc, &names);
+          if (a.clone_from.size() != a.clone_to.size()) {
+            Error(f, a.loc, absl::StrCat("`clone` copies ", a.clone_from.size(),
+                                         " node(s) but names ", a.clone_to.size(), " copies"));
+          }
+          for (const auto& [from, to] : a.replacements) {
+            CheckExpr(f, *from, &names, false);
+            CheckExpr(f, *to, &names, false);
+          }
+          for (const auto& [n, loc] : a.clone_to) {
+            if (names.count(n)) {
+              Error(f, loc, absl::StrCat("`", n, "` is already bound"));
+            } else {
+              names[n] = {NameInfo::Kind::kCreated, ValueType::kNode, loc, 0};
+            }
+          }
+          break;
+        }
+        case AK::kSplice: {
+          std::string dir = f.path.rfind('/') == std::string::npos
+                                ? ""
+                                : f.path.substr(0, f.path.rfind('/') + 1);
+          std::string path = !a.path.empty() && a.path[0] == '/' ? a.path : dir + a.path;
+          absl::StatusOr<Graph> graph = LoadGraph(path);
+          if (!graph.ok()) {
+            Error(f, a.path_loc, absl::StrCat("cannot splice `", a.path, "`: ",
+                                              graph.status().message()));
+            break;
+          }
+          auto def = std::make_shared<tf::GraphDef>(graph->ToGraphDef());
+          splice_graphs_[&a - rule.actions.data()] = def;
+          for (const auto& [name, expr] : a.splice_inputs) {
+            CheckExpr(f, *expr, &names, false);
+            if (!graph->Contains(name.substr(0, name.find(':')))) {
+              Error(f, expr->loc, absl::StrCat("`", a.path, "` has no node `", name, "`"));
+            }
+          }
+          for (const auto& [binding, node] : a.take) {
+            if (!graph->Contains(node)) {
+              Error(f, binding.second, absl::StrCat("`", a.path, "` has no node `", node, "`"));
+            }
+            if (names.count(binding.first)) {
+              Error(f, binding.second, absl::StrCat("`", binding.first, "` is already bound"));
+            } else {
+              names[binding.first] = {NameInfo::Kind::kCreated, ValueType::kNode, binding.second, 0};
+            }
+          }
+          break;
+        }
       }
     }
     // Unused names.
@@ -1230,9 +1328,12 @@ class Compiler {
     }
     if (d_->errors().size() != errors_before || root < 0) return;
     int priority = rule.has_priority ? rule.priority : static_cast<int>(all.size());
-    set_->rules_.push_back(std::make_unique<CompiledRule>(
-        rule.name, priority, std::move(all), root, std::move(guards), rule.actions,
-        params_, hooks_));
+    auto compiled = std::make_unique<CompiledRule>(rule.name, priority, std::move(all), root,
+                                                   std::move(guards), rule.actions, params_,
+                                                   hooks_);
+    compiled->splices_ = std::move(splice_graphs_);
+    splice_graphs_.clear();
+    set_->rules_.push_back(std::move(compiled));
   }
 
   const CompileOptions& options_;
@@ -1241,6 +1342,7 @@ class Compiler {
   std::unique_ptr<RuleSet> set_;
   std::map<std::string, Value> params_;
   std::map<std::string, std::string> param_types_;
+  std::map<std::ptrdiff_t, std::shared_ptr<const tf::GraphDef>> splice_graphs_;
 };
 
 std::vector<const ::graft::Rule*> RuleSet::rules() const {

@@ -73,6 +73,12 @@ GRAFT_KW(expect_nodes, "expect_nodes");
 GRAFT_KW(expect_no_nodes, "expect_no_nodes");
 GRAFT_KW(no_match, "no_match");
 GRAFT_KW(in, "in");
+GRAFT_KW(clone, "clone");
+GRAFT_KW(as, "as");
+GRAFT_KW(splice, "splice");
+GRAFT_KW(prefix, "prefix");
+GRAFT_KW(inputs, "inputs");
+GRAFT_KW(take, "take");
 #undef GRAFT_KW
 
 struct lbrace : p::one<'{'> {};
@@ -215,10 +221,38 @@ struct uncontrol_action : p::seq<kw_uncontrol, ws, p::must<node_ref>, ws, p::mus
 struct device_action : p::seq<kw_device, ws, p::must<node_ref>, ws, p::must<expr>> {};
 struct set_action : p::seq<kw_set, ws, p::must<node_ref>, p::must<set_dot>, p::must<set_attr>, ws,
                            p::must<set_equals>, ws, p::must<expr>> {};
+struct clone_src : name {};
+struct clone_dst : name {};
+struct clone_as : kw_as {};
+struct pair_arrow : arrow {};
+struct tensor_pair : p::seq<expr, ws, p::must<pair_arrow>, ws, p::must<expr>> {};
+struct map_open : lbrace {};
+struct map_close : rbrace {};
+struct tensor_map : p::seq<p::must<map_open>, ws,
+                           p::opt<tensor_pair, ws, p::star<comma, ws, p::must<tensor_pair>, ws>>,
+                           p::must<map_close>> {};
+struct clone_action : p::seq<kw_clone, ws, p::must<clone_src>, ws,
+                             p::star<comma, ws, p::must<clone_src>, ws>, p::must<clone_as>, ws,
+                             p::must<clone_dst>, p::star<ws, comma, ws, p::must<clone_dst>>,
+                             p::opt<ws, kw_with, ws, tensor_map>> {};
+struct splice_path : string_lit {};
+struct splice_prefix : string_lit {};
+struct splice_input : p::seq<string_lit, ws, p::must<attr_colon>, ws, p::must<expr>> {};
+struct take_name : name {};
+struct splice_take : p::seq<take_name, ws, p::must<attr_colon>, ws, p::must<string_lit>> {};
+struct splice_inputs : p::seq<kw_inputs, ws, p::must<map_open>, ws,
+                              p::opt<splice_input, ws, p::star<comma, ws, p::must<splice_input>, ws>>,
+                              p::must<map_close>> {};
+struct splice_takes : p::seq<kw_take, ws, p::must<map_open>, ws,
+                             p::opt<splice_take, ws, p::star<comma, ws, p::must<splice_take>, ws>>,
+                             p::must<map_close>> {};
+struct splice_action : p::seq<kw_splice, ws, p::must<splice_path>,
+                              p::opt<ws, kw_prefix, ws, p::must<splice_prefix>>,
+                              p::opt<ws, splice_inputs>, p::opt<ws, splice_takes>> {};
 struct assign_action : p::seq<name, ws, equals, ws, p::must<expr>> {};
 struct action : p::sor<let_action, replace_action, reroute_action, swap_action, erase_action,
                        rename_action, control_action, uncontrol_action, device_action,
-                       set_action, assign_action> {};
+                       set_action, clone_action, splice_action, assign_action> {};
 struct rewrite_open : lbrace {};
 struct rewrite_close : rbrace {};
 struct rewrite_block : p::seq<kw_rewrite, ws, p::must<rewrite_open>, ws, p::star<action, ws>,

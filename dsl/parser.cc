@@ -86,6 +86,17 @@ GRAFT_ERROR(rule_close, "expected `doc`, `priority`, `match`, `rewrite`, `test` 
 GRAFT_ERROR(type_name, "expected a param type: `int`, `float`, `bool` or `string`");
 GRAFT_ERROR(param_name, "expected a param name");
 GRAFT_ERROR(param_colon, "expected `:` and a type after the param name");
+GRAFT_ERROR(clone_src, "expected the name of a matched node to clone");
+GRAFT_ERROR(clone_as, "expected `,` or `as` (as in `clone a, b as a2, b2`)");
+GRAFT_ERROR(clone_dst, "expected a name for the copy");
+GRAFT_ERROR(pair_arrow, "expected `->` between a tensor and its replacement");
+GRAFT_ERROR(tensor_pair, "expected `tensor -> replacement`");
+GRAFT_ERROR(map_open, "expected `{`");
+GRAFT_ERROR(map_close, "expected `,` or `}`");
+GRAFT_ERROR(splice_path, "expected the graph file to splice, in quotes");
+GRAFT_ERROR(splice_prefix, "expected the name prefix, in quotes");
+GRAFT_ERROR(splice_input, "expected `\"placeholder\": tensor`");
+GRAFT_ERROR(splice_take, "expected `name: \"node in the spliced graph\"`");
 #undef GRAFT_ERROR
 
 struct ErrorMessages {
@@ -118,7 +129,9 @@ using Selector = p::parse_tree::selector<
         g::add_op, g::cmp_op, g::not_op, g::and_op, g::or_op, g::let_action, g::let_name,
         g::replace_action, g::reroute_action, g::swap_action, g::erase_action,
         g::rename_action, g::control_action, g::uncontrol_action, g::device_action,
-        g::set_action, g::assign_action, g::node_ref, g::node_ref2, g::set_attr,
+        g::set_action, g::assign_action, g::clone_action, g::clone_src, g::clone_dst,
+        g::tensor_pair, g::splice_action, g::splice_path, g::splice_prefix, g::splice_input,
+        g::splice_take, g::take_name, g::node_ref, g::node_ref2, g::set_attr,
         g::filter_only, g::filter_except, g::set_member, g::input_item, g::op_count,
         g::count_value, g::expect_ops_item, g::expect_nodes_item, g::expect_no_nodes_item,
         g::no_match_item>,
@@ -422,6 +435,30 @@ class Converter {
       a.kind = n.is_type<g::control_action>() ? K::kControl : K::kUncontrol;
       std::tie(a.name, a.name_loc) = name_at(0);
       std::tie(a.target, a.target_loc) = name_at(1);
+    } else if (n.is_type<g::clone_action>()) {
+      a.kind = K::kClone;
+      for (const auto& c : n.children) {
+        if (c->is_type<g::clone_src>()) a.clone_from.emplace_back(c->string(), LocOf(*c));
+        if (c->is_type<g::clone_dst>()) a.clone_to.emplace_back(c->string(), LocOf(*c));
+        if (c->is_type<g::tensor_pair>()) {
+          a.replacements.emplace_back(ExprOf(*c->children[0]), ExprOf(*c->children[1]));
+        }
+      }
+    } else if (n.is_type<g::splice_action>()) {
+      a.kind = K::kSplice;
+      for (const auto& c : n.children) {
+        if (c->is_type<g::splice_path>()) {
+          a.path = StringOf(*c);
+          a.path_loc = LocOf(*c);
+        } else if (c->is_type<g::splice_prefix>()) {
+          a.prefix = StringOf(*c);
+        } else if (c->is_type<g::splice_input>()) {
+          a.splice_inputs.emplace_back(StringOf(*c->children[0]), ExprOf(*c->children[1]));
+        } else if (c->is_type<g::splice_take>()) {
+          a.take.emplace_back(std::make_pair(c->children[0]->string(), LocOf(*c->children[0])),
+                              StringOf(*c->children[1]));
+        }
+      }
     } else if (n.is_type<g::set_action>()) {
       a.kind = K::kSet;
       std::tie(a.name, a.name_loc) = name_at(0);
