@@ -90,5 +90,32 @@ check "input untouched" cmp -s "$TMP/inplace.pbtxt" "$TMP/inplace.orig"
 expect "convert --in-place" 0 "" -- "$GRAFT" convert --in-place "$TMP/inplace.pbtxt" "$TMP/inplace.pbtxt"
 expect "in-place result still loads" 0 "" -- "$GRAFT" validate "$TMP/inplace.pbtxt"
 
+# apply and check
+G=tests/golden
+for sub in apply check; do
+  expect "$sub --help" 0 "" -- "$GRAFT" "$sub" --help
+done
+expect "check good rules" 0 "" -- "$GRAFT" check $G/fold_bn_conv/rules.graft $G/imports/rules.graft
+check "check counts rules" grep -q "^ok: 3 rule(s) in 3 file(s)$" "$TMP/out"
+printf 'rule a {\n  match { c = Conv2d(_, _) }\n  rewrite { erase c }\n}\n' > "$TMP/bad.graft"
+expect "check bad rules" 1 "bad.graft:2:15: error: unknown op \`Conv2d\`" -- "$GRAFT" check "$TMP/bad.graft"
+check "check shows a did-you-mean note" grep -q "note: did you mean \`Conv2D\`?" "$TMP/err"
+expect "apply rules" 0 "1 rewrite" -- "$GRAFT" apply -r $G/fold_bn_conv/rules.graft $G/fold_bn_conv/in.pbtxt -o "$TMP/folded.pbtxt" --report "$TMP/report.json"
+check "apply output is the golden output" cmp -s "$TMP/folded.pbtxt" $G/fold_bn_conv/out.pbtxt
+check "report counts the rewrite" grep -q '"applied": "1"' "$TMP/report.json"
+check "report names the rule" grep -q '"name": "fold_bn"' "$TMP/report.json"
+expect "apply a pipeline" 0 "" -- "$GRAFT" apply --pipeline tests/data/pipeline.yaml $G/params_from_pipeline/in.pbtxt -o "$TMP/piped.pbtxt"
+check "pipeline params reach the rules" grep -q 'name: "r/clip_ci"' "$TMP/piped.pbtxt"
+expect "apply --param" 0 "" -- "$GRAFT" apply -r $G/params_from_pipeline/rules.graft --param tag=cli $G/params_from_pipeline/in.pbtxt -o "$TMP/p.pbtxt"
+check "cli param used" grep -q 'name: "r/clip_cli"' "$TMP/p.pbtxt"
+expect "apply unknown param" 1 "unknown param \`colour\`" -- "$GRAFT" apply -r $G/params_from_pipeline/rules.graft --param colour=red $G/params_from_pipeline/in.pbtxt -o "$TMP/never2.pbtxt"
+expect "apply ill-typed param" 1 "param \`clip\`: \`big\` is not a float" -- "$GRAFT" apply -r $G/params_from_pipeline/rules.graft --param clip=big $G/params_from_pipeline/in.pbtxt -o "$TMP/never2.pbtxt"
+expect "apply bad rules writes nothing" 1 "unknown op" -- "$GRAFT" apply -r "$TMP/bad.graft" $G/fold_bn_conv/in.pbtxt -o "$TMP/never2.pbtxt"
+check "no output after bad rules" test ! -e "$TMP/never2.pbtxt"
+printf 'steps:\n  - rulez: x.graft\n' > "$TMP/bad.yaml"
+expect "bad pipeline is located" 1 "bad.yaml:2:5: error: unknown key \`rulez\`" -- "$GRAFT" apply --pipeline "$TMP/bad.yaml" $G/fold_bn_conv/in.pbtxt -o "$TMP/never2.pbtxt"
+expect "apply needs rules or a pipeline" 2 "give rule files" -- "$GRAFT" apply $G/fold_bn_conv/in.pbtxt -o "$TMP/never2.pbtxt"
+expect "apply reports skipped rewrites" 0 "skipped bypass_identity at \`output\`" -- "$GRAFT" apply -r $G/safety_skips_unsafe_rewrite/rules.graft $G/safety_skips_unsafe_rewrite/in.pbtxt -o "$TMP/s.pbtxt"
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -40,10 +40,9 @@ absl::StatusOr<Pipeline> LoadPipeline(const std::string& path) {
     }
   }
   for (const YAML::Node& step : root["steps"]) {
-    if (!step.IsMap() || !step["rules"]) {
-      return At(path, step.Mark(), "each step needs `rules` (a file or a list of files)");
+    if (!step.IsMap()) {
+      return At(path, step.Mark(), "each step is a map with `rules` and maybe `params`");
     }
-    PipelineStep out;
     for (const auto& key : step) {
       std::string k = key.first.as<std::string>();
       if (k != "rules" && k != "params") {
@@ -51,6 +50,10 @@ absl::StatusOr<Pipeline> LoadPipeline(const std::string& path) {
                   absl::StrCat("unknown key `", k, "` in a step (expected `rules`, `params`)"));
       }
     }
+    if (!step["rules"]) {
+      return At(path, step.Mark(), "each step needs `rules` (a file or a list of files)");
+    }
+    PipelineStep out;
     const YAML::Node& rules = step["rules"];
     std::vector<YAML::Node> files;
     if (rules.IsScalar()) {
