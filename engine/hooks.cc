@@ -304,6 +304,12 @@ void RegisterBuiltinHooks(HookRegistry& r) {
         }
         return Value::Bool(false);
       });
+  Add(r, "attr", {VT::kNode, VT::kString, VT::kAny}, VT::kAny, false,
+      "attr(n, \"name\", default): the attr, its op default, or the given default",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        absl::StatusOr<Value> v = AttrValueOf(ctx.graph.node(a[0].tensor.node), a[1].s);
+        return v.ok() ? *v : a[2];
+      });
   Add(r, "len", {VT::kList}, VT::kInt, false, "the number of items of a list",
       [](const HookContext&, Args a) -> absl::StatusOr<Value> {
         return Value::Int(static_cast<int64_t>(a[0].list.size()));

@@ -9,9 +9,14 @@ bazel build //cli:graft 2>&1 | grep -vE "^(INFO|Loading|Analyzing)" || true
 test -x bazel-bin/cli/graft
 
 MODEL=examples/keras_cnn.pb
+OUT=${TMPDIR:-/tmp}/keras_cnn.folded.pb
 echo
 echo "\$ graft stats $MODEL"
-bazel-bin/cli/graft stats "$MODEL"
+bazel-bin/cli/graft stats "$MODEL" | head -5
 echo
-echo "\$ graft validate $MODEL --outputs Identity"
-bazel-bin/cli/graft validate "$MODEL" --outputs Identity
+echo "\$ graft apply --pipeline rules/pipelines/inference.yaml $MODEL -o $OUT"
+bazel-bin/cli/graft apply --pipeline rules/pipelines/inference.yaml "$MODEL" -o "$OUT" \
+  --outputs Identity
+echo
+echo "\$ graft stats $OUT"
+bazel-bin/cli/graft stats "$OUT" | head -5
