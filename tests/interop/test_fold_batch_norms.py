@@ -1,0 +1,159 @@
+"""Batch-norm folding (rules/fold_batch_norms.graft) on real TensorFlow models:
+no foldable batch norm remains, and TensorFlow runs the folded graph with the
+same numbers (max |difference| <= 1e-4 x max |output|, float32)."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras
+from tensorflow.python.framework import convert_to_constants
+
+from conftest import graft_binary, repo_path
+
+PIPELINE = repo_path("rules", "pipelines", "inference.yaml")
+RNG = np.random.default_rng(7)
+
+
+def random_stats(shape):
+    return [RNG.uniform(0.5, 1.5, shape), RNG.uniform(-0.5, 0.5, shape),
+            RNG.uniform(-0.5, 0.5, shape), RNG.uniform(0.5, 2.0, shape)]
+
+
+def randomize_batch_norms(model, bn_class):
+    for layer in model.layers:
+        if isinstance(layer, bn_class):
+            layer.set_weights([w.astype(np.float32) for w in random_stats(layer.get_weights()[0].shape)])
+
+
+def freeze(model, shape):
+    fn = tf.function(lambda x: model(x, training=False)).get_concrete_function(
+        tf.TensorSpec(shape, tf.float32, name="input"))
+    return convert_to_constants.convert_variables_to_constants_v2(fn).graph.as_graph_def()
+
+
+def run(graph_def, feeds, fetch):
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.graph_util.import_graph_def(graph_def, name="")
+    with tf.compat.v1.Session(graph=graph) as sess:
+        return sess.run(fetch, feed_dict=feeds)
+
+
+def fold(graph_def, tmp_path, name):
+    src = tmp_path / (name + ".pb")
+    out = tmp_path / (name + ".folded.pb")
+    src.write_bytes(graph_def.SerializeToString())
+    proc = subprocess.run([graft_binary(), "apply", "--pipeline", PIPELINE, str(src), "-o", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    folded = tf.compat.v1.GraphDef()
+    folded.ParseFromString(out.read_bytes())
+    return folded, proc.stderr
+
+
+def foldable_left(graph_def):
+    """Batch norms (fused, or Keras 3's Mul/Add form) still after a conv/matmul."""
+    ops = {n.name: n.op for n in graph_def.node}
+    convs = ("Conv2D", "DepthwiseConv2dNative", "MatMul")
+    left = []
+    for n in graph_def.node:
+        if "BatchNorm" in n.op:
+            left.append(n.name)
+        if n.op == "Mul" and any(ops.get(i.split(":")[0]) in convs for i in n.input):
+            left.append(n.name)
+    return left
+
+
+def check_same(original, folded, shape, fetch="Identity:0", input_name="input:0"):
+    x = RNG.standard_normal(shape).astype(np.float32)
+    want = run(original, {input_name: x}, fetch)
+    got = run(folded, {input_name: x}, fetch)
+    scale = np.abs(want).max()
+    assert scale > 0
+    assert np.abs(want - got).max() <= 1e-4 * scale, np.abs(want - got).max() / scale
+
+
+def test_example_model(tmp_path):
+    original = tf.compat.v1.GraphDef()
+    original.ParseFromString(open(repo_path("examples", "keras_cnn.pb"), "rb").read())
+    folded, log = fold(original, tmp_path, "example")
+    assert foldable_left(folded) == [], log
+    check_same(original, folded, (4, 32, 32, 3))
+
+
+@pytest.mark.parametrize("name,ctor,size", [
+    ("mobilenet_v2", tf_keras.applications.MobileNetV2, 96),
+    ("resnet50", tf_keras.applications.ResNet50, 64),
+])
+def test_tf_keras_applications(tmp_path, name, ctor, size):
+    model = ctor(weights=None, input_shape=(size, size, 3), classes=10)
+    randomize_batch_norms(model, tf_keras.layers.BatchNormalization)
+    original = freeze(model, [None, size, size, 3])
+    bns = sum(1 for n in original.node if n.op.startswith("FusedBatchNorm"))
+    assert bns > 40
+    folded, log = fold(original, tmp_path, name)
+    assert foldable_left(folded) == [], log
+    assert len(folded.node) < len(original.node)
+    fetch = [n.name for n in original.node if n.op == "Identity"][-1] + ":0"
+    check_same(original, folded, (2, size, size, 3), fetch)
+
+
+def test_keras3_unfused_batch_norms(tmp_path):
+    import keras  # Keras 3
+    model = keras.Sequential([
+        keras.Input((16, 16, 3)),
+        keras.layers.Conv2D(8, 3, use_bias=False),
+        keras.layers.BatchNormalization(),
+        keras.layers.ReLU(),
+        keras.layers.DepthwiseConv2D(3, use_bias=False),
+        keras.layers.BatchNormalization(),
+        keras.layers.GlobalAveragePooling2D(),
+        keras.layers.Dense(5),
+    ])
+    randomize_batch_norms(model, keras.layers.BatchNormalization)
+    original = freeze(model, [None, 16, 16, 3])
+    assert not any("BatchNorm" in n.op for n in original.node)  # unfused form
+    folded, log = fold(original, tmp_path, "keras3")
+    assert foldable_left(folded) == [], log
+    assert "fold_unfused_batch_norm: 2 applied" in log
+    check_same(original, folded, (3, 16, 16, 3))
+
+
+def hand_built():
+    """Depthwise conv with channel multiplier 2, a conv with a BiasAdd before
+    its BN, and FusedBatchNorm v1, built with TF1 ops."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 8, 8, 3], name="input")
+
+        def bn(t, channels, name, op=tf.compat.v1.nn.fused_batch_norm):
+            g, b, m, v = (tf.constant(a.astype(np.float32)) for a in random_stats((channels,)))
+            return op(t, g, b, mean=m, variance=v, epsilon=1e-3, is_training=False, name=name)[0]
+
+        dw = tf.nn.depthwise_conv2d(x, tf.constant(RNG.standard_normal((3, 3, 3, 2)).astype(np.float32)),
+                                    [1, 1, 1, 1], "SAME", name="dw")
+        y = tf.nn.relu(bn(dw, 6, "bn_dw"))
+        conv = tf.nn.conv2d(y, tf.constant(RNG.standard_normal((1, 1, 6, 4)).astype(np.float32)),
+                            [1, 1, 1, 1], "SAME", name="conv")
+        biased = tf.nn.bias_add(conv, tf.constant(RNG.standard_normal(4).astype(np.float32)))
+        z = bn(biased, 4, "bn_conv")
+        tf.identity(z, name="Identity")
+    return graph.as_graph_def()
+
+
+def test_hand_built_graph(tmp_path):
+    original = hand_built()
+    folded, log = fold(original, tmp_path, "hand")
+    assert foldable_left(folded) == [], log
+    check_same(original, folded, (2, 8, 8, 3))
+
+
+def test_nothing_to_fold_comes_back_unchanged(tmp_path):
+    src = repo_path("tests", "data", "control_devices.pb")
+    out = tmp_path / "same.pb"
+    proc = subprocess.run([graft_binary(), "apply", "--pipeline", PIPELINE, src, "-o", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes() == open(src, "rb").read()
