@@ -117,5 +117,12 @@ expect "bad pipeline is located" 1 "bad.yaml:2:5: error: unknown key \`rulez\`" 
 expect "apply needs rules or a pipeline" 2 "give rule files" -- "$GRAFT" apply $G/fold_bn_conv/in.pbtxt -o "$TMP/never2.pbtxt"
 expect "apply reports skipped rewrites" 0 "skipped bypass_identity at \`output\`" -- "$GRAFT" apply -r $G/safety_skips_unsafe_rewrite/rules.graft $G/safety_skips_unsafe_rewrite/in.pbtxt -o "$TMP/s.pbtxt"
 
+# tests inside rule files
+expect "graft test on the shipped rules" 0 "" -- "$GRAFT" test rules
+check "rule-file tests all pass" grep -qE "^[1-9][0-9]* passed, 0 failed$" "$TMP/out"
+printf 'rule r {\n  match { n = Relu(_) where n.device == "" }\n  rewrite { device n "/device:CPU:0" }\n  test "wrong count" { input "%s" expect_ops { Relu: 5 } }\n}\n' "$PWD/$G/pattern_wildcard/in.pbtxt" > "$TMP/failing.graft"
+expect "a failing rule-file test fails" 1 "" -- "$GRAFT" test "$TMP/failing.graft"
+check "the failure names the test" grep -q "FAIL .*r / wrong count: Relu: 2 node(s), expected 5" "$TMP/out"
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

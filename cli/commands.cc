@@ -1,9 +1,11 @@
 #include "cli/commands.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <map>
@@ -338,6 +340,118 @@ int RunApply(const ApplyCommandOptions& options) {
     return kExitFailure;
   }
   return kExitOk;
+}
+
+namespace {
+
+void CollectRuleFiles(const std::string& path, std::vector<std::string>* out) {
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0) {
+    out->push_back(path);  // reported as unreadable when compiled
+    return;
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    out->push_back(path);
+    return;
+  }
+  DIR* dir = opendir(path.c_str());
+  if (dir == nullptr) return;
+  std::vector<std::string> entries;
+  while (dirent* e = readdir(dir)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") entries.push_back(name);
+  }
+  closedir(dir);
+  std::sort(entries.begin(), entries.end());
+  for (const std::string& name : entries) {
+    std::string child = path + "/" + name;
+    struct stat c;
+    if (stat(child.c_str(), &c) != 0) continue;
+    if (S_ISDIR(c.st_mode)) {
+      CollectRuleFiles(child, out);
+    } else if (name.size() > 6 && name.substr(name.size() - 6) == ".graft") {
+      out->push_back(child);
+    }
+  }
+}
+
+// Runs one test block; returns an empty string on success, else why not.
+std::string RunOneTest(const dsl::RuleFile& file, const dsl::Rule& rule,
+                       const dsl::RuleTest& test, const dsl::RuleSet& set) {
+  const Rule* compiled = set.Find(rule.name);
+  if (compiled == nullptr) return "the rule did not compile";
+  if (test.input.empty()) return "the test names no `input`";
+  std::string dir = file.path.rfind('/') == std::string::npos
+                        ? ""
+                        : file.path.substr(0, file.path.rfind('/') + 1);
+  std::string input = !test.input.empty() && test.input[0] == '/' ? test.input : dir + test.input;
+  absl::StatusOr<Graph> graph = LoadGraph(input);
+  if (!graph.ok()) return std::string(graph.status().message());
+  const Rule* rules[] = {compiled};
+  ApplyOptions apply;
+  apply.max_rewrites = 10000;  // a test graph is small; fail fast
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(*graph, rules, apply);
+  if (!report.ok()) return std::string(report.status().message());
+  if (!report->converged()) return report->non_convergence();
+  std::vector<std::string> problems;
+  if (test.no_match && report->rewrites() > 0) {
+    problems.push_back(absl::StrCat("expected no match, got ", report->rewrites(), " rewrite(s)"));
+  }
+  for (const auto& [op, want] : test.expect_ops) {
+    int got = static_cast<int>(graph->NodesWithOp(op).size());
+    if (got != want) problems.push_back(absl::StrCat(op, ": ", got, " node(s), expected ", want));
+  }
+  for (const std::string& n : test.expect_nodes) {
+    if (!graph->Contains(n)) problems.push_back(absl::StrCat("no node `", n, "`"));
+  }
+  for (const std::string& n : test.expect_no_nodes) {
+    if (graph->Contains(n)) problems.push_back(absl::StrCat("node `", n, "` is still there"));
+  }
+  absl::Status valid = CheckValid(*graph);
+  if (!valid.ok()) problems.push_back(std::string(valid.message()));
+  std::string out;
+  for (const std::string& p : problems) absl::StrAppend(&out, out.empty() ? "" : "; ", p);
+  return out;
+}
+
+}  // namespace
+
+int RunTests(const TestCommandOptions& options) {
+  std::vector<std::string> files;
+  for (const std::string& p : options.paths) CollectRuleFiles(p, &files);
+  if (files.empty()) {
+    std::cerr << "test: error: no rule files found\n";
+    return kExitFailure;
+  }
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  int passed = 0, failed = 0;
+  for (const std::string& path : files) {
+    dsl::Diagnostics diagnostics;
+    std::unique_ptr<dsl::RuleSet> set =
+        dsl::CompileRuleFiles({path}, {}, hooks, &diagnostics);
+    if (set == nullptr) {
+      std::cout << "FAIL " << path << ": does not compile\n" << diagnostics.Render();
+      ++failed;
+      continue;
+    }
+    const dsl::RuleFile& file = *set->files_ast().front();
+    for (const dsl::Rule& rule : file.rules) {
+      for (const dsl::RuleTest& test : rule.tests) {
+        std::string why = RunOneTest(file, rule, test, *set);
+        std::string name = absl::StrCat(path, ":", test.loc.line, ": ", rule.name, " / ", test.name);
+        if (why.empty()) {
+          std::cout << "ok   " << name << "\n";
+          ++passed;
+        } else {
+          std::cout << "FAIL " << name << ": " << why << "\n";
+          ++failed;
+        }
+      }
+    }
+  }
+  std::cout << passed << " passed, " << failed << " failed\n";
+  return failed == 0 ? kExitOk : kExitFailure;
 }
 
 }  // namespace graft::cli

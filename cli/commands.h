@@ -60,6 +60,12 @@ struct CheckOptions {
 };
 int RunCheck(const CheckOptions& options);
 
+struct TestCommandOptions {
+  std::vector<std::string> paths;  // rule files or folders of them
+};
+// Runs the `test` blocks of rule files; ends with `N passed, N failed`.
+int RunTests(const TestCommandOptions& options);
+
 std::string VersionString();
 
 }  // namespace graft::cli

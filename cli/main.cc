@@ -109,6 +109,11 @@ int main(int argc, char** argv) {
   check_cmd->add_option("--param", check.params, "A param: name=value (repeatable)")
       ->allow_extra_args(false);
 
+  TestCommandOptions test;
+  CLI::App* test_cmd = app.add_subcommand(
+      "test", "Run the `test` blocks inside rule files (files or folders)");
+  test_cmd->add_option("paths", test.paths, "Rule files or folders")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -139,6 +144,7 @@ int main(int argc, char** argv) {
     return RunApply(apply);
   }
   if (check_cmd->parsed()) return RunCheck(check);
+  if (test_cmd->parsed()) return RunTests(test);
   if (validate_cmd->parsed()) {
     validate.format = Format(validate_format);
     return RunValidate(validate);

@@ -1345,6 +1345,13 @@ class Compiler {
   std::map<std::ptrdiff_t, std::shared_ptr<const tf::GraphDef>> splice_graphs_;
 };
 
+const ::graft::Rule* RuleSet::Find(const std::string& name) const {
+  for (const auto& r : rules_) {
+    if (r->name() == name) return r.get();
+  }
+  return nullptr;
+}
+
 std::vector<const ::graft::Rule*> RuleSet::rules() const {
   std::vector<const ::graft::Rule*> out;
   for (const auto& r : rules_) out.push_back(r.get());

@@ -23,6 +23,10 @@ class RuleSet {
   int size() const { return static_cast<int>(rules_.size()); }
   // The params the files declare.
   const std::vector<std::string>& params() const { return params_; }
+  // The parsed files (for the tests inside them).
+  const std::vector<std::shared_ptr<const RuleFile>>& files_ast() const { return asts_; }
+  // The compiled rule called `name`, or nullptr.
+  const ::graft::Rule* Find(const std::string& name) const;
 
  private:
   friend class Compiler;
