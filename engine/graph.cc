@@ -77,6 +77,11 @@ tf::NodeDef* Graph::NewNodeDef() {
   return google::protobuf::Arena::CreateMessage<tf::NodeDef>(arena_.get());
 }
 
+tf::NodeDef* Graph::NewHeapNodeDef() {
+  heap_defs_.push_back(std::make_unique<tf::NodeDef>());
+  return heap_defs_.back().get();
+}
+
 NodeId Graph::AppendNode(tf::NodeDef* def) {
   NodeId id = static_cast<NodeId>(nodes_.size());
   Node& node = nodes_.emplace_back();

@@ -231,8 +231,11 @@ class Graph {
   friend class Rewriter;
 
   Node& mutable_node(NodeId id) { return nodes_[id]; }
-  // A new, empty NodeDef owned by the graph's arena.
+  // A new, empty NodeDef owned by the graph's arena (for parsing).
   tf::NodeDef* NewNodeDef();
+  // A new, empty NodeDef on the heap, owned by the graph (for nodes a
+  // rewrite builds: their attrs move in without a copy).
+  tf::NodeDef* NewHeapNodeDef();
   NodeId AppendNode(tf::NodeDef* def);
   // Appends node number `ordinal` of a source file and indexes it; fails on
   // an empty or duplicate name.
@@ -252,6 +255,7 @@ class Graph {
   std::unique_ptr<google::protobuf::Arena> arena_;
   std::unique_ptr<google::protobuf::RepeatedPtrField<tf::NodeDef>>
       node_storage_;
+  std::vector<std::unique_ptr<tf::NodeDef>> heap_defs_;
   internal::NodeStore nodes_;
   int num_alive_ = 0;
   absl::flat_hash_map<absl::string_view, NodeId> name_index_;

@@ -82,16 +82,16 @@ void AppendVarint(uint64_t value, std::string* out) {
 }
 
 void AppendNodeField(const tf::NodeDef& def, std::string* out) {
-  std::string payload;
-  {
-    google::protobuf::io::StringOutputStream stream(&payload);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    def.SerializeToCodedStream(&coded);
-  }
+  size_t size = def.ByteSizeLong();
   out->push_back(static_cast<char>((1 << 3) | 2));  // field 1, length-delimited
-  AppendVarint(payload.size(), out);
-  out->append(payload);
+  AppendVarint(size, out);
+  // Serialize straight into the output, deterministically (attrs sorted).
+  size_t at = out->size();
+  out->resize(at + size);
+  google::protobuf::io::ArrayOutputStream stream(out->data() + at, static_cast<int>(size));
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  coded.SetSerializationDeterministic(true);
+  def.SerializeWithCachedSizes(&coded);
 }
 
 std::string SerializeDeterministic(const google::protobuf::Message& message) {

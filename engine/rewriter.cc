@@ -250,7 +250,7 @@ absl::StatusOr<NodeId> Rewriter::AddNode(NodeSpec spec) {
     return absl::InvalidArgumentError(
         absl::StrCat("add node: `", base, "` is not a valid node name"));
   }
-  tf::NodeDef* def = graph_.NewNodeDef();
+  tf::NodeDef* def = graph_.NewHeapNodeDef();
   def->set_name(UniqueName(base));
   def->set_op(std::move(spec.op));
   def->set_device(std::move(spec.device));
