@@ -117,6 +117,18 @@ expect "bad pipeline is located" 1 "bad.yaml:2:5: error: unknown key \`rulez\`" 
 expect "apply needs rules or a pipeline" 2 "give rule files" -- "$GRAFT" apply $G/fold_bn_conv/in.pbtxt -o "$TMP/never2.pbtxt"
 expect "apply reports skipped rewrites" 0 "skipped bypass_identity at \`output\`" -- "$GRAFT" apply -r $G/safety_skips_unsafe_rewrite/rules.graft $G/safety_skips_unsafe_rewrite/in.pbtxt -o "$TMP/s.pbtxt"
 
+# diff
+expect "diff --help" 0 "" -- "$GRAFT" diff --help
+expect "diff of a fold" 0 "" -- "$GRAFT" diff $G/fold_bn_conv/in.pbtxt $G/fold_bn_conv/out.pbtxt
+check "diff summary" grep -q "^3 added, 6 removed, 1 changed$" "$TMP/out"
+check "diff shows the rewired input" grep -q "input 0: \`conv\` -> \`bn/folded\`" "$TMP/out"
+expect "diff --exit-code on different graphs" 1 "" -- "$GRAFT" diff --exit-code $G/fold_bn_conv/in.pbtxt $G/fold_bn_conv/out.pbtxt
+expect "diff --exit-code on the same graph" 0 "" -- "$GRAFT" diff --exit-code "$EXAMPLE" "$EXAMPLE"
+expect "diff as dot" 0 "" -- "$GRAFT" diff --format dot $G/fold_bn_conv/in.pbtxt $G/fold_bn_conv/out.pbtxt
+check "dot output" grep -q "^digraph diff {" "$TMP/out"
+expect "apply --diff" 0 "" -- "$GRAFT" apply --diff -r $G/fold_bn_conv/rules.graft $G/fold_bn_conv/in.pbtxt -o "$TMP/d.pbtxt"
+check "apply --diff prints the diff" grep -q "^3 added, 6 removed, 1 changed$" "$TMP/out"
+
 # tests inside rule files
 expect "graft test on the shipped rules" 0 "" -- "$GRAFT" test rules
 check "rule-file tests all pass" grep -qE "^[1-9][0-9]* passed, 0 failed$" "$TMP/out"

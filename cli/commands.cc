@@ -16,6 +16,7 @@
 #include "dsl/compiler.h"
 #include "dsl/pipeline.h"
 #include "engine/driver.h"
+#include "engine/graph_diff.h"
 #include "engine/graph_stats.h"
 #include "engine/hooks.h"
 #include "engine/op_registry.h"
@@ -276,6 +277,8 @@ int RunApply(const ApplyCommandOptions& options) {
     std::cerr << graph.status().message() << "\n";
     return kExitFailure;
   }
+  absl::StatusOr<Graph> original = options.diff ? LoadGraph(options.input, options.input_format)
+                                                : absl::StatusOr<Graph>(Graph());
   report::ApplyReport total;
   total.set_input(options.input);
   total.set_output(options.output);
@@ -335,11 +338,32 @@ int RunApply(const ApplyCommandOptions& options) {
       std::cerr << "  skipped " << s.rule() << " at `" << s.node() << "`: " << s.reason() << "\n";
     }
   }
+  if (options.diff && original.ok()) std::cout << FormatDiffText(DiffGraphs(*original, *graph));
   if (!total.converged()) {
     std::cerr << "apply: error: " << total.non_convergence() << "\n";
     return kExitFailure;
   }
   return kExitOk;
+}
+
+int RunDiff(const DiffOptions& options) {
+  absl::StatusOr<Graph> before = LoadGraph(options.before);
+  if (!before.ok()) {
+    std::cerr << before.status().message() << "\n";
+    return kExitFailure;
+  }
+  absl::StatusOr<Graph> after = LoadGraph(options.after);
+  if (!after.ok()) {
+    std::cerr << after.status().message() << "\n";
+    return kExitFailure;
+  }
+  GraphDiff diff = DiffGraphs(*before, *after);
+  if (options.format == "dot") {
+    std::cout << FormatDiffDot(*before, *after, diff);
+  } else {
+    std::cout << FormatDiffText(diff);
+  }
+  return options.exit_code && !diff.empty() ? kExitFailure : kExitOk;
 }
 
 namespace {

@@ -51,6 +51,7 @@ struct ApplyCommandOptions {
   int64_t max_rewrites = 1000000;
   bool in_place = false;
   bool quiet = false;
+  bool diff = false;  // print the structural diff of what the rules did
 };
 int RunApply(const ApplyCommandOptions& options);
 
@@ -65,6 +66,14 @@ struct TestCommandOptions {
 };
 // Runs the `test` blocks of rule files; ends with `N passed, N failed`.
 int RunTests(const TestCommandOptions& options);
+
+struct DiffOptions {
+  std::string before;
+  std::string after;
+  std::string format = "text";  // text or dot
+  bool exit_code = false;       // exit 1 when the graphs differ
+};
+int RunDiff(const DiffOptions& options);
 
 std::string VersionString();
 

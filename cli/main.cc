@@ -102,6 +102,16 @@ int main(int argc, char** argv) {
       ->check(CheckFormat);
   apply_cmd->add_flag("--in-place", apply.in_place, "Allow OUTPUT to be the INPUT file");
   apply_cmd->add_flag("-q,--quiet", apply.quiet, "Print no summary");
+  apply_cmd->add_flag("--diff", apply.diff, "Print the structural diff of what the rules did");
+
+  DiffOptions diff;
+  CLI::App* diff_cmd = app.add_subcommand(
+      "diff", "Structural diff of two graphs, nodes matched by name");
+  diff_cmd->add_option("before", diff.before, "First graph")->required();
+  diff_cmd->add_option("after", diff.after, "Second graph")->required();
+  diff_cmd->add_option("--format", diff.format, "text (default) or dot (Graphviz)")
+      ->check(CLI::IsMember({"text", "dot"}));
+  diff_cmd->add_flag("--exit-code", diff.exit_code, "Exit 1 when the graphs differ");
 
   CheckOptions check;
   CLI::App* check_cmd = app.add_subcommand("check", "Parse and check rule files");
@@ -145,6 +155,7 @@ int main(int argc, char** argv) {
   }
   if (check_cmd->parsed()) return RunCheck(check);
   if (test_cmd->parsed()) return RunTests(test);
+  if (diff_cmd->parsed()) return RunDiff(diff);
   if (validate_cmd->parsed()) {
     validate.format = Format(validate_format);
     return RunValidate(validate);

@@ -1,0 +1,36 @@
+// A structural diff of two graphs, nodes matched by name: what was added,
+// removed, rewired, or changed (op, attrs, device).
+#ifndef GRAFT_ENGINE_GRAPH_DIFF_H_
+#define GRAFT_ENGINE_GRAPH_DIFF_H_
+
+#include <string>
+#include <vector>
+
+#include "engine/graph.h"
+
+namespace graft {
+
+struct NodeChange {
+  std::string name;
+  std::vector<std::string> changes;  // "input 1: `w` -> `w2`", "attr `padding`: ..."
+};
+
+struct GraphDiff {
+  std::vector<std::string> added;    // "name (Op)", in the second graph's order
+  std::vector<std::string> removed;  // "name (Op)", in the first graph's order
+  std::vector<NodeChange> changed;   // in the second graph's order
+  bool empty() const { return added.empty() && removed.empty() && changed.empty(); }
+};
+
+GraphDiff DiffGraphs(const Graph& before, const Graph& after);
+
+// For terminals and code review: `+ added`, `- removed`, `~ changed` lines
+// and a summary line.
+std::string FormatDiffText(const GraphDiff& diff);
+// Graphviz DOT of the second graph, added nodes green, changed ones orange,
+// removed ones (from the first graph) red and dashed.
+std::string FormatDiffDot(const Graph& before, const Graph& after, const GraphDiff& diff);
+
+}  // namespace graft
+
+#endif  // GRAFT_ENGINE_GRAPH_DIFF_H_

@@ -1,0 +1,58 @@
+#include "engine/graph_diff.h"
+
+#include "engine/graph_io.h"
+#include "gtest/gtest.h"
+
+namespace graft {
+namespace {
+
+Graph Load(const std::string& path) {
+  absl::StatusOr<Graph> g = LoadGraph(path);
+  EXPECT_TRUE(g.ok()) << g.status();
+  return std::move(*g);
+}
+
+TEST(GraphDiffTest, FoldedBatchNorm) {
+  Graph before = Load("tests/golden/fold_bn_conv/in.pbtxt");
+  Graph after = Load("tests/golden/fold_bn_conv/out.pbtxt");
+  GraphDiff diff = DiffGraphs(before, after);
+  EXPECT_EQ(diff.removed, (std::vector<std::string>{"w (Const)", "conv (Conv2D)", "gamma (Const)",
+                                                    "beta (Const)", "mean (Const)", "var (Const)"}));
+  EXPECT_EQ(diff.added, (std::vector<std::string>{"bn/w2 (Const)", "bn/folded (Conv2D)",
+                                                  "bn/Const (Const)"}));
+  ASSERT_EQ(diff.changed.size(), 1u);
+  EXPECT_EQ(diff.changed[0].name, "bn");
+  EXPECT_EQ(diff.changed[0].changes[0], "op: FusedBatchNormV3 -> BiasAdd");
+  EXPECT_EQ(diff.changed[0].changes[1], "input 0: `conv` -> `bn/folded`");
+  std::string text = FormatDiffText(diff);
+  EXPECT_NE(text.find("- conv (Conv2D)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("+ bn/folded (Conv2D)\n"), std::string::npos);
+  EXPECT_NE(text.find("3 added, 6 removed, 1 changed\n"), std::string::npos);
+  std::string dot = FormatDiffDot(before, after, diff);
+  EXPECT_NE(dot.find("\"bn/folded\" [label=\"bn/folded (Conv2D)\", fillcolor=palegreen]"),
+            std::string::npos)
+      << dot;
+  EXPECT_NE(dot.find("\"conv\" [label=\"conv (Conv2D)\", fillcolor=mistyrose"), std::string::npos);
+  EXPECT_NE(dot.find("\"bn/folded\" -> \"bn\""), std::string::npos);
+}
+
+TEST(GraphDiffTest, AttrsAndDevices) {
+  Graph before = Load("tests/golden/rewrite_set_attr_device/in.pbtxt");
+  Graph after = Load("tests/golden/rewrite_set_attr_device/out.pbtxt");
+  GraphDiff diff = DiffGraphs(before, after);
+  ASSERT_EQ(diff.changed.size(), 1u);
+  EXPECT_EQ(diff.changed[0].changes,
+            (std::vector<std::string>{"attr `epsilon`: f: 0.001 -> f: 0.01",
+                                      "device: \"\" -> \"/device:CPU:0\""}));
+}
+
+TEST(GraphDiffTest, SameGraphHasNoDifferences) {
+  Graph a = Load("tests/golden/fold_bn_conv/in.pbtxt");
+  Graph b = Load("tests/golden/fold_bn_conv/in.pbtxt");
+  GraphDiff diff = DiffGraphs(a, b);
+  EXPECT_TRUE(diff.empty());
+  EXPECT_EQ(FormatDiffText(diff), "0 added, 0 removed, 0 changed\n");
+}
+
+}  // namespace
+}  // namespace graft
