@@ -129,6 +129,15 @@ check "dot output" grep -q "^digraph diff {" "$TMP/out"
 expect "apply --diff" 0 "" -- "$GRAFT" apply --diff -r $G/fold_bn_conv/rules.graft $G/fold_bn_conv/in.pbtxt -o "$TMP/d.pbtxt"
 check "apply --diff prints the diff" grep -q "^3 added, 6 removed, 1 changed$" "$TMP/out"
 
+# explain
+expect "explain --help" 0 "" -- "$GRAFT" explain --help
+expect "explain lists matches" 0 "" -- "$GRAFT" explain -r $G/fold_bn_conv/rules.graft $G/fold_bn_conv/in.pbtxt
+check "explain shows bindings" grep -q "^    w = \`w\`$" "$TMP/out"
+check "explain counts matches" grep -q "^fold_bn: 1 match(es)$" "$TMP/out"
+expect "explain why not" 0 "" -- "$GRAFT" explain -r rules/fold_batch_norms.graft "$EXAMPLE" --rule fold_fused_batch_norm --node keras_cnn/batch_normalization/FusedBatchNormV3
+check "explain names the failing operand" grep -q "no match: operand 4 of \`bn\`: expected Const, found Identity" "$TMP/out"
+expect "explain unknown node" 1 "no node \`nope\`" -- "$GRAFT" explain -r $G/fold_bn_conv/rules.graft $G/fold_bn_conv/in.pbtxt --node nope
+
 # tests inside rule files
 expect "graft test on the shipped rules" 0 "" -- "$GRAFT" test rules
 check "rule-file tests all pass" grep -qE "^[1-9][0-9]* passed, 0 failed$" "$TMP/out"

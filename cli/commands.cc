@@ -346,6 +346,70 @@ int RunApply(const ApplyCommandOptions& options) {
   return kExitOk;
 }
 
+int RunExplain(const ExplainOptions& options) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  dsl::CompileOptions compile;
+  if (!ParseParams(options.params, &compile.params)) return kExitUsage;
+  dsl::Diagnostics diagnostics;
+  std::unique_ptr<dsl::RuleSet> set =
+      dsl::CompileRuleFiles(options.rule_files, compile, hooks, &diagnostics);
+  if (set == nullptr) {
+    std::cerr << diagnostics.Render();
+    return kExitFailure;
+  }
+  absl::StatusOr<Graph> graph = LoadGraph(options.model);
+  if (!graph.ok()) {
+    std::cerr << graph.status().message() << "\n";
+    return kExitFailure;
+  }
+  NodeId only = kNoNode;
+  if (!options.node.empty()) {
+    only = graph->FindId(options.node);
+    if (only == kNoNode) {
+      std::cerr << options.model << ": error: no node `" << options.node << "`\n";
+      return kExitFailure;
+    }
+  }
+  bool found_rule = options.rule.empty();
+  for (const Rule* rule : set->rules()) {
+    if (!options.rule.empty() && rule->name() != options.rule) continue;
+    found_rule = true;
+    std::vector<std::string> anchors = rule->anchor_ops();
+    auto print = [&](NodeId id, const dsl::Explanation& e) {
+      std::cout << rule->name() << " at `" << graph->node(id).name() << "`: ";
+      if (!e.matched) {
+        std::cout << "no match: " << e.reason << "\n";
+        return;
+      }
+      std::cout << "matches";
+      for (const auto& [name, value] : e.bindings) std::cout << "\n    " << name << " = " << value;
+      std::cout << "\n";
+    };
+    if (only != kNoNode) {
+      print(only, dsl::ExplainAt(*set, rule->name(), *graph, only));
+      continue;
+    }
+    int matches = 0;
+    graph->ForEachNode([&](const Node& n) {
+      bool anchored = anchors.empty();
+      for (const std::string& a : anchors) anchored = anchored || GlobMatch(a, n.op());
+      if (!anchored) return;
+      dsl::Explanation e = dsl::ExplainAt(*set, rule->name(), *graph, n.id());
+      if (e.matched) {
+        print(n.id(), e);
+        ++matches;
+      }
+    });
+    std::cout << rule->name() << ": " << matches << " match(es)\n";
+  }
+  if (!found_rule) {
+    std::cerr << "explain: error: no rule `" << options.rule << "` in the rule files\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
 int RunDiff(const DiffOptions& options) {
   absl::StatusOr<Graph> before = LoadGraph(options.before);
   if (!before.ok()) {

@@ -75,6 +75,15 @@ struct DiffOptions {
 };
 int RunDiff(const DiffOptions& options);
 
+struct ExplainOptions {
+  std::vector<std::string> rule_files;
+  std::vector<std::string> params;
+  std::string model;
+  std::string rule;  // only this rule
+  std::string node;  // only at this node: says why a rule does not match
+};
+int RunExplain(const ExplainOptions& options);
+
 std::string VersionString();
 
 }  // namespace graft::cli

@@ -104,6 +104,20 @@ int main(int argc, char** argv) {
   apply_cmd->add_flag("-q,--quiet", apply.quiet, "Print no summary");
   apply_cmd->add_flag("--diff", apply.diff, "Print the structural diff of what the rules did");
 
+  ExplainOptions explain;
+  CLI::App* explain_cmd = app.add_subcommand(
+      "explain", "Show what rules match in a graph (and why not at a node), without rewriting");
+  explain_cmd
+      ->add_option("-r,--rules", explain.rule_files, "Rule files (.graft)")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->required();
+  explain_cmd->add_option("--param", explain.params, "A param: name=value (repeatable)")
+      ->allow_extra_args(false);
+  explain_cmd->add_option("model", explain.model, "Graph file")->required();
+  explain_cmd->add_option("--rule", explain.rule, "Only this rule");
+  explain_cmd->add_option("--node", explain.node, "Only at this node; says why a rule fails");
+
   DiffOptions diff;
   CLI::App* diff_cmd = app.add_subcommand(
       "diff", "Structural diff of two graphs, nodes matched by name");
@@ -156,6 +170,7 @@ int main(int argc, char** argv) {
   if (check_cmd->parsed()) return RunCheck(check);
   if (test_cmd->parsed()) return RunTests(test);
   if (diff_cmd->parsed()) return RunDiff(diff);
+  if (explain_cmd->parsed()) return RunExplain(explain);
   if (validate_cmd->parsed()) {
     validate.format = Format(validate_format);
     return RunValidate(validate);

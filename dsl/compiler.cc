@@ -46,6 +46,39 @@ struct Guard {
 
 using Env = std::map<std::string, Value>;
 
+// A pattern node to match against a tensor; `ctx` says where it sits, for
+// explanations ("operand 1 of `conv`").
+struct Task {
+  int first;
+  Endpoint second;
+  std::string ctx;
+};
+
+// Source-like text of an expression, for explanations.
+std::string ExprText(const Expr& e) {
+  switch (e.kind) {
+    case K::kBool: return e.bool_value ? "true" : "false";
+    case K::kInt: return absl::StrCat(e.int_value);
+    case K::kFloat: return absl::StrCat(e.float_value);
+    case K::kString: return absl::StrCat("\"", e.text, "\"");
+    case K::kName: return e.text;
+    case K::kPort: return absl::StrCat(ExprText(*e.args[0]), ":", e.port);
+    case K::kMember: return absl::StrCat(ExprText(*e.args[0]), ".", e.text);
+    case K::kUnary:
+      return e.text == "not" ? "not " + ExprText(*e.args[0]) : "-" + ExprText(*e.args[0]);
+    case K::kBinary:
+      return absl::StrCat(ExprText(*e.args[0]), " ", e.text, " ", ExprText(*e.args[1]));
+    case K::kCall: case K::kList: case K::kCreate: {
+      std::vector<std::string> args;
+      for (const auto& a : e.args) args.push_back(ExprText(*a));
+      std::string head = e.kind == K::kCall ? e.text : e.kind == K::kCreate ? e.text : "";
+      return e.kind == K::kList ? absl::StrCat("[", absl::StrJoin(args, ", "), "]")
+                                : absl::StrCat(head, "(", absl::StrJoin(args, ", "), ")");
+    }
+  }
+  return "?";
+}
+
 bool OpMatches(const std::vector<std::string>& ops, const std::string& op) {
   if (ops.empty()) return true;
   for (const std::string& pattern : ops) {
@@ -186,7 +219,7 @@ class CompiledRule : public ::graft::Rule {
     Search s;
     s.env = params_;
     s.guard_done.assign(guards_.size(), false);
-    std::vector<std::pair<int, Endpoint>> tasks = {{root_, {root, 0}}};
+    std::vector<Task> tasks = {{root_, {root, 0}, ""}};
     auto result = std::make_unique<DslMatch>();
     if (!Solve(graph, s, tasks, result.get())) return nullptr;
     result->root = root;
@@ -231,11 +264,47 @@ class CompiledRule : public ::graft::Rule {
       if (!ready) continue;
       s.guard_done[i] = true;
       absl::StatusOr<Value> v = Eval(graph, s.env, *guards_[i].expr, nullptr);
-      if (!v.ok() || v->type != ValueType::kBool || !v->b) return false;
+      if (!v.ok()) {
+        return Fail(s, absl::StrCat("guard `", ExprText(*guards_[i].expr), "` failed: ",
+                                    v.status().message()));
+      }
+      if (v->type != ValueType::kBool || !v->b) {
+        return Fail(s, absl::StrCat("guard `", ExprText(*guards_[i].expr), "` is false"));
+      }
     }
     return true;
   }
 
+  // Records why a branch of the search failed (the deepest reason wins) and
+  // returns false. Costs nothing outside explain mode.
+  bool Fail(const Search& s, std::string reason) const {
+    if (why_ != nullptr && s.nodes.size() >= why_depth_) {
+      why_depth_ = s.nodes.size();
+      *why_ = std::move(reason);
+    }
+    return false;
+  }
+
+ public:
+  // The match at `root`, or nullptr and in `why` the reason the search got
+  // furthest with.
+  std::unique_ptr<MatchState> Explain(const Graph& graph, NodeId root, std::string* why) const {
+    why->clear();
+    why_ = why;
+    why_depth_ = 0;
+    std::unique_ptr<MatchState> m = OpMatches(pnodes_[root_].ops, graph.node(root).op())
+                                        ? Match(graph, root)
+                                        : nullptr;
+    if (m == nullptr && why->empty()) {
+      *why = absl::StrCat("the root: expected ", absl::StrJoin(pnodes_[root_].ops, " | "),
+                          ", found ", graph.node(root).op(), " `", graph.node(root).name(), "`");
+    }
+    why_ = nullptr;
+    return m;
+  }
+  static const Env& Bindings(const MatchState& m) { return static_cast<const DslMatch&>(m).env; }
+
+ private:
   static bool BindTensor(Search& s, const std::string& name, Endpoint e) {
     auto it = s.env.find(name);
     if (it == s.env.end()) {
@@ -245,7 +314,7 @@ class CompiledRule : public ::graft::Rule {
     return it->second.tensor == e;
   }
 
-  bool Solve(const Graph& graph, Search s, std::vector<std::pair<int, Endpoint>> tasks,
+  bool Solve(const Graph& graph, Search s, std::vector<Task> tasks,
              DslMatch* out) const {
     if (tasks.empty()) {
       if (!GuardsHold(graph, s)) return false;
@@ -253,15 +322,27 @@ class CompiledRule : public ::graft::Rule {
       out->nodes = std::move(s.nodes);
       return true;
     }
-    auto [pi, e] = tasks.back();
+    Task task = tasks.back();
     tasks.pop_back();
+    int pi = task.first;
+    Endpoint e = task.second;
     const PNode& pn = pnodes_[pi];
     const Node& node = graph.node(e.node);
-    if (!OpMatches(pn.ops, node.op())) return false;
+    std::string what = !pn.binding.empty() ? absl::StrCat("`", pn.binding, "`")
+                       : !task.ctx.empty() ? task.ctx
+                                           : "the root";
+    if (!OpMatches(pn.ops, node.op())) {
+      return Fail(s, absl::StrCat(what, ": expected ", absl::StrJoin(pn.ops, " | "), ", found ",
+                                  node.op(), " `", node.name(), "`"));
+    }
     if (!pn.binding.empty()) {
       auto it = s.env.find(pn.binding);
       if (it != s.env.end()) {
-        if (it->second.tensor.node != e.node) return false;
+        if (it->second.tensor.node != e.node) {
+          return Fail(s, absl::StrCat(what, " is `", graph.node(it->second.tensor.node).name(),
+                                      "` but ", task.ctx.empty() ? "this input" : task.ctx,
+                                      " is `", node.name(), "`"));
+        }
         return Solve(graph, std::move(s), std::move(tasks), out);
       }
       s.env[pn.binding] = Value::NodeRef(e.node);
@@ -274,7 +355,10 @@ class CompiledRule : public ::graft::Rule {
       return Solve(graph, std::move(s), std::move(tasks), out);
     }
     int fixed = static_cast<int>(pn.data.size()) - (pn.variadic ? 1 : 0);
-    if (pn.variadic ? node.num_inputs() < fixed : node.num_inputs() != fixed) return false;
+    if (pn.variadic ? node.num_inputs() < fixed : node.num_inputs() != fixed) {
+      return Fail(s, absl::StrCat(what, " (`", node.name(), "`) has ", node.num_inputs(),
+                                  " data input(s); the pattern lists ", fixed));
+    }
     std::vector<std::vector<int>> orders = {{}};
     for (int i = 0; i < fixed; ++i) orders[0].push_back(i);
     const tf::OpDef* def = OpRegistry::Tensorflow().Find(node.op());
@@ -283,35 +367,46 @@ class CompiledRule : public ::graft::Rule {
     }
     for (const std::vector<int>& order : orders) {
       Search s2 = s;
-      std::vector<std::pair<int, Endpoint>> tasks2 = tasks;
+      std::vector<Task> tasks2 = tasks;
       bool ok = true;
       for (int i = 0; i < fixed && ok; ++i) {
         const POperand& o = pn.data[i];
         Endpoint in = node.input(order[i]);
+        std::string ctx = absl::StrCat("operand ", i, " of ", what);
         if (!in.valid()) {
-          ok = false;
+          ok = Fail(s2, absl::StrCat(ctx, " is not in the graph"));
           break;
         }
         switch (o.kind) {
           case OK::kWildcard: break;
           case OK::kName:
             if (o.stmt >= 0) {
-              ok = in.port == 0;
-              if (ok) tasks2.push_back({o.stmt, in});
+              ok = in.port == 0 ||
+                   Fail(s2, absl::StrCat(ctx, ": expected output 0 of `", o.name, "`, found `",
+                                         graph.TensorName(in), "`"));
+              if (ok) tasks2.push_back({o.stmt, in, ctx});
             } else {
-              ok = BindTensor(s2, o.name, in);
+              ok = BindTensor(s2, o.name, in) ||
+                   Fail(s2, absl::StrCat(ctx, ": `", o.name, "` is already `",
+                                         graph.TensorName(s2.env[o.name].tensor), "`, found `",
+                                         graph.TensorName(in), "`"));
             }
             break;
           case OK::kPort:
-            ok = in.port == o.port;
-            if (ok) tasks2.push_back({o.stmt, {in.node, 0}});
+            ok = in.port == o.port ||
+                 Fail(s2, absl::StrCat(ctx, ": expected output ", o.port, " of `", o.name,
+                                       "`, found `", graph.TensorName(in), "`"));
+            if (ok) tasks2.push_back({o.stmt, {in.node, 0}, ctx});
             break;
           case OK::kBound:
-            ok = BindTensor(s2, o.name, in);
-            if (ok) tasks2.push_back({o.nested, in});
+            ok = BindTensor(s2, o.name, in) ||
+                 Fail(s2, absl::StrCat(ctx, ": `", o.name, "` is already `",
+                                       graph.TensorName(s2.env[o.name].tensor), "`, found `",
+                                       graph.TensorName(in), "`"));
+            if (ok) tasks2.push_back({o.nested, in, ctx});
             break;
           case OK::kNested:
-            tasks2.push_back({o.nested, in});
+            tasks2.push_back({o.nested, in, ctx});
             break;
           default: break;
         }
@@ -330,7 +425,7 @@ class CompiledRule : public ::graft::Rule {
 
   // Binds control operands one by one (each may choose among the node's
   // control inputs), then goes on with the tasks.
-  bool SolveControl(const Graph& graph, Search s, std::vector<std::pair<int, Endpoint>> tasks,
+  bool SolveControl(const Graph& graph, Search s, std::vector<Task> tasks,
                     const PNode& pn, const Node& node, size_t k, DslMatch* out) const {
     const std::vector<POperand>* controls = &pn.control;
     if (k >= controls->size()) {
@@ -348,7 +443,7 @@ class CompiledRule : public ::graft::Rule {
       Search s2 = s;
       auto tasks2 = tasks;
       if (o.stmt >= 0) {
-        tasks2.push_back({o.stmt, {c, 0}});
+        tasks2.push_back({o.stmt, {c, 0}, ""});
       } else {
         s2.env[o.name] = Value::NodeRef(c);
       }
@@ -736,6 +831,8 @@ class CompiledRule : public ::graft::Rule {
   std::vector<Action> actions_;
   std::map<std::string, Value> params_;
   const HookRegistry& hooks_;
+  mutable std::string* why_ = nullptr;
+  mutable size_t why_depth_ = 0;
 
  public:
   // Graphs of `splice` actions, by action index, loaded when compiling.
@@ -1355,6 +1452,34 @@ const ::graft::Rule* RuleSet::Find(const std::string& name) const {
 std::vector<const ::graft::Rule*> RuleSet::rules() const {
   std::vector<const ::graft::Rule*> out;
   for (const auto& r : rules_) out.push_back(r.get());
+  return out;
+}
+
+Explanation ExplainAt(const RuleSet& set, const std::string& rule, const Graph& graph,
+                      NodeId node) {
+  Explanation out;
+  const CompiledRule* compiled = static_cast<const CompiledRule*>(set.Find(rule));
+  if (compiled == nullptr) {
+    out.reason = absl::StrCat("no rule `", rule, "`");
+    return out;
+  }
+  std::unique_ptr<MatchState> m = compiled->Explain(graph, node, &out.reason);
+  if (m == nullptr) return out;
+  out.matched = true;
+  for (const auto& [name, v] : CompiledRule::Bindings(*m)) {
+    std::string text;
+    switch (v.type) {
+      case ValueType::kNode: text = absl::StrCat("`", graph.node(v.tensor.node).name(), "`"); break;
+      case ValueType::kTensor: text = absl::StrCat("`", graph.TensorName(v.tensor), "`"); break;
+      case ValueType::kList: text = absl::StrCat(v.list.size(), " tensor(s)"); break;
+      case ValueType::kInt: text = absl::StrCat(v.i); break;
+      case ValueType::kFloat: text = absl::StrCat(v.f); break;
+      case ValueType::kBool: text = v.b ? "true" : "false"; break;
+      case ValueType::kString: text = absl::StrCat("\"", v.s, "\""); break;
+      default: text = ValueTypeName(v.type); break;
+    }
+    out.bindings.emplace_back(name, text);
+  }
   return out;
 }
 

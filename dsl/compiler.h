@@ -59,6 +59,20 @@ std::unique_ptr<RuleSet> CompileRuleText(const std::string& path,
                                          const HookRegistry& hooks,
                                          Diagnostics* diagnostics);
 
+// What a rule makes of one node, without rewriting anything.
+struct Explanation {
+  bool matched = false;
+  // Why not: the pattern element or guard that failed, as far as the search
+  // got ("operand 1 of `conv`: expected Const, found Identity `w/read`").
+  std::string reason;
+  // When it matched: each name and what it is bound to, sorted by name.
+  std::vector<std::pair<std::string, std::string>> bindings;
+};
+
+// Explains rule `rule` of `set` at `node`. The rule must be in the set.
+Explanation ExplainAt(const RuleSet& set, const std::string& rule, const Graph& graph,
+                      NodeId node);
+
 }  // namespace graft::dsl
 
 #endif  // GRAFT_DSL_COMPILER_H_

@@ -250,3 +250,65 @@ TEST(CompiledRuleTest, ParamsFromOptionsAreCheckedAndUsed) {
 
 }  // namespace
 }  // namespace graft::dsl
+
+namespace graft::dsl {
+namespace {
+
+class ExplainTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    RegisterBuiltinHooks(hooks_);
+    set_ = CompileRuleFiles({"tests/golden/pattern_use_count/rules.graft"}, {}, hooks_, &d_);
+    ASSERT_NE(set_, nullptr) << d_.Render();
+  }
+  Explanation At(const std::string& model, const std::string& node) {
+    absl::StatusOr<Graph> g = LoadGraph(model);
+    EXPECT_TRUE(g.ok());
+    graph_ = std::move(*g);
+    return ExplainAt(*set_, "fold_bn_single_use", graph_, graph_.FindId(node));
+  }
+  HookRegistry hooks_;
+  Diagnostics d_;
+  std::unique_ptr<RuleSet> set_;
+  Graph graph_;
+};
+
+TEST_F(ExplainTest, MatchListsBindings) {
+  Explanation e = At("tests/golden/pattern_use_count/in.pbtxt", "bn");
+  ASSERT_TRUE(e.matched) << e.reason;
+  EXPECT_EQ(e.bindings.front(), (std::pair<std::string, std::string>{"beta", "`beta`"}));
+}
+
+TEST_F(ExplainTest, WrongOp) {
+  Explanation e = At("tests/golden/pattern_use_count/in.pbtxt", "o1");
+  EXPECT_FALSE(e.matched);
+  EXPECT_EQ(e.reason, "the root: expected FusedBatchNormV3, found Relu `o1`");
+}
+
+TEST_F(ExplainTest, ExtraConsumers) {
+  Explanation e = At("tests/golden/pattern_use_count/in.pbtxt", "bn2");
+  EXPECT_FALSE(e.matched);
+  EXPECT_EQ(e.reason, "guard `uses(conv) == 1` is false");
+}
+
+TEST_F(ExplainTest, NonConstOperand) {
+  Explanation e = At("tests/golden/no_fold_lib_weights_not_constant/in.pbtxt", "bn");
+  EXPECT_FALSE(e.matched);
+  EXPECT_EQ(e.reason, "operand 1 of `conv`: expected Const, found Placeholder `w`");
+}
+
+TEST_F(ExplainTest, WrongAttr) {
+  Explanation e = At("tests/golden/no_fold_lib_is_training/in.pbtxt", "bn");
+  EXPECT_FALSE(e.matched);
+  EXPECT_EQ(e.reason, "guard `bn.is_training == false` is false");
+}
+
+TEST_F(ExplainTest, WrongProducer) {
+  // The BN reads a Placeholder where the pattern wants a Conv2D.
+  Explanation e = At("tests/golden/rewrite_set_attr_device/in.pbtxt", "bn");
+  EXPECT_FALSE(e.matched);
+  EXPECT_EQ(e.reason, "`conv`: expected Conv2D, found Placeholder `x`");
+}
+
+}  // namespace
+}  // namespace graft::dsl
