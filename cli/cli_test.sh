@@ -141,8 +141,9 @@ expect "explain unknown node" 1 "no node \`nope\`" -- "$GRAFT" explain -r $G/fol
 # tests inside rule files
 expect "graft test on the shipped rules" 0 "" -- "$GRAFT" test rules
 check "rule-file tests all pass" grep -qE "^[1-9][0-9]* passed, 0 failed$" "$TMP/out"
-printf 'rule r {\n  match { n = Relu(_) where n.device == "" }\n  rewrite { device n "/device:CPU:0" }\n  test "wrong count" { input "%s" expect_ops { Relu: 5 } }\n}\n' "$PWD/$G/pattern_wildcard/in.pbtxt" > "$TMP/failing.graft"
+printf 'rule r {\n  match { n = Relu(_) where n.device == "" }\n  rewrite { device n "/device:CPU:0" }\n  test "wrong count" { input "%s" expect_ops { Relu: 5 } }\n  test "wrong edge" { input "%s" expect_edges { "a" -> "c" } }\n}\n' "$PWD/$G/pattern_wildcard/in.pbtxt" "$PWD/$G/pattern_wildcard/in.pbtxt" > "$TMP/failing.graft"
 expect "a failing rule-file test fails" 1 "" -- "$GRAFT" test "$TMP/failing.graft"
+check "a wrong edge is reported" grep -q "\`a\` does not feed \`c\`" "$TMP/out"
 check "the failure names the test" grep -q "FAIL .*r / wrong count: Relu: 2 node(s), expected 5" "$TMP/out"
 
 echo "$passed passed, $failed failed"

@@ -492,6 +492,23 @@ std::string RunOneTest(const dsl::RuleFile& file, const dsl::Rule& rule,
   for (const std::string& n : test.expect_nodes) {
     if (!graph->Contains(n)) problems.push_back(absl::StrCat("no node `", n, "`"));
   }
+  for (const auto& [tensor, node] : test.expect_edges) {
+    const Node* n = graph->FindNode(node);
+    if (n == nullptr) {
+      problems.push_back(absl::StrCat("no node `", node, "`"));
+      continue;
+    }
+    tf::NodeDef def = graph->ExportNodeDef(n->id());
+    std::string want = tensor;
+    if (want.size() > 2 && want.substr(want.size() - 2) == ":0") want.resize(want.size() - 2);
+    bool found = false;
+    for (const std::string& in : def.input()) {
+      std::string have = in;
+      if (have.size() > 2 && have.substr(have.size() - 2) == ":0") have.resize(have.size() - 2);
+      found = found || have == want;
+    }
+    if (!found) problems.push_back(absl::StrCat("`", tensor, "` does not feed `", node, "`"));
+  }
   for (const std::string& n : test.expect_no_nodes) {
     if (graph->Contains(n)) problems.push_back(absl::StrCat("node `", n, "` is still there"));
   }

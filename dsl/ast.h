@@ -141,6 +141,9 @@ struct RuleTest {
   std::vector<std::pair<std::string, int>> expect_ops;
   std::vector<std::string> expect_nodes;
   std::vector<std::string> expect_no_nodes;
+  // (tensor, node): the tensor ("a", "a:1", "^a" for a control edge) is an
+  // input of the node.
+  std::vector<std::pair<std::string, std::string>> expect_edges;
   bool no_match = false;
 };
 

@@ -72,6 +72,7 @@ GRAFT_KW(expect_ops, "expect_ops");
 GRAFT_KW(expect_nodes, "expect_nodes");
 GRAFT_KW(expect_no_nodes, "expect_no_nodes");
 GRAFT_KW(no_match, "no_match");
+GRAFT_KW(expect_edges, "expect_edges");
 GRAFT_KW(in, "in");
 GRAFT_KW(clone, "clone");
 GRAFT_KW(as, "as");
@@ -275,10 +276,15 @@ struct string_list : p::seq<list_open, ws, p::opt<string_lit, ws,
                             p::must<list_close>> {};
 struct expect_nodes_item : p::seq<kw_expect_nodes, ws, p::must<string_list>> {};
 struct expect_no_nodes_item : p::seq<kw_expect_no_nodes, ws, p::must<string_list>> {};
+struct edge_arrow2 : arrow {};
+struct edge_item : p::seq<string_lit, ws, p::must<edge_arrow2>, ws, p::must<string_lit>> {};
+struct expect_edges_item : p::seq<kw_expect_edges, ws, p::must<list_open>, ws,
+                                  p::opt<edge_item, ws, p::star<comma, ws, p::must<edge_item>, ws>>,
+                                  p::must<list_close>> {};
 struct input_item : p::seq<kw_input, ws, p::must<string_lit>> {};
 struct no_match_item : kw_no_match {};
 struct test_item : p::sor<input_item, expect_ops_item, expect_nodes_item, expect_no_nodes_item,
-                          no_match_item> {};
+                          expect_edges_item, no_match_item> {};
 struct test_open : lbrace {};
 struct test_close : rbrace {};
 struct test_block : p::seq<kw_test, ws, p::must<string_lit>, ws, p::must<test_open>, ws,

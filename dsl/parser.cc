@@ -78,7 +78,7 @@ GRAFT_ERROR(string_list, "expected `{` and node names in quotes");
 GRAFT_ERROR(list_open, "expected `{` and node names in quotes");
 GRAFT_ERROR(list_close, "expected `,` or `}` in the list of node names");
 GRAFT_ERROR(test_open, "expected `{` after the test name");
-GRAFT_ERROR(test_close, "expected `input`, `expect_ops`, `expect_nodes`, `expect_no_nodes`, `no_match` or `}` in the test");
+GRAFT_ERROR(test_close, "expected `input`, `expect_ops`, `expect_nodes`, `expect_no_nodes`, `expect_edges`, `no_match` or `}` in the test");
 GRAFT_ERROR(priority_value, "expected an integer priority");
 GRAFT_ERROR(rule_name, "expected a rule name (lowercase, as in `rule fold_bn {`)");
 GRAFT_ERROR(rule_open, "expected `{` after the rule name");
@@ -97,6 +97,8 @@ GRAFT_ERROR(splice_path, "expected the graph file to splice, in quotes");
 GRAFT_ERROR(splice_prefix, "expected the name prefix, in quotes");
 GRAFT_ERROR(splice_input, "expected `\"placeholder\": tensor`");
 GRAFT_ERROR(splice_take, "expected `name: \"node in the spliced graph\"`");
+GRAFT_ERROR(edge_arrow2, "expected `->` (as in `\"conv\" -> \"bn\"`)");
+GRAFT_ERROR(edge_item, "expected `\"tensor\" -> \"node\"`");
 #undef GRAFT_ERROR
 
 struct ErrorMessages {
@@ -133,7 +135,7 @@ using Selector = p::parse_tree::selector<
         g::tensor_pair, g::splice_action, g::splice_path, g::splice_prefix, g::splice_input,
         g::splice_take, g::take_name, g::node_ref, g::node_ref2, g::set_attr,
         g::filter_only, g::filter_except, g::set_member, g::input_item, g::op_count,
-        g::count_value, g::expect_ops_item, g::expect_nodes_item, g::expect_no_nodes_item,
+        g::count_value, g::expect_ops_item, g::expect_nodes_item, g::expect_no_nodes_item, g::expect_edges_item, g::edge_item,
         g::no_match_item>,
     p::parse_tree::fold_one::on<g::or_expr, g::and_expr, g::not_expr, g::cmp_expr,
                                 g::add_expr, g::mul_expr, g::unary, g::postfix,
@@ -487,6 +489,11 @@ class Converter {
                  c->is_type<g::expect_no_nodes_item>()) {
         auto& list = c->is_type<g::expect_nodes_item>() ? t.expect_nodes : t.expect_no_nodes;
         for (const auto& s : c->children) list.push_back(Unescape(s->string_view()));
+      } else if (c->is_type<g::expect_edges_item>()) {
+        for (const auto& e : c->children) {
+          t.expect_edges.emplace_back(Unescape(e->children[0]->string_view()),
+                                      Unescape(e->children[1]->string_view()));
+        }
       } else if (c->is_type<g::no_match_item>()) {
         t.no_match = true;
       }
