@@ -90,6 +90,12 @@ check "input untouched" cmp -s "$TMP/inplace.pbtxt" "$TMP/inplace.orig"
 expect "convert --in-place" 0 "" -- "$GRAFT" convert --in-place "$TMP/inplace.pbtxt" "$TMP/inplace.pbtxt"
 expect "in-place result still loads" 0 "" -- "$GRAFT" validate "$TMP/inplace.pbtxt"
 
+# lint in check
+printf 'param unused_p: int = 3\nrule a {\n  match { r = Relu(x) }\n  rewrite { replace r with x }\n}\nrule b {\n  priority 0\n  match { r = Relu(x) }\n  rewrite { t = Tanh(x) replace r with t }\n}\n' > "$TMP/lint.graft"
+expect "lint warnings do not fail check" 0 "lint.graft:1:1: warning: param \`unused_p\` is never used" -- "$GRAFT" check "$TMP/lint.graft"
+check "lint finds a rule that can never fire" grep -q "lint.graft:6:1: warning: rule \`b\` can never fire: \`a\` has the same pattern, no guard, and is tried first" "$TMP/err"
+check "check counts warnings" grep -q "^ok: 2 rule(s) in 1 file(s), 2 warning(s)$" "$TMP/out"
+
 # apply and check
 G=tests/golden
 for sub in apply check; do

@@ -215,8 +215,11 @@ int RunCheck(const CheckOptions& options) {
     std::cerr << diagnostics.errors().size() << " error(s)\n";
     return kExitFailure;
   }
+  std::cerr << diagnostics.Render();  // lint warnings, if any
   std::cout << "ok: " << rules->size() << " rule(s) in " << rules->files().size()
-            << " file(s)\n";
+            << " file(s)";
+  if (!diagnostics.warnings().empty()) std::cout << ", " << diagnostics.warnings().size() << " warning(s)";
+  std::cout << "\n";
   return kExitOk;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -932,11 +933,85 @@ class Compiler {
         CompileRule(*file, rule);
       }
     }
+    Lint(seen);
     if (d_->has_errors()) return nullptr;
     return std::move(set_);
   }
 
  private:
+  // Params named in `{...}` of a name template or a string count as used.
+  void CountTemplateParams(const std::string& text) {
+    for (size_t open = text.find('{'); open != std::string::npos; open = text.find('{', open + 1)) {
+      size_t close = text.find('}', open);
+      if (close == std::string::npos) break;
+      std::string name = text.substr(open + 1, close - open - 1);
+      if (param_types_.count(name) != 0) ++param_uses_[name];
+    }
+  }
+
+  // Canonical text of a rule's patterns, to find rules that match alike.
+  static std::string PatternKey(const Rule& rule) {
+    std::string key;
+    std::function<void(const NodePattern&)> walk = [&](const NodePattern& p) {
+      absl::StrAppend(&key, absl::StrJoin(p.ops, "|"), p.has_operands ? "(" : "");
+      for (const OperandPattern& o : p.operands) {
+        absl::StrAppend(&key, static_cast<int>(o.kind), ":", o.name, ":", o.port, ",");
+        if (o.nested) walk(*o.nested);
+      }
+      absl::StrAppend(&key, p.has_operands ? ")" : "", ";");
+    };
+    for (const PatternStmt& s : rule.patterns) {
+      absl::StrAppend(&key, s.name, "=");
+      walk(s.pattern);
+    }
+    return key;
+  }
+
+  // Findings that do not stop the rules from compiling.
+  void Lint(const std::map<std::string, std::pair<std::string, Loc>>& seen) {
+    (void)seen;
+    for (const auto& file : set_->asts_) {
+      for (const Param& p : file->params) {
+        if (param_uses_[p.name] == 0) {
+          d_->Warning(file->path, p.loc, absl::StrCat("param `", p.name, "` is never used"));
+        }
+      }
+    }
+    // A rule whose pattern equals that of a rule tried before it (higher
+    // priority, or the same and earlier) with no guard can never fire.
+    struct Entry {
+      const RuleFile* file;
+      const Rule* rule;
+      int priority;
+      std::string key;
+    };
+    std::vector<Entry> entries;
+    for (const auto& file : set_->asts_) {
+      for (const Rule& r : file->rules) {
+        if (!r.has_match) continue;
+        entries.push_back({file.get(), &r,
+                           r.has_priority ? r.priority : static_cast<int>(r.patterns.size()),
+                           PatternKey(r)});
+      }
+    }
+    for (size_t i = 0; i < entries.size(); ++i) {
+      for (size_t j = 0; j < entries.size(); ++j) {
+        if (i == j) continue;
+        const Entry& first = entries[j];
+        const Entry& later = entries[i];
+        bool tried_first = first.priority > later.priority ||
+                           (first.priority == later.priority && j < i);
+        if (tried_first && first.key == later.key && first.rule->guards.empty()) {
+          d_->Warning(later.file->path, later.rule->loc,
+                      absl::StrCat("rule `", later.rule->name, "` can never fire: `",
+                                   first.rule->name,
+                                   "` has the same pattern, no guard, and is tried first"));
+          break;
+        }
+      }
+    }
+  }
+
   void Error(const RuleFile& f, Loc loc, std::string msg, std::vector<std::string> notes = {}) {
     d_->Error(f.path, loc, std::move(msg), std::move(notes));
   }
@@ -1132,12 +1207,17 @@ class Compiler {
       case K::kBool: return ValueType::kBool;
       case K::kInt: return ValueType::kInt;
       case K::kFloat: return ValueType::kFloat;
-      case K::kString: return ValueType::kString;
+      case K::kString:
+        CountTemplateParams(e.text);
+        return ValueType::kString;
       case K::kName: case K::kPort: {
         auto it = names->find(e.text);
         if (it == names->end()) {
           auto p = param_types_.find(e.text);
-          if (p != param_types_.end() && e.kind == K::kName) return ParamType(p->second);
+          if (p != param_types_.end() && e.kind == K::kName) {
+            ++param_uses_[e.text];
+            return ParamType(p->second);
+          }
           std::vector<std::string> known;
           for (const auto& [k, v] : *names) known.push_back(k);
           Error(f, e.loc, absl::StrCat("unknown name `", e.text, "`"), Suggest(e.text, known));
@@ -1212,6 +1292,7 @@ class Compiler {
         return ValueType::kConst;
       }
       case K::kCreate: {
+        if (e.has_name_template) CountTemplateParams(e.name_template);
         if (in_guard) Error(f, e.loc, "a guard cannot create nodes");
         if (!e.text.empty()) CheckOp(f, e.text, e.loc);
         if (!e.op_of.empty()) {
@@ -1440,6 +1521,7 @@ class Compiler {
   std::map<std::string, Value> params_;
   std::map<std::string, std::string> param_types_;
   std::map<std::ptrdiff_t, std::shared_ptr<const tf::GraphDef>> splice_graphs_;
+  std::map<std::string, int> param_uses_;
 };
 
 const ::graft::Rule* RuleSet::Find(const std::string& name) const {

@@ -12,6 +12,13 @@ void Diagnostics::Error(const std::string& path, Loc loc, std::string message,
   errors_.push_back({path, loc, std::move(message), std::move(notes)});
 }
 
+void Diagnostics::Warning(const std::string& path, Loc loc, std::string message,
+                          std::vector<std::string> notes) {
+  Diagnostic d{path, loc, std::move(message), std::move(notes)};
+  d.warning = true;
+  warnings_.push_back(std::move(d));
+}
+
 void Diagnostics::AddSource(const std::string& path, const std::string& text) {
   sources_.emplace_back(path, text);
 }
@@ -20,6 +27,7 @@ std::string Diagnostics::Render() const {
   std::string out;
   // In source order within each file; files in the order they were read.
   std::vector<Diagnostic> sorted = errors_;
+  sorted.insert(sorted.end(), warnings_.begin(), warnings_.end());
   auto file_rank = [&](const std::string& path) {
     for (size_t i = 0; i < sources_.size(); ++i) {
       if (sources_[i].first == path) return static_cast<int>(i);
@@ -35,7 +43,7 @@ std::string Diagnostics::Render() const {
   for (const Diagnostic& d : sorted) {
     if (d.loc.line > 0) {
       absl::StrAppend(&out, d.path, ":", d.loc.line, ":", d.loc.col,
-                      ": error: ", d.message, "\n");
+                      d.warning ? ": warning: " : ": error: ", d.message, "\n");
       for (const auto& [path, text] : sources_) {
         if (path != d.path) continue;
         std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
@@ -46,7 +54,7 @@ std::string Diagnostics::Render() const {
         break;
       }
     } else {
-      absl::StrAppend(&out, d.path, ": error: ", d.message, "\n");
+      absl::StrAppend(&out, d.path, d.warning ? ": warning: " : ": error: ", d.message, "\n");
     }
     for (const std::string& note : d.notes) {
       absl::StrAppend(&out, "note: ", note, "\n");

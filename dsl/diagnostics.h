@@ -19,14 +19,19 @@ struct Diagnostic {
   Loc loc;
   std::string message;
   std::vector<std::string> notes;
+  bool warning = false;  // a lint: reported, but the rules still compile
 };
 
 class Diagnostics {
  public:
   void Error(const std::string& path, Loc loc, std::string message,
              std::vector<std::string> notes = {});
+  // A lint finding: shown with the errors, does not fail the compile.
+  void Warning(const std::string& path, Loc loc, std::string message,
+               std::vector<std::string> notes = {});
   bool has_errors() const { return !errors_.empty(); }
   const std::vector<Diagnostic>& errors() const { return errors_; }
+  const std::vector<Diagnostic>& warnings() const { return warnings_; }
   // Registers a file's text so Render can show its lines.
   void AddSource(const std::string& path, const std::string& text);
   // Every error with its source line and caret.
@@ -34,6 +39,7 @@ class Diagnostics {
 
  private:
   std::vector<Diagnostic> errors_;
+  std::vector<Diagnostic> warnings_;
   std::vector<std::pair<std::string, std::string>> sources_;
 };
 
