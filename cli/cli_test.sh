@@ -144,6 +144,20 @@ expect "explain why not" 0 "" -- "$GRAFT" explain -r rules/fold_batch_norms.graf
 check "explain names the failing operand" grep -q "no match: operand 4 of \`bn\`: expected Const, found Identity" "$TMP/out"
 expect "explain unknown node" 1 "no node \`nope\`" -- "$GRAFT" explain -r $G/fold_bn_conv/rules.graft $G/fold_bn_conv/in.pbtxt --node nope
 
+# fmt
+expect "fmt --help" 0 "" -- "$GRAFT" fmt --help
+expect "shipped and golden rule files are formatted" 0 "" -- "$GRAFT" fmt --check rules $G
+printf 'rule a{\nmatch {  c=Relu( x )}\nrewrite{replace c with x}}\n' > "$TMP/ugly.graft"
+cp "$TMP/ugly.graft" "$TMP/ugly.orig"
+expect "fmt --check finds an unformatted file" 1 "not formatted; run graft fmt on them" -- "$GRAFT" fmt --check "$TMP/ugly.graft"
+check "fmt --check prints a diff" grep -q "^+  match { c = Relu(x) }$" "$TMP/out"
+check "fmt --check changes nothing" cmp -s "$TMP/ugly.graft" "$TMP/ugly.orig"
+expect "fmt rewrites the file" 0 "formatted" -- "$GRAFT" fmt "$TMP/ugly.graft"
+expect "fmt is idempotent" 0 "" -- "$GRAFT" fmt --check "$TMP/ugly.graft"
+expect "formatted file still compiles" 0 "" -- "$GRAFT" check "$TMP/ugly.graft"
+printf 'rule a {\n  match { x = Relu(y }\n}\n' > "$TMP/broken.graft"
+expect "fmt reports syntax errors" 1 "broken.graft:2:22: error" -- "$GRAFT" fmt "$TMP/broken.graft"
+
 # tests inside rule files
 expect "graft test on the shipped rules" 0 "" -- "$GRAFT" test rules
 check "rule-file tests all pass" grep -qE "^[1-9][0-9]* passed, 0 failed$" "$TMP/out"

@@ -13,7 +13,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "dsl/compiler.h"
+#include "dsl/format.h"
+#include "dsl/parser.h"
 #include "dsl/pipeline.h"
 #include "engine/driver.h"
 #include "engine/graph_diff.h"
@@ -408,6 +411,77 @@ int RunExplain(const ExplainOptions& options) {
   }
   if (!found_rule) {
     std::cerr << "explain: error: no rule `" << options.rule << "` in the rule files\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+namespace {
+
+void CollectRuleFiles(const std::string& path, std::vector<std::string>* out);
+
+// A line diff (longest common subsequence): `-` old, `+` new lines.
+std::string LineDiff(const std::string& a, const std::string& b) {
+  std::vector<std::string> x = absl::StrSplit(a, '\n'), y = absl::StrSplit(b, '\n');
+  std::vector<std::vector<int>> lcs(x.size() + 1, std::vector<int>(y.size() + 1, 0));
+  for (size_t i = x.size(); i-- > 0;) {
+    for (size_t j = y.size(); j-- > 0;) {
+      lcs[i][j] = x[i] == y[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+    }
+  }
+  std::string out;
+  size_t i = 0, j = 0;
+  while (i < x.size() || j < y.size()) {
+    if (i < x.size() && j < y.size() && x[i] == y[j]) {
+      ++i;
+      ++j;
+    } else if (i < x.size() && (j == y.size() || lcs[i + 1][j] >= lcs[i][j + 1])) {
+      absl::StrAppend(&out, "-", x[i++], "\n");
+    } else {
+      absl::StrAppend(&out, "+", y[j++], "\n");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int RunFmt(const FmtOptions& options) {
+  std::vector<std::string> files;
+  for (const std::string& p : options.paths) CollectRuleFiles(p, &files);
+  int unformatted = 0;
+  for (const std::string& path : files) {
+    absl::StatusOr<std::string> text = ReadFileBytes(path);
+    if (!text.ok()) {
+      std::cerr << text.status().message() << "\n";
+      return kExitFailure;
+    }
+    std::string formatted = dsl::FormatRuleText(*text);
+    dsl::Diagnostics d;
+    dsl::ParseRuleFile(path, formatted, &d);
+    if (d.has_errors()) {
+      // Formatting never breaks a file; report the file's own syntax errors.
+      dsl::Diagnostics original;
+      dsl::ParseRuleFile(path, *text, &original);
+      std::cerr << original.Render();
+      return kExitFailure;
+    }
+    if (formatted == *text) continue;
+    ++unformatted;
+    if (options.check) {
+      std::cout << "--- " << path << "\n+++ " << path << " (formatted)\n"
+                << LineDiff(*text, formatted);
+    } else {
+      absl::Status s = WriteFileAtomically(path, formatted);
+      if (!s.ok()) {
+        std::cerr << s.message() << "\n";
+        return kExitFailure;
+      }
+      std::cerr << "formatted " << path << "\n";
+    }
+  }
+  if (options.check && unformatted > 0) {
+    std::cerr << unformatted << " file(s) not formatted; run graft fmt on them\n";
     return kExitFailure;
   }
   return kExitOk;

@@ -84,6 +84,12 @@ struct ExplainOptions {
 };
 int RunExplain(const ExplainOptions& options);
 
+struct FmtOptions {
+  std::vector<std::string> paths;  // rule files or folders
+  bool check = false;              // report, do not rewrite
+};
+int RunFmt(const FmtOptions& options);
+
 std::string VersionString();
 
 }  // namespace graft::cli

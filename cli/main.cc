@@ -118,6 +118,12 @@ int main(int argc, char** argv) {
   explain_cmd->add_option("--rule", explain.rule, "Only this rule");
   explain_cmd->add_option("--node", explain.node, "Only at this node; says why a rule fails");
 
+  FmtOptions fmt;
+  CLI::App* fmt_cmd = app.add_subcommand("fmt", "Format rule files in the canonical style");
+  fmt_cmd->add_option("paths", fmt.paths, "Rule files or folders")->required();
+  fmt_cmd->add_flag("--check", fmt.check,
+                    "Change nothing; print the diff and exit 1 if a file is not formatted");
+
   DiffOptions diff;
   CLI::App* diff_cmd = app.add_subcommand(
       "diff", "Structural diff of two graphs, nodes matched by name");
@@ -170,6 +176,7 @@ int main(int argc, char** argv) {
   if (check_cmd->parsed()) return RunCheck(check);
   if (test_cmd->parsed()) return RunTests(test);
   if (diff_cmd->parsed()) return RunDiff(diff);
+  if (fmt_cmd->parsed()) return RunFmt(fmt);
   if (explain_cmd->parsed()) return RunExplain(explain);
   if (validate_cmd->parsed()) {
     validate.format = Format(validate_format);
