@@ -501,6 +501,8 @@ int RunDiff(const DiffOptions& options) {
   GraphDiff diff = DiffGraphs(*before, *after);
   if (options.format == "dot") {
     std::cout << FormatDiffDot(*before, *after, diff);
+  } else if (options.format == "html") {
+    std::cout << FormatDiffHtml(*before, *after, diff);
   } else {
     std::cout << FormatDiffText(diff);
   }

@@ -129,8 +129,9 @@ int main(int argc, char** argv) {
       "diff", "Structural diff of two graphs, nodes matched by name");
   diff_cmd->add_option("before", diff.before, "First graph")->required();
   diff_cmd->add_option("after", diff.after, "Second graph")->required();
-  diff_cmd->add_option("--format", diff.format, "text (default) or dot (Graphviz)")
-      ->check(CLI::IsMember({"text", "dot"}));
+  diff_cmd->add_option("--format", diff.format,
+                       "text (default), dot (Graphviz) or html (a page with the picture)")
+      ->check(CLI::IsMember({"text", "dot", "html"}));
   diff_cmd->add_flag("--exit-code", diff.exit_code, "Exit 1 when the graphs differ");
 
   CheckOptions check;

@@ -30,6 +30,10 @@ std::string FormatDiffText(const GraphDiff& diff);
 // Graphviz DOT of the second graph, added nodes green, changed ones orange,
 // removed ones (from the first graph) red and dashed.
 std::string FormatDiffDot(const Graph& before, const Graph& after, const GraphDiff& diff);
+// A self-contained HTML page: the graphs drawn as one SVG picture (layered
+// by depth; added nodes green, changed orange, removed red and dashed, with
+// their old edges dashed), then the text diff.
+std::string FormatDiffHtml(const Graph& before, const Graph& after, const GraphDiff& diff);
 
 }  // namespace graft
 

@@ -56,3 +56,27 @@ TEST(GraphDiffTest, SameGraphHasNoDifferences) {
 
 }  // namespace
 }  // namespace graft
+
+namespace graft {
+namespace {
+
+TEST(GraphDiffHtmlTest, DrawsEveryNodeWithItsColour) {
+  Graph before = Load("tests/golden/fold_bn_conv/in.pbtxt");
+  Graph after = Load("tests/golden/fold_bn_conv/out.pbtxt");
+  std::string html = FormatDiffHtml(before, after, DiffGraphs(before, after));
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("3 added, 6 removed, 1 changed"), std::string::npos);
+  // 6 nodes of the result + 6 removed ones, each a box with a title.
+  size_t boxes = 0;
+  for (size_t at = html.find("<rect"); at != std::string::npos; at = html.find("<rect", at + 1)) {
+    ++boxes;
+  }
+  EXPECT_EQ(boxes, 12u);
+  EXPECT_NE(html.find("<title>bn/folded (Conv2D)</title><rect"), std::string::npos);
+  EXPECT_NE(html.find("fill=\"#b7f0b1\""), std::string::npos);  // added
+  EXPECT_NE(html.find("fill=\"#ffd08a\""), std::string::npos);  // changed
+  EXPECT_NE(html.find("fill=\"#ffe4e1\""), std::string::npos);  // removed
+}
+
+}  // namespace
+}  // namespace graft

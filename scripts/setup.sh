@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what graft needs and is missing; quick when everything is there.
 #
-#   scripts/setup.sh            Debian packages (build) and the Python
-#                               environment (.venv, for the interop tests)
-#   scripts/setup.sh --no-python   Debian packages only
+#   scripts/setup.sh            Debian packages (build, and chromium for a
+#                               test) and the Python environment (.venv,
+#                               for the interop tests)
+#   scripts/setup.sh --no-python   the build's Debian packages only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,9 +29,13 @@ APT_PACKAGES=(
   libcli11-dev
   python3 python3-venv
 )
+# The test command also opens graft's HTML diff in a headless browser.
+TEST_PACKAGES=(chromium)
 
+wanted=("${APT_PACKAGES[@]}")
+if ((want_python)); then wanted+=("${TEST_PACKAGES[@]}"); fi
 missing=()
-for pkg in "${APT_PACKAGES[@]}"; do
+for pkg in "${wanted[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$pkg")
   fi
