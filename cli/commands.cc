@@ -203,21 +203,35 @@ void MergeStats(const report::ApplyReport& step, report::ApplyReport* total) {
   }
 }
 
+// Compiles rule files with `--param` values for a command. On failure
+// prints the diagnostics, sets `exit_code` and returns nullptr.
+std::unique_ptr<dsl::RuleSet> CompileForCommand(const std::vector<std::string>& files,
+                                                const std::vector<std::string>& params,
+                                                const HookRegistry& hooks,
+                                                dsl::Diagnostics* diagnostics, int* exit_code) {
+  dsl::CompileOptions compile;
+  if (!ParseParams(params, &compile.params)) {
+    *exit_code = kExitUsage;
+    return nullptr;
+  }
+  std::unique_ptr<dsl::RuleSet> set = dsl::CompileRuleFiles(files, compile, hooks, diagnostics);
+  if (set == nullptr) {
+    std::cerr << diagnostics->Render() << diagnostics->errors().size() << " error(s)\n";
+    *exit_code = kExitFailure;
+  }
+  return set;
+}
+
 }  // namespace
 
 int RunCheck(const CheckOptions& options) {
   HookRegistry hooks;
   RegisterBuiltinHooks(hooks);
-  dsl::CompileOptions compile;
-  if (!ParseParams(options.params, &compile.params)) return kExitUsage;
   dsl::Diagnostics diagnostics;
+  int exit_code = kExitOk;
   std::unique_ptr<dsl::RuleSet> rules =
-      dsl::CompileRuleFiles(options.rule_files, compile, hooks, &diagnostics);
-  if (rules == nullptr) {
-    std::cerr << diagnostics.Render();
-    std::cerr << diagnostics.errors().size() << " error(s)\n";
-    return kExitFailure;
-  }
+      CompileForCommand(options.rule_files, options.params, hooks, &diagnostics, &exit_code);
+  if (rules == nullptr) return exit_code;
   std::cerr << diagnostics.Render();  // lint warnings, if any
   std::cout << "ok: " << rules->size() << " rule(s) in " << rules->files().size()
             << " file(s)";
@@ -355,15 +369,11 @@ int RunApply(const ApplyCommandOptions& options) {
 int RunExplain(const ExplainOptions& options) {
   HookRegistry hooks;
   RegisterBuiltinHooks(hooks);
-  dsl::CompileOptions compile;
-  if (!ParseParams(options.params, &compile.params)) return kExitUsage;
   dsl::Diagnostics diagnostics;
+  int exit_code = kExitOk;
   std::unique_ptr<dsl::RuleSet> set =
-      dsl::CompileRuleFiles(options.rule_files, compile, hooks, &diagnostics);
-  if (set == nullptr) {
-    std::cerr << diagnostics.Render();
-    return kExitFailure;
-  }
+      CompileForCommand(options.rule_files, options.params, hooks, &diagnostics, &exit_code);
+  if (set == nullptr) return exit_code;
   absl::StatusOr<Graph> graph = LoadGraph(options.model);
   if (!graph.ok()) {
     std::cerr << graph.status().message() << "\n";
