@@ -144,6 +144,10 @@ expect "explain why not" 0 "" -- "$GRAFT" explain -r rules/fold_batch_norms.graf
 check "explain names the failing operand" grep -q "no match: operand 4 of \`bn\`: expected Const, found Identity" "$TMP/out"
 expect "explain unknown node" 1 "no node \`nope\`" -- "$GRAFT" explain -r $G/fold_bn_conv/rules.graft $G/fold_bn_conv/in.pbtxt --node nope
 
+# quantize params are range-checked
+expect "bits outside 2..16" 1 "param \`bits\`: 20 is outside 2..16" -- "$GRAFT" apply -r rules/quantize.graft --param bits=20 $G/quantize_activations/in.pbtxt -o "$TMP/never3.pbtxt"
+check "nothing written after a bad param" test ! -e "$TMP/never3.pbtxt"
+
 # fmt
 expect "fmt --help" 0 "" -- "$GRAFT" fmt --help
 expect "shipped and golden rule files are formatted" 0 "" -- "$GRAFT" fmt --check rules $G

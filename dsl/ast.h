@@ -166,6 +166,11 @@ struct Param {
   std::string name;
   std::string type;  // int, float, bool, string
   ExprPtr default_value;
+  // `in lo..hi`: the allowed values of an int or float param (inclusive).
+  bool has_range = false;
+  double range_min = 0;
+  double range_max = 0;
+  Loc range_loc;
   Loc loc;
   Loc type_loc;
 };

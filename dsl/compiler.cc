@@ -1093,6 +1093,17 @@ class Compiler {
         if (params_.count(p.name) && params_[p.name].type == ValueType::kNone) {
           Error(*file, p.loc, absl::StrCat("param `", p.name, "` has no default and no value given"));
         }
+        const Value& v = params_[p.name];
+        if (p.has_range && v.is_number() &&
+            (v.number() < p.range_min || v.number() > p.range_max)) {
+          std::string where = options_.params.count(p.name) ? "--param" : file->path;
+          std::string range = absl::StrCat(p.range_min, "..", p.range_max);
+          d_->Error(where, options_.params.count(p.name) ? Loc{} : p.loc,
+                    absl::StrCat("param `", p.name, "`: ", v.number(), " is outside ", range));
+        }
+        if (p.has_range && p.type != "int" && p.type != "float") {
+          Error(*file, p.range_loc, absl::StrCat("only int and float params have a range"));
+        }
       }
     }
   }

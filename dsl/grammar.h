@@ -306,8 +306,13 @@ struct type_name : p::sor<TAO_PEGTL_KEYWORD("int"), TAO_PEGTL_KEYWORD("float"),
 struct param_name : name {};
 struct param_colon : colon {};
 struct default_value : p::seq<equals, ws, p::must<expr>> {};
+struct range_bound : p::seq<p::opt<p::one<'-'>>, number> {};
+struct range_dots : TAO_PEGTL_STRING("..") {};
+struct param_range : p::seq<kw_in, ws, p::must<range_bound>, ws, p::must<range_dots>, ws,
+                            p::must<range_bound>> {};
 struct param_decl : p::seq<kw_param, ws, p::must<param_name>, ws, p::must<param_colon>, ws,
-                           p::must<type_name>, p::opt<ws, default_value>> {};
+                           p::must<type_name>, p::opt<ws, default_value>,
+                           p::opt<ws, param_range>> {};
 struct import_decl : p::seq<kw_import, ws, p::must<string_lit>> {};
 struct top_item : p::sor<import_decl, param_decl, rule_decl> {};
 // One top-level item; the parser loops so that it can report an error per

@@ -99,6 +99,8 @@ GRAFT_ERROR(splice_input, "expected `\"placeholder\": tensor`");
 GRAFT_ERROR(splice_take, "expected `name: \"node in the spliced graph\"`");
 GRAFT_ERROR(edge_arrow2, "expected `->` (as in `\"conv\" -> \"bn\"`)");
 GRAFT_ERROR(edge_item, "expected `\"tensor\" -> \"node\"`");
+GRAFT_ERROR(range_bound, "expected a number (as in `param bits: int = 8 in 2..16`)");
+GRAFT_ERROR(range_dots, "expected `..` between the bounds of the range");
 #undef GRAFT_ERROR
 
 struct ErrorMessages {
@@ -120,7 +122,7 @@ using Selector = p::parse_tree::selector<
     Rule,
     p::parse_tree::store_content::on<
         g::import_decl, g::param_decl, g::rule_decl, g::param_name, g::type_name,
-        g::default_value, g::rule_name, g::control_name, g::doc_item, g::priority_value, g::match_block,
+        g::default_value, g::param_range, g::range_bound, g::rule_name, g::control_name, g::doc_item, g::priority_value, g::match_block,
         g::rewrite_block, g::test_block, g::pattern_stmt, g::where_clause, g::node_pattern,
         g::nested_operand, g::op_name, g::wildcard, g::control_operand, g::variadic_operand, g::wildcard_variadic,
         g::wildcard_operand, g::bound_operand, g::port_number, g::operand_list, g::name,
@@ -137,7 +139,7 @@ using Selector = p::parse_tree::selector<
         g::filter_only, g::filter_except, g::set_member, g::input_item, g::op_count,
         g::count_value, g::expect_ops_item, g::expect_nodes_item, g::expect_no_nodes_item, g::expect_edges_item, g::edge_item,
         g::no_match_item>,
-    p::parse_tree::fold_one::on<g::or_expr, g::and_expr, g::not_expr, g::cmp_expr,
+    p::parse_tree::fold_one::on<g::expr, g::or_expr, g::and_expr, g::not_expr, g::cmp_expr,
                                 g::add_expr, g::mul_expr, g::unary, g::postfix,
                                 g::paren_expr>>;
 
@@ -190,6 +192,12 @@ class Converter {
           param.type_loc = LocOf(*c);
         }
         if (c->is_type<g::default_value>()) param.default_value = ExprOf(*c->children[0]);
+        if (c->is_type<g::param_range>() && c->children.size() == 2) {
+          param.has_range = true;
+          (void)absl::SimpleAtod(AV(c->children[0]->string_view()), &param.range_min);
+          (void)absl::SimpleAtod(AV(c->children[1]->string_view()), &param.range_max);
+          param.range_loc = LocOf(*c);
+        }
       }
       file_->params.push_back(std::move(param));
     } else if (n.is_type<g::rule_decl>()) {
@@ -384,7 +392,8 @@ class Converter {
       e->args.push_back(ExprOf(*n.children[1]));
       return e;
     }
-    if (n.is_type<g::or_expr>() || n.is_type<g::and_expr>() || n.is_type<g::cmp_expr>() ||
+    if (n.is_type<g::expr>() || n.is_type<g::or_expr>() || n.is_type<g::and_expr>() ||
+        n.is_type<g::cmp_expr>() ||
         n.is_type<g::add_expr>() || n.is_type<g::mul_expr>()) {
       ExprPtr lhs = ExprOf(*n.children[0]);
       for (size_t i = 1; i + 1 < n.children.size(); i += 2) {

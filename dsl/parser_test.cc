@@ -100,5 +100,24 @@ rule c {
       << d.Render();
 }
 
+TEST(ParserTest, OrAtTheTopOfAnExpressionKeepsBothSides) {
+  Diagnostics d;
+  RuleFile f = ParseRuleFile("or.graft", R"(rule a {
+  match { n = Relu(_) where n.device == "" or (uses(n) == 1 or not false) }
+  rewrite { erase n }
+}
+param p: int = 1
+)", &d);
+  ASSERT_FALSE(d.has_errors()) << d.Render();
+  const Expr& g = *f.rules[0].guards[0];
+  ASSERT_EQ(g.kind, Expr::Kind::kBinary);
+  EXPECT_EQ(g.text, "or");
+  const Expr& rhs = *g.args[1];
+  ASSERT_EQ(rhs.kind, Expr::Kind::kBinary);
+  EXPECT_EQ(rhs.text, "or");
+  EXPECT_EQ(rhs.args[1]->kind, Expr::Kind::kUnary);
+  EXPECT_EQ(f.params[0].default_value->int_value, 1);
+}
+
 }  // namespace
 }  // namespace graft::dsl

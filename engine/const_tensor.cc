@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -281,10 +282,16 @@ absl::StatusOr<ConstTensor> Reshape(const ConstTensor& a, std::vector<int64_t> s
   return r;
 }
 
-absl::StatusOr<ConstTensor> ScaleOutputChannels(const ConstTensor& filter,
-                                                const ConstTensor& scale,
-                                                absl::string_view op,
-                                                bool transpose_b) {
+namespace {
+
+// The output channels of a filter and which channel each element is in.
+struct ChannelLayout {
+  int64_t channels = 0;
+  std::function<int64_t(int64_t)> channel_of;
+};
+
+absl::StatusOr<ChannelLayout> LayoutOf(const ConstTensor& filter, absl::string_view op,
+                                       bool transpose_b) {
   const auto& s = filter.shape;
   int64_t channels = 0;
   // Element i of the flattened filter belongs to output channel ...
@@ -309,8 +316,38 @@ absl::StatusOr<ConstTensor> ScaleOutputChannels(const ConstTensor& filter,
     }
   } else {
     return absl::InvalidArgumentError(
-        absl::StrCat("scale_output_channels: `", op, "` has no known filter layout"));
+        absl::StrCat("`", op, "` has no known filter layout"));
   }
+  return ChannelLayout{channels, channel_of};
+}
+
+}  // namespace
+
+absl::StatusOr<ConstTensor> ChannelReduce(const ConstTensor& filter, absl::string_view op,
+                                          bool transpose_b, bool minimum) {
+  absl::StatusOr<ChannelLayout> layout = LayoutOf(filter, op, transpose_b);
+  if (!layout.ok()) return layout.status();
+  ConstTensor r;
+  r.dtype = filter.dtype;
+  r.shape = {layout->channels};
+  r.values = Eigen::ArrayXd::Constant(layout->channels,
+                                      minimum ? std::numeric_limits<double>::infinity()
+                                              : -std::numeric_limits<double>::infinity());
+  for (int64_t i = 0; i < filter.num_elements(); ++i) {
+    double& v = r.values[layout->channel_of(i)];
+    v = minimum ? std::min(v, filter.values[i]) : std::max(v, filter.values[i]);
+  }
+  return r;
+}
+
+absl::StatusOr<ConstTensor> ScaleOutputChannels(const ConstTensor& filter,
+                                                const ConstTensor& scale,
+                                                absl::string_view op,
+                                                bool transpose_b) {
+  absl::StatusOr<ChannelLayout> layout = LayoutOf(filter, op, transpose_b);
+  if (!layout.ok()) return layout.status();
+  int64_t channels = layout->channels;
+  auto channel_of = layout->channel_of;
   if (scale.num_elements() != channels) {
     return absl::InvalidArgumentError(absl::StrCat(
         "scale has ", scale.num_elements(), " values; ", op, " filter ",

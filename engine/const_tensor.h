@@ -52,6 +52,11 @@ absl::StatusOr<ConstTensor> ScaleOutputChannels(const ConstTensor& filter,
                                                 absl::string_view op,
                                                 bool transpose_b);
 
+// Per output channel minimum (or maximum) of a filter, in the same layouts
+// as ScaleOutputChannels: a 1-D tensor with one value per output channel.
+absl::StatusOr<ConstTensor> ChannelReduce(const ConstTensor& filter, absl::string_view op,
+                                          bool transpose_b, bool minimum);
+
 }  // namespace graft
 
 #endif  // GRAFT_ENGINE_CONST_TENSOR_H_

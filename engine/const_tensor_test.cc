@@ -97,5 +97,16 @@ TEST(ConstTensorTest, ScalesOutputChannelsByLayout) {
   EXPECT_FALSE(ScaleOutputChannels(conv, s, "Relu", false).ok());
 }
 
+TEST(ConstTensorTest, ReducesPerOutputChannel) {
+  // Conv2D HWIO [1, 2, 1, 2]: channel is the last axis.
+  ConstTensor conv = Make({1, 2, 1, 2}, {1, -5, 3, 7});
+  EXPECT_EQ(Values(*ChannelReduce(conv, "Conv2D", false, true)), (std::vector<double>{1, -5}));
+  EXPECT_EQ(Values(*ChannelReduce(conv, "Conv2D", false, false)), (std::vector<double>{3, 7}));
+  // MatMul [out, in] with transpose_b: channel is the first axis.
+  ConstTensor mm = Make({2, 2}, {1, 2, -3, 4});
+  EXPECT_EQ(Values(*ChannelReduce(mm, "MatMul", true, true)), (std::vector<double>{1, -3}));
+  EXPECT_FALSE(ChannelReduce(mm, "Relu", false, true).ok());
+}
+
 }  // namespace
 }  // namespace graft

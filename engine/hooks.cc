@@ -337,6 +337,38 @@ void RegisterBuiltinHooks(HookRegistry& r) {
         if (!y.ok()) return y.status();
         return Value::Constant(*std::move(y));
       });
+  for (const char* name : {"channel_min", "channel_max"}) {
+    bool is_min = std::string(name) == "channel_min";
+    Add(r, name, {VT::kConst, VT::kNode}, VT::kConst, false,
+        "per output channel min / max of a filter, in the layout of the given conv/matmul",
+        [is_min](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+          absl::StatusOr<ConstTensor> w = ToConstant(ctx, a[0]);
+          if (!w.ok()) return w.status();
+          const Node& op = ctx.graph.node(a[1].tensor.node);
+          const tf::AttrValue* tb = op.attr("transpose_b");
+          absl::StatusOr<ConstTensor> r =
+              ChannelReduce(*w, op.op(), tb != nullptr && tb->b(), is_min);
+          if (!r.ok()) return r.status();
+          return Value::Constant(*std::move(r));
+        });
+  }
+  Add(r, "in_scope", {VT::kNode, VT::kString}, VT::kBool, false,
+      "the node is under the name scope (`scope/...`); an empty scope holds every node",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const std::string& name = ctx.graph.node(a[0].tensor.node).name();
+        const std::string& scope = a[1].s;
+        return Value::Bool(scope.empty() || name.rfind(scope + "/", 0) == 0);
+      });
+  Add(r, "consumers_in_scope", {VT::kTensor, VT::kString}, VT::kBool, false,
+      "every consumer of the tensor is under the scope (an empty scope holds all)",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const std::string& scope = a[1].s;
+        if (scope.empty()) return Value::Bool(true);
+        for (InputSlot s : ctx.graph.node(a[0].tensor.node).consumers(a[0].tensor.port)) {
+          if (ctx.graph.node(s.node).name().rfind(scope + "/", 0) != 0) return Value::Bool(false);
+        }
+        return Value::Bool(true);
+      });
   Add(r, "scale_output_channels", {VT::kConst, VT::kConst, VT::kNode}, VT::kConst, false,
       "a filter scaled per output channel, in the layout of the given conv/matmul",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
