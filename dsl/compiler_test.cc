@@ -77,7 +77,7 @@ const DiagnosticCase kCases[] = {
     {"param_default_out_of_range", "param bits: int = 20 in 2..16\nrule a {\n  match { c = Relu(_) where bits > 1 }\n  rewrite { erase c }\n}\n",
      1, 1, "param `bits`: 20 is outside 2..16"},
     {"range_on_a_string_param", "param s: string = \"a\" in 1..2\nrule a {\n  match { c = Relu(_) where s == \"a\" }\n  rewrite { erase c }\n}\n",
-     1, 24, "only int and float params have a range"},
+     1, 23, "only int and float params have a range"},
     {"node_action_on_let", "rule a {\n  match { c = Relu(_) }\n  rewrite {\n    let k = 2\n    erase k\n    erase c\n  }\n}\n",
      5, 11, "`k` is not a node"},
 };
