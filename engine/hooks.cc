@@ -257,6 +257,15 @@ void RegisterBuiltinHooks(HookRegistry& r) {
         }
         return Value::Bool(false);
       });
+  Add(r, "fake_quant_of", {VT::kTensor}, VT::kNode, false,
+      "the first fake-quant op that reads the tensor (an error if none)",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        for (InputSlot s : ctx.graph.node(a[0].tensor.node).consumers(a[0].tensor.port)) {
+          if (GlobMatch("FakeQuant*", ctx.graph.node(s.node).op())) return Value::NodeRef(s.node);
+        }
+        return absl::NotFoundError(absl::StrCat(
+            "no fake-quant reads `", ctx.graph.TensorName(a[0].tensor), "`"));
+      });
   Add(r, "is_const", {VT::kTensor}, VT::kBool, false, "produced by a Const",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         return Value::Bool(ctx.graph.node(a[0].tensor.node).op() == "Const");
