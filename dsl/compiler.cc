@@ -520,7 +520,7 @@ class CompiledRule : public ::graft::Rule {
       case K::kBinary: return EvalBinary(graph, env, e, exec);
       case K::kCreate:
         if (exec == nullptr) return absl::InvalidArgumentError("cannot create nodes in a guard");
-        return Create(graph, e, exec);
+        return Create(e, exec);
     }
     return absl::InternalError("bad expression");
   }
@@ -586,10 +586,8 @@ class CompiledRule : public ::graft::Rule {
     return Value::Constant(*std::move(r));
   }
 
-  absl::StatusOr<Value> Create(const Graph& graph, const Expr& e, Exec* exec,
-                               const std::string& binding = "") const {
+  absl::StatusOr<Value> Create(const Expr& e, Exec* exec, const std::string& binding = "") const {
     const Graph& g = exec->rewriter.graph();
-    (void)graph;
     HookContext ctx{g};
     NodeSpec spec;
     spec.op = e.text;
@@ -678,8 +676,8 @@ class CompiledRule : public ::graft::Rule {
     }
   }
 
-  absl::StatusOr<Endpoint> TensorArg(const Exec& x, const Expr& e) const {
-    absl::StatusOr<Value> v = Eval(x.rewriter.graph(), x.env, e, const_cast<Exec*>(&x));
+  absl::StatusOr<Endpoint> TensorArg(Exec& x, const Expr& e) const {
+    absl::StatusOr<Value> v = Eval(x.rewriter.graph(), x.env, e, &x);
     if (!v.ok()) return v.status();
     if (v->type != ValueType::kTensor && v->type != ValueType::kNode) {
       return absl::InvalidArgumentError(
@@ -709,7 +707,7 @@ class CompiledRule : public ::graft::Rule {
         return absl::OkStatus();
       }
       case AK::kAssign: {
-        absl::StatusOr<Value> v = a.a->kind == K::kCreate ? Create(g, *a.a, &x, a.name)
+        absl::StatusOr<Value> v = a.a->kind == K::kCreate ? Create(*a.a, &x, a.name)
                                                            : Eval(g, x.env, *a.a, &x);
         if (!v.ok()) return v.status();
         x.env[a.name] = *std::move(v);
@@ -727,16 +725,11 @@ class CompiledRule : public ::graft::Rule {
           if (!n.ok()) return n.status();
           nodes.push_back(*n);
         }
+        // Otherwise every consumer but those listed, and never the new
+        // tensor's own node (it must not read itself).
+        if (a.filter != Action::Filter::kOnly) nodes.push_back(to->node);
         ConsumerFilter filter = a.filter == Action::Filter::kOnly ? ConsumerFilter::Only(nodes)
-                                : a.filter == Action::Filter::kExcept
-                                    ? ConsumerFilter::Except(nodes)
-                                    : ConsumerFilter::All();
-        // The new tensor's own node never reads itself.
-        if (a.filter != Action::Filter::kOnly) {
-          nodes.push_back(to->node);
-          if (a.filter == Action::Filter::kAll) filter = ConsumerFilter::Except({to->node});
-          else filter = ConsumerFilter::Except(nodes);
-        }
+                                                                  : ConsumerFilter::Except(nodes);
         absl::StatusOr<int> n = r.Reroute(*from, *to, filter);
         if (!n.ok()) return n.status();
         if (a.kind == AK::kReplace && from->port == 0) {
@@ -933,7 +926,7 @@ class Compiler {
         CompileRule(*file, rule);
       }
     }
-    Lint(seen);
+    Lint();
     if (d_->has_errors()) return nullptr;
     return std::move(set_);
   }
@@ -968,8 +961,7 @@ class Compiler {
   }
 
   // Findings that do not stop the rules from compiling.
-  void Lint(const std::map<std::string, std::pair<std::string, Loc>>& seen) {
-    (void)seen;
+  void Lint() {
     for (const auto& file : set_->asts_) {
       for (const Param& p : file->params) {
         if (param_uses_[p.name] == 0) {
@@ -1340,6 +1332,16 @@ class Compiler {
     return ValueType::kAny;
   }
 
+  // A name a rewrite action binds (let, a new node, a copy, a spliced node).
+  void BindAction(const RuleFile& f, const std::string& name, NameInfo::Kind kind, ValueType type,
+                  Loc loc, std::map<std::string, NameInfo>* names) {
+    if (names->count(name)) {
+      Error(f, loc, absl::StrCat("`", name, "` is already bound"));
+    } else {
+      (*names)[name] = {kind, type, loc, 0};
+    }
+  }
+
   void RequireNode(const RuleFile& f, const std::string& name, Loc loc,
                    std::map<std::string, NameInfo>* names) {
     auto it = names->find(name);
@@ -1421,12 +1423,8 @@ class Compiler {
       switch (a.kind) {
         case AK::kLet: case AK::kAssign: {
           ValueType t = CheckExpr(f, *a.a, &names, false);
-          if (names.count(a.name)) {
-            Error(f, a.name_loc, absl::StrCat("`", a.name, "` is already bound"));
-          } else {
-            names[a.name] = {a.kind == AK::kLet ? NameInfo::Kind::kLet : NameInfo::Kind::kCreated,
-                             t, a.name_loc, 0};
-          }
+          BindAction(f, a.name, a.kind == AK::kLet ? NameInfo::Kind::kLet : NameInfo::Kind::kCreated,
+                     t, a.name_loc, &names);
           break;
         }
         case AK::kReplace: case AK::kReroute: case AK::kSwap:
@@ -1464,11 +1462,7 @@ class Compiler {
             CheckExpr(f, *to, &names, false);
           }
           for (const auto& [n, loc] : a.clone_to) {
-            if (names.count(n)) {
-              Error(f, loc, absl::StrCat("`", n, "` is already bound"));
-            } else {
-              names[n] = {NameInfo::Kind::kCreated, ValueType::kNode, loc, 0};
-            }
+            BindAction(f, n, NameInfo::Kind::kCreated, ValueType::kNode, loc, &names);
           }
           break;
         }
@@ -1495,11 +1489,8 @@ class Compiler {
             if (!graph->Contains(node)) {
               Error(f, binding.second, absl::StrCat("`", a.path, "` has no node `", node, "`"));
             }
-            if (names.count(binding.first)) {
-              Error(f, binding.second, absl::StrCat("`", binding.first, "` is already bound"));
-            } else {
-              names[binding.first] = {NameInfo::Kind::kCreated, ValueType::kNode, binding.second, 0};
-            }
+            BindAction(f, binding.first, NameInfo::Kind::kCreated, ValueType::kNode,
+                       binding.second, &names);
           }
           break;
         }

@@ -88,8 +88,9 @@ class Driver {
     }
     rules_.assign(rules.begin(), rules.end());
     std::sort(order_.begin(), order_.end(), [&](size_t a, size_t b) { return Before(a, b); });
+    for (const Rule* rule : rules_) anchors_.push_back(rule->anchor_ops());
     for (size_t i : order_) {
-      std::vector<std::string> anchors = rules_[i]->anchor_ops();
+      const std::vector<std::string>& anchors = anchors_[i];
       bool generic = anchors.empty();
       for (const std::string& op : anchors) {
         if (op.find('*') != std::string::npos) generic = true;
@@ -144,9 +145,8 @@ class Driver {
     std::vector<size_t> out;
     if (auto it = by_op_.find(op); it != by_op_.end()) out = it->second;
     for (size_t i : generic_) {
-      std::vector<std::string> anchors = rules_[i]->anchor_ops();
-      bool any = anchors.empty();
-      for (const std::string& a : anchors) any = any || GlobMatch(a, op);
+      bool any = anchors_[i].empty();
+      for (const std::string& a : anchors_[i]) any = any || GlobMatch(a, op);
       if (any) out.push_back(i);
     }
     if (!generic_.empty()) {
@@ -302,6 +302,7 @@ class Driver {
   const ApplyOptions& options_;
   Worklist worklist_;
   std::vector<const Rule*> rules_;
+  std::vector<std::vector<std::string>> anchors_;  // per rule
   std::vector<size_t> order_;
   std::map<std::string, std::vector<size_t>> by_op_;
   std::vector<size_t> generic_;

@@ -7,9 +7,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "engine/graph_algorithms.h"
+#include "engine/graph_io.h"
 #include "engine/op_registry.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
 namespace graft {
 namespace {
@@ -34,16 +33,6 @@ std::string Show(const tf::AttrValue& v) {
   return text;
 }
 
-std::string Bytes(const tf::AttrValue& v) {
-  std::string out;
-  google::protobuf::io::StringOutputStream stream(&out);
-  {
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    v.SerializeToCodedStream(&coded);
-  }
-  return out;
-}
 
 std::string DotId(const std::string& name) {
   return absl::StrCat("\"", absl::StrReplaceAll(name, {{"\"", "\\\""}}), "\"");
@@ -81,7 +70,7 @@ GraphDiff DiffGraphs(const Graph& before, const Graph& after) {
         change.changes.push_back(absl::StrCat("attr `", k, "` added: ", Show(*vb)));
       } else if (vb == nullptr) {
         change.changes.push_back(absl::StrCat("attr `", k, "` removed"));
-      } else if (Bytes(*va) != Bytes(*vb)) {
+      } else if (SerializeDeterministic(*va) != SerializeDeterministic(*vb)) {
         std::string sa = Show(*va), sb = Show(*vb);
         change.changes.push_back(sa == sb ? absl::StrCat("attr `", k, "`: ", sa, " (values changed)")
                                           : absl::StrCat("attr `", k, "`: ", sa, " -> ", sb));
@@ -167,7 +156,7 @@ std::string FormatDiffHtml(const Graph& before, const Graph& after, const GraphD
   std::set<std::string> changed;
   for (const NodeChange& c : diff.changed) changed.insert(c.name);
   struct Box {
-    std::string name, label, fill, stroke;
+    std::string name, op, label, fill, stroke;
     bool dashed = false;
     int rank = 0, x = 0, y = 0;
   };
@@ -175,7 +164,7 @@ std::string FormatDiffHtml(const Graph& before, const Graph& after, const GraphD
   std::vector<Box> boxes;
   std::map<std::string, size_t> index;
   after.ForEachNode([&](const Node& n) {
-    Box b{n.name(), Label(n), "#ffffff", "#555555"};
+    Box b{n.name(), n.op(), Label(n), "#ffffff", "#555555"};
     if (!before.Contains(n.name())) b.fill = "#b7f0b1";
     else if (changed.count(n.name())) b.fill = "#ffd08a";
     b.rank = da[n.name()];
@@ -184,7 +173,7 @@ std::string FormatDiffHtml(const Graph& before, const Graph& after, const GraphD
   });
   before.ForEachNode([&](const Node& n) {
     if (after.Contains(n.name())) return;
-    Box b{n.name(), Label(n), "#ffe4e1", "#c0392b", true};
+    Box b{n.name(), n.op(), Label(n), "#ffe4e1", "#c0392b", true};
     b.rank = db[n.name()];
     index[b.name] = boxes.size();
     boxes.push_back(b);
@@ -234,10 +223,8 @@ std::string FormatDiffHtml(const Graph& before, const Graph& after, const GraphD
   });
   for (const Box& b : boxes) {
     // The op, then as much of the name's end as fits.
-    std::string op = b.label.substr(b.label.rfind(" (") + 2);
-    op.pop_back();
     std::string tail = b.name.size() > 22 ? "..." + b.name.substr(b.name.size() - 19) : b.name;
-    std::string label = absl::StrCat(op, " ", tail);
+    std::string label = absl::StrCat(b.op, " ", tail);
     absl::StrAppend(&svg, "<g><title>", Html(b.label), "</title><rect x=\"", b.x, "\" y=\"", b.y,
                     "\" width=\"", kW, "\" height=\"", kH, "\" rx=\"5\" fill=\"", b.fill,
                     "\" stroke=\"", b.stroke, "\"", b.dashed ? " stroke-dasharray=\"5,3\"" : "",

@@ -94,15 +94,6 @@ void AppendNodeField(const tf::NodeDef& def, std::string* out) {
   def.SerializeWithCachedSizes(&coded);
 }
 
-std::string SerializeDeterministic(const google::protobuf::Message& message) {
-  std::string out;
-  google::protobuf::io::StringOutputStream stream(&out);
-  google::protobuf::io::CodedOutputStream coded(&stream);
-  coded.SetSerializationDeterministic(true);
-  message.SerializeToCodedStream(&coded);
-  coded.Trim();
-  return out;
-}
 
 }  // namespace
 
@@ -260,6 +251,16 @@ class GraphBuilder {
                                         " at byte ", offset, hint));
   }
 };
+
+std::string SerializeDeterministic(const google::protobuf::Message& message) {
+  std::string out;
+  google::protobuf::io::StringOutputStream stream(&out);
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  coded.SetSerializationDeterministic(true);
+  message.SerializeToCodedStream(&coded);
+  coded.Trim();
+  return out;
+}
 
 absl::StatusOr<GraphFormat> ParseGraphFormat(absl::string_view name) {
   std::string lower = absl::AsciiStrToLower(name);

@@ -43,6 +43,9 @@ std::string SerializeGraph(const Graph& graph, GraphFormat format);
 absl::Status SaveGraph(const Graph& graph, const std::string& path,
                        GraphFormat format = GraphFormat::kAuto);
 
+// A message's bytes with map entries sorted by key, the same on every run.
+std::string SerializeDeterministic(const google::protobuf::Message& message);
+
 // File helpers shared by the CLI.
 absl::StatusOr<std::string> ReadFileBytes(const std::string& path);
 absl::Status WriteFileAtomically(const std::string& path,

@@ -207,6 +207,12 @@ void Rewriter::MarkChanged(NodeId id) {
   node.modified_ = true;
 }
 
+void Rewriter::NotifyChanged(std::vector<NodeId> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  for (NodeId id : ids) NotifyChanged(id);
+}
+
 void Rewriter::NotifyChanged(NodeId id) {
   if (id == kNoNode) return;
   for (RewriteListener* l : listeners_) l->NodeChanged(graph_, id);
@@ -558,9 +564,7 @@ absl::StatusOr<int> Rewriter::Reroute(absl::Span<const Endpoint> from,
       touched.push_back(to[i].node);
     }
   }
-  std::sort(touched.begin(), touched.end());
-  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-  for (NodeId n : touched) NotifyChanged(n);
+  NotifyChanged(std::move(touched));
   return changed;
 }
 
@@ -729,9 +733,7 @@ absl::StatusOr<SpliceResult> Rewriter::Splice(
   for (NodeId id : result.created) {
     for (RewriteListener* l : listeners_) l->NodeInserted(graph_, id);
   }
-  std::sort(touched.begin(), touched.end());
-  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-  for (NodeId n : touched) NotifyChanged(n);
+  NotifyChanged(std::move(touched));
   return result;
 }
 

@@ -160,6 +160,8 @@ class Rewriter {
   void SetInputUnchecked(NodeId id, int index, Endpoint source);
   void MarkChanged(NodeId id);
   void NotifyChanged(NodeId id);
+  // Each node once, in id order.
+  void NotifyChanged(std::vector<NodeId> ids);
   // Topological ranks (edges go from lower to higher) make most cycle checks
   // O(1); computed lazily, kept up as nodes are added, recomputed when an
   // edit breaks them.

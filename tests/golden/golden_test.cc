@@ -112,8 +112,5 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--update") graft::update = true;
   }
-  if (graft::update) {
-    // `bazel run` starts in the runfiles tree, which holds the cases.
-  }
   return RUN_ALL_TESTS();
 }

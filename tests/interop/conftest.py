@@ -35,3 +35,13 @@ def graft():
 
 def repo_path(*parts):
     return os.path.join(ROOT, *parts)
+
+
+def run_graph(graph_def, feeds, fetches):
+    """Runs a GraphDef in TensorFlow (a fresh graph and session)."""
+    import tensorflow as tf
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.graph_util.import_graph_def(graph_def, name="")
+    with tf.compat.v1.Session(graph=graph) as sess:
+        return sess.run(fetches, feed_dict=feeds)

@@ -10,7 +10,7 @@ import tensorflow as tf
 import tf_keras
 from tensorflow.python.framework import convert_to_constants
 
-from conftest import graft_binary, repo_path
+from conftest import graft_binary, repo_path, run_graph
 
 PIPELINE = repo_path("rules", "pipelines", "inference.yaml")
 RNG = np.random.default_rng(7)
@@ -31,14 +31,6 @@ def freeze(model, shape):
     fn = tf.function(lambda x: model(x, training=False)).get_concrete_function(
         tf.TensorSpec(shape, tf.float32, name="input"))
     return convert_to_constants.convert_variables_to_constants_v2(fn).graph.as_graph_def()
-
-
-def run(graph_def, feeds, fetch):
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.graph_util.import_graph_def(graph_def, name="")
-    with tf.compat.v1.Session(graph=graph) as sess:
-        return sess.run(fetch, feed_dict=feeds)
 
 
 def fold(graph_def, tmp_path, name):
@@ -68,8 +60,8 @@ def foldable_left(graph_def):
 
 def check_same(original, folded, shape, fetch="Identity:0", input_name="input:0"):
     x = RNG.standard_normal(shape).astype(np.float32)
-    want = run(original, {input_name: x}, fetch)
-    got = run(folded, {input_name: x}, fetch)
+    want = run_graph(original, {input_name: x}, fetch)
+    got = run_graph(folded, {input_name: x}, fetch)
     scale = np.abs(want).max()
     assert scale > 0
     assert np.abs(want - got).max() <= 1e-4 * scale, np.abs(want - got).max() / scale

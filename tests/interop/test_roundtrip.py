@@ -6,7 +6,7 @@ import tensorflow as tf
 from google.protobuf import text_format
 from tensorflow.core.framework import graph_pb2
 
-from conftest import repo_path
+from conftest import repo_path, run_graph
 
 
 def load_tf(path):
@@ -18,14 +18,6 @@ def load_tf(path):
         with open(path, "rb") as f:
             graph_def.ParseFromString(f.read())
     return graph_def
-
-
-def run_graph(graph_def, feeds, fetches):
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.graph_util.import_graph_def(graph_def, name="")
-    with tf.compat.v1.Session(graph=graph) as sess:
-        return sess.run(fetches, feed_dict=feeds)
 
 
 def function_library_graph():
