@@ -147,6 +147,20 @@ expect "explain unknown node" 1 "no node \`nope\`" -- "$GRAFT" explain -r $G/fol
 # quantize params are range-checked
 expect "bits outside 2..16" 1 "param \`bits\`: 20 is outside 2..16" -- "$GRAFT" apply -r rules/quantize.graft --param bits=20 $G/quantize_activations/in.pbtxt -o "$TMP/never3.pbtxt"
 check "nothing written after a bad param" test ! -e "$TMP/never3.pbtxt"
+expect "unknown quantize param" 1 "unknown param \`bitz\`" -- "$GRAFT" apply -r rules/quantize.graft --param bitz=8 $G/quantize_activations/in.pbtxt -o "$TMP/never4.pbtxt"
+
+# calibrated ranges: bad files are located errors, nothing is written
+printf 'r6: [0, 5]\nr: [4, 1]\n' > "$TMP/minmax.yaml"
+expect "range file with min > max" 1 "minmax.yaml:2:1: error: \`r\`: min 4 is greater than max 1" -- "$GRAFT" apply -r rules/quantize.graft --param ranges="$TMP/minmax.yaml" $G/quantize_activations/in.pbtxt -o "$TMP/never4.pbtxt"
+printf 'r6: [0, 5]\n\nconv2/Relu: [0, 1]\n' > "$TMP/unknown.yaml"
+expect "range file naming a tensor not in the graph" 1 "param \`ranges\`: $TMP/unknown.yaml:3:1: tensor \`conv2/Relu:0\` is not in the graph" -- "$GRAFT" apply -r rules/quantize.graft --param ranges="$TMP/unknown.yaml" $G/quantize_activations/in.pbtxt -o "$TMP/never4.pbtxt"
+expect "missing range file" 1 "cannot read the range file" -- "$GRAFT" apply -r rules/quantize.graft --param ranges="$TMP/nope.yaml" $G/quantize_activations/in.pbtxt -o "$TMP/never4.pbtxt"
+check "nothing written after a bad range file" test ! -e "$TMP/never4.pbtxt"
+sed 's/input: "mw"/input: "mw" attr { key: "transpose_b" value { b: true } }/' $G/quantize_weights_per_channel/in.pbtxt > "$TMP/transposed.pbtxt"
+expect "per_channel on a transposed MatMul filter" 1 "rule \`per_channel_axis_unknown\` failed at \`mm\`: line [0-9]+: per_channel: the output channels of \`mw\` are on axis 0" -- "$GRAFT" apply -r rules/quantize.graft --param per_channel=true "$TMP/transposed.pbtxt" -o "$TMP/never5.pbtxt"
+check "nothing written after a failed rule" test ! -e "$TMP/never5.pbtxt"
+expect "per tensor on a transposed MatMul filter" 0 "" -- "$GRAFT" apply -q -r rules/quantize.graft "$TMP/transposed.pbtxt" -o "$TMP/transposed_q.pbtxt"
+check "the transposed filter is quantized per tensor" grep -q 'name: "mw/weights_quant"' "$TMP/transposed_q.pbtxt"
 
 # fmt
 expect "fmt --help" 0 "" -- "$GRAFT" fmt --help

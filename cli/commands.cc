@@ -565,11 +565,7 @@ std::string RunOneTest(const dsl::RuleFile& file, const dsl::Rule& rule,
   const Rule* compiled = set.Find(rule.name);
   if (compiled == nullptr) return "the rule did not compile";
   if (test.input.empty()) return "the test names no `input`";
-  std::string dir = file.path.rfind('/') == std::string::npos
-                        ? ""
-                        : file.path.substr(0, file.path.rfind('/') + 1);
-  std::string input = !test.input.empty() && test.input[0] == '/' ? test.input : dir + test.input;
-  absl::StatusOr<Graph> graph = LoadGraph(input);
+  absl::StatusOr<Graph> graph = LoadGraph(dsl::PathRelativeTo(file.path, test.input));
   if (!graph.ok()) return std::string(graph.status().message());
   const Rule* rules[] = {compiled};
   ApplyOptions apply;

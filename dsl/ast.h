@@ -16,6 +16,14 @@ struct Loc {
   int col = 0;
 };
 
+// `path` as written in `file` (a rule file, pipeline): relative to the
+// file's folder unless absolute.
+inline std::string PathRelativeTo(const std::string& file, const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  size_t slash = file.rfind('/');
+  return slash == std::string::npos ? path : file.substr(0, slash + 1) + path;
+}
+
 struct Expr;
 using ExprPtr = std::shared_ptr<Expr>;
 
@@ -108,6 +116,7 @@ struct Action {
     kSet,        // set n.attr = value
     kClone,      // clone a, b as a2, b2 [with {x -> y}]
     kSplice,     // splice "g.pbtxt" [prefix "p/"] [inputs {"in": x}] [take {out: "name"}]
+    kFail,       // fail "message {n}": stops the whole apply with an error
   };
   enum class Filter { kAll, kOnly, kExcept };
   Kind kind = Kind::kLet;
@@ -164,7 +173,7 @@ struct Rule {
 
 struct Param {
   std::string name;
-  std::string type;  // int, float, bool, string
+  std::string type;  // int, float, bool, string, ranges
   ExprPtr default_value;
   // `in lo..hi`: the allowed values of an int or float param (inclusive).
   bool has_range = false;

@@ -216,6 +216,16 @@ class CompiledRule : public ::graft::Rule {
   int priority() const override { return priority_; }
   std::vector<std::string> anchor_ops() const override { return pnodes_[root_].ops; }
 
+  // Every range table a param names must name tensors of this graph.
+  absl::Status Prepare(const Graph& graph) const override {
+    for (const auto& [name, v] : params_) {
+      if (v.type != ValueType::kRanges || v.ranges == nullptr) continue;
+      absl::Status s = CheckTensorRanges(*v.ranges, graph);
+      if (!s.ok()) return absl::Status(s.code(), absl::StrCat("param `", name, "`: ", s.message()));
+    }
+    return absl::OkStatus();
+  }
+
   std::unique_ptr<MatchState> Match(const Graph& graph, NodeId root) const override {
     Search s;
     s.env = params_;
@@ -235,7 +245,9 @@ class CompiledRule : public ::graft::Rule {
     for (const Action& action : actions_) {
       absl::Status s = Run(exec, action);
       if (!s.ok()) {
-        return absl::Status(s.code(), absl::StrCat("line ", action.loc.line, ": ", s.message()));
+        std::string where = absl::StrCat("line ", action.loc.line, ": ");
+        if (IsFailRewrite(s)) return FailRewrite(absl::StrCat(where, s.message()));
+        return absl::Status(s.code(), absl::StrCat(where, s.message()));
       }
     }
     return absl::OkStatus();
@@ -803,6 +815,11 @@ class CompiledRule : public ::graft::Rule {
         }
         return absl::OkStatus();
       }
+      case AK::kFail: {
+        absl::StatusOr<Value> v = Eval(g, x.env, *a.a, &x);
+        if (!v.ok()) return v.status();
+        return FailRewrite(Substitute(v->s, g, x.env));
+      }
       case AK::kSet: {
         absl::StatusOr<NodeId> n = NodeArg(x, a.name);
         if (!n.ok()) return n.status();
@@ -901,10 +918,8 @@ class Compiler {
     set_->files_.push_back(path);
     auto file = std::make_shared<RuleFile>(ParseRuleFile(path, source, d_));
     set_->asts_.push_back(file);
-    std::string dir = path.rfind('/') == std::string::npos ? "" : path.substr(0, path.rfind('/') + 1);
     for (const Import& imp : file->imports) {
-      std::string target = !imp.path.empty() && imp.path[0] == '/' ? imp.path : dir + imp.path;
-      Load(target, nullptr, path, imp.loc);
+      Load(PathRelativeTo(path, imp.path), nullptr, path, imp.loc);
     }
   }
 
@@ -1012,6 +1027,7 @@ class Compiler {
     if (type == "int") return ValueType::kInt;
     if (type == "float") return ValueType::kFloat;
     if (type == "bool") return ValueType::kBool;
+    if (type == "ranges") return ValueType::kRanges;
     return ValueType::kString;
   }
 
@@ -1025,10 +1041,30 @@ class Compiler {
     } else if (type == "bool") {
       if (text == "true") return Value::Bool(true);
       if (text == "false") return Value::Bool(false);
+    } else if (type == "ranges") {
+      return LoadRanges(text);
     } else {
       return Value::String(text);
     }
     return absl::InvalidArgumentError(absl::StrCat("`", text, "` is not a ", type));
+  }
+
+  // A `ranges` param: the table in the YAML file `path` ("" for none).
+  // Problems in the file are reported at their lines; the value is then
+  // kAny, so nothing else is reported about it.
+  Value LoadRanges(const std::string& path) {
+    if (path.empty()) return Value::Ranges(nullptr);
+    std::vector<RangeFileProblem> problems;
+    auto table = std::make_shared<TensorRanges>(LoadTensorRanges(path, &problems));
+    for (const RangeFileProblem& p : problems) {
+      d_->Error(path, {p.line, p.column}, p.message);
+    }
+    if (!problems.empty()) {
+      Value bad;
+      bad.type = ValueType::kAny;
+      return bad;
+    }
+    return Value::Ranges(std::move(table));
   }
 
   void CollectParams() {
@@ -1054,6 +1090,8 @@ class Compiler {
             v = Value::Bool(lit.bool_value);
           } else if (lit.kind == K::kString && want == ValueType::kString && !neg) {
             v = Value::String(lit.text);
+          } else if (lit.kind == K::kString && want == ValueType::kRanges && !neg) {
+            v = LoadRanges(lit.text.empty() ? "" : PathRelativeTo(file->path, lit.text));
           } else {
             Error(*file, e.loc, absl::StrCat("the default of `", p.name, "` is not a ", p.type));
             v.type = ValueType::kAny;  // reported; no second error below
@@ -1451,6 +1489,13 @@ class Compiler {
           RequireNode(f, a.name, a.name_loc, &names);
           RequireNode(f, a.target, a.target_loc, &names);
           break;
+        case AK::kFail: {
+          ValueType t = CheckExpr(f, *a.a, &names, false);
+          if (t != ValueType::kString && t != ValueType::kAny) {
+            Error(f, a.a->loc, absl::StrCat("expected the message, a string, not a ", ValueTypeName(t)));
+          }
+          break;
+        }
         case AK::kClone: {
           for (const auto& [n, loc] : a.clone_from) RequireNode(f, n, loc, &names);
           if (a.clone_from.size() != a.clone_to.size()) {
@@ -1467,11 +1512,7 @@ class Compiler {
           break;
         }
         case AK::kSplice: {
-          std::string dir = f.path.rfind('/') == std::string::npos
-                                ? ""
-                                : f.path.substr(0, f.path.rfind('/') + 1);
-          std::string path = !a.path.empty() && a.path[0] == '/' ? a.path : dir + a.path;
-          absl::StatusOr<Graph> graph = LoadGraph(path);
+          absl::StatusOr<Graph> graph = LoadGraph(PathRelativeTo(f.path, a.path));
           if (!graph.ok()) {
             Error(f, a.path_loc, absl::StrCat("cannot splice `", a.path, "`: ",
                                               graph.status().message()));
@@ -1556,6 +1597,10 @@ Explanation ExplainAt(const RuleSet& set, const std::string& rule, const Graph& 
       case ValueType::kNode: text = absl::StrCat("`", graph.node(v.tensor.node).name(), "`"); break;
       case ValueType::kTensor: text = absl::StrCat("`", graph.TensorName(v.tensor), "`"); break;
       case ValueType::kList: text = absl::StrCat(v.list.size(), " tensor(s)"); break;
+      case ValueType::kRanges:
+        text = v.ranges ? absl::StrCat(v.ranges->ranges.size(), " range(s) from `", v.ranges->path, "`")
+                        : "none";
+        break;
       case ValueType::kInt: text = absl::StrCat(v.i); break;
       case ValueType::kFloat: text = absl::StrCat(v.f); break;
       case ValueType::kBool: text = v.b ? "true" : "false"; break;

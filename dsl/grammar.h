@@ -78,6 +78,7 @@ GRAFT_KW(clone, "clone");
 GRAFT_KW(as, "as");
 GRAFT_KW(splice, "splice");
 GRAFT_KW(prefix, "prefix");
+GRAFT_KW(fail, "fail");
 GRAFT_KW(inputs, "inputs");
 GRAFT_KW(take, "take");
 #undef GRAFT_KW
@@ -250,10 +251,12 @@ struct splice_takes : p::seq<kw_take, ws, p::must<map_open>, ws,
 struct splice_action : p::seq<kw_splice, ws, p::must<splice_path>,
                               p::opt<ws, kw_prefix, ws, p::must<splice_prefix>>,
                               p::opt<ws, splice_inputs>, p::opt<ws, splice_takes>> {};
+struct fail_message : expr {};
+struct fail_action : p::seq<kw_fail, ws, p::must<fail_message>> {};
 struct assign_action : p::seq<name, ws, equals, ws, p::must<expr>> {};
 struct action : p::sor<let_action, replace_action, reroute_action, swap_action, erase_action,
                        rename_action, control_action, uncontrol_action, device_action,
-                       set_action, clone_action, splice_action, assign_action> {};
+                       set_action, clone_action, splice_action, fail_action, assign_action> {};
 struct rewrite_open : lbrace {};
 struct rewrite_close : rbrace {};
 struct rewrite_block : p::seq<kw_rewrite, ws, p::must<rewrite_open>, ws, p::star<action, ws>,
@@ -302,7 +305,8 @@ struct rule_close : rbrace {};
 struct rule_decl : p::seq<kw_rule, ws, p::must<rule_name>, ws, p::must<rule_open>, ws,
                           p::star<rule_item, ws>, p::must<rule_close>> {};
 struct type_name : p::sor<TAO_PEGTL_KEYWORD("int"), TAO_PEGTL_KEYWORD("float"),
-                          TAO_PEGTL_KEYWORD("bool"), TAO_PEGTL_KEYWORD("string")> {};
+                          TAO_PEGTL_KEYWORD("bool"), TAO_PEGTL_KEYWORD("string"),
+                          TAO_PEGTL_KEYWORD("ranges")> {};
 struct param_name : name {};
 struct param_colon : colon {};
 struct default_value : p::seq<equals, ws, p::must<expr>> {};

@@ -68,7 +68,7 @@ GRAFT_ERROR(set_dot, "expected `.` and an attr name (as in `set n.T = \"float32\
 GRAFT_ERROR(set_attr, "expected an attr name after `.`");
 GRAFT_ERROR(set_equals, "expected `=` after the attr in `set`");
 GRAFT_ERROR(rewrite_open, "expected `{` after `rewrite`");
-GRAFT_ERROR(rewrite_close, "expected an action (`let`, `replace`, `reroute`, `swap`, `erase`, `rename`, `control`, `uncontrol`, `device`, `set`, `name = Op(...)`) or `}`");
+GRAFT_ERROR(rewrite_close, "expected an action (`let`, `replace`, `reroute`, `swap`, `erase`, `rename`, `control`, `uncontrol`, `device`, `set`, `clone`, `splice`, `fail`, `name = Op(...)`) or `}`");
 GRAFT_ERROR(count_colon, "expected `:` after the op name");
 GRAFT_ERROR(count_value, "expected a count");
 GRAFT_ERROR(op_count, "expected `Op: count`");
@@ -83,7 +83,8 @@ GRAFT_ERROR(priority_value, "expected an integer priority");
 GRAFT_ERROR(rule_name, "expected a rule name (lowercase, as in `rule fold_bn {`)");
 GRAFT_ERROR(rule_open, "expected `{` after the rule name");
 GRAFT_ERROR(rule_close, "expected `doc`, `priority`, `match`, `rewrite`, `test` or `}` in the rule");
-GRAFT_ERROR(type_name, "expected a param type: `int`, `float`, `bool` or `string`");
+GRAFT_ERROR(type_name, "expected a param type: `int`, `float`, `bool`, `string` or `ranges`");
+GRAFT_ERROR(fail_message, "expected the error message (a string) after `fail`");
 GRAFT_ERROR(param_name, "expected a param name");
 GRAFT_ERROR(param_colon, "expected `:` and a type after the param name");
 GRAFT_ERROR(clone_src, "expected the name of a matched node to clone");
@@ -134,7 +135,7 @@ using Selector = p::parse_tree::selector<
         g::replace_action, g::reroute_action, g::swap_action, g::erase_action,
         g::rename_action, g::control_action, g::uncontrol_action, g::device_action,
         g::set_action, g::assign_action, g::clone_action, g::clone_src, g::clone_dst,
-        g::tensor_pair, g::splice_action, g::splice_path, g::splice_prefix, g::splice_input,
+        g::tensor_pair, g::fail_action, g::splice_action, g::splice_path, g::splice_prefix, g::splice_input,
         g::splice_take, g::take_name, g::node_ref, g::node_ref2, g::set_attr,
         g::filter_only, g::filter_except, g::set_member, g::input_item, g::op_count,
         g::count_value, g::expect_ops_item, g::expect_nodes_item, g::expect_no_nodes_item, g::expect_edges_item, g::edge_item,
@@ -470,6 +471,9 @@ class Converter {
                               StringOf(*c->children[1]));
         }
       }
+    } else if (n.is_type<g::fail_action>()) {
+      a.kind = K::kFail;
+      a.a = expr_at(0);
     } else if (n.is_type<g::set_action>()) {
       a.kind = K::kSet;
       std::tie(a.name, a.name_loc) = name_at(0);

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "absl/strings/str_cat.h"
+#include "dsl/ast.h"
 #include "yaml-cpp/yaml.h"
 
 namespace graft::dsl {
@@ -29,7 +30,6 @@ absl::StatusOr<Pipeline> LoadPipeline(const std::string& path) {
   }
   Pipeline pipeline;
   pipeline.path = path;
-  std::string dir = path.rfind('/') == std::string::npos ? "" : path.substr(0, path.rfind('/') + 1);
   if (!root.IsMap() || !root["steps"] || !root["steps"].IsSequence()) {
     return At(path, root.Mark(), "expected a map with a `steps` list");
   }
@@ -66,7 +66,7 @@ absl::StatusOr<Pipeline> LoadPipeline(const std::string& path) {
     for (const YAML::Node& f : files) {
       if (!f.IsScalar()) return At(path, f.Mark(), "expected a rule file path");
       std::string file = f.as<std::string>();
-      out.rule_files.push_back(!file.empty() && file[0] == '/' ? file : dir + file);
+      out.rule_files.push_back(PathRelativeTo(path, file));
     }
     if (const YAML::Node& params = step["params"]) {
       if (!params.IsMap()) return At(path, params.Mark(), "`params` must be a map");

@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/hooks.h"
@@ -114,7 +115,11 @@ class Driver {
     rewriter_.AddListener(&worklist_);
   }
 
-  report::ApplyReport Run() {
+  absl::StatusOr<report::ApplyReport> Run() {
+    for (const Rule* rule : rules_) {
+      absl::Status s = rule->Prepare(graph_);
+      if (!s.ok()) return s;
+    }
     report_.set_nodes_before(graph_.num_nodes());
     int64_t rewrites = 0;
     bool converged = true;
@@ -125,7 +130,9 @@ class Driver {
         converged = false;
         break;
       }
-      if (TryRules(id)) ++rewrites;
+      absl::StatusOr<bool> rewrote = TryRules(id);
+      if (!rewrote.ok()) return rewrote.status();
+      if (*rewrote) ++rewrites;
     }
     report_.set_rewrites(rewrites);
     report_.set_converged(converged);
@@ -155,8 +162,9 @@ class Driver {
     return out;
   }
 
-  // Tries the rules at `id`; true when one rewrote the graph.
-  bool TryRules(NodeId id) {
+  // Tries the rules at `id`; true when one rewrote the graph; an error when
+  // a rule failed on purpose.
+  absl::StatusOr<bool> TryRules(NodeId id) {
     std::string op = graph_.node(id).op();
     for (size_t r : Candidates(op)) {
       const Rule& rule = *rules_[r];
@@ -182,6 +190,10 @@ class Driver {
       if (!status.ok()) {
         rewriter_.Rollback();
         worklist_.Release(false);
+        if (IsFailRewrite(status)) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "rule `", rule.name(), "` failed at `", root_name, "`: ", status.message()));
+        }
         stats.set_skipped(stats.skipped() + 1);
         if (report_.skipped_size() < 100) {
           report::SkippedRewrite* skip = report_.add_skipped();
@@ -313,6 +325,16 @@ class Driver {
 };
 
 }  // namespace
+
+absl::Status FailRewrite(absl::string_view message) {
+  absl::Status s = absl::AbortedError(message);
+  s.SetPayload("graft.fail", absl::Cord("1"));
+  return s;
+}
+
+bool IsFailRewrite(const absl::Status& status) {
+  return status.GetPayload("graft.fail").has_value();
+}
 
 absl::StatusOr<report::ApplyReport> ApplyRules(Graph& graph,
                                                absl::Span<const Rule* const> rules,

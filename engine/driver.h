@@ -58,10 +58,18 @@ class Rule {
   // The match rooted at `root`, or nullptr.
   virtual std::unique_ptr<MatchState> Match(const Graph& graph,
                                             NodeId root) const = 0;
-  // Edits the graph through `rewriter` only.
+  // Checks the rule's inputs against the graph before anything changes
+  // (a param's data naming tensors, say); an error stops the apply.
+  virtual absl::Status Prepare(const Graph& /*graph*/) const { return absl::OkStatus(); }
+  // Edits the graph through `rewriter` only. An error from FailRewrite
+  // stops the whole apply; any other error skips this rewrite.
   virtual absl::Status Rewrite(const MatchState& match, Rewriter& rewriter,
                                RewritePlan* plan) const = 0;
 };
+
+// An error that stops the apply (a rule's `fail`), not just this rewrite.
+absl::Status FailRewrite(absl::string_view message);
+bool IsFailRewrite(const absl::Status& status);
 
 struct ApplyOptions {
   int64_t max_rewrites = 1000000;
@@ -69,8 +77,10 @@ struct ApplyOptions {
   std::vector<std::string> outputs;
 };
 
-// Applies `rules` to a fixpoint and reports what happened. Fails only on an
-// internal error; skipped rewrites and non-convergence are in the report.
+// Applies `rules` to a fixpoint and reports what happened. Fails when a
+// rule's Prepare fails (nothing changed), when a rule fails the rewrite on
+// purpose (FailRewrite; the graph is as it was before that rewrite), or on
+// an internal error; skipped rewrites and non-convergence are in the report.
 absl::StatusOr<report::ApplyReport> ApplyRules(
     Graph& graph, absl::Span<const Rule* const> rules,
     const ApplyOptions& options = {});

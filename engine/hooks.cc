@@ -27,6 +27,7 @@ const char* ValueTypeName(ValueType type) {
     case ValueType::kNode: return "node";
     case ValueType::kConst: return "constant";
     case ValueType::kList: return "list";
+    case ValueType::kRanges: return "ranges";
     case ValueType::kAny: return "any";
   }
   return "?";
@@ -378,6 +379,17 @@ void RegisterBuiltinHooks(HookRegistry& r) {
         }
         return Value::Bool(true);
       });
+  for (const char* name : {"range_min", "range_max"}) {
+    bool is_min = std::string(name) == "range_min";
+    Add(r, name, {VT::kRanges, VT::kTensor, VT::kFloat}, VT::kFloat, false,
+        "the calibrated min / max of the tensor from a `ranges` param, or the default",
+        [is_min](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+          const TensorRange* range =
+              a[0].ranges ? a[0].ranges->Find(ctx.graph.TensorName(a[1].tensor)) : nullptr;
+          if (range == nullptr) return Value::Float(a[2].number());
+          return Value::Float(is_min ? range->min : range->max);
+        });
+  }
   Add(r, "scale_output_channels", {VT::kConst, VT::kConst, VT::kNode}, VT::kConst, false,
       "a filter scaled per output channel, in the layout of the given conv/matmul",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {

@@ -9,6 +9,7 @@
 
 #include "engine/const_tensor.h"
 #include "engine/graph.h"
+#include "engine/tensor_ranges.h"
 
 namespace graft {
 
@@ -22,6 +23,7 @@ enum class ValueType {
   kNode,
   kConst,   // a constant tensor value; accepts numbers and Const tensors
   kList,
+  kRanges,  // a table of calibrated tensor ranges (a `ranges` param)
   kAny,
 };
 
@@ -36,6 +38,7 @@ struct Value {
   Endpoint tensor;  // kTensor; kNode uses tensor.node
   std::shared_ptr<const ConstTensor> constant;
   std::vector<Value> list;
+  std::shared_ptr<const TensorRanges> ranges;
 
   static Value Bool(bool v) { Value x; x.type = ValueType::kBool; x.b = v; return x; }
   static Value Int(int64_t v) { Value x; x.type = ValueType::kInt; x.i = v; return x; }
@@ -52,6 +55,9 @@ struct Value {
     x.type = ValueType::kConst;
     x.constant = std::make_shared<const ConstTensor>(std::move(t));
     return x;
+  }
+  static Value Ranges(std::shared_ptr<const TensorRanges> table) {
+    Value x; x.type = ValueType::kRanges; x.ranges = std::move(table); return x;
   }
   static Value List(std::vector<Value> items) {
     Value x; x.type = ValueType::kList; x.list = std::move(items); return x;

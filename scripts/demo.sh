@@ -9,7 +9,7 @@ bazel build //cli:graft 2>&1 | grep -vE "^(INFO|Loading|Analyzing)" || true
 test -x bazel-bin/cli/graft
 
 MODEL=examples/keras_cnn.pb
-OUT=${TMPDIR:-/tmp}/keras_cnn.folded.pb
+OUT=${TMPDIR:-/tmp}/keras_cnn.inference.pb
 echo
 echo "\$ graft stats $MODEL"
 bazel-bin/cli/graft stats "$MODEL" | head -5

@@ -6,7 +6,7 @@ Python API) doing the same work on the same frozen graph, in the same run.
 
 Grappler's constant folding, arithmetic and remapper passes fold inference
 batch norms into the preceding convolutions (as fused convolutions); graft
-applies rules/pipelines/inference.yaml. Both times include reading and
+applies rules/fold_batch_norms.graft. Both times include reading and
 writing the graph; the best of 3 runs is reported.
 """
 import os
@@ -41,11 +41,11 @@ def main():
     print("ResNet50 frozen: %d nodes, %.1f MB" % (len(graph_def.node), os.path.getsize(src) / 1e6))
 
     graft = os.path.join(ROOT, "bazel-bin", "cli", "graft")
-    pipeline = os.path.join(ROOT, "rules", "pipelines", "inference.yaml")
+    rules = os.path.join(ROOT, "rules", "fold_batch_norms.graft")
     graft_times = []
     for _ in range(3):
         start = time.perf_counter()
-        subprocess.run([graft, "apply", "-q", "--pipeline", pipeline, src, "-o",
+        subprocess.run([graft, "apply", "-q", "-r", rules, src, "-o",
                         os.path.join(tmp, "graft.pb")], check=True)
         graft_times.append(time.perf_counter() - start)
 

@@ -18,7 +18,7 @@ def chromium():
 
 def test_html_diff_renders_in_chromium(graft, tmp_path):
     folded = tmp_path / "folded.pb"
-    graft("apply", "-q", "--pipeline", repo_path("rules", "pipelines", "inference.yaml"),
+    graft("apply", "-q", "-r", repo_path("rules", "fold_batch_norms.graft"),
           repo_path("examples", "keras_cnn.pb"), "-o", folded)
     html = graft("diff", "--format", "html", repo_path("examples", "keras_cnn.pb"), folded).stdout
     assert html.startswith("<!DOCTYPE html>")

@@ -1,48 +1,21 @@
 """Batch-norm folding (rules/fold_batch_norms.graft) on real TensorFlow models:
 no foldable batch norm remains, and TensorFlow runs the folded graph with the
 same numbers (max |difference| <= 1e-4 x max |output|, float32)."""
-import os
 import subprocess
 
 import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
-from tensorflow.python.framework import convert_to_constants
 
 from conftest import graft_binary, repo_path, run_graph
+from models import FOLD_RULES, freeze, graft_apply, last_identity, random_stats, randomize_batch_norms
 
-PIPELINE = repo_path("rules", "pipelines", "inference.yaml")
 RNG = np.random.default_rng(7)
 
 
-def random_stats(shape):
-    return [RNG.uniform(0.5, 1.5, shape), RNG.uniform(-0.5, 0.5, shape),
-            RNG.uniform(-0.5, 0.5, shape), RNG.uniform(0.5, 2.0, shape)]
-
-
-def randomize_batch_norms(model, bn_class):
-    for layer in model.layers:
-        if isinstance(layer, bn_class):
-            layer.set_weights([w.astype(np.float32) for w in random_stats(layer.get_weights()[0].shape)])
-
-
-def freeze(model, shape):
-    fn = tf.function(lambda x: model(x, training=False)).get_concrete_function(
-        tf.TensorSpec(shape, tf.float32, name="input"))
-    return convert_to_constants.convert_variables_to_constants_v2(fn).graph.as_graph_def()
-
-
 def fold(graph_def, tmp_path, name):
-    src = tmp_path / (name + ".pb")
-    out = tmp_path / (name + ".folded.pb")
-    src.write_bytes(graph_def.SerializeToString())
-    proc = subprocess.run([graft_binary(), "apply", "--pipeline", PIPELINE, str(src), "-o", str(out)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    folded = tf.compat.v1.GraphDef()
-    folded.ParseFromString(out.read_bytes())
-    return folded, proc.stderr
+    return graft_apply(graph_def, tmp_path, name, "-r", FOLD_RULES)
 
 
 def foldable_left(graph_def):
@@ -81,14 +54,14 @@ def test_example_model(tmp_path):
 ])
 def test_tf_keras_applications(tmp_path, name, ctor, size):
     model = ctor(weights=None, input_shape=(size, size, 3), classes=10)
-    randomize_batch_norms(model, tf_keras.layers.BatchNormalization)
+    randomize_batch_norms(RNG, model, tf_keras.layers.BatchNormalization)
     original = freeze(model, [None, size, size, 3])
     bns = sum(1 for n in original.node if n.op.startswith("FusedBatchNorm"))
     assert bns > 40
     folded, log = fold(original, tmp_path, name)
     assert foldable_left(folded) == [], log
     assert len(folded.node) < len(original.node)
-    fetch = [n.name for n in original.node if n.op == "Identity"][-1] + ":0"
+    fetch = last_identity(original)
     check_same(original, folded, (2, size, size, 3), fetch)
 
 
@@ -104,7 +77,7 @@ def test_keras3_unfused_batch_norms(tmp_path):
         keras.layers.GlobalAveragePooling2D(),
         keras.layers.Dense(5),
     ])
-    randomize_batch_norms(model, keras.layers.BatchNormalization)
+    randomize_batch_norms(RNG, model, keras.layers.BatchNormalization)
     original = freeze(model, [None, 16, 16, 3])
     assert not any("BatchNorm" in n.op for n in original.node)  # unfused form
     folded, log = fold(original, tmp_path, "keras3")
@@ -121,7 +94,7 @@ def hand_built():
         x = tf.compat.v1.placeholder(tf.float32, [None, 8, 8, 3], name="input")
 
         def bn(t, channels, name, op=tf.compat.v1.nn.fused_batch_norm):
-            g, b, m, v = (tf.constant(a.astype(np.float32)) for a in random_stats((channels,)))
+            g, b, m, v = (tf.constant(a.astype(np.float32)) for a in random_stats(RNG, (channels,)))
             return op(t, g, b, mean=m, variance=v, epsilon=1e-3, is_training=False, name=name)[0]
 
         dw = tf.nn.depthwise_conv2d(x, tf.constant(RNG.standard_normal((3, 3, 3, 2)).astype(np.float32)),
@@ -145,7 +118,7 @@ def test_hand_built_graph(tmp_path):
 def test_nothing_to_fold_comes_back_unchanged(tmp_path):
     src = repo_path("tests", "data", "control_devices.pb")
     out = tmp_path / "same.pb"
-    proc = subprocess.run([graft_binary(), "apply", "--pipeline", PIPELINE, src, "-o", str(out)],
+    proc = subprocess.run([graft_binary(), "apply", "-r", FOLD_RULES, src, "-o", str(out)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes() == open(src, "rb").read()
