@@ -136,7 +136,9 @@ struct Action {
   // kSplice: the graph file (relative to the rule file), the name prefix,
   // its placeholders fed from the graph, and names bound to spliced nodes.
   std::string path;
+  std::string path_param;  // or a `graph` param
   Loc path_loc;
+  std::string splice_root;  // `for "name"`: only what computes this node
   std::string prefix;
   std::vector<std::pair<std::string, ExprPtr>> splice_inputs;
   std::vector<std::pair<std::pair<std::string, Loc>, std::string>> take;
@@ -173,7 +175,7 @@ struct Rule {
 
 struct Param {
   std::string name;
-  std::string type;  // int, float, bool, string, ranges
+  std::string type;  // int, float, bool, string, ranges, graph
   ExprPtr default_value;
   // `in lo..hi`: the allowed values of an int or float param (inclusive).
   bool has_range = false;
@@ -189,11 +191,19 @@ struct Import {
   Loc loc;
 };
 
+// `require expr`: checked against the graph before any rule runs; false,
+// or an error from a hook, stops the apply.
+struct Require {
+  ExprPtr expr;
+  Loc loc;
+};
+
 struct RuleFile {
   std::string path;
   std::string source;
   std::vector<Import> imports;
   std::vector<Param> params;
+  std::vector<Require> requirements;
   std::vector<Rule> rules;
 };
 

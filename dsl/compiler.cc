@@ -14,6 +14,7 @@
 #include "dsl/parser.h"
 #include "engine/graph_io.h"
 #include "engine/op_registry.h"
+#include "engine/surgery.h"
 
 namespace graft::dsl {
 namespace {
@@ -198,6 +199,20 @@ struct DslMatch : MatchState {
   Env env;
 };
 
+// The graph a `splice` copies from: a file, or a `graph` param (null when
+// the param was given no file).
+struct SpliceSource {
+  std::shared_ptr<const Graph> graph;
+  std::shared_ptr<const tf::GraphDef> whole;  // the whole graph, when no `for`
+  std::string what;                           // "`file`" or "param `name`"
+};
+
+// A file's `require` statement, with where it is.
+struct Requirement {
+  ExprPtr expr;
+  std::string where;  // "file:line"
+};
+
 class CompiledRule : public ::graft::Rule {
  public:
   CompiledRule(std::string name, int priority, std::vector<PNode> pnodes,
@@ -216,8 +231,17 @@ class CompiledRule : public ::graft::Rule {
   int priority() const override { return priority_; }
   std::vector<std::string> anchor_ops() const override { return pnodes_[root_].ops; }
 
-  // Every range table a param names must name tensors of this graph.
+  // The files' `require`s hold, and every range table a param names names
+  // tensors of this graph.
   absl::Status Prepare(const Graph& graph) const override {
+    for (const Requirement& req : requirements_) {
+      absl::StatusOr<Value> v = Eval(graph, params_, *req.expr, nullptr);
+      if (!v.ok()) return absl::FailedPreconditionError(absl::StrCat(req.where, ": ", v.status().message()));
+      if (v->type != ValueType::kBool || !v->b) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(req.where, ": `require ", ExprText(*req.expr), "` does not hold"));
+      }
+    }
     for (const auto& [name, v] : params_) {
       if (v.type != ValueType::kRanges || v.ranges == nullptr) continue;
       absl::Status s = CheckTensorRanges(*v.ranges, graph);
@@ -578,6 +602,9 @@ class CompiledRule : public ::graft::Rule {
              : op == ">" ? cmp > 0 : op == "<=" ? cmp <= 0 : cmp >= 0;
       return Value::Bool(r);
     }
+    if (op == "+" && a->type == ValueType::kString && b->type == ValueType::kString) {
+      return Value::String(a->s + b->s);
+    }
     if (a->type == ValueType::kInt && b->type == ValueType::kInt && op != "/") {
       return Value::Int(op == "+" ? a->i + b->i : op == "-" ? a->i - b->i : a->i * b->i);
     }
@@ -800,18 +827,36 @@ class CompiledRule : public ::graft::Rule {
       case AK::kSplice: {
         auto it = splices_.find(&a - actions_.data());
         if (it == splices_.end()) return absl::InternalError("splice graph not loaded");
+        const SpliceSource& source = it->second;
+        if (source.graph == nullptr) {
+          return absl::InvalidArgumentError(absl::StrCat(source.what, " names no graph file"));
+        }
+        const tf::GraphDef* def = source.whole.get();
+        tf::GraphDef part;
+        if (!a.splice_root.empty()) {
+          absl::StatusOr<tf::GraphDef> p =
+              surgery::AncestorsOf(*source.graph, {Substitute(a.splice_root, g, x.env)});
+          if (!p.ok()) return absl::Status(p.status().code(), absl::StrCat(source.what, ": ", p.status().message()));
+          part = *std::move(p);
+          def = &part;
+        }
         absl::flat_hash_map<std::string, Endpoint> input_map;
         for (const auto& [name, expr] : a.splice_inputs) {
           absl::StatusOr<Endpoint> t = TensorArg(x, *expr);
           if (!t.ok()) return t.status();
-          input_map[name] = *t;
+          input_map[Substitute(name, g, x.env)] = *t;
         }
         absl::StatusOr<SpliceResult> spliced =
-            r.Splice(*it->second, Substitute(a.prefix, g, x.env), input_map);
+            r.Splice(*def, Substitute(a.prefix, g, x.env), input_map);
         if (!spliced.ok()) return spliced.status();
         for (NodeId id : spliced->created) x.created.insert(id);
         for (const auto& [binding, node] : a.take) {
-          x.env[binding.first] = Value::NodeRef(spliced->mapping.at(node));
+          std::string name = Substitute(node, g, x.env);
+          auto m = spliced->mapping.find(name);
+          if (m == spliced->mapping.end()) {
+            return absl::NotFoundError(absl::StrCat(source.what, " has no node `", name, "` to take"));
+          }
+          x.env[binding.first] = Value::NodeRef(m->second);
         }
         return absl::OkStatus();
       }
@@ -847,7 +892,8 @@ class CompiledRule : public ::graft::Rule {
 
  public:
   // Graphs of `splice` actions, by action index, loaded when compiling.
-  std::map<std::ptrdiff_t, std::shared_ptr<const tf::GraphDef>> splices_;
+  std::map<std::ptrdiff_t, SpliceSource> splices_;
+  std::vector<Requirement> requirements_;
 };
 
 // ---- loading and checking ----
@@ -928,6 +974,16 @@ class Compiler {
     set_ = std::make_unique<RuleSet>();
     for (const std::string& p : paths) Load(p, text, "", {});
     CollectParams();
+    for (const auto& file : set_->asts_) {
+      for (const Require& req : file->requirements) {
+        std::map<std::string, NameInfo> names;  // params only
+        ValueType t = CheckExpr(*file, *req.expr, &names, true);
+        if (t != ValueType::kBool && t != ValueType::kAny) {
+          Error(*file, req.expr->loc, absl::StrCat("`require` needs a bool, not a ", ValueTypeName(t)));
+        }
+        requirements_.push_back({req.expr, absl::StrCat(file->path, ":", req.loc.line)});
+      }
+    }
     std::map<std::string, std::pair<std::string, Loc>> seen;
     for (const auto& file : set_->asts_) {
       for (const Rule& rule : file->rules) {
@@ -1028,6 +1084,7 @@ class Compiler {
     if (type == "float") return ValueType::kFloat;
     if (type == "bool") return ValueType::kBool;
     if (type == "ranges") return ValueType::kRanges;
+    if (type == "graph") return ValueType::kGraph;
     return ValueType::kString;
   }
 
@@ -1043,6 +1100,8 @@ class Compiler {
       if (text == "false") return Value::Bool(false);
     } else if (type == "ranges") {
       return LoadRanges(text);
+    } else if (type == "graph") {
+      return LoadGraphParam(text);
     } else {
       return Value::String(text);
     }
@@ -1065,6 +1124,19 @@ class Compiler {
       return bad;
     }
     return Value::Ranges(std::move(table));
+  }
+
+  // A `graph` param: the graph in file `path` ("" for none).
+  Value LoadGraphParam(const std::string& path) {
+    if (path.empty()) return Value::GraphRef(nullptr, "");
+    absl::StatusOr<Graph> graph = LoadGraph(path);
+    if (!graph.ok()) {
+      d_->Error(path, {}, absl::StrCat("cannot load the graph: ", graph.status().message()));
+      Value bad;
+      bad.type = ValueType::kAny;
+      return bad;
+    }
+    return Value::GraphRef(std::make_shared<const Graph>(*std::move(graph)), path);
   }
 
   void CollectParams() {
@@ -1092,6 +1164,8 @@ class Compiler {
             v = Value::String(lit.text);
           } else if (lit.kind == K::kString && want == ValueType::kRanges && !neg) {
             v = LoadRanges(lit.text.empty() ? "" : PathRelativeTo(file->path, lit.text));
+          } else if (lit.kind == K::kString && want == ValueType::kGraph && !neg) {
+            v = LoadGraphParam(lit.text.empty() ? "" : PathRelativeTo(file->path, lit.text));
           } else {
             Error(*file, e.loc, absl::StrCat("the default of `", p.name, "` is not a ", p.type));
             v.type = ValueType::kAny;  // reported; no second error below
@@ -1319,6 +1393,11 @@ class Compiler {
             op == "<=" || op == ">=") {
           return ValueType::kBool;
         }
+        bool text = a == ValueType::kString || b == ValueType::kString;
+        if (op == "+" && text && (a == ValueType::kString || a == ValueType::kAny) &&
+            (b == ValueType::kString || b == ValueType::kAny)) {
+          return ValueType::kString;  // joins strings
+        }
         for (ValueType t : {a, b}) {
           if (t == ValueType::kString || t == ValueType::kBool) {
             Error(f, e.loc, absl::StrCat("`", op, "` needs numbers or constants, not a ",
@@ -1512,27 +1591,49 @@ class Compiler {
           break;
         }
         case AK::kSplice: {
-          absl::StatusOr<Graph> graph = LoadGraph(PathRelativeTo(f.path, a.path));
-          if (!graph.ok()) {
-            Error(f, a.path_loc, absl::StrCat("cannot splice `", a.path, "`: ",
-                                              graph.status().message()));
-            break;
+          SpliceSource source;
+          bool known = true;  // the graph is known now (a file, or a param given a file)
+          if (!a.path_param.empty()) {
+            source.what = absl::StrCat("param `", a.path_param, "`");
+            auto p = param_types_.find(a.path_param);
+            if (p == param_types_.end() || p->second != "graph") {
+              Error(f, a.path_loc, absl::StrCat("`", a.path_param, "` is not a `graph` param"));
+              break;
+            }
+            ++param_uses_[a.path_param];
+            source.graph = params_[a.path_param].graph;
+            known = source.graph != nullptr;
+          } else {
+            source.what = absl::StrCat("`", a.path, "`");
+            absl::StatusOr<Graph> graph = LoadGraph(PathRelativeTo(f.path, a.path));
+            if (!graph.ok()) {
+              Error(f, a.path_loc, absl::StrCat("cannot splice `", a.path, "`: ",
+                                                graph.status().message()));
+              break;
+            }
+            source.graph = std::make_shared<const Graph>(*std::move(graph));
           }
-          auto def = std::make_shared<tf::GraphDef>(graph->ToGraphDef());
-          splice_graphs_[&a - rule.actions.data()] = def;
+          if (known && a.splice_root.empty()) {
+            source.whole = std::make_shared<const tf::GraphDef>(source.graph->ToGraphDef());
+          }
+          // Names with `{...}` templates are looked up when the rule runs.
+          auto check_name = [&](const std::string& name, Loc loc) {
+            if (known && name.find('{') == std::string::npos &&
+                !source.graph->Contains(name.substr(0, name.find(':')))) {
+              Error(f, loc, absl::StrCat(source.what, " has no node `", name, "`"));
+            }
+          };
+          if (!a.splice_root.empty()) check_name(a.splice_root, a.path_loc);
           for (const auto& [name, expr] : a.splice_inputs) {
             CheckExpr(f, *expr, &names, false);
-            if (!graph->Contains(name.substr(0, name.find(':')))) {
-              Error(f, expr->loc, absl::StrCat("`", a.path, "` has no node `", name, "`"));
-            }
+            check_name(name, expr->loc);
           }
           for (const auto& [binding, node] : a.take) {
-            if (!graph->Contains(node)) {
-              Error(f, binding.second, absl::StrCat("`", a.path, "` has no node `", node, "`"));
-            }
+            check_name(node, binding.second);
             BindAction(f, binding.first, NameInfo::Kind::kCreated, ValueType::kNode,
                        binding.second, &names);
           }
+          splice_graphs_[&a - rule.actions.data()] = std::move(source);
           break;
         }
       }
@@ -1553,6 +1654,7 @@ class Compiler {
                                                    std::move(guards), rule.actions, params_,
                                                    hooks_);
     compiled->splices_ = std::move(splice_graphs_);
+    compiled->requirements_ = requirements_;
     splice_graphs_.clear();
     set_->rules_.push_back(std::move(compiled));
   }
@@ -1563,7 +1665,8 @@ class Compiler {
   std::unique_ptr<RuleSet> set_;
   std::map<std::string, Value> params_;
   std::map<std::string, std::string> param_types_;
-  std::map<std::ptrdiff_t, std::shared_ptr<const tf::GraphDef>> splice_graphs_;
+  std::map<std::ptrdiff_t, SpliceSource> splice_graphs_;
+  std::vector<Requirement> requirements_;
   std::map<std::string, int> param_uses_;
 };
 
@@ -1597,6 +1700,7 @@ Explanation ExplainAt(const RuleSet& set, const std::string& rule, const Graph& 
       case ValueType::kNode: text = absl::StrCat("`", graph.node(v.tensor.node).name(), "`"); break;
       case ValueType::kTensor: text = absl::StrCat("`", graph.TensorName(v.tensor), "`"); break;
       case ValueType::kList: text = absl::StrCat(v.list.size(), " tensor(s)"); break;
+      case ValueType::kGraph: text = v.graph ? absl::StrCat("`", v.s, "`") : "none"; break;
       case ValueType::kRanges:
         text = v.ranges ? absl::StrCat(v.ranges->ranges.size(), " range(s) from `", v.ranges->path, "`")
                         : "none";

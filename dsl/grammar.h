@@ -79,6 +79,8 @@ GRAFT_KW(as, "as");
 GRAFT_KW(splice, "splice");
 GRAFT_KW(prefix, "prefix");
 GRAFT_KW(fail, "fail");
+GRAFT_KW(for, "for");
+GRAFT_KW(require, "require");
 GRAFT_KW(inputs, "inputs");
 GRAFT_KW(take, "take");
 #undef GRAFT_KW
@@ -248,7 +250,11 @@ struct splice_inputs : p::seq<kw_inputs, ws, p::must<map_open>, ws,
 struct splice_takes : p::seq<kw_take, ws, p::must<map_open>, ws,
                              p::opt<splice_take, ws, p::star<comma, ws, p::must<splice_take>, ws>>,
                              p::must<map_close>> {};
-struct splice_action : p::seq<kw_splice, ws, p::must<splice_path>,
+struct splice_param : name {};
+struct splice_source : p::sor<splice_path, splice_param> {};
+struct splice_root : string_lit {};
+struct splice_action : p::seq<kw_splice, ws, p::must<splice_source>,
+                              p::opt<ws, kw_for, ws, p::must<splice_root>>,
                               p::opt<ws, kw_prefix, ws, p::must<splice_prefix>>,
                               p::opt<ws, splice_inputs>, p::opt<ws, splice_takes>> {};
 struct fail_message : expr {};
@@ -306,7 +312,7 @@ struct rule_decl : p::seq<kw_rule, ws, p::must<rule_name>, ws, p::must<rule_open
                           p::star<rule_item, ws>, p::must<rule_close>> {};
 struct type_name : p::sor<TAO_PEGTL_KEYWORD("int"), TAO_PEGTL_KEYWORD("float"),
                           TAO_PEGTL_KEYWORD("bool"), TAO_PEGTL_KEYWORD("string"),
-                          TAO_PEGTL_KEYWORD("ranges")> {};
+                          TAO_PEGTL_KEYWORD("ranges"), TAO_PEGTL_KEYWORD("graph")> {};
 struct param_name : name {};
 struct param_colon : colon {};
 struct default_value : p::seq<equals, ws, p::must<expr>> {};
@@ -318,7 +324,8 @@ struct param_decl : p::seq<kw_param, ws, p::must<param_name>, ws, p::must<param_
                            p::must<type_name>, p::opt<ws, default_value>,
                            p::opt<ws, param_range>> {};
 struct import_decl : p::seq<kw_import, ws, p::must<string_lit>> {};
-struct top_item : p::sor<import_decl, param_decl, rule_decl> {};
+struct require_decl : p::seq<kw_require, ws, p::must<expr>> {};
+struct top_item : p::sor<import_decl, param_decl, require_decl, rule_decl> {};
 // One top-level item; the parser loops so that it can report an error per
 // item and go on.
 struct item : p::seq<p::must<top_item>, ws> {};

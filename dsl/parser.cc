@@ -22,7 +22,7 @@ inline constexpr const char* kError = nullptr;
 #define GRAFT_ERROR(rule, text) \
   template <>                   \
   inline constexpr const char* kError<g::rule> = text
-GRAFT_ERROR(top_item, "expected `rule`, `param` or `import`");
+GRAFT_ERROR(top_item, "expected `rule`, `param`, `require` or `import`");
 GRAFT_ERROR(string_close, "unterminated string: expected `\"`");
 GRAFT_ERROR(string_lit, "expected a string in double quotes");
 GRAFT_ERROR(expr, "expected an expression");
@@ -83,7 +83,9 @@ GRAFT_ERROR(priority_value, "expected an integer priority");
 GRAFT_ERROR(rule_name, "expected a rule name (lowercase, as in `rule fold_bn {`)");
 GRAFT_ERROR(rule_open, "expected `{` after the rule name");
 GRAFT_ERROR(rule_close, "expected `doc`, `priority`, `match`, `rewrite`, `test` or `}` in the rule");
-GRAFT_ERROR(type_name, "expected a param type: `int`, `float`, `bool`, `string` or `ranges`");
+GRAFT_ERROR(type_name, "expected a param type: `int`, `float`, `bool`, `string`, `ranges` or `graph`");
+GRAFT_ERROR(splice_source, "expected the graph file to splice, in quotes, or a `graph` param");
+GRAFT_ERROR(splice_root, "expected the node whose inputs to splice, in quotes (as in `for \"{x}_out\"`)");
 GRAFT_ERROR(fail_message, "expected the error message (a string) after `fail`");
 GRAFT_ERROR(param_name, "expected a param name");
 GRAFT_ERROR(param_colon, "expected `:` and a type after the param name");
@@ -94,7 +96,6 @@ GRAFT_ERROR(pair_arrow, "expected `->` between a tensor and its replacement");
 GRAFT_ERROR(tensor_pair, "expected `tensor -> replacement`");
 GRAFT_ERROR(map_open, "expected `{`");
 GRAFT_ERROR(map_close, "expected `,` or `}`");
-GRAFT_ERROR(splice_path, "expected the graph file to splice, in quotes");
 GRAFT_ERROR(splice_prefix, "expected the name prefix, in quotes");
 GRAFT_ERROR(splice_input, "expected `\"placeholder\": tensor`");
 GRAFT_ERROR(splice_take, "expected `name: \"node in the spliced graph\"`");
@@ -135,7 +136,7 @@ using Selector = p::parse_tree::selector<
         g::replace_action, g::reroute_action, g::swap_action, g::erase_action,
         g::rename_action, g::control_action, g::uncontrol_action, g::device_action,
         g::set_action, g::assign_action, g::clone_action, g::clone_src, g::clone_dst,
-        g::tensor_pair, g::fail_action, g::splice_action, g::splice_path, g::splice_prefix, g::splice_input,
+        g::tensor_pair, g::fail_action, g::splice_action, g::splice_path, g::splice_param, g::splice_root, g::require_decl, g::splice_prefix, g::splice_input,
         g::splice_take, g::take_name, g::node_ref, g::node_ref2, g::set_attr,
         g::filter_only, g::filter_except, g::set_member, g::input_item, g::op_count,
         g::count_value, g::expect_ops_item, g::expect_nodes_item, g::expect_no_nodes_item, g::expect_edges_item, g::edge_item,
@@ -201,6 +202,8 @@ class Converter {
         }
       }
       file_->params.push_back(std::move(param));
+    } else if (n.is_type<g::require_decl>()) {
+      file_->requirements.push_back({ExprOf(*n.children[0]), LocOf(n)});
     } else if (n.is_type<g::rule_decl>()) {
       file_->rules.push_back(RuleOf(n));
     }
@@ -462,6 +465,11 @@ class Converter {
         if (c->is_type<g::splice_path>()) {
           a.path = StringOf(*c);
           a.path_loc = LocOf(*c);
+        } else if (c->is_type<g::splice_param>()) {
+          a.path_param = c->string();
+          a.path_loc = LocOf(*c);
+        } else if (c->is_type<g::splice_root>()) {
+          a.splice_root = StringOf(*c);
         } else if (c->is_type<g::splice_prefix>()) {
           a.prefix = StringOf(*c);
         } else if (c->is_type<g::splice_input>()) {
@@ -522,7 +530,7 @@ size_t NextItemStart(const std::string& source, size_t from) {
   size_t pos = source.find('\n', from);
   while (pos != std::string::npos) {
     std::string_view rest(source.data() + pos + 1, source.size() - pos - 1);
-    for (std::string_view kw : {"rule ", "param ", "import "}) {
+    for (std::string_view kw : {"rule ", "param ", "import ", "require "}) {
       if (rest.substr(0, kw.size()) == kw) return pos + 1;
     }
     pos = source.find('\n', pos + 1);

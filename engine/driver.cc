@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/hooks.h"
+#include "engine/op_registry.h"
 
 namespace graft {
 namespace {

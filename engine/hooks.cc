@@ -9,12 +9,6 @@
 
 namespace graft {
 
-bool GlobMatch(absl::string_view pattern, absl::string_view text) {
-  if (absl::EndsWith(pattern, "*")) {
-    return absl::StartsWith(text, pattern.substr(0, pattern.size() - 1));
-  }
-  return pattern == text;
-}
 
 const char* ValueTypeName(ValueType type) {
   switch (type) {
@@ -28,6 +22,7 @@ const char* ValueTypeName(ValueType type) {
     case ValueType::kConst: return "constant";
     case ValueType::kList: return "list";
     case ValueType::kRanges: return "ranges";
+    case ValueType::kGraph: return "graph";
     case ValueType::kAny: return "any";
   }
   return "?";
@@ -113,30 +108,6 @@ Value FromAttr(const tf::AttrValue& attr) {
   }
 }
 
-// The shape of a tensor when the graph tells it: a Const's value, a
-// Placeholder's `shape`, or an `_output_shapes` attr.
-std::optional<std::vector<int64_t>> ShapeOf(const Graph& graph, Endpoint t) {
-  const Node& n = graph.node(t.node);
-  if (n.op() == "Const" && t.port == 0) {
-    if (const tf::AttrValue* v = n.attr("value")) {
-      std::vector<int64_t> dims;
-      for (const auto& d : v->tensor().tensor_shape().dim()) dims.push_back(d.size());
-      return dims;
-    }
-  }
-  const tf::TensorShapeProto* shape = nullptr;
-  if (const tf::AttrValue* v = n.attr("_output_shapes");
-      v != nullptr && t.port < v->list().shape_size()) {
-    shape = &v->list().shape(t.port);
-  } else if (const tf::AttrValue* s = n.attr("shape");
-             s != nullptr && n.op() == "Placeholder" && s->has_shape()) {
-    shape = &s->shape();
-  }
-  if (shape == nullptr || shape->unknown_rank()) return std::nullopt;
-  std::vector<int64_t> dims;
-  for (const auto& d : shape->dim()) dims.push_back(d.size());
-  return dims;
-}
 
 }  // namespace
 
@@ -280,7 +251,7 @@ void RegisterBuiltinHooks(HookRegistry& r) {
       });
   Add(r, "rank", {VT::kTensor}, VT::kInt, false, "the tensor's rank, or -1",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        auto shape = ShapeOf(ctx.graph, a[0].tensor);
+        auto shape = StaticShape(ctx.graph, a[0].tensor);
         return Value::Int(shape ? static_cast<int64_t>(shape->size()) : -1);
       });
   Add(r, "name_matches", {VT::kNode, VT::kString}, VT::kBool, false,

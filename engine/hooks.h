@@ -59,8 +59,6 @@ void RegisterBuiltinHooks(HookRegistry& registry);
 absl::StatusOr<Value> AttrValueOf(const Node& node, const std::string& name);
 // A value as a constant: numbers become scalars, Const tensors their value.
 absl::StatusOr<ConstTensor> ToConstant(const HookContext& ctx, const Value& v);
-// `Name*` matches every op that starts with `Name`; otherwise exact.
-bool GlobMatch(absl::string_view pattern, absl::string_view text);
 // The constant a Const tensor holds.
 absl::StatusOr<ConstTensor> ConstantOf(const Graph& graph, Endpoint tensor);
 

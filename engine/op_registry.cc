@@ -146,4 +146,50 @@ std::string DataTypeName(tf::DataType type) {
   }
 }
 
+std::optional<std::vector<int64_t>> StaticShape(const Graph& graph, Endpoint t) {
+  const Node& n = graph.node(t.node);
+  if (n.op() == "Const" && t.port == 0) {
+    if (const tf::AttrValue* v = n.attr("value")) {
+      std::vector<int64_t> dims;
+      for (const auto& d : v->tensor().tensor_shape().dim()) dims.push_back(d.size());
+      return dims;
+    }
+  }
+  const tf::TensorShapeProto* shape = nullptr;
+  if (const tf::AttrValue* v = n.attr("_output_shapes");
+      v != nullptr && t.port < v->list().shape_size()) {
+    shape = &v->list().shape(t.port);
+  } else if (const tf::AttrValue* s = n.attr("shape");
+             s != nullptr && n.op() == "Placeholder" && s->has_shape()) {
+    shape = &s->shape();
+  }
+  if (shape == nullptr || shape->unknown_rank()) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const auto& d : shape->dim()) dims.push_back(d.size());
+  return dims;
+}
+
+bool ShapesCompatible(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] >= 0 && b[i] >= 0 && a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    absl::StrAppend(&out, i ? ", " : "", shape[i] < 0 ? "?" : absl::StrCat(shape[i]));
+  }
+  return out + "]";
+}
+
+bool GlobMatch(absl::string_view pattern, absl::string_view text) {
+  if (absl::EndsWith(pattern, "*")) {
+    return absl::StartsWith(text, pattern.substr(0, pattern.size() - 1));
+  }
+  return pattern == text;
+}
+
 }  // namespace graft

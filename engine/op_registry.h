@@ -44,6 +44,18 @@ class OpRegistry {
   absl::flat_hash_map<std::string, const tf::OpDef*> by_name_;
 };
 
+// The shape of a tensor when the graph states it: a Const's value, a
+// Placeholder's `shape`, or an `_output_shapes` attr; -1 for an unknown
+// dimension; nullopt for an unknown rank.
+std::optional<std::vector<int64_t>> StaticShape(const Graph& graph, Endpoint tensor);
+// Whether two static shapes can describe the same tensor (same rank, and
+// every dimension equal where both are known).
+bool ShapesCompatible(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+std::string ShapeText(const std::vector<int64_t>& shape);
+
+// `Name*` matches every op that starts with `Name`; otherwise exact.
+bool GlobMatch(absl::string_view pattern, absl::string_view text);
+
 // The value dtype of a reference dtype (DT_FLOAT_REF -> DT_FLOAT).
 tf::DataType BaseType(tf::DataType type);
 // "float32", "int64", ... (TensorFlow's Python names).

@@ -74,18 +74,24 @@ absl::Status Rewriter::CheckEndpoint(Endpoint e, absl::string_view what) const {
   return absl::OkStatus();
 }
 
-absl::Status Rewriter::CheckSameDtype(Endpoint from, Endpoint to) const {
+absl::Status Rewriter::CheckCompatible(Endpoint from, Endpoint to) const {
   const OpRegistry& ops = OpRegistry::Tensorflow();
   tf::DataType a = ops.OutputType(graph_.node(from.node), from.port);
   tf::DataType b = ops.OutputType(graph_.node(to.node), to.port);
-  if (a == tf::DT_INVALID || b == tf::DT_INVALID ||
-      BaseType(a) == BaseType(b)) {
-    return absl::OkStatus();
+  if (a != tf::DT_INVALID && b != tf::DT_INVALID && BaseType(a) != BaseType(b)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot reroute `", graph_.TensorName(from), "` (", DataTypeName(a),
+        ") to `", graph_.TensorName(to), "` (", DataTypeName(b),
+        "): their dtypes differ"));
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "cannot reroute `", graph_.TensorName(from), "` (", DataTypeName(a),
-      ") to `", graph_.TensorName(to), "` (", DataTypeName(b),
-      "): their dtypes differ"));
+  std::optional<std::vector<int64_t>> sa = StaticShape(graph_, from);
+  std::optional<std::vector<int64_t>> sb = StaticShape(graph_, to);
+  if (sa && sb && !ShapesCompatible(*sa, *sb)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot reroute `", graph_.TensorName(from), "` ", ShapeText(*sa), " to `",
+        graph_.TensorName(to), "` ", ShapeText(*sb), ": their shapes differ"));
+  }
+  return absl::OkStatus();
 }
 
 double Rewriter::Rank(NodeId id) const {
@@ -446,7 +452,7 @@ absl::Status Rewriter::SetInput(NodeId id, int index, Endpoint source) {
   Endpoint old = node.input(index);
   if (old == source) return absl::OkStatus();
   if (old.valid()) {
-    s = CheckSameDtype(old, source);
+    s = CheckCompatible(old, source);
     if (!s.ok()) return s;
   }
   s = CheckNoCycle(source, {id});
@@ -538,7 +544,7 @@ absl::StatusOr<int> Rewriter::Reroute(absl::Span<const Endpoint> from,
   for (size_t i = 0; i < from.size(); ++i) {
     absl::Status s = CheckEndpoint(from[i], "reroute");
     if (s.ok()) s = CheckEndpoint(to[i], "reroute");
-    if (s.ok()) s = CheckSameDtype(from[i], to[i]);
+    if (s.ok()) s = CheckCompatible(from[i], to[i]);
     if (!s.ok()) return s;
     if (from[i] == to[i]) continue;
     std::vector<NodeId> nodes;
@@ -598,7 +604,7 @@ absl::StatusOr<CloneResult> Rewriter::Clone(
   for (const auto& [original, replacement] : replacements) {
     absl::Status s = CheckEndpoint(original, "clone replacement");
     if (s.ok()) s = CheckEndpoint(replacement, "clone replacement");
-    if (s.ok()) s = CheckSameDtype(original, replacement);
+    if (s.ok()) s = CheckCompatible(original, replacement);
     if (!s.ok()) return s;
   }
   CloneResult result;
@@ -703,8 +709,14 @@ absl::StatusOr<SpliceResult> Rewriter::Splice(
     }
   }
   SpliceResult result;
-  std::vector<NodeId> ids(other.node_size());
+  std::vector<NodeId> ids(other.node_size(), kNoNode);
   for (int i = 0; i < other.node_size(); ++i) {
+    // A placeholder the input map feeds is not copied.
+    auto fed = mapped.find(other.node(i).name());
+    if (other.node(i).op() == "Placeholder" && fed != mapped.end()) {
+      result.mapping[other.node(i).name()] = fed->second.node;
+      continue;
+    }
     tf::NodeDef* def = graph_.NewNodeDef();
     def->CopyFrom(other.node(i));
     def->set_name(UniqueName(absl::StrCat(prefix, def->name())));
@@ -714,6 +726,7 @@ absl::StatusOr<SpliceResult> Rewriter::Splice(
   }
   std::vector<NodeId> touched;
   for (int i = 0; i < other.node_size(); ++i) {
+    if (ids[i] == kNoNode) continue;
     Node& node = graph_.mutable_node(ids[i]);
     for (const Source& s : data[i]) {
       Endpoint e = s.from_target ? s.target : Endpoint{ids[s.other_index], s.port};

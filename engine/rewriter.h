@@ -141,7 +141,8 @@ class Rewriter {
 
   // Copies every node of `other` into the graph as `prefix + name` (made
   // unique when taken). A tensor of `other` named in `input_map` ("x" or
-  // "x:1") is read from the given target tensor instead.
+  // "x:1") is read from the given target tensor instead; a Placeholder fed
+  // that way is not copied (its mapping is the feeding node).
   absl::StatusOr<SpliceResult> Splice(
       const tf::GraphDef& other, absl::string_view prefix,
       const absl::flat_hash_map<std::string, Endpoint>& input_map = {});
@@ -153,7 +154,8 @@ class Rewriter {
   // cycle).
   absl::Status CheckNoCycle(Endpoint to,
                             absl::Span<const NodeId> consumers) const;
-  absl::Status CheckSameDtype(Endpoint from, Endpoint to) const;
+  // Same dtype and compatible static shapes, where known.
+  absl::Status CheckCompatible(Endpoint from, Endpoint to) const;
   // Inserts a node whose inputs are resolved; returns its id.
   NodeId Insert(tf::NodeDef* def, absl::Span<const Endpoint> inputs,
                 absl::Span<const NodeId> control_inputs);

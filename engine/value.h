@@ -24,6 +24,7 @@ enum class ValueType {
   kConst,   // a constant tensor value; accepts numbers and Const tensors
   kList,
   kRanges,  // a table of calibrated tensor ranges (a `ranges` param)
+  kGraph,   // another graph, loaded from a file (a `graph` param)
   kAny,
 };
 
@@ -39,6 +40,7 @@ struct Value {
   std::shared_ptr<const ConstTensor> constant;
   std::vector<Value> list;
   std::shared_ptr<const TensorRanges> ranges;
+  std::shared_ptr<const Graph> graph;  // kGraph (null: none given); s: its path
 
   static Value Bool(bool v) { Value x; x.type = ValueType::kBool; x.b = v; return x; }
   static Value Int(int64_t v) { Value x; x.type = ValueType::kInt; x.i = v; return x; }
@@ -58,6 +60,9 @@ struct Value {
   }
   static Value Ranges(std::shared_ptr<const TensorRanges> table) {
     Value x; x.type = ValueType::kRanges; x.ranges = std::move(table); return x;
+  }
+  static Value GraphRef(std::shared_ptr<const Graph> g, std::string path) {
+    Value x; x.type = ValueType::kGraph; x.graph = std::move(g); x.s = std::move(path); return x;
   }
   static Value List(std::vector<Value> items) {
     Value x; x.type = ValueType::kList; x.list = std::move(items); return x;

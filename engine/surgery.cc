@@ -1,0 +1,342 @@
+#include "engine/surgery.h"
+
+#include <deque>
+#include <regex>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "engine/op_registry.h"
+
+namespace graft::surgery {
+
+namespace {
+
+template <typename T>
+void AppendUnique(std::vector<T>* out, absl::flat_hash_set<T>* seen, T value) {
+  if (seen->insert(value).second) out->push_back(value);
+}
+
+// Number of outputs of a node: from its op signature, else the ports read.
+int NumOutputs(const Node& n) {
+  if (auto types = OpRegistry::Tensorflow().OutputTypes(n)) {
+    return static_cast<int>(types->size());
+  }
+  return n.num_used_ports();
+}
+
+bool Stopped(const WalkOptions& o, Endpoint t) {
+  return std::find(o.stop_at.begin(), o.stop_at.end(), t) != o.stop_at.end();
+}
+
+bool Allowed(const WalkOptions& o, NodeId id) {
+  return o.within == nullptr || o.within->contains(id);
+}
+
+// Breadth-first walk; `next` lists a node's neighbours as (node, tensor
+// crossed or {kNoNode} for a control edge).
+template <typename Next>
+std::vector<NodeId> Walk(const Graph& graph, absl::Span<const NodeId> seeds,
+                         const WalkOptions& options, Next next) {
+  std::vector<NodeId> out;
+  absl::flat_hash_set<NodeId> seen;
+  std::deque<NodeId> queue;
+  for (NodeId s : seeds) {
+    if (!Allowed(options, s) || !seen.insert(s).second) continue;
+    queue.push_back(s);
+    if (options.inclusive) out.push_back(s);
+  }
+  while (!queue.empty()) {
+    NodeId id = queue.front();
+    queue.pop_front();
+    next(graph.node(id), [&](NodeId to, Endpoint crossed) {
+      if (crossed.node != kNoNode && Stopped(options, crossed)) return;
+      if (!Allowed(options, to) || !seen.insert(to).second) return;
+      out.push_back(to);
+      queue.push_back(to);
+    });
+  }
+  return out;
+}
+
+}  // namespace
+
+SubgraphView::SubgraphView(const Graph& graph, std::vector<NodeId> nodes,
+                           std::vector<Endpoint> passthroughs)
+    : nodes_(std::move(nodes)), passthroughs_(std::move(passthroughs)) {
+  set_.insert(nodes_.begin(), nodes_.end());
+  absl::flat_hash_set<Endpoint> seen_in, seen_out;
+  for (NodeId id : nodes_) {
+    for (Endpoint e : graph.node(id).inputs()) {
+      if (e.node != kNoNode && !set_.contains(e.node)) AppendUnique(&inputs_, &seen_in, e);
+    }
+  }
+  for (NodeId id : nodes_) {
+    const Node& n = graph.node(id);
+    int ports = std::max(NumOutputs(n), n.num_used_ports());
+    for (int p = 0; p < ports; ++p) {
+      absl::Span<const InputSlot> readers = n.consumers(p);
+      bool only_inside = !readers.empty() &&
+                         std::all_of(readers.begin(), readers.end(),
+                                     [&](InputSlot s) { return set_.contains(s.node); });
+      if (!only_inside) AppendUnique(&outputs_, &seen_out, Endpoint{id, p});
+    }
+  }
+  for (Endpoint t : passthroughs_) {
+    AppendUnique(&inputs_, &seen_in, t);
+    AppendUnique(&outputs_, &seen_out, t);
+  }
+}
+
+std::vector<NodeId> ForwardWalk(const Graph& graph, absl::Span<const NodeId> seeds,
+                                const WalkOptions& options) {
+  return Walk(graph, seeds, options, [&](const Node& n, auto visit) {
+    for (int p = 0; p < n.num_used_ports(); ++p) {
+      for (InputSlot s : n.consumers(p)) visit(s.node, Endpoint{n.id(), p});
+    }
+    if (options.control) {
+      for (NodeId c : n.control_consumers()) visit(c, Endpoint{kNoNode, 0});
+    }
+  });
+}
+
+std::vector<NodeId> BackwardWalk(const Graph& graph, absl::Span<const NodeId> seeds,
+                                 const WalkOptions& options) {
+  return Walk(graph, seeds, options, [&](const Node& n, auto visit) {
+    for (Endpoint e : n.inputs()) {
+      if (e.node != kNoNode) visit(e.node, e);
+    }
+    if (options.control) {
+      for (NodeId c : n.control_inputs()) visit(c, Endpoint{kNoNode, 0});
+    }
+  });
+}
+
+std::vector<NodeId> WalksIntersection(const Graph& graph, absl::Span<const NodeId> forward_seeds,
+                                      absl::Span<const NodeId> backward_seeds,
+                                      const WalkOptions& forward, const WalkOptions& backward) {
+  std::vector<NodeId> back = BackwardWalk(graph, backward_seeds, backward);
+  absl::flat_hash_set<NodeId> in_back(back.begin(), back.end());
+  std::vector<NodeId> out;
+  for (NodeId id : ForwardWalk(graph, forward_seeds, forward)) {
+    if (in_back.contains(id)) out.push_back(id);
+  }
+  return out;
+}
+
+std::vector<NodeId> FilterByOp(const Graph& graph, absl::Span<const NodeId> nodes,
+                               absl::string_view ops) {
+  std::vector<std::string> patterns = absl::StrSplit(ops, '|', absl::SkipEmpty());
+  std::vector<NodeId> out;
+  for (NodeId id : nodes) {
+    const std::string& op = graph.node(id).op();
+    if (std::any_of(patterns.begin(), patterns.end(),
+                    [&](const std::string& p) { return GlobMatch(p, op); })) {
+      out.push_back(id);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<NodeId>> FilterByName(const Graph& graph,
+                                                 absl::Span<const NodeId> nodes,
+                                                 const std::string& regex) {
+  std::regex re;
+  try {
+    re = std::regex(regex);
+  } catch (const std::regex_error&) {
+    return absl::InvalidArgumentError(absl::StrCat("bad regex `", regex, "`"));
+  }
+  std::vector<NodeId> out;
+  for (NodeId id : nodes) {
+    if (std::regex_match(graph.node(id).name(), re)) out.push_back(id);
+  }
+  return out;
+}
+
+absl::StatusOr<NodeId> GetByName(const Graph& graph, absl::string_view name) {
+  NodeId id = graph.FindId(name);
+  if (id == kNoNode) return absl::NotFoundError(absl::StrCat("no node `", name, "`"));
+  return id;
+}
+
+absl::Status RemoveByName(Rewriter& rewriter, absl::string_view name) {
+  absl::StatusOr<NodeId> id = GetByName(rewriter.graph(), name);
+  if (!id.ok()) return id.status();
+  return rewriter.RemoveNode(*id);
+}
+
+namespace {
+
+// Consumers of `from` outside both views read `to`, for each pair.
+absl::Status CheckSameCount(const SubgraphView& a, const SubgraphView& b) {
+  if (a.outputs().size() == b.outputs().size()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("the views have ", a.outputs().size(), " and ",
+                                                 b.outputs().size(), " outputs"));
+}
+
+std::vector<NodeId> Union(const SubgraphView& a, const SubgraphView& b) {
+  std::vector<NodeId> all = a.nodes();
+  all.insert(all.end(), b.nodes().begin(), b.nodes().end());
+  return all;
+}
+
+}  // namespace
+
+absl::StatusOr<int> RerouteOutputs(Rewriter& rewriter, const SubgraphView& from,
+                                   const SubgraphView& to) {
+  absl::Status s = CheckSameCount(from, to);
+  if (!s.ok()) return s;
+  std::vector<NodeId> inside = Union(from, to);
+  return rewriter.Reroute(to.outputs(), from.outputs(), ConsumerFilter::Except(inside));
+}
+
+absl::StatusOr<int> SwapOutputs(Rewriter& rewriter, const SubgraphView& a, const SubgraphView& b) {
+  absl::Status s = CheckSameCount(a, b);
+  if (!s.ok()) return s;
+  std::vector<NodeId> inside = Union(a, b);
+  ConsumerFilter outside = ConsumerFilter::Except(inside);
+  // Who reads what, before anything changes.
+  const Graph& g = rewriter.graph();
+  std::vector<std::vector<InputSlot>> readers_a, readers_b;
+  for (size_t i = 0; i < a.outputs().size(); ++i) {
+    for (auto [t, readers] : {std::pair{a.outputs()[i], &readers_a},
+                              std::pair{b.outputs()[i], &readers_b}}) {
+      std::vector<InputSlot> r;
+      for (InputSlot slot : g.node(t.node).consumers(t.port)) {
+        if (outside.Allows(slot.node)) r.push_back(slot);
+      }
+      readers->push_back(std::move(r));
+    }
+  }
+  int changed = 0;
+  for (size_t i = 0; i < a.outputs().size(); ++i) {
+    for (InputSlot slot : readers_a[i]) {
+      s = rewriter.SetInput(slot.node, slot.index, b.outputs()[i]);
+      if (!s.ok()) return s;
+      ++changed;
+    }
+    for (InputSlot slot : readers_b[i]) {
+      s = rewriter.SetInput(slot.node, slot.index, a.outputs()[i]);
+      if (!s.ok()) return s;
+      ++changed;
+    }
+  }
+  return changed;
+}
+
+absl::StatusOr<tf::GraphDef> AncestorsOf(const Graph& graph, const std::vector<std::string>& roots) {
+  std::vector<NodeId> seeds;
+  for (const std::string& r : roots) {
+    absl::StatusOr<NodeId> id = GetByName(graph, r);
+    if (!id.ok()) return id.status();
+    seeds.push_back(*id);
+  }
+  WalkOptions options;
+  options.control = true;
+  std::vector<NodeId> nodes = BackwardWalk(graph, seeds, options);
+  std::sort(nodes.begin(), nodes.end());  // the graph's own order
+  tf::GraphDef out;
+  for (NodeId id : nodes) *out.add_node() = graph.ExportNodeDef(id);
+  return out;
+}
+
+namespace {
+
+std::vector<const Node*> Placeholders(const Graph& g) {
+  std::vector<const Node*> out;
+  for (NodeId id : g.NodesWithOp("Placeholder")) out.push_back(&g.node(id));
+  return out;
+}
+
+absl::Status CheckGraft(const Graph& target, const Graph& other, const char* what,
+                        const char* suffix, bool inputs_only) {
+  std::vector<const Node*> placeholders = Placeholders(other);
+  if (placeholders.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("the ", what, " graph has no Placeholder"));
+  }
+  for (const Node* p : placeholders) {
+    const Node* t = target.FindNode(p->name());
+    if (t == nullptr || (inputs_only && t->op() != "Placeholder")) {
+      std::vector<std::string> names;
+      if (inputs_only) {
+        for (const Node* ph : Placeholders(target)) names.push_back(ph->name());
+      }
+      return absl::NotFoundError(absl::StrCat(
+          "the ", what, " graph's placeholder `", p->name(), "` names no ",
+          inputs_only ? "input" : "node", " of the target graph",
+          inputs_only ? absl::StrCat(" (its inputs: ", absl::StrJoin(names, ", "), ")") : ""));
+    }
+    std::string result = absl::StrCat(p->name(), suffix);
+    if (!other.Contains(result)) {
+      return absl::NotFoundError(absl::StrCat("the ", what, " graph has no node `", result,
+                                              "` for its placeholder `", p->name(), "`"));
+    }
+    if (!inputs_only && NumOutputs(*t) > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "`", t->name(), "` (", t->op(), ") has ", NumOutputs(*t),
+          " outputs; postprocessing takes an op with one output"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckPreprocessing(const Graph& target, const Graph& pre) {
+  return CheckGraft(target, pre, "preprocessing", "_preprocessed", true);
+}
+
+absl::Status CheckPostprocessing(const Graph& target, const Graph& post) {
+  return CheckGraft(target, post, "postprocessing", "_postprocessed", false);
+}
+
+absl::Status AddPreprocessing(Rewriter& r, const Graph& pre) {
+  absl::Status s = CheckPreprocessing(r.graph(), pre);
+  if (!s.ok()) return s;
+  for (const Node* p : Placeholders(pre)) {
+    const std::string name = p->name();
+    absl::StatusOr<tf::GraphDef> part = AncestorsOf(pre, {name + "_preprocessed"});
+    if (!part.ok()) return part.status();
+    absl::StatusOr<SpliceResult> spliced = r.Splice(*part, "");
+    if (!spliced.ok()) return spliced.status();
+    NodeId old_input = r.graph().FindId(name);
+    auto placeholder = spliced->mapping.find(name);
+    NodeId result = spliced->mapping.at(name + "_preprocessed");
+    absl::StatusOr<int> n = r.Reroute({old_input, 0}, {result, 0});
+    if (!n.ok()) return n.status();
+    if (placeholder == spliced->mapping.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("`", name, "_preprocessed` does not read `",
+                                                     name, "`"));
+    }
+    std::vector<NodeId> control(r.graph().node(old_input).control_consumers().begin(),
+                                r.graph().node(old_input).control_consumers().end());
+    for (NodeId c : control) {
+      if (!(s = r.RemoveControlEdge(old_input, c)).ok()) return s;
+      if (!(s = r.AddControlEdge(placeholder->second, c)).ok()) return s;
+    }
+    if (!(s = r.RemoveNode(old_input)).ok()) return s;
+    if (!(s = r.Rename(placeholder->second, name)).ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AddPostprocessing(Rewriter& r, const Graph& post) {
+  absl::Status s = CheckPostprocessing(r.graph(), post);
+  if (!s.ok()) return s;
+  for (const Node* p : Placeholders(post)) {
+    const std::string name = p->name();
+    NodeId output = r.graph().FindId(name);
+    absl::StatusOr<tf::GraphDef> part = AncestorsOf(post, {name + "_postprocessed"});
+    if (!part.ok()) return part.status();
+    absl::StatusOr<SpliceResult> spliced = r.Splice(*part, "", {{name, Endpoint{output, 0}}});
+    if (!spliced.ok()) return spliced.status();
+    NodeId result = spliced->mapping.at(name + "_postprocessed");
+    if (!(s = r.Rename(output, r.UniqueName(name + "_raw"))).ok()) return s;
+    if (!(s = r.Rename(result, name)).ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace graft::surgery
