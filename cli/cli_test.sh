@@ -162,6 +162,22 @@ check "nothing written after a failed rule" test ! -e "$TMP/never5.pbtxt"
 expect "per tensor on a transposed MatMul filter" 0 "" -- "$GRAFT" apply -q -r rules/quantize.graft "$TMP/transposed.pbtxt" -o "$TMP/transposed_q.pbtxt"
 check "the transposed filter is quantized per tensor" grep -q 'name: "mw/weights_quant"' "$TMP/transposed_q.pbtxt"
 
+# graph surgery: pre-/post-processing grafts and their checks
+GIO=$G/graft_io_preprocessing
+expect "graft a preprocessing graph" 0 "add_preprocessing: 1 applied" -- "$GRAFT" apply -r rules/graft_io.graft --param preprocessing=$GIO/pre.pbtxt $GIO/in.pbtxt -o "$TMP/pre_out.pbtxt"
+check "the input keeps its name, now uint8" grep -q "type: DT_UINT8" "$TMP/pre_out.pbtxt"
+sed 's/name: "image"/name: "pixels"/; s/input: "image"/input: "pixels"/' $GIO/pre.pbtxt > "$TMP/pre_other.pbtxt"
+expect "a placeholder that names no input" 1 "placeholder \`pixels\` names no input of the target graph \(its inputs: image\)" -- "$GRAFT" apply -r rules/graft_io.graft --param preprocessing="$TMP/pre_other.pbtxt" $GIO/in.pbtxt -o "$TMP/never6.pbtxt"
+sed 's/image_preprocessed/image_scaled/' $GIO/pre.pbtxt > "$TMP/pre_nameless.pbtxt"
+expect "no <name>_preprocessed node" 1 "has no node \`image_preprocessed\` for its placeholder \`image\`" -- "$GRAFT" apply -r rules/graft_io.graft --param preprocessing="$TMP/pre_nameless.pbtxt" $GIO/in.pbtxt -o "$TMP/never6.pbtxt"
+printf 'node { name: "s" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }\nnode { name: "s_postprocessed" op: "Neg" input: "s" attr { key: "T" value { type: DT_FLOAT } } }\n' > "$TMP/post_split.pbtxt"
+printf 'node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }\nnode { name: "axis" op: "Const" attr { key: "dtype" value { type: DT_INT32 } } attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }\nnode { name: "s" op: "Split" input: "axis" input: "x" attr { key: "num_split" value { i: 2 } } attr { key: "T" value { type: DT_FLOAT } } }\n' > "$TMP/split.pbtxt"
+expect "postprocessing an op with two outputs" 1 "\`s\` \(Split\) has 2 outputs; postprocessing takes an op with one output" -- "$GRAFT" apply -r rules/graft_io.graft --param postprocessing="$TMP/post_split.pbtxt" "$TMP/split.pbtxt" -o "$TMP/never6.pbtxt"
+expect "a graph param naming no file" 1 "cannot load the graph" -- "$GRAFT" apply -r rules/graft_io.graft --param preprocessing="$TMP/nope.pbtxt" $GIO/in.pbtxt -o "$TMP/never6.pbtxt"
+check "nothing written after a bad graft" test ! -e "$TMP/never6.pbtxt"
+expect "a reroute between incompatible shapes is skipped, with the reason" 0 "their shapes differ" -- "$GRAFT" apply -r $G/surgery_compatibility/rules.graft $G/surgery_compatibility/in.pbtxt -o "$TMP/compat.pbtxt"
+check "... and changes nothing" "$GRAFT" diff --exit-code $G/surgery_compatibility/in.pbtxt "$TMP/compat.pbtxt"
+
 # fmt
 expect "fmt --help" 0 "" -- "$GRAFT" fmt --help
 expect "shipped and golden rule files are formatted" 0 "" -- "$GRAFT" fmt --check rules $G

@@ -725,6 +725,51 @@ class CompiledRule : public ::graft::Rule {
     return v->tensor;
   }
 
+  // A tensor, or each tensor of a list.
+  absl::StatusOr<std::vector<Endpoint>> TensorsArg(Exec& x, const Expr& e) const {
+    absl::StatusOr<Value> v = Eval(x.rewriter.graph(), x.env, e, &x);
+    if (!v.ok()) return v.status();
+    std::vector<Endpoint> out;
+    for (const Value& item : v->type == ValueType::kList ? v->list : std::vector<Value>{*v}) {
+      if (item.type != ValueType::kTensor && item.type != ValueType::kNode) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("expected a tensor, got a ", ValueTypeName(item.type)));
+      }
+      out.push_back(item.tensor);
+    }
+    return out;
+  }
+
+  // reroute / replace of one tensor: the consumers the filter allows read
+  // `to`; replace also removes `from`'s node.
+  // The consumers an action's `only` / `except` set allows; `also_except`
+  // are never allowed unless the set is `only`.
+  absl::StatusOr<ConsumerFilter> FilterOf(const Exec& x, const Action& a,
+                                          std::vector<NodeId> also_except) const {
+    std::vector<NodeId> nodes;
+    for (const auto& [name, loc] : a.filter_nodes) {
+      absl::StatusOr<NodeId> n = NodeArg(x, name);
+      if (!n.ok()) return n.status();
+      nodes.push_back(*n);
+    }
+    if (a.filter == Action::Filter::kOnly) return ConsumerFilter::Only(nodes);
+    nodes.insert(nodes.end(), also_except.begin(), also_except.end());
+    return ConsumerFilter::Except(nodes);
+  }
+
+  absl::Status RerouteOne(Exec& x, const Action& a, Endpoint from, Endpoint to) const {
+    // Never the new tensor's own node: it must not read itself.
+    absl::StatusOr<ConsumerFilter> filter = FilterOf(x, a, {to.node});
+    if (!filter.ok()) return filter.status();
+    absl::StatusOr<int> n = x.rewriter.Reroute(from, to, *filter);
+    if (!n.ok()) return n.status();
+    if (a.kind == Action::Kind::kReplace && from.port == 0) {
+      x.plan->remove.push_back(from.node);
+      if (x.created.count(to.node) > 0) x.plan->takeover.emplace_back(from.node, to.node);
+    }
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<NodeId> NodeArg(const Exec& x, const std::string& name) const {
     auto it = x.env.find(name);
     if (it == x.env.end() || (it->second.type != ValueType::kNode &&
@@ -752,30 +797,37 @@ class CompiledRule : public ::graft::Rule {
         x.env[a.name] = *std::move(v);
         return absl::OkStatus();
       }
-      case AK::kReplace: case AK::kReroute: case AK::kSwap: {
+      case AK::kReroute: case AK::kSwap: {
+        // Lists (from walks and views) go pairwise, as graph_editor's reroute_ts.
+        absl::StatusOr<std::vector<Endpoint>> from = TensorsArg(x, *a.a);
+        if (!from.ok()) return from.status();
+        absl::StatusOr<std::vector<Endpoint>> to = TensorsArg(x, *a.b);
+        if (!to.ok()) return to.status();
+        if (from->size() != to->size()) {
+          return absl::InvalidArgumentError(absl::StrCat("cannot pair ", from->size(), " tensor(s) with ",
+                                                         to->size()));
+        }
+        if (a.kind == AK::kReroute) {
+          for (size_t i = 0; i < from->size(); ++i) {
+            absl::Status s = RerouteOne(x, a, (*from)[i], (*to)[i]);
+            if (!s.ok()) return s;
+          }
+          return absl::OkStatus();
+        }
+        absl::StatusOr<ConsumerFilter> filter = FilterOf(x, a, {});
+        if (!filter.ok()) return filter.status();
+        for (size_t i = 0; i < from->size(); ++i) {
+          absl::Status s = r.Swap((*from)[i], (*to)[i], *filter).status();
+          if (!s.ok()) return s;
+        }
+        return absl::OkStatus();
+      }
+      case AK::kReplace: {
         absl::StatusOr<Endpoint> from = TensorArg(x, *a.a);
         if (!from.ok()) return from.status();
         absl::StatusOr<Endpoint> to = TensorArg(x, *a.b);
         if (!to.ok()) return to.status();
-        if (a.kind == AK::kSwap) return r.Swap(*from, *to).status();
-        std::vector<NodeId> nodes;
-        for (const auto& [name, loc] : a.filter_nodes) {
-          absl::StatusOr<NodeId> n = NodeArg(x, name);
-          if (!n.ok()) return n.status();
-          nodes.push_back(*n);
-        }
-        // Otherwise every consumer but those listed, and never the new
-        // tensor's own node (it must not read itself).
-        if (a.filter != Action::Filter::kOnly) nodes.push_back(to->node);
-        ConsumerFilter filter = a.filter == Action::Filter::kOnly ? ConsumerFilter::Only(nodes)
-                                                                  : ConsumerFilter::Except(nodes);
-        absl::StatusOr<int> n = r.Reroute(*from, *to, filter);
-        if (!n.ok()) return n.status();
-        if (a.kind == AK::kReplace && from->port == 0) {
-          x.plan->remove.push_back(from->node);
-          if (x.created.count(to->node) > 0) x.plan->takeover.emplace_back(from->node, to->node);
-        }
-        return absl::OkStatus();
+        return RerouteOne(x, a, *from, *to);
       }
       case AK::kErase: {
         absl::StatusOr<NodeId> n = NodeArg(x, a.name);
@@ -1467,7 +1519,10 @@ class Compiler {
       return;
     }
     it->second.uses++;
-    if (it->second.kind == NameInfo::Kind::kLet || it->second.kind == NameInfo::Kind::kList) {
+    bool let_node = it->second.kind == NameInfo::Kind::kLet &&
+                    (it->second.type == ValueType::kNode || it->second.type == ValueType::kTensor);
+    if ((it->second.kind == NameInfo::Kind::kLet && !let_node) ||
+        it->second.kind == NameInfo::Kind::kList) {
       Error(f, loc, absl::StrCat("`", name, "` is not a node"));
     }
   }
@@ -1547,7 +1602,8 @@ class Compiler {
         case AK::kReplace: case AK::kReroute: case AK::kSwap:
           for (const ExprPtr& x : {a.a, a.b}) {
             ValueType t = CheckExpr(f, *x, &names, false);
-            if (t != ValueType::kTensor && t != ValueType::kNode && t != ValueType::kAny) {
+            bool list_ok = a.kind != AK::kReplace && t == ValueType::kList;
+            if (t != ValueType::kTensor && t != ValueType::kNode && t != ValueType::kAny && !list_ok) {
               Error(f, x->loc, absl::StrCat("expected a tensor, not a ", ValueTypeName(t)));
             }
           }

@@ -214,7 +214,9 @@ struct reroute_action : p::seq<kw_reroute, ws, p::must<expr>, ws, p::must<rerout
                                p::opt<ws, p::sor<filter_only, filter_except>, ws,
                                       p::opt<kw_in, ws>, name_set>> {};
 struct swap_action : p::seq<kw_swap, ws, p::must<expr>, ws, p::must<swap_comma>, ws,
-                            p::must<expr>> {};
+                            p::must<expr>,
+                            p::opt<ws, p::sor<filter_only, filter_except>, ws,
+                                   p::opt<kw_in, ws>, name_set>> {};
 struct erase_action : p::seq<kw_erase, ws, p::must<node_ref>> {};
 struct rename_action : p::seq<kw_rename, ws, p::must<node_ref>, ws, p::must<kw_to>, ws,
                               p::must<expr>> {};

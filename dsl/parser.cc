@@ -425,12 +425,12 @@ class Converter {
       a.kind = n.is_type<g::let_action>() ? K::kLet : K::kAssign;
       std::tie(a.name, a.name_loc) = name_at(0);
       a.a = expr_at(1);
-    } else if (n.is_type<g::replace_action>() || n.is_type<g::swap_action>()) {
-      a.kind = n.is_type<g::replace_action>() ? K::kReplace : K::kSwap;
+    } else if (n.is_type<g::replace_action>()) {
+      a.kind = K::kReplace;
       a.a = expr_at(0);
       a.b = expr_at(1);
-    } else if (n.is_type<g::reroute_action>()) {
-      a.kind = K::kReroute;
+    } else if (n.is_type<g::reroute_action>() || n.is_type<g::swap_action>()) {
+      a.kind = n.is_type<g::reroute_action>() ? K::kReroute : K::kSwap;
       a.a = expr_at(0);
       a.b = expr_at(1);
       for (size_t i = 2; i < n.children.size(); ++i) {

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/op_registry.h"
+#include "engine/surgery.h"
 
 namespace graft {
 
@@ -184,6 +185,102 @@ absl::StatusOr<Value> MinMax(const HookContext& ctx, Args a, const char* op) {
   return Value::Constant(*std::move(x));
 }
 
+
+// Nodes of a node value or a list of them.
+std::vector<NodeId> NodesOf(const Value& v) {
+  std::vector<NodeId> out;
+  if (v.type == VT::kList) {
+    for (const Value& item : v.list) out.push_back(item.tensor.node);
+  } else {
+    out.push_back(v.tensor.node);
+  }
+  return out;
+}
+
+Value NodeList(const std::vector<NodeId>& ids) {
+  std::vector<Value> items;
+  for (NodeId id : ids) items.push_back(Value::NodeRef(id));
+  return Value::List(std::move(items));
+}
+
+Value TensorList(const std::vector<Endpoint>& ts) {
+  std::vector<Value> items;
+  for (Endpoint t : ts) items.push_back(Value::Tensor(t));
+  return Value::List(std::move(items));
+}
+
+// The graph surgery hooks: walks, filters, views, nodes by name, and the
+// `graph` params of pre-/post-processing grafts.
+void RegisterSurgeryHooks(HookRegistry& r) {
+  Add(r, "forward_walk", {VT::kAny}, VT::kList, false,
+      "the nodes reachable from a node (or list) along data edges, itself included",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return NodeList(surgery::ForwardWalk(ctx.graph, NodesOf(a[0])));
+      });
+  Add(r, "backward_walk", {VT::kAny}, VT::kList, false,
+      "the nodes a node (or list) depends on along data edges, itself included",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return NodeList(surgery::BackwardWalk(ctx.graph, NodesOf(a[0])));
+      });
+  Add(r, "walks_intersection", {VT::kAny, VT::kAny}, VT::kList, false,
+      "the nodes forward of the first seeds and backward of the second",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return NodeList(surgery::WalksIntersection(ctx.graph, NodesOf(a[0]), NodesOf(a[1])));
+      });
+  Add(r, "filter_ops", {VT::kList, VT::kString}, VT::kList, false,
+      "the nodes whose op matches `A|B*`",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return NodeList(surgery::FilterByOp(ctx.graph, NodesOf(a[0]), a[1].s));
+      });
+  Add(r, "filter_names", {VT::kList, VT::kString}, VT::kList, false,
+      "the nodes whose whole name matches the regex",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        absl::StatusOr<std::vector<NodeId>> ids =
+            surgery::FilterByName(ctx.graph, NodesOf(a[0]), a[1].s);
+        if (!ids.ok()) return ids.status();
+        return NodeList(*ids);
+      });
+  Add(r, "subgraph_inputs", {VT::kList}, VT::kList, false,
+      "the tensors the nodes read from outside them",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return TensorList(surgery::SubgraphView(ctx.graph, NodesOf(a[0])).inputs());
+      });
+  Add(r, "subgraph_outputs", {VT::kList}, VT::kList, false,
+      "the tensors of the nodes read outside them, or by nothing",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return TensorList(surgery::SubgraphView(ctx.graph, NodesOf(a[0])).outputs());
+      });
+  Add(r, "contains", {VT::kString}, VT::kBool, false, "the graph has a node of that name",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return Value::Bool(ctx.graph.Contains(a[0].s));
+      });
+  Add(r, "node_named", {VT::kString}, VT::kNode, false, "the node of that name (an error if none)",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        absl::StatusOr<NodeId> id = surgery::GetByName(ctx.graph, a[0].s);
+        if (!id.ok()) return id.status();
+        return Value::NodeRef(*id);
+      });
+  Add(r, "graph_op", {VT::kGraph, VT::kString}, VT::kString, false,
+      "the op of the named node of a `graph` param, or \"\" (no such node, no graph)",
+      [](const HookContext&, Args a) -> absl::StatusOr<Value> {
+        const Node* n = a[0].graph ? a[0].graph->FindNode(a[1].s) : nullptr;
+        return Value::String(n ? n->op() : "");
+      });
+  for (const char* name : {"check_preprocessing", "check_postprocessing"}) {
+    bool pre = std::string(name) == "check_preprocessing";
+    Add(r, name, {VT::kGraph}, VT::kBool, false,
+        "the `graph` param can be grafted onto this graph (an error says why not); true "
+        "when no graph is given",
+        [pre](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+          if (a[0].graph == nullptr) return Value::Bool(true);
+          absl::Status s = pre ? surgery::CheckPreprocessing(ctx.graph, *a[0].graph)
+                               : surgery::CheckPostprocessing(ctx.graph, *a[0].graph);
+          if (!s.ok()) return absl::Status(s.code(), absl::StrCat("`", a[0].s, "`: ", s.message()));
+          return Value::Bool(true);
+        });
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<Value> AttrValueOf(const Node& node, const std::string& name) {
@@ -200,6 +297,7 @@ absl::StatusOr<Value> AttrValueOf(const Node& node, const std::string& name) {
 }
 
 void RegisterBuiltinHooks(HookRegistry& r) {
+  RegisterSurgeryHooks(r);
   Add(r, "uses", {VT::kAny}, VT::kInt, false,
       "data consumers of a tensor; of a node: of all its outputs, plus control",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {

@@ -51,8 +51,10 @@ class HookRegistry {
   std::map<std::string, Hook> hooks_;
 };
 
-// uses, unused, consumed_by, is_const, dtype, rank, name_matches,
-// scope_matches, rsqrt, sqrt, abs, min, max, reshape, scale_output_channels.
+// The builtins: graph queries (uses, consumed_by, dtype, rank, ...),
+// constant math (rsqrt, min, reshape, scale_output_channels, ...), surgery
+// (forward_walk, filter_ops, subgraph_outputs, node_named, ...), ranges and
+// graph params; the README lists them all.
 void RegisterBuiltinHooks(HookRegistry& registry);
 
 // The value of attr `name` of `node` (or its op's default), as a Value.
