@@ -252,3 +252,41 @@ TEST(GraphDefEditorScenarios, SplicedNamesThatCollideGetUniqueNames) {
 
 }  // namespace
 }  // namespace graft::surgery
+
+namespace graft::surgery {
+namespace {
+
+// Control edges survive every operation: a view swap moves data inputs
+// only, a rename keeps the edges on the renamed node, a splice brings its
+// own control edges, and postprocessing leaves the raw output's control
+// consumers on it.
+TEST(ControlEdgeTest, KeptThroughEveryOperation) {
+  Graph g = GraphFromText(Const("a", 2) + Const("b", 2) + Add("c", "a", "b") + Const("e", 2) +
+                          Add("g", "e", "e") + R"pb(
+    node { name: "init" op: "NoOp" input: "^c" }
+    node { name: "h" op: "Neg" input: "c" input: "^init" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb");
+  Rewriter r(g);
+  ASSERT_TRUE(SwapOutputs(r, SubgraphView(g, {Id(g, "c")}), SubgraphView(g, {Id(g, "g")})).ok());
+  EXPECT_EQ(InputNames(g, "h"), (std::vector<std::string>{"g"}));
+  ASSERT_EQ(g.node(Id(g, "h")).control_inputs().size(), 1u);
+  ASSERT_EQ(g.node(Id(g, "init")).control_inputs().size(), 1u);
+  EXPECT_EQ(g.node(g.node(Id(g, "init")).control_inputs()[0]).name(), "c");
+
+  ASSERT_TRUE(r.Rename(Id(g, "c"), "c2").ok());
+  EXPECT_EQ(g.node(g.node(Id(g, "init")).control_inputs()[0]).name(), "c2");
+
+  Graph post = GraphFromText(R"pb(
+    node { name: "c2" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "dep" op: "NoOp" }
+    node { name: "c2_postprocessed" op: "Neg" input: "c2" input: "^dep" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb");
+  ASSERT_TRUE(AddPostprocessing(r, post).ok());
+  EXPECT_EQ(g.node(g.node(Id(g, "init")).control_inputs()[0]).name(), "c2_raw");
+  const Node& result = g.node(Id(g, "c2"));
+  ASSERT_EQ(result.control_inputs().size(), 1u);
+  EXPECT_EQ(g.node(result.control_inputs()[0]).name(), "dep");
+}
+
+}  // namespace
+}  // namespace graft::surgery
