@@ -166,6 +166,8 @@ class Graph {
 
   // Number of live nodes.
   int num_nodes() const { return num_alive_; }
+  // Changes with every edit (for caches of analyses).
+  uint64_t version() const { return version_; }
   // One past the largest node id ever used.
   NodeId id_limit() const { return static_cast<NodeId>(nodes_.size()); }
 
@@ -258,6 +260,7 @@ class Graph {
   std::vector<std::unique_ptr<tf::NodeDef>> heap_defs_;
   internal::NodeStore nodes_;
   int num_alive_ = 0;
+  uint64_t version_ = 0;
   absl::flat_hash_map<absl::string_view, NodeId> name_index_;
   // Per op: node ids in increasing order. Removal is lazy (erased nodes stay
   // listed and are skipped) so that removing a node costs O(1); the list is

@@ -167,6 +167,7 @@ void Rewriter::Commit() {
 }
 
 void Rewriter::Rollback() {
+  ++graph_.version_;
   recording_ = false;
   ranks_valid_ = false;  // restored edges may not respect ranks made since
   for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) (*it)();
@@ -221,6 +222,7 @@ void Rewriter::NotifyChanged(std::vector<NodeId> ids) {
 
 void Rewriter::NotifyChanged(NodeId id) {
   if (id == kNoNode) return;
+  ++graph_.version_;
   for (RewriteListener* l : listeners_) l->NodeChanged(graph_, id);
 }
 
@@ -268,6 +270,7 @@ absl::StatusOr<NodeId> Rewriter::AddNode(NodeSpec spec) {
   def->set_device(std::move(spec.device));
   *def->mutable_attr() = std::move(spec.attrs);
   NodeId id = Insert(def, spec.inputs, spec.control_inputs);
+  ++graph_.version_;
   for (RewriteListener* l : listeners_) l->NodeInserted(graph_, id);
   for (Endpoint e : spec.inputs) NotifyChanged(e.node);
   for (NodeId c : spec.control_inputs) NotifyChanged(c);
@@ -323,6 +326,7 @@ absl::Status Rewriter::RemoveNodes(absl::Span<const NodeId> ids) {
     }
   }
   for (NodeId id : sorted) {
+    ++graph_.version_;
     for (RewriteListener* l : listeners_) l->NodeErased(graph_, id);
     Node& node = graph_.mutable_node(id);
     graph_.UnindexOp(id);
@@ -641,6 +645,7 @@ absl::StatusOr<CloneResult> Rewriter::Clone(
   }
   ranks_valid_ = false;  // edges among the copies were added directly
   for (NodeId id : result.created) {
+    ++graph_.version_;
     for (RewriteListener* l : listeners_) l->NodeInserted(graph_, id);
   }
   return result;
@@ -745,6 +750,7 @@ absl::StatusOr<SpliceResult> Rewriter::Splice(
   }
   ranks_valid_ = false;
   for (NodeId id : result.created) {
+    ++graph_.version_;
     for (RewriteListener* l : listeners_) l->NodeInserted(graph_, id);
   }
   NotifyChanged(std::move(touched));

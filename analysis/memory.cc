@@ -1,0 +1,178 @@
+#include "analysis/memory.h"
+
+#include <algorithm>
+#include <deque>
+#include <set>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+
+namespace graft::analysis {
+
+absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph) {
+  std::vector<int> pending(graph.id_limit(), 0);
+  std::deque<NodeId> ready;
+  graph.ForEachNode([&](const Node& n) {
+    int count = static_cast<int>(n.control_inputs().size());
+    for (Endpoint e : n.inputs()) count += e.node != kNoNode ? 1 : 0;
+    pending[n.id()] = count;
+    if (count == 0) ready.push_back(n.id());
+  });
+  std::vector<NodeId> order;
+  auto done_one = [&](NodeId consumer) {
+    if (--pending[consumer] == 0) ready.push_back(consumer);
+  };
+  while (!ready.empty()) {
+    NodeId id = ready.front();
+    ready.pop_front();
+    order.push_back(id);
+    const Node& n = graph.node(id);
+    for (int p = 0; p < n.num_used_ports(); ++p) {
+      for (InputSlot s : n.consumers(p)) done_one(s.node);
+    }
+    for (NodeId c : n.control_consumers()) done_one(c);
+  }
+  if (static_cast<int>(order.size()) != graph.num_nodes()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the graph has a cycle: ", graph.num_nodes() - order.size(), " node(s) never become ready"));
+  }
+  return order;
+}
+
+namespace {
+
+bool SharesInputBuffer(const std::string& op) {
+  static const std::set<std::string> kAliases = {"Identity", "ReadVariableOp", "Reshape",
+                                                 "ExpandDims", "Squeeze", "Snapshot",
+                                                 "StopGradient"};
+  return kAliases.count(op) != 0;
+}
+
+bool IsPersistent(const std::string& op) {
+  return op == "Const" || op == "VarHandleOp" || op == "VariableV2";
+}
+
+}  // namespace
+
+absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph, const ShapeMap& shapes,
+                                            const MemoryOptions& options) {
+  absl::StatusOr<std::vector<NodeId>> order = ExecutorOrder(graph);
+  if (!order.ok()) return order.status();
+  MemoryReport report;
+  report.schedule = *order;
+  report.step_of.assign(graph.id_limit(), -1);
+  for (size_t i = 0; i < order->size(); ++i) report.step_of[(*order)[i]] = static_cast<int>(i);
+  absl::flat_hash_set<NodeId> fetched;
+  for (const std::string& name : options.outputs) {
+    if (NodeId id = graph.FindId(name); id != kNoNode) fetched.insert(id);
+  }
+  const int end = static_cast<int>(order->size()) - 1;
+
+  // Buffers: each tensor owns one, or shares its input's (aliases).
+  struct Buffer {
+    Endpoint owner;
+    int64_t bytes = 0;
+    int alloc = 0, free = 0;
+    bool persistent = false;
+    std::string device;
+  };
+  std::vector<Buffer> buffers;
+  absl::flat_hash_map<Endpoint, int> buffer_of;
+  for (NodeId id : *order) {
+    const Node& n = graph.node(id);
+    int step = report.step_of[id];
+    for (int p = 0; p < shapes.num_outputs(id); ++p) {
+      Endpoint t{id, p};
+      TensorLife life;
+      life.tensor = t;
+      life.bytes = shapes.at(t).bytes();
+      life.alloc = step;
+      int last = step;
+      for (InputSlot s : n.consumers(p)) last = std::max(last, report.step_of[s.node]);
+      if (fetched.contains(id)) last = end;
+      life.free = last;
+      life.persistent = IsPersistent(n.op());
+      int buffer = -1;
+      if (p == 0 && SharesInputBuffer(n.op()) && n.num_inputs() > 0) {
+        auto it = buffer_of.find(n.input(0));
+        if (it != buffer_of.end()) buffer = it->second;
+      }
+      if (buffer >= 0) {
+        life.aliased = true;
+        buffers[buffer].free = std::max(buffers[buffer].free, last);
+        life.persistent = buffers[buffer].persistent;
+      } else {
+        buffer = static_cast<int>(buffers.size());
+        Buffer b;
+        b.owner = t;
+        b.bytes = life.bytes;
+        b.alloc = step;
+        b.free = last;
+        b.persistent = life.persistent;
+        b.device = n.device().empty() ? "(unplaced)" : n.device();
+        if (n.op() == "VarHandleOp") {  // the variable itself
+          if (const tf::AttrValue* s = n.attr("shape"); s && !s->shape().unknown_rank()) {
+            TensorInfo var;
+            var.known_rank = true;
+            for (const auto& d : s->shape().dim()) var.dims.push_back(d.size());
+            const tf::AttrValue* dt = n.attr("dtype");
+            var.dtype = dt ? dt->type() : tf::DT_INVALID;
+            b.bytes = var.bytes();
+          }
+        }
+        buffers.push_back(b);
+      }
+      buffer_of[t] = buffer;
+      if (life.bytes < 0 && !life.aliased) ++report.unknown_tensors;
+      report.tensors.push_back(life);
+    }
+  }
+
+  // Sweep each device's live bytes over the schedule.
+  std::map<std::string, std::vector<int64_t>> diff;
+  std::map<std::string, int64_t> persistent;
+  for (const Buffer& b : buffers) {
+    if (b.bytes <= 0) continue;
+    if (b.persistent) {
+      persistent[b.device] += b.bytes;
+      continue;
+    }
+    std::vector<int64_t>& d = diff[b.device];
+    d.resize(order->size() + 1, 0);
+    d[b.alloc] += b.bytes;
+    d[b.free + 1] -= b.bytes;
+  }
+  std::set<std::string> devices;
+  for (const auto& [dev, d] : diff) devices.insert(dev);
+  for (const auto& [dev, bytes] : persistent) devices.insert(dev);
+  for (const std::string& dev : devices) {
+    DeviceMemory m;
+    m.device = dev;
+    m.persistent_bytes = persistent.count(dev) ? persistent[dev] : 0;
+    if (diff.count(dev)) {
+      int64_t live = 0;
+      const std::vector<int64_t>& d = diff[dev];
+      for (size_t s = 0; s + 1 < d.size(); ++s) {
+        live += d[s];
+        if (live > m.peak_bytes) {
+          m.peak_bytes = live;
+          m.peak_step = static_cast<int>(s);
+        }
+      }
+      std::vector<const Buffer*> at_peak;
+      for (const Buffer& b : buffers) {
+        if (b.device == dev && !b.persistent && b.bytes > 0 && b.alloc <= m.peak_step &&
+            m.peak_step <= b.free) {
+          at_peak.push_back(&b);
+        }
+      }
+      std::stable_sort(at_peak.begin(), at_peak.end(),
+                       [](const Buffer* a, const Buffer* b) { return a->bytes > b->bytes; });
+      for (const Buffer* b : at_peak) m.live_at_peak.push_back(b->owner);
+    }
+    report.devices.push_back(std::move(m));
+  }
+  return report;
+}
+
+}  // namespace graft::analysis

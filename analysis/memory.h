@@ -1,0 +1,63 @@
+// A deterministic schedule close to TensorFlow's executor (ready nodes run
+// first in, first out, starting from the nodes with no inputs in file
+// order), the liveness of every tensor under it, and the peak live bytes per
+// device with the tensors live at that peak.
+//
+// A tensor is allocated when its producer runs and freed when its last
+// consumer has run (at once when nothing reads it, never when it is a
+// fetched output). Identity, ReadVariableOp, Reshape, ExpandDims, Squeeze,
+// Snapshot and StopGradient outputs share their input's buffer, as in
+// TensorFlow. Const outputs and variables are persistent: reported apart,
+// not part of the peak.
+#ifndef GRAFT_ANALYSIS_MEMORY_H_
+#define GRAFT_ANALYSIS_MEMORY_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analysis/shapes.h"
+#include "engine/graph.h"
+
+namespace graft::analysis {
+
+// Live nodes in executor order; fails on a cycle.
+absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph);
+
+struct TensorLife {
+  Endpoint tensor;
+  int64_t bytes = 0;  // -1: unknown shape (not counted)
+  int alloc = 0;      // schedule step of the producer
+  int free = 0;       // step after which it is freed (its last reader)
+  bool persistent = false;
+  bool aliased = false;  // shares an earlier tensor's buffer (not counted again)
+};
+
+struct DeviceMemory {
+  std::string device;
+  int64_t peak_bytes = 0;
+  int peak_step = 0;                // the step at which the peak is reached
+  std::vector<Endpoint> live_at_peak;  // largest first
+  int64_t persistent_bytes = 0;
+};
+
+struct MemoryReport {
+  std::vector<NodeId> schedule;
+  std::vector<int> step_of;          // by node id; -1 if not scheduled
+  std::vector<TensorLife> tensors;   // every output of every scheduled node
+  std::vector<DeviceMemory> devices; // sorted by device name
+  int unknown_tensors = 0;           // outputs whose size is unknown
+};
+
+struct MemoryOptions {
+  // Fetched outputs, live until the end.
+  std::vector<std::string> outputs;
+};
+
+absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph, const ShapeMap& shapes,
+                                            const MemoryOptions& options = {});
+
+}  // namespace graft::analysis
+
+#endif  // GRAFT_ANALYSIS_MEMORY_H_

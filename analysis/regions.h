@@ -1,0 +1,39 @@
+// The forward and backward regions of a training graph, found by
+// reachability: forward ops are those the loss depends on; backward ops are
+// those reachable from the gradient seed (the Fill / OnesLike that starts
+// tf.gradients), not those under a `gradients/` scope.
+#ifndef GRAFT_ANALYSIS_REGIONS_H_
+#define GRAFT_ANALYSIS_REGIONS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "engine/graph.h"
+
+namespace graft::analysis {
+
+struct Regions {
+  NodeId loss = kNoNode;
+  NodeId seed = kNoNode;
+  std::vector<bool> forward;   // by node id
+  std::vector<bool> backward;  // by node id
+  // For each forward tensor that backward ops read: those ops, in id order.
+  absl::flat_hash_map<Endpoint, std::vector<NodeId>> backward_consumers;
+
+  bool in_forward(NodeId id) const { return id < static_cast<NodeId>(forward.size()) && forward[id]; }
+  bool in_backward(NodeId id) const {
+    return id < static_cast<NodeId>(backward.size()) && backward[id];
+  }
+};
+
+// `loss` and `seed` are node names; empty: found from the graph (the seed
+// is a Fill whose shape comes from Shape(loss), else OnesLike(loss)). Fails, saying
+// what to pass, when they cannot be found.
+absl::StatusOr<Regions> FindRegions(const Graph& graph, const std::string& loss = "",
+                                    const std::string& seed = "");
+
+}  // namespace graft::analysis
+
+#endif  // GRAFT_ANALYSIS_REGIONS_H_

@@ -1,0 +1,58 @@
+// Shape and dtype inference for the ops of TF-exported inference and
+// training graphs. Shapes come from each op's semantics, from small integer
+// values computed along the way (Shape, Pack, Slice, BroadcastGradientArgs,
+// ...), or from `_output_shapes` attrs when present. What cannot be known
+// stays unknown: a dimension is -1, a shape of unknown rank has no dims.
+#ifndef GRAFT_ANALYSIS_SHAPES_H_
+#define GRAFT_ANALYSIS_SHAPES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/graph.h"
+#include "proto/graph.pb.h"
+
+namespace graft::analysis {
+
+struct TensorInfo {
+  tf::DataType dtype = tf::DT_INVALID;
+  bool known_rank = false;
+  std::vector<int64_t> dims;  // -1: unknown dimension
+  // The value of a small integer tensor, when known (shape arithmetic).
+  std::optional<std::vector<int64_t>> value;
+
+  bool fully_known() const;
+  // Elements, or -1 when the shape is not fully known.
+  int64_t num_elements() const;
+  // Bytes of the tensor, or -1 when the shape or dtype size is unknown.
+  int64_t bytes() const;
+  // "[32, 64]", "[?, 64]", "<unknown>".
+  std::string ShapeString() const;
+};
+
+// Bytes per element of a dtype; 0 for resources, variants and strings.
+int64_t DataTypeSize(tf::DataType dtype);
+
+class ShapeMap {
+ public:
+  // The tensor's info; an unknown tensor when the node or port is unknown.
+  const TensorInfo& at(Endpoint tensor) const;
+  int num_outputs(NodeId id) const;
+  // Tensors (output ports the op has) whose shape is not fully known.
+  std::vector<Endpoint> Unknown(const Graph& graph) const;
+
+ private:
+  friend ShapeMap InferShapes(const Graph& graph);
+  std::vector<std::vector<TensorInfo>> outputs_;  // by node id, then port
+  TensorInfo unknown_;
+};
+
+// Infers every output of every live node, in topological order (a cyclic
+// graph gets only `_output_shapes` and dtypes).
+ShapeMap InferShapes(const Graph& graph);
+
+}  // namespace graft::analysis
+
+#endif  // GRAFT_ANALYSIS_SHAPES_H_
