@@ -166,7 +166,8 @@ TEST(MemoryTest, ChainPeakMatchesTheFormula) {
 
 TEST(RegionsTest, ForwardAndBackwardByReachability) {
   Graph g = GraphFromText(Chain(3, 2, 2));
-  absl::StatusOr<Regions> r = FindRegions(g);
+  ShapeMap shapes = InferShapes(g);
+  absl::StatusOr<Regions> r = FindRegions(g, shapes);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(g.node(r->loss).name(), "loss");
   EXPECT_EQ(g.node(r->seed).name(), "seed");
@@ -178,9 +179,10 @@ TEST(RegionsTest, ForwardAndBackwardByReachability) {
   ASSERT_EQ(readers.size(), 2u);
   EXPECT_EQ(g.node(readers[0]).name(), "g3");
   EXPECT_EQ(g.node(readers[1]).name(), "g2");
-  EXPECT_FALSE(FindRegions(g, "nope").ok());
+  EXPECT_FALSE(FindRegions(g, shapes, "nope").ok());
   Graph no_seed = GraphFromText(Placeholder("x", {2}) + Op("y", "Relu", {"x"}));
-  EXPECT_NE(FindRegions(no_seed).status().message().find("--loss"), std::string::npos);
+  EXPECT_NE(FindRegions(no_seed, InferShapes(no_seed)).status().message().find("--loss"),
+            std::string::npos);
 }
 
 }  // namespace

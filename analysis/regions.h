@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "analysis/shapes.h"
 #include "engine/graph.h"
 
 namespace graft::analysis {
@@ -28,11 +29,14 @@ struct Regions {
   }
 };
 
-// `loss` and `seed` are node names; empty: found from the graph (the seed
-// is a Fill whose shape comes from Shape(loss), else OnesLike(loss)). Fails, saying
-// what to pass, when they cannot be found.
-absl::StatusOr<Regions> FindRegions(const Graph& graph, const std::string& loss = "",
-                                    const std::string& seed = "");
+// `loss` and `seed` are node names; empty: found from the graph. The seed
+// is the Fill of ones that tf.gradients makes (its shape from Shape(loss)
+// or a constant), else OnesLike(loss); the loss is Shape's input, or else
+// the one float tensor of the seed's shape that nothing reads, depends on a
+// Placeholder and is not downstream of the seed. Fails, saying what to
+// pass, when they cannot be found.
+absl::StatusOr<Regions> FindRegions(const Graph& graph, const ShapeMap& shapes,
+                                    const std::string& loss = "", const std::string& seed = "");
 
 }  // namespace graft::analysis
 

@@ -178,6 +178,28 @@ check "nothing written after a bad graft" test ! -e "$TMP/never6.pbtxt"
 expect "a reroute between incompatible shapes is skipped, with the reason" 0 "their shapes differ" -- "$GRAFT" apply -r $G/surgery_compatibility/rules.graft $G/surgery_compatibility/in.pbtxt -o "$TMP/compat.pbtxt"
 check "... and changes nothing" "$GRAFT" diff --exit-code $G/surgery_compatibility/in.pbtxt "$TMP/compat.pbtxt"
 
+# training-graph analyses and the cost model
+D=tests/data
+expect "mem on a training graph" 0 "" -- "$GRAFT" mem $D/convnet_train.pb --top 3
+check "mem finds the regions" grep -q "regions: loss \`loss\`, seed \`gradients/grad_ys_0\`" "$TMP/out"
+check "mem reports the peak" grep -qE "device \(unplaced\): peak [0-9.]+ MiB \([0-9]+ bytes\) at step [0-9]+" "$TMP/out"
+check "mem names TensorFlow's unknown reserve space" grep -q "stem_bn:5 (FusedBatchNormV3)" "$TMP/out"
+expect "mem --json" 0 "" -- "$GRAFT" mem --json $D/mlp_train.pb
+check "mem --json is JSON with a peak" python3 -c "import json,sys; d=json.load(open('$TMP/out')); assert d['devices'][0]['peak_bytes'] > 0 and d['unknown_shapes'] == 0"
+expect "mem with a loss that is not there" 1 "no loss node \`nope\`" -- "$GRAFT" mem --loss nope $D/mlp_train.pb
+expect "mem on an inference graph (no regions)" 0 "" -- "$GRAFT" mem "$EXAMPLE"
+check "... says why there are no regions" grep -q "regions: none (found no gradient seed" "$TMP/out"
+expect "cost on H100" 0 "" -- "$GRAFT" cost $D/convnet_train.pb --device h100_sxm --top 5
+check "cost: a small model is memory- and launch-bound on H100" grep -qE "^ +[0-9.]+ +[0-9.]+ +[0-9.]+  memory +ReluGrad" "$TMP/out"
+check "cost splits forward and backward" grep -qE "forward [0-9.]+ us, backward [0-9.]+ us" "$TMP/out"
+expect "cost on the CPU profile" 0 "" -- "$GRAFT" cost $D/convnet_train.pb --device cpu --top 5
+check "cost: convolutions are compute-bound on the CPU" grep -qE "^ +[0-9.]+ +[0-9.]+ +[0-9.]+  compute +Conv2D" "$TMP/out"
+expect "cost on an unknown device" 1 "no device profile \`tpu\` \(shipped: a100, cpu, h100_pcie, h100_sxm, h200; or a YAML file\)" -- "$GRAFT" cost $D/mlp_train.pb --device tpu
+printf 'name: slow\npeak_tflops: {float32: 1}\nmemory_bandwidth_gbps: 10\nlaunch_overhead_us: 0\n' > "$TMP/slow.yaml"
+expect "cost with a profile file" 0 "" -- "$GRAFT" cost --json $D/mlp_train.pb --device "$TMP/slow.yaml"
+check "cost --json is JSON" python3 -c "import json; d=json.load(open('$TMP/out')); assert d['device'] == 'slow' and d['time_us'] > 0"
+expect "apply with an unknown cost device" 1 "no device profile \`tpu\`" -- "$GRAFT" apply -r rules/quantize.graft --device tpu $D/mlp_train.pb -o "$TMP/never7.pb"
+
 # fmt
 expect "fmt --help" 0 "" -- "$GRAFT" fmt --help
 expect "shipped and golden rule files are formatted" 0 "" -- "$GRAFT" fmt --check rules $G

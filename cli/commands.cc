@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "analysis/hooks.h"
 #include "dsl/compiler.h"
 #include "dsl/format.h"
 #include "dsl/parser.h"
@@ -27,17 +28,29 @@
 #include "google/protobuf/util/json_util.h"
 
 namespace graft::cli {
-namespace {
-
-std::string FormatName(GraphFormat format) {
-  return format == GraphFormat::kText ? "pbtxt" : "pb";
-}
-
 std::string HumanSize(int64_t bytes) {
   if (bytes < 1024) return absl::StrCat(bytes, " B");
   if (bytes < (1 << 20)) return absl::StrFormat("%.1f KiB", bytes / 1024.0);
   if (bytes < (1 << 30)) return absl::StrFormat("%.1f MiB", bytes / 1048576.0);
   return absl::StrFormat("%.2f GiB", bytes / 1073741824.0);
+}
+
+namespace {
+
+// The hooks rules may call: the builtins and the analyses (cost hooks on
+// `device`). Fails on an unknown device profile.
+absl::StatusOr<HookRegistry> CommandHooks(const std::string& device = "h100_sxm") {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  analysis::AnalysisHookOptions options;
+  options.device = device;
+  absl::Status s = analysis::RegisterAnalysisHooks(hooks, options);
+  if (!s.ok()) return s;
+  return hooks;
+}
+
+std::string FormatName(GraphFormat format) {
+  return format == GraphFormat::kText ? "pbtxt" : "pb";
 }
 
 std::string ToJson(const google::protobuf::Message& message) {
@@ -225,8 +238,7 @@ std::unique_ptr<dsl::RuleSet> CompileForCommand(const std::vector<std::string>& 
 }  // namespace
 
 int RunCheck(const CheckOptions& options) {
-  HookRegistry hooks;
-  RegisterBuiltinHooks(hooks);
+  HookRegistry hooks = *CommandHooks();
   dsl::Diagnostics diagnostics;
   int exit_code = kExitOk;
   std::unique_ptr<dsl::RuleSet> rules =
@@ -265,8 +277,12 @@ int RunApply(const ApplyCommandOptions& options) {
   } else {
     steps.push_back({options.rule_files, {}});
   }
-  HookRegistry hooks;
-  RegisterBuiltinHooks(hooks);
+  absl::StatusOr<HookRegistry> registry = CommandHooks(options.device);
+  if (!registry.ok()) {
+    std::cerr << "apply: error: " << registry.status().message() << "\n";
+    return kExitFailure;
+  }
+  HookRegistry& hooks = *registry;
   std::vector<std::unique_ptr<dsl::RuleSet>> sets;
   std::set<std::string> declared;
   for (const dsl::PipelineStep& step : steps) {
@@ -374,8 +390,7 @@ int RunApply(const ApplyCommandOptions& options) {
 }
 
 int RunExplain(const ExplainOptions& options) {
-  HookRegistry hooks;
-  RegisterBuiltinHooks(hooks);
+  HookRegistry hooks = *CommandHooks();
   dsl::Diagnostics diagnostics;
   int exit_code = kExitOk;
   std::unique_ptr<dsl::RuleSet> set =
@@ -620,8 +635,7 @@ int RunTests(const TestCommandOptions& options) {
     std::cerr << "test: error: no rule files found\n";
     return kExitFailure;
   }
-  HookRegistry hooks;
-  RegisterBuiltinHooks(hooks);
+  HookRegistry hooks = *CommandHooks();
   int passed = 0, failed = 0;
   for (const std::string& path : files) {
     dsl::Diagnostics diagnostics;

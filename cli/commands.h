@@ -14,6 +14,9 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 
+// "1.5 MiB".
+std::string HumanSize(int64_t bytes);
+
 struct StatsOptions {
   std::string model;
   GraphFormat format = GraphFormat::kAuto;
@@ -52,6 +55,7 @@ struct ApplyCommandOptions {
   bool in_place = false;
   bool quiet = false;
   bool diff = false;  // print the structural diff of what the rules did
+  std::string device = "h100_sxm";  // profile for the cost hooks
 };
 int RunApply(const ApplyCommandOptions& options);
 
@@ -91,6 +95,25 @@ struct FmtOptions {
 int RunFmt(const FmtOptions& options);
 
 std::string VersionString();
+
+// `graft mem`: shapes, regions, schedule and peak memory (cli/analyze.cc).
+struct MemOptions {
+  std::string model;
+  std::string loss, seed;            // training graphs; found when empty
+  std::vector<std::string> outputs;  // fetched, live to the end
+  int top = 10;                      // tensors listed at each peak
+  bool json = false;
+};
+int RunMem(const MemOptions& options);
+
+// `graft cost`: per-op and total roofline estimates for a device.
+struct CostOptions {
+  std::string model;
+  std::string device = "h100_sxm";  // a shipped profile or a YAML file
+  int top = 20;                     // ops listed, most expensive first
+  bool json = false;
+};
+int RunCost(const CostOptions& options);
 
 }  // namespace graft::cli
 

@@ -103,6 +103,9 @@ int main(int argc, char** argv) {
   apply_cmd->add_flag("--in-place", apply.in_place, "Allow OUTPUT to be the INPUT file");
   apply_cmd->add_flag("-q,--quiet", apply.quiet, "Print no summary");
   apply_cmd->add_flag("--diff", apply.diff, "Print the structural diff of what the rules did");
+  apply_cmd->add_option("--device", apply.device,
+                        "Device profile for the cost hooks (a shipped name or a YAML file)")
+      ->capture_default_str();
 
   ExplainOptions explain;
   CLI::App* explain_cmd = app.add_subcommand(
@@ -117,6 +120,25 @@ int main(int argc, char** argv) {
   explain_cmd->add_option("model", explain.model, "Graph file")->required();
   explain_cmd->add_option("--rule", explain.rule, "Only this rule");
   explain_cmd->add_option("--node", explain.node, "Only at this node; says why a rule fails");
+
+  MemOptions mem;
+  CLI::App* mem_cmd = app.add_subcommand(
+      "mem", "Shapes, forward/backward regions, executor schedule and peak memory per device");
+  mem_cmd->add_option("model", mem.model, "Graph file")->required();
+  mem_cmd->add_option("--loss", mem.loss, "The loss node (found from the gradient seed if not given)");
+  mem_cmd->add_option("--seed", mem.seed, "The gradient seed node (found if not given)");
+  mem_cmd->add_option("--outputs", mem.outputs, "Fetched nodes, live to the end")->delimiter(',');
+  mem_cmd->add_option("--top", mem.top, "Tensors listed at each peak")->capture_default_str();
+  mem_cmd->add_flag("--json", mem.json, "Print the numbers as JSON");
+
+  CostOptions cost;
+  CLI::App* cost_cmd = app.add_subcommand("cost", "Per-op and total roofline estimates for a device");
+  cost_cmd->add_option("model", cost.model, "Graph file")->required();
+  cost_cmd->add_option("--device", cost.device,
+                       "A shipped profile (a100, cpu, h100_pcie, h100_sxm, h200) or a profile YAML")
+      ->capture_default_str();
+  cost_cmd->add_option("--top", cost.top, "Ops listed, most expensive first")->capture_default_str();
+  cost_cmd->add_flag("--json", cost.json, "Print the numbers as JSON");
 
   FmtOptions fmt;
   CLI::App* fmt_cmd = app.add_subcommand("fmt", "Format rule files in the canonical style");
@@ -178,6 +200,8 @@ int main(int argc, char** argv) {
   if (test_cmd->parsed()) return RunTests(test);
   if (diff_cmd->parsed()) return RunDiff(diff);
   if (fmt_cmd->parsed()) return RunFmt(fmt);
+  if (mem_cmd->parsed()) return RunMem(mem);
+  if (cost_cmd->parsed()) return RunCost(cost);
   if (explain_cmd->parsed()) return RunExplain(explain);
   if (validate_cmd->parsed()) {
     validate.format = Format(validate_format);

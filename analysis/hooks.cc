@@ -1,0 +1,126 @@
+#include "analysis/hooks.h"
+
+#include <memory>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "analysis/cost.h"
+#include "analysis/memory.h"
+#include "analysis/regions.h"
+#include "analysis/shapes.h"
+
+namespace graft::analysis {
+
+namespace {
+
+using VT = ValueType;
+using Args = absl::Span<const Value>;
+
+// The analyses of one graph version.
+struct Analyses {
+  const Graph* graph = nullptr;
+  uint64_t version = 0;
+  ShapeMap shapes;
+  absl::StatusOr<Regions> regions = absl::UnknownError("not computed");
+  absl::StatusOr<MemoryReport> memory = absl::UnknownError("not computed");
+};
+
+class Cache {
+ public:
+  Cache(AnalysisHookOptions options, DeviceProfile profile)
+      : options_(std::move(options)), model_(std::move(profile)) {}
+
+  const Analyses& For(const Graph& graph) {
+    if (current_ == nullptr || current_->graph != &graph || current_->version != graph.version()) {
+      auto a = std::make_unique<Analyses>();
+      a->graph = &graph;
+      a->version = graph.version();
+      a->shapes = InferShapes(graph);
+      a->regions = FindRegions(graph, a->shapes, options_.loss, options_.seed);
+      MemoryOptions m;
+      m.outputs = options_.outputs;
+      a->memory = SimulateMemory(graph, a->shapes, m);
+      current_ = std::move(a);
+    }
+    return *current_;
+  }
+
+  const RooflineModel& model() const { return model_; }
+
+ private:
+  AnalysisHookOptions options_;
+  RooflineModel model_;
+  std::unique_ptr<Analyses> current_;
+};
+
+void Add(HookRegistry& r, const char* name, std::vector<ValueType> params, ValueType result,
+         const char* doc, HookFn fn) {
+  HookSignature sig;
+  sig.params = std::move(params);
+  sig.result = result;
+  sig.doc = doc;
+  (void)r.Register(name, std::move(sig), std::move(fn));
+}
+
+}  // namespace
+
+absl::Status RegisterAnalysisHooks(HookRegistry& r, const AnalysisHookOptions& options) {
+  absl::StatusOr<DeviceProfile> profile = LoadDeviceProfile(options.device);
+  if (!profile.ok()) return profile.status();
+  auto cache = std::make_shared<Cache>(options, *std::move(profile));
+  Add(r, "bytes", {VT::kTensor}, VT::kInt, "the tensor's size in bytes, or -1 when unknown",
+      [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return Value::Int(cache->For(ctx.graph).shapes.at(a[0].tensor).bytes());
+      });
+  Add(r, "topo_order", {VT::kNode}, VT::kInt, "the node's step in the executor-order schedule",
+      [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const Analyses& an = cache->For(ctx.graph);
+        if (!an.memory.ok()) return an.memory.status();
+        return Value::Int(an.memory->step_of[a[0].tensor.node]);
+      });
+  Add(r, "lifetime", {VT::kTensor}, VT::kInt,
+      "schedule steps from the tensor's producer to its last reader",
+      [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const Analyses& an = cache->For(ctx.graph);
+        if (!an.memory.ok()) return an.memory.status();
+        for (const TensorLife& life : an.memory->tensors) {
+          if (life.tensor == a[0].tensor) return Value::Int(life.free - life.alloc);
+        }
+        return Value::Int(-1);
+      });
+  for (const char* name : {"in_forward", "in_backward"}) {
+    bool forward = std::string(name) == "in_forward";
+    Add(r, name, {VT::kNode}, VT::kBool,
+        forward ? "the loss depends on the node" : "the node is downstream of the gradient seed",
+        [cache, forward](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+          const Analyses& an = cache->For(ctx.graph);
+          if (!an.regions.ok()) return an.regions.status();
+          NodeId id = a[0].tensor.node;
+          return Value::Bool(forward ? an.regions->in_forward(id) : an.regions->in_backward(id));
+        });
+  }
+  Add(r, "cost.flops", {VT::kNode}, VT::kFloat, "the node's floating-point operations",
+      [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const Analyses& an = cache->For(ctx.graph);
+        return Value::Float(cache->model().Cost(ctx.graph, an.shapes, a[0].tensor.node).flops);
+      });
+  Add(r, "cost.time_us", {VT::kNode}, VT::kFloat,
+      "the node's estimated time on the device profile, in microseconds",
+      [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const Analyses& an = cache->For(ctx.graph);
+        return Value::Float(cache->model().Cost(ctx.graph, an.shapes, a[0].tensor.node).time_us);
+      });
+  Add(r, "peak_bytes", {VT::kString}, VT::kInt,
+      "the peak live bytes on a device (\"\" for the only or first device)",
+      [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const Analyses& an = cache->For(ctx.graph);
+        if (!an.memory.ok()) return an.memory.status();
+        for (const DeviceMemory& d : an.memory->devices) {
+          if (a[0].s.empty() || d.device == a[0].s) return Value::Int(d.peak_bytes);
+        }
+        return absl::NotFoundError(absl::StrCat("no tensors on device `", a[0].s, "`"));
+      });
+  return absl::OkStatus();
+}
+
+}  // namespace graft::analysis

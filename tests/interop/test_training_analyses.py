@@ -1,0 +1,127 @@
+"""graft's training-graph analyses on real TensorFlow training graphs (an
+MLP and a small ResNet-style conv net from tests/interop/training_graphs.py,
+tf.compat.v1 graph mode with tf.gradients):
+
+- every tensor whose shape TensorFlow's own shape functions know gets the
+  same shape from graft (run on the export without `_output_shapes`);
+- the regions: the loss and gradient seed are found, gradient ops are
+  backward, forward ops are forward, and the optimizer's updates (outside
+  the `gradients/` scope) are backward too;
+- graft's simulated peak memory next to TensorFlow's own accounting of the
+  same step on CPU (RunMetadata allocation records); the ratio is printed
+  and written to bazel-testlogs-interop/training_memory.txt.
+"""
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from conftest import graft_binary, repo_path
+import training_graphs
+
+tf1 = tf.compat.v1
+REPORT = repo_path("bazel-testlogs-interop", "training_memory.txt")
+
+
+def graft_mem(graph_def, tmp_path, *args):
+    path = tmp_path / "train.pb"
+    path.write_bytes(graph_def.SerializeToString())
+    proc = subprocess.run([graft_binary(), "mem", "--json", *args, str(path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def tf_shapes(graph):
+    """TensorFlow's own shapes: {tensor name: [dims] or None if not fully known}."""
+    out = {}
+    for op in graph.get_operations():
+        for i, t in enumerate(op.outputs):
+            name = op.name if i == 0 else "%s:%d" % (op.name, i)
+            dims = t.shape.as_list() if t.shape.rank is not None else None
+            out[name] = dims if dims is not None and None not in dims else None
+    return out
+
+
+def tf_peak_bytes(graph, name):
+    """The step's peak bytes from TensorFlow's allocation records (CPU, one
+    thread so that the order is TensorFlow's executor order)."""
+    rng = np.random.default_rng(3)
+    config = tf1.ConfigProto(inter_op_parallelism_threads=1, intra_op_parallelism_threads=1)
+    with graph.as_default():
+        init = tf1.global_variables_initializer()
+    with tf1.Session(graph=graph, config=config) as sess:
+        sess.run(init)
+        x = graph.get_tensor_by_name("x:0")
+        labels = graph.get_tensor_by_name("labels:0")
+        feed = {x: rng.standard_normal(x.shape.as_list()).astype(np.float32)}
+        if labels.dtype == tf.int32:
+            feed[labels] = rng.integers(0, 10, labels.shape.as_list()).astype(np.int32)
+        else:
+            feed[labels] = np.eye(10, dtype=np.float32)[rng.integers(0, 10, labels.shape[0])]
+        sess.run("train", feed)  # warm up
+        options = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE)
+        metadata = tf1.RunMetadata()
+        sess.run(["train", "loss:0"], feed, options=options, run_metadata=metadata)
+    events = []
+    for dev in metadata.step_stats.dev_stats:
+        for node in dev.node_stats:
+            for memory in node.memory:
+                events += [(r.alloc_micros, r.alloc_bytes) for r in memory.allocation_records]
+    assert events, "TensorFlow recorded no allocations"
+    live = peak = 0
+    for _, size in sorted(events):
+        live += size
+        peak = max(peak, live)
+    return peak
+
+
+@pytest.fixture(scope="module")
+def report():
+    lines = []
+    yield lines
+    os.makedirs(os.path.dirname(REPORT), exist_ok=True)
+    with open(REPORT, "w") as f:
+        f.write("model: graft simulated peak, TensorFlow peak (allocation records), ratio\n")
+        f.writelines(line + "\n" for line in lines)
+    print("\n" + "\n".join(lines))
+
+
+@pytest.mark.parametrize("name", list(training_graphs.MODELS))
+def test_training_graph(tmp_path, report, name):
+    graph = training_graphs.MODELS[name]()
+    plain = graph.as_graph_def()
+    assert not any("_output_shapes" in n.attr for n in plain.node)
+    mem = graft_mem(plain, tmp_path, "--outputs", "loss")
+
+    # Shapes: everything TensorFlow knows, graft knows the same.
+    want = tf_shapes(graph)
+    got = mem["tensors"]
+    known = [t for t, dims in want.items() if dims is not None]
+    assert len(known) > 100
+    for t in known:
+        assert got[t]["shape"] == "[%s]" % ", ".join(map(str, want[t])), t
+    unknown_to_tf = [t for t, dims in want.items() if dims is None]
+    assert mem["unknown_shapes"] == len(unknown_to_tf)
+
+    # Regions, by reachability.
+    assert mem["loss"] == "loss" and mem["seed"] == "gradients/grad_ys_0"
+    ops = {op.name: op.type for op in graph.get_operations()}
+    region = {n: v["region"] for n, v in mem["nodes"].items()}
+    for node, op in ops.items():
+        if op.endswith("Grad") or op.startswith("Conv2DBackprop") or op == "AssignSubVariableOp":
+            assert region[node] == "backward", node
+        if op in ("Relu", "Conv2D", "MatMul", "FusedBatchNormV3") and not node.startswith("gradients/"):
+            assert region[node] == "forward", node
+    assert any(region[n] == "backward" and not n.startswith("gradients/") for n in ops)
+    assert mem["saved_for_backward"] > 5
+
+    # Peak memory next to TensorFlow's own accounting.
+    ours = mem["devices"][0]["peak_bytes"]
+    theirs = tf_peak_bytes(training_graphs.MODELS[name](), name)
+    ratio = ours / theirs
+    report.append("%s: %d, %d, %.2f" % (name, ours, theirs, ratio))
+    assert 0.5 <= ratio <= 2.0, (ours, theirs)
