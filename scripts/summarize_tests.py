@@ -1,6 +1,7 @@
 """Adds up test results: GoogleTest XML under bazel-testlogs, `N passed, N
-failed` lines of shell tests, and a pytest JUnit file. Prints one line
-`N passed, N failed` and exits 1 when anything failed or nothing ran."""
+failed` lines of shell tests, a pytest JUnit file, and checks given as
+`name=exit_status` (one test each). Prints one line `N passed, N failed`
+and exits 1 when anything failed or nothing ran."""
 import os
 import re
 import sys
@@ -18,8 +19,15 @@ def count_junit(path):
     return total - failed - skipped, failed
 
 
-def main(testlogs, pytest_xml):
+def main(testlogs, pytest_xml, checks=()):
     passed = failed = 0
+    for check in checks:
+        name, _, rc = check.partition("=")
+        if rc == "0":
+            passed += 1
+        else:
+            failed += 1
+            print("failed: %s" % name)
     for dirpath, _, files in os.walk(testlogs, followlinks=True):
         if "test.xml" not in files:
             continue
@@ -43,4 +51,4 @@ def main(testlogs, pytest_xml):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[3:]))

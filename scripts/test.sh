@@ -14,13 +14,22 @@ echo "== bazel test //..."
 bazel test //... --test_output=all
 bazel_rc=$?
 
+checks=()
+echo "== bazel build --config=cuda //analysis/cuda:gpu_profile (compile and link only)"
+if [[ -e /usr/local/cuda/include/cudnn.h ]]; then
+  bazel build --config=cuda //analysis/cuda:gpu_profile
+  checks+=("cuda_profiler_builds=$?")
+else
+  echo "no CUDA toolkit with cuDNN at /usr/local/cuda: skipped"
+fi
+
 echo "== interop tests (TensorFlow)"
 mkdir -p bazel-testlogs-interop
 .venv/bin/python -m pytest tests/interop -q -p no:cacheprovider \
   --junitxml=bazel-testlogs-interop/junit.xml
 pytest_rc=$?
 
-python3 scripts/summarize_tests.py bazel-testlogs bazel-testlogs-interop/junit.xml
+python3 scripts/summarize_tests.py bazel-testlogs bazel-testlogs-interop/junit.xml "${checks[@]}"
 summary_rc=$?
 if [[ $bazel_rc -ne 0 || $pytest_rc -ne 0 || $summary_rc -ne 0 ]]; then
   exit 1

@@ -1,0 +1,50 @@
+// The Conv2D and MatMul shapes the CUDA profiler times, and the device
+// profile it writes (the base profile's figures plus `measured:` entries
+// keyed as analysis/cost.h's MeasurementKey).
+#ifndef GRAFT_ANALYSIS_CUDA_PROFILE_SHAPES_H_
+#define GRAFT_ANALYSIS_CUDA_PROFILE_SHAPES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/cost.h"
+
+namespace graft::analysis {
+
+struct ConvShape {
+  std::vector<int64_t> x;  // NHWC
+  std::vector<int64_t> w;  // HWIO
+  int64_t stride = 1;
+  std::string padding = "SAME";
+};
+
+struct MatMulShape {
+  int64_t m = 0, k = 0, n = 0;  // [m, k] x [k, n]
+};
+
+// ResNet-50 convolutions at batch 32 and transformer / MLP matmuls: 8 + 6.
+std::vector<ConvShape> DefaultConvShapes();
+std::vector<MatMulShape> DefaultMatMulShapes();
+
+std::string Key(const ConvShape& c);
+std::string Key(const MatMulShape& m);
+// FLOPs and bytes of each, as the roofline model counts them.
+double RooflineTimeUs(const DeviceProfile& profile, const ConvShape& c);
+double RooflineTimeUs(const DeviceProfile& profile, const MatMulShape& m);
+
+struct Measurement {
+  std::string key;
+  double measured_us = 0;
+  double roofline_us = 0;
+};
+
+// The profile YAML: `base`'s figures under `name`, plus the measurements.
+std::string ProfileYaml(const std::string& name, const DeviceProfile& base,
+                        const std::vector<Measurement>& measured);
+// "key  measured  roofline  error%" lines and the mean absolute error.
+std::string ErrorTable(const std::vector<Measurement>& measured);
+
+}  // namespace graft::analysis
+
+#endif  // GRAFT_ANALYSIS_CUDA_PROFILE_SHAPES_H_
