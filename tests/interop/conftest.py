@@ -33,6 +33,20 @@ def graft():
     return run
 
 
+def numbers_report(name, header):
+    """A generator for a module fixture: yields a list the tests append
+    result lines to; at the end writes them (sorted) under a header to
+    bazel-testlogs-interop/NAME and prints them."""
+    lines = []
+    yield lines
+    path = repo_path("bazel-testlogs-interop", name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(header + "\n")
+        f.writelines(line + "\n" for line in sorted(lines))
+    print("\n" + "\n".join(sorted(lines)))
+
+
 def repo_path(*parts):
     return os.path.join(ROOT, *parts)
 

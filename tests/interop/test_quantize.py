@@ -9,18 +9,16 @@ per-channel weights, with default and with calibrated activation ranges.
 The numbers are printed and written to
 bazel-testlogs-interop/quantize_sqnr.txt."""
 import collections
-import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
 
-from conftest import repo_path, run_graph
+from conftest import numbers_report, repo_path, run_graph
 from models import FOLD_RULES, freeze, graft_apply, last_identity, randomize_batch_norms
 
 QUANTIZE_RULES = repo_path("rules", "quantize.graft")
-REPORT = repo_path("bazel-testlogs-interop", "quantize_sqnr.txt")
 RNG = np.random.default_rng(11)
 CONVS = ("Conv2D", "DepthwiseConv2dNative", "MatMul")
 
@@ -111,13 +109,7 @@ def folded_models(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def report():
-    lines = []
-    yield lines
-    os.makedirs(os.path.dirname(REPORT), exist_ok=True)
-    with open(REPORT, "w") as f:
-        f.write("model, weights, activation ranges: SQNR of the logits (dB), top-1 agreement\n")
-        f.writelines(line + "\n" for line in sorted(lines))
-    print("\n" + "\n".join(sorted(lines)))
+    yield from numbers_report("quantize_sqnr.txt", "model, weights, activation ranges: SQNR of the logits (dB), top-1 agreement")
 
 
 @pytest.mark.parametrize("model", list(MODELS))

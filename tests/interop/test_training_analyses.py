@@ -12,18 +12,16 @@ tf.compat.v1 graph mode with tf.gradients):
   and written to bazel-testlogs-interop/training_memory.txt.
 """
 import json
-import os
 import subprocess
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import graft_binary, repo_path
+from conftest import graft_binary, numbers_report, repo_path
 import training_graphs
 
 tf1 = tf.compat.v1
-REPORT = repo_path("bazel-testlogs-interop", "training_memory.txt")
 
 
 def graft_mem(graph_def, tmp_path, *args):
@@ -81,13 +79,7 @@ def tf_peak_bytes(graph, name):
 
 @pytest.fixture(scope="module")
 def report():
-    lines = []
-    yield lines
-    os.makedirs(os.path.dirname(REPORT), exist_ok=True)
-    with open(REPORT, "w") as f:
-        f.write("model: graft simulated peak, TensorFlow peak (allocation records), ratio\n")
-        f.writelines(line + "\n" for line in lines)
-    print("\n" + "\n".join(lines))
+    yield from numbers_report("training_memory.txt", "model: graft simulated peak, TensorFlow peak (allocation records), ratio")
 
 
 @pytest.mark.parametrize("name", list(training_graphs.MODELS))
