@@ -308,16 +308,11 @@ int RunApply(const ApplyCommandOptions& options) {
   }
 
   auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::string> bytes = ReadFileBytes(options.input);
-  if (!bytes.ok()) {
-    std::cerr << bytes.status().message() << "\n";
-    return kExitFailure;
-  }
-  GraphFormat input_format = ResolveGraphFormat(options.input, options.input_format);
-  // With --diff, a second, untouched parse of the same bytes to compare with.
+  absl::StatusOr<Graph> graph = LoadGraph(options.input, options.input_format);
+  // With --diff, a second, untouched load to compare with.
   absl::StatusOr<Graph> original =
-      options.diff ? ParseGraph(*bytes, input_format, options.input) : absl::StatusOr<Graph>(Graph());
-  absl::StatusOr<Graph> graph = ParseGraph(std::move(*bytes), input_format, options.input);
+      options.diff && graph.ok() ? LoadGraph(options.input, options.input_format)
+                                 : absl::StatusOr<Graph>(Graph());
   if (!graph.ok()) {
     std::cerr << graph.status().message() << "\n";
     return kExitFailure;

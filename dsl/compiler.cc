@@ -648,7 +648,8 @@ class CompiledRule : public ::graft::Rule {
       absl::StatusOr<ConstTensor> c = ToConstant(ctx, args[0]);
       if (!c.ok()) return c.status();
       spec.attrs["dtype"].set_type(c->dtype);
-      *spec.attrs["value"].mutable_tensor() = ToTensorProto(*c);
+      tf::TensorProto value = ToTensorProto(*c);
+      spec.attrs["value"].mutable_tensor()->Swap(&value);
     } else {
       for (size_t i = 0; i < args.size(); ++i) {
         const Value& v = args[i];

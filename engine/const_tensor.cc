@@ -26,10 +26,9 @@ void DecodeContent(const std::string& bytes, Eigen::ArrayXd* out) {
 template <typename T>
 std::string EncodeContent(const Eigen::ArrayXd& values) {
   std::string bytes(values.size() * sizeof(T), '\0');
-  for (Eigen::Index i = 0; i < values.size(); ++i) {
-    T v = static_cast<T>(values[i]);
-    std::memcpy(bytes.data() + i * sizeof(T), &v, sizeof(T));
-  }
+  // Little-endian, as TensorFlow writes tensor_content on every platform it runs on.
+  Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> out(reinterpret_cast<T*>(bytes.data()), values.size());
+  out = values.template cast<T>();
   return bytes;
 }
 
@@ -167,10 +166,13 @@ tf::TensorProto ToTensorProto(const ConstTensor& t) {
   tf::TensorProto proto;
   proto.set_dtype(t.dtype);
   for (int64_t d : t.shape) proto.mutable_tensor_shape()->add_dim()->set_size(d);
+  if (t.dtype == tf::DT_FLOAT || t.dtype == tf::DT_DOUBLE) {  // no rounding to do
+    proto.set_tensor_content(t.dtype == tf::DT_FLOAT ? EncodeContent<float>(t.values)
+                                                     : EncodeContent<double>(t.values));
+    return proto;
+  }
   Eigen::ArrayXd v = t.values.unaryExpr([&](double x) { return RoundFor(t.dtype, x); });
   switch (t.dtype) {
-    case tf::DT_FLOAT: proto.set_tensor_content(EncodeContent<float>(v)); break;
-    case tf::DT_DOUBLE: proto.set_tensor_content(EncodeContent<double>(v)); break;
     case tf::DT_INT32: proto.set_tensor_content(EncodeContent<int32_t>(v)); break;
     case tf::DT_INT64: proto.set_tensor_content(EncodeContent<int64_t>(v)); break;
     case tf::DT_INT16: proto.set_tensor_content(EncodeContent<int16_t>(v)); break;
@@ -285,40 +287,37 @@ absl::StatusOr<ConstTensor> Reshape(const ConstTensor& a, std::vector<int64_t> s
 namespace {
 
 // The output channels of a filter and which channel each element is in.
+// Element i of a flattened filter belongs to output channel
+// (i / inner) % channels.
 struct ChannelLayout {
   int64_t channels = 0;
-  std::function<int64_t(int64_t)> channel_of;
+  int64_t inner = 1;
 };
 
 absl::StatusOr<ChannelLayout> LayoutOf(const ConstTensor& filter, absl::string_view op,
                                        bool transpose_b) {
   const auto& s = filter.shape;
-  int64_t channels = 0;
-  // Element i of the flattened filter belongs to output channel ...
-  std::function<int64_t(int64_t)> channel_of;
   if (op == "Conv2D" || op == "Conv3D") {
     if (s.size() < 2) return absl::InvalidArgumentError("filter rank < 2");
-    channels = s.back();
-    channel_of = [=](int64_t i) { return i % channels; };
-  } else if (op == "DepthwiseConv2dNative") {
-    if (s.size() != 4) return absl::InvalidArgumentError("depthwise filter is not HWCM");
-    channels = s[2] * s[3];
-    channel_of = [=](int64_t i) { return i % channels; };  // c * M + m
-  } else if (op == "MatMul") {
-    if (s.size() != 2) return absl::InvalidArgumentError("MatMul weights are not 2-D");
-    if (transpose_b) {
-      channels = s[0];
-      int64_t cols = s[1];
-      channel_of = [=](int64_t i) { return i / cols; };
-    } else {
-      channels = s[1];
-      channel_of = [=](int64_t i) { return i % channels; };
-    }
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("`", op, "` has no known filter layout"));
+    return ChannelLayout{s.back(), 1};
   }
-  return ChannelLayout{channels, channel_of};
+  if (op == "DepthwiseConv2dNative") {
+    if (s.size() != 4) return absl::InvalidArgumentError("depthwise filter is not HWCM");
+    return ChannelLayout{s[2] * s[3], 1};  // channel c * M + m
+  }
+  if (op == "MatMul") {
+    if (s.size() != 2) return absl::InvalidArgumentError("MatMul weights are not 2-D");
+    return transpose_b ? ChannelLayout{s[0], s[1]} : ChannelLayout{s[1], 1};
+  }
+  return absl::InvalidArgumentError(absl::StrCat("`", op, "` has no known filter layout"));
+}
+
+// The filter's values as a matrix whose rows (inner == 1) or columns are
+// the output channels.
+Eigen::Map<const Eigen::ArrayXXd> AsMatrix(const ConstTensor& t, const ChannelLayout& l) {
+  return l.inner == 1 ? Eigen::Map<const Eigen::ArrayXXd>(t.values.data(), l.channels,
+                                                          t.num_elements() / l.channels)
+                      : Eigen::Map<const Eigen::ArrayXXd>(t.values.data(), l.inner, l.channels);
 }
 
 }  // namespace
@@ -330,12 +329,19 @@ absl::StatusOr<ConstTensor> ChannelReduce(const ConstTensor& filter, absl::strin
   ConstTensor r;
   r.dtype = filter.dtype;
   r.shape = {layout->channels};
-  r.values = Eigen::ArrayXd::Constant(layout->channels,
-                                      minimum ? std::numeric_limits<double>::infinity()
-                                              : -std::numeric_limits<double>::infinity());
-  for (int64_t i = 0; i < filter.num_elements(); ++i) {
-    double& v = r.values[layout->channel_of(i)];
-    v = minimum ? std::min(v, filter.values[i]) : std::max(v, filter.values[i]);
+  if (layout->channels == 0 || filter.num_elements() == 0) {
+    r.values = Eigen::ArrayXd::Zero(layout->channels);
+    return r;
+  }
+  auto m = AsMatrix(filter, *layout);
+  if (layout->inner == 1 && minimum) {
+    r.values = m.rowwise().minCoeff();
+  } else if (layout->inner == 1) {
+    r.values = m.rowwise().maxCoeff();
+  } else if (minimum) {
+    r.values = m.colwise().minCoeff().transpose();
+  } else {
+    r.values = m.colwise().maxCoeff().transpose();
   }
   return r;
 }
@@ -347,15 +353,23 @@ absl::StatusOr<ConstTensor> ScaleOutputChannels(const ConstTensor& filter,
   absl::StatusOr<ChannelLayout> layout = LayoutOf(filter, op, transpose_b);
   if (!layout.ok()) return layout.status();
   int64_t channels = layout->channels;
-  auto channel_of = layout->channel_of;
   if (scale.num_elements() != channels) {
     return absl::InvalidArgumentError(absl::StrCat(
         "scale has ", scale.num_elements(), " values; ", op, " filter ",
         filter.ShapeString(), " has ", channels, " output channels"));
   }
-  ConstTensor r = filter;
-  for (int64_t i = 0; i < r.num_elements(); ++i) {
-    r.values[i] *= scale.values[channel_of(i)];
+  ConstTensor r;
+  r.dtype = filter.dtype;
+  r.shape = filter.shape;
+  r.values.resize(filter.num_elements());
+  if (channels == 0 || filter.num_elements() == 0) return r;
+  auto in = AsMatrix(filter, *layout);
+  Eigen::Map<Eigen::ArrayXXd> out(r.values.data(), in.rows(), in.cols());
+  // w'[..., c] = w[..., c] * scale[c]
+  if (layout->inner == 1) {
+    out = in.colwise() * scale.values;
+  } else {
+    out = in.rowwise() * scale.values.transpose();
   }
   return r;
 }

@@ -223,7 +223,7 @@ class Graph {
     size_t offset = 0;  // the whole field: tag, length and payload
     size_t size = 0;
   };
-  const std::string& source_bytes() const { return source_bytes_; }
+  absl::string_view source_bytes() const { return source_bytes_; }
   const std::vector<SourceSegment>& source_segments() const {
     return source_segments_;
   }
@@ -272,7 +272,10 @@ class Graph {
   absl::flat_hash_map<std::string, OpList> op_index_;
   std::vector<std::string> provenance_names_;
   tf::GraphDef header_;  // everything but the nodes
-  std::string source_bytes_;
+  // The source file's bytes (a string or a read-only mapping) and what
+  // keeps them alive.
+  std::shared_ptr<const void> source_owner_;
+  absl::string_view source_bytes_;
   std::vector<SourceSegment> source_segments_;
 };
 

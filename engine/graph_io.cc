@@ -1,6 +1,7 @@
 #include "engine/graph_io.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,7 +30,7 @@ absl::Status Located(absl::string_view path, absl::string_view what) {
 }
 
 // Reads a base-128 varint; false when the bytes end first or it is too long.
-bool ReadVarint(const std::string& bytes, size_t* pos, uint64_t* value) {
+bool ReadVarint(absl::string_view bytes, size_t* pos, uint64_t* value) {
   uint64_t result = 0;
   for (int shift = 0; shift < 64; shift += 7) {
     if (*pos >= bytes.size()) return false;
@@ -43,7 +44,7 @@ bool ReadVarint(const std::string& bytes, size_t* pos, uint64_t* value) {
   return false;
 }
 
-bool LooksLikeText(const std::string& bytes) {
+bool LooksLikeText(absl::string_view bytes) {
   absl::string_view head(bytes.data(), std::min<size_t>(bytes.size(), 64));
   head = absl::StripLeadingAsciiWhitespace(head);
   return absl::StartsWith(head, "node") || absl::StartsWith(head, "versions") ||
@@ -101,11 +102,13 @@ void AppendNodeField(const tf::NodeDef& def, std::string* out) {
 // top-level field lies so that saving can copy unmodified bytes.
 class GraphBuilder {
  public:
-  static absl::StatusOr<Graph> FromBinary(std::string bytes,
+  // `bytes` stay alive as long as `owner` does.
+  static absl::StatusOr<Graph> FromBinary(std::shared_ptr<const void> owner, absl::string_view bytes,
                                           absl::string_view source) {
     Graph graph;
-    graph.source_bytes_ = std::move(bytes);
-    const std::string& data = graph.source_bytes_;
+    graph.source_owner_ = std::move(owner);
+    graph.source_bytes_ = bytes;
+    absl::string_view data = graph.source_bytes_;
     // Pass 1: find the top-level fields without parsing them.
     std::vector<Graph::SourceSegment> segments;
     std::vector<std::pair<size_t, size_t>> payloads;  // of node fields
@@ -198,7 +201,7 @@ class GraphBuilder {
     for (Graph::SourceSegment& segment : segments) {
       if (segment.field_number != 1) {
         if (!graph.header_.MergeFromString(
-                std::string(data, segment.offset, segment.size))) {
+                std::string(data.substr(segment.offset, segment.size)))) {
           return Garbled(source, data, segment.offset,
                          absl::StrCat("graph field ", segment.field_number,
                                       " does not parse"));
@@ -240,7 +243,7 @@ class GraphBuilder {
   }
 
  private:
-  static absl::Status Garbled(absl::string_view source, const std::string& data,
+  static absl::Status Garbled(absl::string_view source, absl::string_view data,
                               size_t offset, absl::string_view what) {
     std::string hint;
     if (LooksLikeText(data)) {
@@ -309,30 +312,58 @@ absl::StatusOr<Graph> ParseGraph(std::string bytes, GraphFormat format,
   if (ResolveGraphFormat(source_name, format) == GraphFormat::kText) {
     return GraphBuilder::FromText(bytes, source_name);
   }
-  return GraphBuilder::FromBinary(std::move(bytes), source_name);
+  auto owner = std::make_shared<const std::string>(std::move(bytes));
+  absl::string_view view(*owner);
+  return GraphBuilder::FromBinary(std::move(owner), view, source_name);
 }
 
 absl::StatusOr<Graph> LoadGraph(const std::string& path, GraphFormat format) {
+  format = ResolveGraphFormat(path, format);
+  if (format == GraphFormat::kBinary) {
+    // A read-only mapping of the file: no copy, no zeroed buffer; the graph
+    // keeps it for the unmodified bytes it writes back.
+    int fd = open(path.c_str(), O_RDONLY);
+    struct stat info;
+    if (fd >= 0 && fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0 &&
+        info.st_size <= std::numeric_limits<int>::max()) {
+      size_t size = static_cast<size_t>(info.st_size);
+      void* data = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      close(fd);
+      if (data != MAP_FAILED) {
+        std::shared_ptr<const void> owner(data, [size](const void* p) {
+          munmap(const_cast<void*>(p), size);
+        });
+        return GraphBuilder::FromBinary(std::move(owner),
+                                        absl::string_view(static_cast<const char*>(data), size),
+                                        path);
+      }
+    } else if (fd >= 0) {
+      close(fd);
+    }
+    // Anything unusual (a directory, an empty or huge file, no mmap):
+    // the plain path says what is wrong.
+  }
   absl::StatusOr<std::string> bytes = ReadFileBytes(path);
   if (!bytes.ok()) return bytes.status();
-  return ParseGraph(std::move(*bytes), ResolveGraphFormat(path, format), path);
+  return ParseGraph(std::move(*bytes), format, path);
 }
 
-std::string SerializeGraph(const Graph& graph, GraphFormat format) {
-  if (format == GraphFormat::kText) {
-    std::string text;
-    google::protobuf::TextFormat::Printer printer;
-    printer.PrintToString(graph.ToGraphDef(), &text);
-    return text;
-  }
-  const auto& segments = graph.source_segments();
-  if (segments.empty()) return SerializeDeterministic(graph.ToGraphDef());
+namespace {
 
-  // Binary with a source: copy unmodified bytes, re-encode modified nodes,
-  // drop erased ones, and put new nodes right after the source's last node.
-  const std::string& source = graph.source_bytes();
-  std::string out;
-  out.reserve(source.size());
+// The binary graph as pieces, in order: copies of unmodified source bytes
+// (views into the source) and re-encoded nodes (in `scratch`, valid until
+// the next piece). Erased nodes are dropped; new nodes follow the source's
+// last node.
+template <typename Sink>
+void EmitBinary(const Graph& graph, Sink&& sink) {
+  const auto& segments = graph.source_segments();
+  absl::string_view source = graph.source_bytes();
+  std::string scratch;
+  auto emit_node = [&](NodeId id) {
+    scratch.clear();
+    AppendNodeField(graph.ExportNodeDef(id), &scratch);
+    sink(absl::string_view(scratch));
+  };
   NodeId first_new = 0;
   size_t last_node_segment = segments.size();
   for (size_t i = 0; i < segments.size(); ++i) {
@@ -341,33 +372,55 @@ std::string SerializeGraph(const Graph& graph, GraphFormat format) {
       first_new = segments[i].node + 1;
     }
   }
-  auto append_new_nodes = [&] {
+  auto emit_new_nodes = [&] {
     for (NodeId id = first_new; id < graph.id_limit(); ++id) {
-      if (graph.node(id).alive()) AppendNodeField(graph.ExportNodeDef(id), &out);
+      if (graph.node(id).alive()) emit_node(id);
     }
   };
-  if (last_node_segment == segments.size()) append_new_nodes();
+  if (last_node_segment == segments.size()) emit_new_nodes();
   for (size_t i = 0; i < segments.size(); ++i) {
     const Graph::SourceSegment& segment = segments[i];
+    absl::string_view bytes(source.data() + segment.offset, segment.size);
     if (segment.field_number != 1) {
-      out.append(source, segment.offset, segment.size);
+      sink(bytes);
     } else {
       const Node& node = graph.node(segment.node);
       if (node.alive()) {
         if (node.modified()) {
-          AppendNodeField(graph.ExportNodeDef(node.id()), &out);
+          emit_node(node.id());
         } else {
-          out.append(source, segment.offset, segment.size);
+          sink(bytes);
         }
       }
     }
-    if (i == last_node_segment) append_new_nodes();
+    if (i == last_node_segment) emit_new_nodes();
   }
+}
+
+}  // namespace
+
+std::string SerializeGraph(const Graph& graph, GraphFormat format) {
+  if (format == GraphFormat::kText) {
+    std::string text;
+    google::protobuf::TextFormat::Printer printer;
+    printer.PrintToString(graph.ToGraphDef(), &text);
+    return text;
+  }
+  if (graph.source_segments().empty()) return SerializeDeterministic(graph.ToGraphDef());
+  // Binary with a source: copy unmodified bytes, re-encode modified nodes.
+  std::string out;
+  out.reserve(graph.source_bytes().size());
+  EmitBinary(graph, [&](absl::string_view piece) { out.append(piece.data(), piece.size()); });
   return out;
 }
 
 absl::Status WriteFileAtomically(const std::string& path,
                                  absl::string_view contents) {
+  return WriteFileAtomicallyWith(path, [&](const FileWriter& write) { return write(contents); });
+}
+
+absl::Status WriteFileAtomicallyWith(const std::string& path,
+                                     const std::function<absl::Status(const FileWriter&)>& fill) {
   struct stat info;
   if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
     return Located(path, "is a directory, expected a file to write");
@@ -384,17 +437,23 @@ absl::Status WriteFileAtomically(const std::string& path,
   if (fd < 0) {
     return Located(path, absl::StrCat("cannot write: ", std::strerror(errno)));
   }
-  size_t written = 0;
-  while (written < contents.size()) {
-    ssize_t n = write(fd, contents.data() + written, contents.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      std::string why = std::strerror(errno);
-      close(fd);
-      unlink(temp.c_str());
-      return Located(path, absl::StrCat("cannot write: ", why));
+  FileWriter write_all = [&](absl::string_view contents) -> absl::Status {
+    size_t written = 0;
+    while (written < contents.size()) {
+      ssize_t n = write(fd, contents.data() + written, contents.size() - written);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Located(path, absl::StrCat("cannot write: ", std::strerror(errno)));
+      }
+      written += static_cast<size_t>(n);
     }
-    written += static_cast<size_t>(n);
+    return absl::OkStatus();
+  };
+  absl::Status filled = fill(write_all);
+  if (!filled.ok()) {
+    close(fd);
+    unlink(temp.c_str());
+    return filled;
   }
   // mkstemp creates the file 0600; give it the usual permissions.
   mode_t mask = umask(0);
@@ -410,8 +469,32 @@ absl::Status WriteFileAtomically(const std::string& path,
 
 absl::Status SaveGraph(const Graph& graph, const std::string& path,
                        GraphFormat format) {
-  return WriteFileAtomically(
-      path, SerializeGraph(graph, ResolveGraphFormat(path, format)));
+  format = ResolveGraphFormat(path, format);
+  if (format == GraphFormat::kText || graph.source_segments().empty()) {
+    return WriteFileAtomically(path, SerializeGraph(graph, format));
+  }
+  // Stream the pieces: unmodified bytes go from the source to the file with
+  // no output buffer; small pieces are gathered into 1 MiB writes.
+  return WriteFileAtomicallyWith(path, [&](const FileWriter& write) {
+    std::string buffer;
+    absl::Status status;
+    auto flush = [&] {
+      if (status.ok() && !buffer.empty()) status = write(buffer);
+      buffer.clear();
+    };
+    EmitBinary(graph, [&](absl::string_view piece) {
+      if (!status.ok()) return;
+      if (piece.size() >= (1 << 16)) {
+        flush();
+        if (status.ok()) status = write(piece);
+        return;
+      }
+      buffer.append(piece.data(), piece.size());
+      if (buffer.size() >= (1 << 20)) flush();
+    });
+    flush();
+    return status;
+  });
 }
 
 }  // namespace graft

@@ -12,6 +12,7 @@
 #ifndef GRAFT_ENGINE_GRAPH_IO_H_
 #define GRAFT_ENGINE_GRAPH_IO_H_
 
+#include <functional>
 #include <string>
 #include "absl/strings/string_view.h"
 
@@ -50,6 +51,11 @@ std::string SerializeDeterministic(const google::protobuf::Message& message);
 absl::StatusOr<std::string> ReadFileBytes(const std::string& path);
 absl::Status WriteFileAtomically(const std::string& path,
                                  absl::string_view contents);
+// The same, the contents written piece by piece by `fill` through the
+// writer it is given; an error from either leaves nothing behind.
+using FileWriter = std::function<absl::Status(absl::string_view)>;
+absl::Status WriteFileAtomicallyWith(const std::string& path,
+                                     const std::function<absl::Status(const FileWriter&)>& fill);
 
 }  // namespace graft
 

@@ -7,7 +7,7 @@ Python API) doing the same work on the same frozen graph, in the same run.
 Grappler's constant folding, arithmetic and remapper passes fold inference
 batch norms into the preceding convolutions (as fused convolutions); graft
 applies rules/fold_batch_norms.graft. Both times include reading and
-writing the graph; the best of 3 runs is reported.
+writing the graph; the best of 5 runs is reported.
 """
 import os
 import subprocess
@@ -43,14 +43,14 @@ def main():
     graft = os.path.join(ROOT, "bazel-bin", "cli", "graft")
     rules = os.path.join(ROOT, "rules", "fold_batch_norms.graft")
     graft_times = []
-    for _ in range(3):
+    for _ in range(5):
         start = time.perf_counter()
         subprocess.run([graft, "apply", "-q", "-r", rules, src, "-o",
                         os.path.join(tmp, "graft.pb")], check=True)
         graft_times.append(time.perf_counter() - start)
 
     tf_times = []
-    for _ in range(3):
+    for _ in range(5):
         start = time.perf_counter()
         loaded = tf.compat.v1.GraphDef()
         with open(src, "rb") as f:
