@@ -55,11 +55,7 @@ class Cache {
 
 void Add(HookRegistry& r, const char* name, std::vector<ValueType> params, ValueType result,
          const char* doc, HookFn fn) {
-  HookSignature sig;
-  sig.params = std::move(params);
-  sig.result = result;
-  sig.doc = doc;
-  (void)r.Register(name, std::move(sig), std::move(fn));
+  AddBuiltinHook(r, name, std::move(params), result, doc, std::move(fn));
 }
 
 }  // namespace

@@ -152,12 +152,7 @@ namespace {
 
 void Add(HookRegistry& r, const char* name, std::vector<ValueType> params,
          ValueType result, bool variadic, const char* doc, HookFn fn) {
-  HookSignature sig;
-  sig.params = std::move(params);
-  sig.result = result;
-  sig.variadic = variadic;
-  sig.doc = doc;
-  (void)r.Register(name, std::move(sig), std::move(fn));
+  AddBuiltinHook(r, name, std::move(params), result, doc, std::move(fn), variadic);
 }
 
 using VT = ValueType;
@@ -282,6 +277,17 @@ void RegisterSurgeryHooks(HookRegistry& r) {
 }
 
 }  // namespace
+
+void AddBuiltinHook(HookRegistry& registry, const std::string& name,
+                    std::vector<ValueType> params, ValueType result, const std::string& doc,
+                    HookFn fn, bool variadic) {
+  HookSignature sig;
+  sig.params = std::move(params);
+  sig.result = result;
+  sig.variadic = variadic;
+  sig.doc = doc;
+  (void)registry.Register(name, std::move(sig), std::move(fn));  // names are unique by construction
+}
 
 absl::StatusOr<Value> AttrValueOf(const Node& node, const std::string& name) {
   if (const tf::AttrValue* v = node.attr(name)) return FromAttr(*v);

@@ -57,6 +57,11 @@ class HookRegistry {
 // graph params; the README lists them all.
 void RegisterBuiltinHooks(HookRegistry& registry);
 
+// Registers one of graft's own hooks (whose names never collide).
+void AddBuiltinHook(HookRegistry& registry, const std::string& name,
+                    std::vector<ValueType> params, ValueType result, const std::string& doc,
+                    HookFn fn, bool variadic = false);
+
 // The value of attr `name` of `node` (or its op's default), as a Value.
 absl::StatusOr<Value> AttrValueOf(const Node& node, const std::string& name);
 // A value as a constant: numbers become scalars, Const tensors their value.
