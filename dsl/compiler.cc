@@ -1418,10 +1418,13 @@ class Compiler {
         }
         const HookSignature& sig = hook->signature;
         size_t n = e.args.size();
-        bool count_ok = sig.variadic ? n >= sig.params.size() : n == sig.params.size();
+        size_t least = sig.params.size() - sig.optional;
+        bool count_ok = sig.variadic ? n >= sig.params.size() : n >= least && n <= sig.params.size();
         if (!count_ok) {
-          Error(f, e.loc, absl::StrCat("`", e.text, "` takes ", sig.variadic ? "at least " : "",
-                                       sig.params.size(), " argument(s), got ", n));
+          std::string takes = sig.variadic ? absl::StrCat("at least ", sig.params.size())
+                              : sig.optional > 0 ? absl::StrCat(least, " to ", sig.params.size())
+                                                 : absl::StrCat(sig.params.size());
+          Error(f, e.loc, absl::StrCat("`", e.text, "` takes ", takes, " argument(s), got ", n));
           return sig.result;
         }
         for (size_t i = 0; i < n; ++i) {

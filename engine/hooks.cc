@@ -3,6 +3,7 @@
 #include <functional>
 #include <regex>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/op_registry.h"
@@ -204,24 +205,63 @@ Value TensorList(const std::vector<Endpoint>& ts) {
   return Value::List(std::move(items));
 }
 
+// Walk options from hook arguments a[first..]: inclusive, within, stop_at,
+// control; absent ones keep their defaults; an empty `within` is all nodes.
+surgery::WalkOptions WalkOptionsOf(Args a, size_t first, absl::flat_hash_set<NodeId>* within) {
+  surgery::WalkOptions o;
+  if (a.size() > first) o.inclusive = a[first].b;
+  if (a.size() > first + 1 && !a[first + 1].list.empty()) {
+    for (NodeId id : NodesOf(a[first + 1])) within->insert(id);
+    o.within = within;
+  }
+  if (a.size() > first + 2) {
+    for (const Value& t : a[first + 2].list) o.stop_at.push_back(t.tensor);
+  }
+  if (a.size() > first + 3) o.control = a[first + 3].b;
+  return o;
+}
+
 // The graph surgery hooks: walks, filters, views, nodes by name, and the
 // `graph` params of pre-/post-processing grafts.
 void RegisterSurgeryHooks(HookRegistry& r) {
-  Add(r, "forward_walk", {VT::kAny}, VT::kList, false,
-      "the nodes reachable from a node (or list) along data edges, itself included",
+  // forward_walk / backward_walk(seeds [, inclusive [, within [, stop_at [, control]]]])
+  for (const char* name : {"forward_walk", "backward_walk"}) {
+    bool forward = std::string(name) == "forward_walk";
+    AddBuiltinHook(
+        r, name, {VT::kAny, VT::kBool, VT::kList, VT::kList, VT::kBool}, VT::kList,
+        forward ? "nodes reachable from seeds (a node or list): (seeds, inclusive = true, "
+                  "within = [] (all), stop_at = [] tensors, control = false)"
+                : "nodes the seeds depend on: (seeds, inclusive = true, within = [] (all), "
+                  "stop_at = [] tensors, control = false)",
+        [forward](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+          absl::flat_hash_set<NodeId> within;
+          surgery::WalkOptions options = WalkOptionsOf(a, 1, &within);
+          std::vector<NodeId> seeds = NodesOf(a[0]);
+          return NodeList(forward ? surgery::ForwardWalk(ctx.graph, seeds, options)
+                                  : surgery::BackwardWalk(ctx.graph, seeds, options));
+        },
+        false, 4);
+  }
+  AddBuiltinHook(
+      r, "walks_intersection", {VT::kAny, VT::kAny, VT::kBool, VT::kBool, VT::kList, VT::kBool},
+      VT::kList,
+      "nodes forward of the first seeds and backward of the second: (forward_seeds, "
+      "backward_seeds, forward_inclusive = true, backward_inclusive = true, within = [] (all), "
+      "control = false)",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        return NodeList(surgery::ForwardWalk(ctx.graph, NodesOf(a[0])));
-      });
-  Add(r, "backward_walk", {VT::kAny}, VT::kList, false,
-      "the nodes a node (or list) depends on along data edges, itself included",
-      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        return NodeList(surgery::BackwardWalk(ctx.graph, NodesOf(a[0])));
-      });
-  Add(r, "walks_intersection", {VT::kAny, VT::kAny}, VT::kList, false,
-      "the nodes forward of the first seeds and backward of the second",
-      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        return NodeList(surgery::WalksIntersection(ctx.graph, NodesOf(a[0]), NodesOf(a[1])));
-      });
+        absl::flat_hash_set<NodeId> within;
+        surgery::WalkOptions forward, backward;
+        forward.inclusive = a.size() > 2 ? a[2].b : true;
+        backward.inclusive = a.size() > 3 ? a[3].b : true;
+        if (a.size() > 4 && !a[4].list.empty()) {
+          for (NodeId id : NodesOf(a[4])) within.insert(id);
+          forward.within = backward.within = &within;
+        }
+        forward.control = backward.control = a.size() > 5 && a[5].b;
+        return NodeList(surgery::WalksIntersection(ctx.graph, NodesOf(a[0]), NodesOf(a[1]),
+                                                   forward, backward));
+      },
+      false, 4);
   Add(r, "filter_ops", {VT::kList, VT::kString}, VT::kList, false,
       "the nodes whose op matches `A|B*`",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
@@ -280,11 +320,12 @@ void RegisterSurgeryHooks(HookRegistry& r) {
 
 void AddBuiltinHook(HookRegistry& registry, const std::string& name,
                     std::vector<ValueType> params, ValueType result, const std::string& doc,
-                    HookFn fn, bool variadic) {
+                    HookFn fn, bool variadic, int optional) {
   HookSignature sig;
   sig.params = std::move(params);
   sig.result = result;
   sig.variadic = variadic;
+  sig.optional = optional;
   sig.doc = doc;
   (void)registry.Register(name, std::move(sig), std::move(fn));  // names are unique by construction
 }

@@ -27,6 +27,9 @@ struct HookSignature {
   ValueType result = ValueType::kAny;
   // The last parameter may repeat (at least once).
   bool variadic = false;
+  // The last `optional` parameters may be left out (the hook sees fewer
+  // arguments and uses its defaults).
+  int optional = 0;
   std::string doc;
 };
 
@@ -60,7 +63,7 @@ void RegisterBuiltinHooks(HookRegistry& registry);
 // Registers one of graft's own hooks (whose names never collide).
 void AddBuiltinHook(HookRegistry& registry, const std::string& name,
                     std::vector<ValueType> params, ValueType result, const std::string& doc,
-                    HookFn fn, bool variadic = false);
+                    HookFn fn, bool variadic = false, int optional = 0);
 
 // The value of attr `name` of `node` (or its op's default), as a Value.
 absl::StatusOr<Value> AttrValueOf(const Node& node, const std::string& name);
