@@ -7,10 +7,13 @@ tf.compat.v1 graph mode with tf.gradients):
 - the regions: the loss and gradient seed are found, gradient ops are
   backward, forward ops are forward, and the optimizer's updates (outside
   the `gradients/` scope) are backward too;
+- graft's schedule next to the order TensorFlow's single-threaded executor
+  ran the same step in (the fraction of node pairs in the same order);
 - graft's simulated peak memory next to TensorFlow's own accounting of the
-  same step on CPU (RunMetadata allocation records); the ratio is printed
-  and written to bazel-testlogs-interop/training_memory.txt.
+  same step on CPU (RunMetadata allocation records); the numbers are
+  printed and written to bazel-testlogs-interop/training_memory.txt.
 """
+from itertools import combinations
 import json
 import subprocess
 
@@ -44,9 +47,10 @@ def tf_shapes(graph):
     return out
 
 
-def tf_peak_bytes(graph, name):
-    """The step's peak bytes from TensorFlow's allocation records (CPU, one
-    thread so that the order is TensorFlow's executor order)."""
+def tf_step(graph):
+    """TensorFlow's own account of one training step on CPU with one thread:
+    the peak of its allocation records, and the nodes in the order they
+    started."""
     rng = np.random.default_rng(3)
     config = tf1.ConfigProto(inter_op_parallelism_threads=1, intra_op_parallelism_threads=1)
     with graph.as_default():
@@ -64,9 +68,10 @@ def tf_peak_bytes(graph, name):
         options = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE)
         metadata = tf1.RunMetadata()
         sess.run(["train", "loss:0"], feed, options=options, run_metadata=metadata)
-    events = []
+    events, starts = [], []
     for dev in metadata.step_stats.dev_stats:
         for node in dev.node_stats:
+            starts.append((node.all_start_micros, node.node_name))
             for memory in node.memory:
                 events += [(r.alloc_micros, r.alloc_bytes) for r in memory.allocation_records]
     assert events, "TensorFlow recorded no allocations"
@@ -74,12 +79,22 @@ def tf_peak_bytes(graph, name):
     for _, size in sorted(events):
         live += size
         peak = max(peak, live)
-    return peak
+    return peak, [name for _, name in sorted(starts)]
+
+
+def same_order(steps, order):
+    """The fraction of pairs of `order` that `steps` puts in the same order."""
+    names = [n for n in order if n in steps]
+    pairs = list(combinations(range(len(names)), 2))
+    agree = sum(steps[names[i]] < steps[names[j]] for i, j in pairs)
+    return agree / len(pairs)
 
 
 @pytest.fixture(scope="module")
 def report():
-    yield from numbers_report("training_memory.txt", "model: graft simulated peak, TensorFlow peak (allocation records), ratio")
+    yield from numbers_report("training_memory.txt",
+                              "model: graft simulated peak, TensorFlow peak (allocation records), "
+                              "ratio; node pairs in TensorFlow's executor order")
 
 
 @pytest.mark.parametrize("name", list(training_graphs.MODELS))
@@ -111,9 +126,13 @@ def test_training_graph(tmp_path, report, name):
     assert any(region[n] == "backward" and not n.startswith("gradients/") for n in ops)
     assert mem["saved_for_backward"] > 5
 
-    # Peak memory next to TensorFlow's own accounting.
+    # The schedule and peak memory next to TensorFlow's own run of the step.
+    theirs, order = tf_step(training_graphs.MODELS[name]())
+    steps = {n: v["step"] for n, v in mem["nodes"].items()}
+    agreement = same_order(steps, order)
     ours = mem["devices"][0]["peak_bytes"]
-    theirs = tf_peak_bytes(training_graphs.MODELS[name](), name)
     ratio = ours / theirs
-    report.append("%s: %d, %d, %.2f" % (name, ours, theirs, ratio))
+    report.append("%s: %d, %d, %.2f; %.0f%% of %d nodes' pairs" % (
+        name, ours, theirs, ratio, 100 * agreement, sum(n in steps for n in order)))
     assert 0.5 <= ratio <= 2.0, (ours, theirs)
+    assert agreement >= 0.8, agreement
