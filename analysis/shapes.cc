@@ -253,7 +253,7 @@ class Inferrer {
       Dims dims;
       for (const auto& d : v->tensor().tensor_shape().dim()) dims.push_back(d.size());
       out[0] = Shaped(dims);
-      if (IsIntType(v->tensor().dtype()) && out[0].num_elements() <= 64 && dims.size() <= 1) {
+      if (IsIntType(v->tensor().dtype()) && out[0].num_elements() <= 64) {  // flattened
         absl::StatusOr<ConstTensor> c = FromTensorProto(v->tensor());
         if (c.ok()) {
           Dims values;

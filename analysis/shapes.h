@@ -20,7 +20,8 @@ struct TensorInfo {
   tf::DataType dtype = tf::DT_INVALID;
   bool known_rank = false;
   std::vector<int64_t> dims;  // -1: unknown dimension
-  // The value of a small integer tensor, when known (shape arithmetic).
+  // The value of a small integer tensor (flattened), when known (shape
+  // arithmetic).
   std::optional<std::vector<int64_t>> value;
 
   bool fully_known() const;

@@ -136,3 +136,24 @@ def test_training_graph(tmp_path, report, name):
         name, ours, theirs, ratio, 100 * agreement, sum(n in steps for n in order)))
     assert 0.5 <= ratio <= 2.0, (ours, theirs)
     assert agreement >= 0.8, agreement
+
+
+def test_inference_graph_shapes(tmp_path):
+    """Shapes on frozen inference graphs (depthwise convs, padding, pooling,
+    reductions, reshapes): every tensor TensorFlow knows, graft knows the
+    same, from the export without `_output_shapes`."""
+    import tf_keras
+    from models import freeze
+    for ctor, size in [(tf_keras.applications.MobileNetV2, 96), (tf_keras.applications.ResNet50, 64)]:
+        frozen = freeze(ctor(weights=None, input_shape=(size, size, 3), classes=10), [4, size, size, 3])
+        for node in frozen.node:
+            node.attr.pop("_output_shapes", None)
+        graph = tf.Graph()
+        with graph.as_default():
+            tf.graph_util.import_graph_def(frozen, name="")
+        want = tf_shapes(graph)
+        got = graft_mem(frozen, tmp_path)["tensors"]
+        known = [t for t, dims in want.items() if dims is not None]
+        assert len(known) > 200
+        for t in known:
+            assert got[t]["shape"] == "[%s]" % ", ".join(map(str, want[t])), t
