@@ -16,28 +16,31 @@ std::string Placeholder(const std::string& name, std::vector<int> dims,
                         const std::string& dtype = "DT_FLOAT") {
   std::string shape;
   for (int d : dims) shape += " dim { size: " + std::to_string(d) + " }";
-  return "node { name: \"" + name + "\" op: \"Placeholder\" attr { key: \"dtype\" value { type: " +
-         dtype + " } } attr { key: \"shape\" value { shape {" + shape + " } } } }\n";
+  return "node { name: \"" + name +
+         "\" op: \"Placeholder\" attr { key: \"dtype\" value { type: " + dtype +
+         " } } attr { key: \"shape\" value { shape {" + shape + " } } } }\n";
 }
 
 std::string IntConst(const std::string& name, std::vector<int> values) {
   std::string vals;
   for (int v : values) vals += " int_val: " + std::to_string(v);
   return "node { name: \"" + name +
-         "\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } } attr { key: \"value\" "
+         "\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } } "
+         "attr { key: \"value\" "
          "value { tensor { dtype: DT_INT32 tensor_shape { dim { size: " +
          std::to_string(values.size()) + " } }" + vals + " } } } }\n";
 }
 
-std::string Op(const std::string& name, const std::string& op, std::vector<std::string> inputs,
-               const std::string& attrs = "") {
+std::string Op(const std::string& name, const std::string& op,
+               std::vector<std::string> inputs, const std::string& attrs = "") {
   std::string in;
   for (const std::string& i : inputs) in += " input: \"" + i + "\"";
   return "node { name: \"" + name + "\" op: \"" + op + "\"" + in +
          " attr { key: \"T\" value { type: DT_FLOAT } }" + attrs + " }\n";
 }
 
-std::string Shape(const Graph& g, const ShapeMap& s, const std::string& node, int port = 0) {
+std::string Shape(const Graph& g, const ShapeMap& s, const std::string& node,
+                  int port = 0) {
   return s.at({Id(g, node), port}).ShapeString();
 }
 
@@ -47,12 +50,14 @@ TEST(ShapesTest, ConvolutionsAndTheirGradients) {
       " attr { key: \"padding\" value { s: \"SAME\" } }";
   Graph g = GraphFromText(
       Placeholder("x", {8, 33, 32, 3}) + Placeholder("w", {3, 3, 3, 16}) +
-      Placeholder("dw", {5, 5, 3, 2}) + Op("conv", "Conv2D", {"x", "w"}, conv_attrs) +
+      Placeholder("dw", {5, 5, 3, 2}) +
+      Op("conv", "Conv2D", {"x", "w"}, conv_attrs) +
       Op("valid", "Conv2D", {"x", "w"},
          " attr { key: \"strides\" value { list { i: 1 i: 1 i: 1 i: 1 } } }"
          " attr { key: \"padding\" value { s: \"VALID\" } }") +
       Op("depthwise", "DepthwiseConv2dNative", {"x", "dw"}, conv_attrs) +
-      IntConst("in_sizes", {8, 33, 32, 3}) + IntConst("w_sizes", {3, 3, 3, 16}) +
+      IntConst("in_sizes", {8, 33, 32, 3}) +
+      IntConst("w_sizes", {3, 3, 3, 16}) +
       Op("dx", "Conv2DBackpropInput", {"in_sizes", "w", "conv"}, conv_attrs) +
       Op("dwt", "Conv2DBackpropFilter", {"x", "w_sizes", "conv"}, conv_attrs) +
       Op("pool", "MaxPool", {"conv"},
@@ -75,19 +80,33 @@ TEST(ShapesTest, ConvolutionsAndTheirGradients) {
 
 TEST(ShapesTest, MatMulBroadcastReductionsAndShapeArithmetic) {
   Graph g = GraphFromText(
-      Placeholder("a", {32, 64}) + Placeholder("b", {10, 64}) + Placeholder("bias", {10}) +
-      Op("mm", "MatMul", {"a", "b"}, " attr { key: \"transpose_b\" value { b: true } }") +
+      Placeholder("a", {32, 64}) + Placeholder("b", {10, 64}) +
+      Placeholder("bias", {10}) +
+      Op("mm", "MatMul", {"a", "b"},
+         " attr { key: \"transpose_b\" value { b: true } }") +
       Op("add", "AddV2", {"mm", "bias"}) +
-      "node { name: \"s0\" op: \"Shape\" input: \"add\" attr { key: \"T\" value { type: DT_FLOAT } } }\n"
-      "node { name: \"s1\" op: \"Shape\" input: \"bias\" attr { key: \"T\" value { type: DT_FLOAT } } }\n"
-      "node { name: \"args\" op: \"BroadcastGradientArgs\" input: \"s0\" input: \"s1\" attr { key: \"T\" value { type: DT_INT32 } } }\n"
-      "node { name: \"sum\" op: \"Sum\" input: \"add\" input: \"args:1\" attr { key: \"T\" value { type: DT_FLOAT } } attr { key: \"Tidx\" value { type: DT_INT32 } } }\n"
-      "node { name: \"back\" op: \"Reshape\" input: \"sum\" input: \"s1\" attr { key: \"T\" value { type: DT_FLOAT } } attr { key: \"Tshape\" value { type: DT_INT32 } } }\n" +
+      "node { name: \"s0\" op: \"Shape\" input: \"add\" attr { key: \"T\" "
+      "value { type: DT_FLOAT } } }\n"
+      "node { name: \"s1\" op: \"Shape\" input: \"bias\" attr { key: \"T\" "
+      "value { type: DT_FLOAT } } }\n"
+      "node { name: \"args\" op: \"BroadcastGradientArgs\" input: \"s0\" "
+      "input: \"s1\" attr { key: \"T\" value { type: DT_INT32 } } }\n"
+      "node { name: \"sum\" op: \"Sum\" input: \"add\" input: \"args:1\" attr "
+      "{ key: \"T\" value { type: DT_FLOAT } } attr { key: \"Tidx\" value { "
+      "type: DT_INT32 } } }\n"
+      "node { name: \"back\" op: \"Reshape\" input: \"sum\" input: \"s1\" attr "
+      "{ key: \"T\" value { type: DT_FLOAT } } attr { key: \"Tshape\" value { "
+      "type: DT_INT32 } } }\n" +
       IntConst("flat_shape", {-1}) +
-      "node { name: \"flat\" op: \"Reshape\" input: \"mm\" input: \"flat_shape\" attr { key: \"T\" value { type: DT_FLOAT } } attr { key: \"Tshape\" value { type: DT_INT32 } } }\n" +
+      "node { name: \"flat\" op: \"Reshape\" input: \"mm\" input: "
+      "\"flat_shape\" attr { key: \"T\" value { type: DT_FLOAT } } attr { key: "
+      "\"Tshape\" value { type: DT_INT32 } } }\n" +
       IntConst("axes", {1}) +
-      "node { name: \"mean\" op: \"Mean\" input: \"mm\" input: \"axes\" attr { key: \"T\" value { type: DT_FLOAT } } attr { key: \"Tidx\" value { type: DT_INT32 } } attr { key: \"keep_dims\" value { b: true } } }\n"
-      "node { name: \"xent\" op: \"SoftmaxCrossEntropyWithLogits\" input: \"mm\" input: \"mm\" attr { key: \"T\" value { type: DT_FLOAT } } }\n" +
+      "node { name: \"mean\" op: \"Mean\" input: \"mm\" input: \"axes\" attr { "
+      "key: \"T\" value { type: DT_FLOAT } } attr { key: \"Tidx\" value { "
+      "type: DT_INT32 } } attr { key: \"keep_dims\" value { b: true } } }\n"
+      "node { name: \"xent\" op: \"SoftmaxCrossEntropyWithLogits\" input: "
+      "\"mm\" input: \"mm\" attr { key: \"T\" value { type: DT_FLOAT } } }\n" +
       Placeholder("unknown", {-1, 10}) + Op("u", "Relu", {"unknown"}));
   ShapeMap s = InferShapes(g);
   EXPECT_EQ(Shape(g, s, "mm"), "[32, 10]");
@@ -106,17 +125,22 @@ TEST(ShapesTest, MatMulBroadcastReductionsAndShapeArithmetic) {
 }
 
 TEST(ShapesTest, BatchNormGradientsAndOutputShapesAttrs) {
-  Graph g = GraphFromText(
-      Placeholder("x", {4, 8, 8, 16}) + Placeholder("c", {16}) +
-      Op("bn", "FusedBatchNormV3", {"x", "c", "c", "c", "c"},
-         " attr { key: \"U\" value { type: DT_FLOAT } } attr { key: \"is_training\" value { b: true } }") +
-      Op("bn_grad", "FusedBatchNormGradV3", {"bn", "x", "c", "bn:3", "bn:4", "bn:5"},
-         " attr { key: \"U\" value { type: DT_FLOAT } }") +
-      "node { name: \"opaque\" op: \"SomeCustomOp\" attr { key: \"_output_shapes\" value { list { shape { dim { size: 2 } dim { size: 3 } } } } } }\n");
+  Graph g =
+      GraphFromText(Placeholder("x", {4, 8, 8, 16}) + Placeholder("c", {16}) +
+                    Op("bn", "FusedBatchNormV3", {"x", "c", "c", "c", "c"},
+                       " attr { key: \"U\" value { type: DT_FLOAT } } attr { "
+                       "key: \"is_training\" value { b: true } }") +
+                    Op("bn_grad", "FusedBatchNormGradV3",
+                       {"bn", "x", "c", "bn:3", "bn:4", "bn:5"},
+                       " attr { key: \"U\" value { type: DT_FLOAT } }") +
+                    "node { name: \"opaque\" op: \"SomeCustomOp\" attr { key: "
+                    "\"_output_shapes\" value { list { shape { dim { size: 2 } "
+                    "dim { size: 3 } } } } } }\n");
   ShapeMap s = InferShapes(g);
   EXPECT_EQ(Shape(g, s, "bn", 0), "[4, 8, 8, 16]");
   EXPECT_EQ(Shape(g, s, "bn", 1), "[16]");
-  EXPECT_EQ(Shape(g, s, "bn", 5), "<unknown>");  // TensorFlow does not know it either
+  EXPECT_EQ(Shape(g, s, "bn", 5),
+            "<unknown>");  // TensorFlow does not know it either
   EXPECT_EQ(Shape(g, s, "bn_grad", 0), "[4, 8, 8, 16]");
   EXPECT_EQ(Shape(g, s, "bn_grad", 2), "[16]");
   EXPECT_EQ(Shape(g, s, "bn_grad", 3), "[0]");
@@ -130,17 +154,29 @@ TEST(ShapesTest, BatchNormGradientsAndOutputShapesAttrs) {
 // fetched 4-byte loss: (N + 2)·s + 4.
 std::string Chain(int n, int b, int d) {
   std::string text = Placeholder("h0", {b, d});
-  for (int i = 1; i <= n; ++i) text += Op("h" + std::to_string(i), "Relu", {"h" + std::to_string(i - 1)});
+  for (int i = 1; i <= n; ++i)
+    text += Op("h" + std::to_string(i), "Relu", {"h" + std::to_string(i - 1)});
   text += IntConst("axes", {0, 1});
   text += "node { name: \"loss\" op: \"Sum\" input: \"h" + std::to_string(n) +
-          "\" input: \"axes\" attr { key: \"T\" value { type: DT_FLOAT } } attr { key: \"Tidx\" value { type: DT_INT32 } } }\n";
-  text += "node { name: \"shape\" op: \"Shape\" input: \"loss\" attr { key: \"T\" value { type: DT_FLOAT } } }\n";
-  text += "node { name: \"one\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 1 } } } }\n";
-  text += "node { name: \"seed\" op: \"Fill\" input: \"shape\" input: \"one\" attr { key: \"T\" value { type: DT_FLOAT } } }\n";
-  text += "node { name: \"g" + std::to_string(n) + "\" op: \"OnesLike\" input: \"h" + std::to_string(n) +
-          "\" input: \"^seed\" attr { key: \"T\" value { type: DT_FLOAT } } }\n";
+          "\" input: \"axes\" attr { key: \"T\" value { type: DT_FLOAT } } "
+          "attr { key: \"Tidx\" value { type: DT_INT32 } } }\n";
+  text +=
+      "node { name: \"shape\" op: \"Shape\" input: \"loss\" attr { key: \"T\" "
+      "value { type: DT_FLOAT } } }\n";
+  text +=
+      "node { name: \"one\" op: \"Const\" attr { key: \"dtype\" value { type: "
+      "DT_FLOAT } } attr { key: \"value\" value { tensor { dtype: DT_FLOAT "
+      "tensor_shape { } float_val: 1 } } } }\n";
+  text +=
+      "node { name: \"seed\" op: \"Fill\" input: \"shape\" input: \"one\" attr "
+      "{ key: \"T\" value { type: DT_FLOAT } } }\n";
+  text +=
+      "node { name: \"g" + std::to_string(n) +
+      "\" op: \"OnesLike\" input: \"h" + std::to_string(n) +
+      "\" input: \"^seed\" attr { key: \"T\" value { type: DT_FLOAT } } }\n";
   for (int i = n; i >= 1; --i) {
-    text += Op("g" + std::to_string(i - 1), "ReluGrad", {"g" + std::to_string(i), "h" + std::to_string(i)});
+    text += Op("g" + std::to_string(i - 1), "ReluGrad",
+               {"g" + std::to_string(i), "h" + std::to_string(i)});
   }
   return text;
 }
@@ -157,7 +193,8 @@ TEST(MemoryTest, ChainPeakMatchesTheFormula) {
     ASSERT_TRUE(m.ok()) << m.status();
     ASSERT_EQ(m->devices.size(), 1u);
     EXPECT_EQ(m->devices[0].peak_bytes, (n + 2) * s + 4) << "N = " << n;
-    EXPECT_EQ(m->devices[0].live_at_peak.size(), static_cast<size_t>(n + 3)) << "N = " << n;
+    EXPECT_EQ(m->devices[0].live_at_peak.size(), static_cast<size_t>(n + 3))
+        << "N = " << n;
     EXPECT_EQ(m->unknown_tensors, 0);
     // The constants are persistent: 8 bytes of axes, 4 of `one`.
     EXPECT_EQ(m->devices[0].persistent_bytes, 12);
@@ -171,8 +208,10 @@ TEST(RegionsTest, ForwardAndBackwardByReachability) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(g.node(r->loss).name(), "loss");
   EXPECT_EQ(g.node(r->seed).name(), "seed");
-  for (const char* f : {"h0", "h1", "h3", "loss", "axes"}) EXPECT_TRUE(r->in_forward(Id(g, f))) << f;
-  for (const char* b : {"seed", "g3", "g2", "g0"}) EXPECT_TRUE(r->in_backward(Id(g, b))) << b;
+  for (const char* f : {"h0", "h1", "h3", "loss", "axes"})
+    EXPECT_TRUE(r->in_forward(Id(g, f))) << f;
+  for (const char* b : {"seed", "g3", "g2", "g0"})
+    EXPECT_TRUE(r->in_backward(Id(g, b))) << b;
   EXPECT_FALSE(r->in_backward(Id(g, "h3")));
   // h3 is read by the backward ops g3 and g2.
   std::vector<NodeId> readers = r->backward_consumers.at({Id(g, "h3"), 0});
@@ -181,7 +220,10 @@ TEST(RegionsTest, ForwardAndBackwardByReachability) {
   EXPECT_EQ(g.node(readers[1]).name(), "g2");
   EXPECT_FALSE(FindRegions(g, shapes, "nope").ok());
   Graph no_seed = GraphFromText(Placeholder("x", {2}) + Op("y", "Relu", {"x"}));
-  EXPECT_NE(FindRegions(no_seed, InferShapes(no_seed)).status().message().find("--loss"),
+  EXPECT_NE(FindRegions(no_seed, InferShapes(no_seed))
+                .status()
+                .message()
+                .find("--loss"),
             std::string::npos);
 }
 

@@ -13,15 +13,17 @@ namespace graft::analysis {
 
 namespace {
 
-absl::Status At(const std::string& origin, const YAML::Mark& mark, const std::string& message) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(origin, ":", mark.line + 1, ":", mark.column + 1, ": ", message));
+absl::Status At(const std::string& origin, const YAML::Mark& mark,
+                const std::string& message) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      origin, ":", mark.line + 1, ":", mark.column + 1, ": ", message));
 }
 
 absl::Status ReadRates(const std::string& origin, const YAML::Node& node,
                        std::map<std::string, double>* out) {
   if (!node) return absl::OkStatus();
-  if (!node.IsMap()) return At(origin, node.Mark(), "expected `dtype: TFLOP/s` entries");
+  if (!node.IsMap())
+    return At(origin, node.Mark(), "expected `dtype: TFLOP/s` entries");
   for (const auto& kv : node) {
     try {
       (*out)[kv.first.as<std::string>()] = kv.second.as<double>();
@@ -37,43 +39,70 @@ std::string DimsText(const std::vector<int64_t>& d) {
 }
 
 const std::set<std::string>& NoKernel() {
-  static const std::set<std::string> ops = {
-      "Const", "Placeholder", "PlaceholderWithDefault", "NoOp", "Identity", "IdentityN",
-      "VarHandleOp", "ReadVariableOp", "VarIsInitializedOp", "Reshape", "ExpandDims", "Squeeze",
-      "Shape", "ShapeN", "Size", "Rank", "StopGradient", "Snapshot", "BroadcastGradientArgs"};
+  static const std::set<std::string> ops = {"Const",
+                                            "Placeholder",
+                                            "PlaceholderWithDefault",
+                                            "NoOp",
+                                            "Identity",
+                                            "IdentityN",
+                                            "VarHandleOp",
+                                            "ReadVariableOp",
+                                            "VarIsInitializedOp",
+                                            "Reshape",
+                                            "ExpandDims",
+                                            "Squeeze",
+                                            "Shape",
+                                            "ShapeN",
+                                            "Size",
+                                            "Rank",
+                                            "StopGradient",
+                                            "Snapshot",
+                                            "BroadcastGradientArgs"};
   return ops;
 }
 
 bool UsesMatrixUnits(const std::string& op) {
-  return op.rfind("Conv2D", 0) == 0 || op.rfind("DepthwiseConv2dNative", 0) == 0 ||
-         op == "MatMul" || op == "BatchMatMul" || op == "BatchMatMulV2";
+  return op.rfind("Conv2D", 0) == 0 ||
+         op.rfind("DepthwiseConv2dNative", 0) == 0 || op == "MatMul" ||
+         op == "BatchMatMul" || op == "BatchMatMulV2";
 }
 
 }  // namespace
 
-absl::StatusOr<DeviceProfile> ParseDeviceProfile(const std::string& text, const std::string& origin) {
+absl::StatusOr<DeviceProfile> ParseDeviceProfile(const std::string& text,
+                                                 const std::string& origin) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     return At(origin, e.mark, e.msg);
   }
-  if (!root.IsMap()) return At(origin, root.Mark(), "expected a device profile (a mapping)");
+  if (!root.IsMap())
+    return At(origin, root.Mark(), "expected a device profile (a mapping)");
   DeviceProfile p;
-  static const std::set<std::string> kKeys = {
-      "name", "kind", "peak_tflops", "vector_tflops", "memory_bandwidth_gbps", "memory_gib",
-      "host_bandwidth_gbps", "launch_overhead_us", "measured"};
+  static const std::set<std::string> kKeys = {"name",
+                                              "kind",
+                                              "peak_tflops",
+                                              "vector_tflops",
+                                              "memory_bandwidth_gbps",
+                                              "memory_gib",
+                                              "host_bandwidth_gbps",
+                                              "launch_overhead_us",
+                                              "measured"};
   for (const auto& kv : root) {
     std::string key = kv.first.as<std::string>();
-    if (!kKeys.count(key)) return At(origin, kv.first.Mark(), absl::StrCat("unknown key `", key, "`"));
+    if (!kKeys.count(key))
+      return At(origin, kv.first.Mark(),
+                absl::StrCat("unknown key `", key, "`"));
   }
   try {
     p.name = root["name"] ? root["name"].as<std::string>() : "";
     p.kind = root["kind"] ? root["kind"].as<std::string>() : "gpu";
-    for (auto [key, field] : {std::pair{"memory_bandwidth_gbps", &p.memory_bandwidth_gbps},
-                              std::pair{"memory_gib", &p.memory_gib},
-                              std::pair{"host_bandwidth_gbps", &p.host_bandwidth_gbps},
-                              std::pair{"launch_overhead_us", &p.launch_overhead_us}}) {
+    for (auto [key, field] :
+         {std::pair{"memory_bandwidth_gbps", &p.memory_bandwidth_gbps},
+          std::pair{"memory_gib", &p.memory_gib},
+          std::pair{"host_bandwidth_gbps", &p.host_bandwidth_gbps},
+          std::pair{"launch_overhead_us", &p.launch_overhead_us}}) {
       if (root[key]) *field = root[key].as<double>();
     }
   } catch (const YAML::Exception& e) {
@@ -82,20 +111,26 @@ absl::StatusOr<DeviceProfile> ParseDeviceProfile(const std::string& text, const 
   absl::Status s = ReadRates(origin, root["peak_tflops"], &p.peak_tflops);
   if (s.ok()) s = ReadRates(origin, root["vector_tflops"], &p.vector_tflops);
   if (!s.ok()) return s;
-  if (p.name.empty()) return At(origin, root.Mark(), "the profile has no `name`");
+  if (p.name.empty())
+    return At(origin, root.Mark(), "the profile has no `name`");
   if (p.memory_bandwidth_gbps <= 0 || p.peak_tflops.empty()) {
-    return At(origin, root.Mark(), "the profile needs `peak_tflops` and `memory_bandwidth_gbps`");
+    return At(origin, root.Mark(),
+              "the profile needs `peak_tflops` and `memory_bandwidth_gbps`");
   }
   if (const YAML::Node& m = root["measured"]) {
-    if (!m.IsSequence()) return At(origin, m.Mark(), "expected a list of `{key, time_us}`");
+    if (!m.IsSequence())
+      return At(origin, m.Mark(), "expected a list of `{key, time_us}`");
     for (const auto& entry : m) {
       if (!entry["key"] || !entry["time_us"]) {
-        return At(origin, entry.Mark(), "a measurement needs `key` and `time_us`");
+        return At(origin, entry.Mark(),
+                  "a measurement needs `key` and `time_us`");
       }
       try {
-        p.measured_us[entry["key"].as<std::string>()] = entry["time_us"].as<double>();
+        p.measured_us[entry["key"].as<std::string>()] =
+            entry["time_us"].as<double>();
       } catch (const YAML::Exception& e) {
-        return At(origin, entry.Mark(), "expected `key: text` and `time_us: number`");
+        return At(origin, entry.Mark(),
+                  "expected `key: text` and `time_us: number`");
       }
     }
   }
@@ -104,37 +139,44 @@ absl::StatusOr<DeviceProfile> ParseDeviceProfile(const std::string& text, const 
 
 std::vector<std::string> DeviceProfileNames() {
   std::vector<std::string> names;
-  for (const auto& [file, text] : EmbeddedProfiles()) names.push_back(file.substr(0, file.rfind('.')));
+  for (const auto& [file, text] : EmbeddedProfiles())
+    names.push_back(file.substr(0, file.rfind('.')));
   return names;
 }
 
-absl::StatusOr<DeviceProfile> LoadDeviceProfile(const std::string& name_or_path) {
+absl::StatusOr<DeviceProfile> LoadDeviceProfile(
+    const std::string& name_or_path) {
   auto it = EmbeddedProfiles().find(name_or_path + ".yaml");
-  if (it != EmbeddedProfiles().end()) return ParseDeviceProfile(it->second, "devices/" + it->first);
+  if (it != EmbeddedProfiles().end())
+    return ParseDeviceProfile(it->second, "devices/" + it->first);
   std::ifstream in(name_or_path);
   if (!in) {
-    return absl::NotFoundError(absl::StrCat("no device profile `", name_or_path, "` (shipped: ",
-                                            absl::StrJoin(DeviceProfileNames(), ", "),
-                                            "; or a YAML file)"));
+    return absl::NotFoundError(absl::StrCat(
+        "no device profile `", name_or_path, "` (shipped: ",
+        absl::StrJoin(DeviceProfileNames(), ", "), "; or a YAML file)"));
   }
   std::stringstream text;
   text << in.rdbuf();
   return ParseDeviceProfile(text.str(), name_or_path);
 }
 
-std::string ConvKey(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
-                    const std::vector<int64_t>& strides, const std::string& padding,
-                    const std::string& format) {
-  return absl::StrCat("Conv2D x=", DimsText(x), " w=", DimsText(w), " strides=", DimsText(strides),
-                      " ", padding, " ", format);
+std::string ConvKey(const std::vector<int64_t>& x,
+                    const std::vector<int64_t>& w,
+                    const std::vector<int64_t>& strides,
+                    const std::string& padding, const std::string& format) {
+  return absl::StrCat("Conv2D x=", DimsText(x), " w=", DimsText(w),
+                      " strides=", DimsText(strides), " ", padding, " ",
+                      format);
 }
 
-std::string MatMulKey(const std::vector<int64_t>& a, const std::vector<int64_t>& b, bool ta, bool tb) {
-  return absl::StrCat("MatMul a=", DimsText(a), " b=", DimsText(b), " ta=", ta ? 1 : 0,
-                      " tb=", tb ? 1 : 0);
+std::string MatMulKey(const std::vector<int64_t>& a,
+                      const std::vector<int64_t>& b, bool ta, bool tb) {
+  return absl::StrCat("MatMul a=", DimsText(a), " b=", DimsText(b),
+                      " ta=", ta ? 1 : 0, " tb=", tb ? 1 : 0);
 }
 
-std::string MeasurementKey(const Graph& graph, const ShapeMap& shapes, const Node& n) {
+std::string MeasurementKey(const Graph& graph, const ShapeMap& shapes,
+                           const Node& n) {
   if (n.num_inputs() < 2) return "";
   const TensorInfo &a = shapes.at(n.input(0)), &b = shapes.at(n.input(1));
   if (!a.fully_known() || !b.fully_known()) return "";
@@ -148,10 +190,14 @@ std::string MeasurementKey(const Graph& graph, const ShapeMap& shapes, const Nod
   };
   if (n.op() == "Conv2D") {
     std::vector<int64_t> strides;
-    if (const tf::AttrValue* s = n.attr("strides")) strides.assign(s->list().i().begin(), s->list().i().end());
-    return ConvKey(a.dims, b.dims, strides, attr_s("padding", "SAME"), attr_s("data_format", "NHWC"));
+    if (const tf::AttrValue* s = n.attr("strides"))
+      strides.assign(s->list().i().begin(), s->list().i().end());
+    return ConvKey(a.dims, b.dims, strides, attr_s("padding", "SAME"),
+                   attr_s("data_format", "NHWC"));
   }
-  if (n.op() == "MatMul") return MatMulKey(a.dims, b.dims, attr_b("transpose_a"), attr_b("transpose_b"));
+  if (n.op() == "MatMul")
+    return MatMulKey(a.dims, b.dims, attr_b("transpose_a"),
+                     attr_b("transpose_b"));
   (void)graph;
   return "";
 }
@@ -161,33 +207,39 @@ double Flops(const Graph& graph, const ShapeMap& shapes, const Node& n) {
   const std::string& op = n.op();
   auto in = [&](int i) -> const TensorInfo& { return shapes.at(n.input(i)); };
   const TensorInfo& out = shapes.at({n.id(), 0});
-  auto prod = [](const std::vector<int64_t>& d, size_t from = 0, size_t to = SIZE_MAX) {
+  auto prod = [](const std::vector<int64_t>& d, size_t from = 0,
+                 size_t to = SIZE_MAX) {
     double p = 1;
-    for (size_t i = from; i < std::min(to, d.size()); ++i) p *= static_cast<double>(d[i]);
+    for (size_t i = from; i < std::min(to, d.size()); ++i)
+      p *= static_cast<double>(d[i]);
     return p;
   };
   if (NoKernel().count(op)) return 0;
   if (op == "Conv2D" || op == "DepthwiseConv2dNative") {
     const TensorInfo& w = in(1);
     if (!out.fully_known() || !w.fully_known() || w.dims.size() != 4) return -1;
-    double per_output = w.dims[0] * w.dims[1] * (op == "Conv2D" ? w.dims[2] : 1);
+    double per_output =
+        w.dims[0] * w.dims[1] * (op == "Conv2D" ? w.dims[2] : 1);
     return 2 * prod(out.dims) * per_output;
   }
   if (op == "Conv2DBackpropInput" || op == "Conv2DBackpropFilter" ||
-      op == "DepthwiseConv2dNativeBackpropInput" || op == "DepthwiseConv2dNativeBackpropFilter") {
+      op == "DepthwiseConv2dNativeBackpropInput" ||
+      op == "DepthwiseConv2dNativeBackpropFilter") {
     // As many as the forward conv: out_backprop (input 2) times the window.
     bool input_grad = op.find("Input") != std::string::npos;
     const TensorInfo& dy = in(2);
     const TensorInfo& w = input_grad ? in(1) : out;
     if (!dy.fully_known() || !w.fully_known() || w.dims.size() != 4) return -1;
     bool depthwise = op.rfind("Depthwise", 0) == 0;
-    return 2 * prod(dy.dims) * w.dims[0] * w.dims[1] * (depthwise ? 1 : w.dims[2]);
+    return 2 * prod(dy.dims) * w.dims[0] * w.dims[1] *
+           (depthwise ? 1 : w.dims[2]);
   }
   if (op == "MatMul" || op == "BatchMatMul" || op == "BatchMatMulV2") {
     const TensorInfo& a = in(0);
     if (!out.fully_known() || !a.fully_known() || a.dims.size() < 2) return -1;
-    bool ta = n.attr("transpose_a") ? n.attr("transpose_a")->b()
-                                    : (n.attr("adj_x") != nullptr && n.attr("adj_x")->b());
+    bool ta = n.attr("transpose_a")
+                  ? n.attr("transpose_a")->b()
+                  : (n.attr("adj_x") != nullptr && n.attr("adj_x")->b());
     double k = static_cast<double>(a.dims[a.dims.size() - (ta ? 2 : 1)]);
     return 2 * prod(out.dims) * k;
   }
@@ -195,19 +247,24 @@ double Flops(const Graph& graph, const ShapeMap& shapes, const Node& n) {
     const TensorInfo& x = in(op.find("Grad") != std::string::npos ? 1 : 0);
     return x.fully_known() ? 8 * prod(x.dims) : -1;
   }
-  if (op == "Softmax" || op == "LogSoftmax" || op.find("SoftmaxCrossEntropy") != std::string::npos) {
+  if (op == "Softmax" || op == "LogSoftmax" ||
+      op.find("SoftmaxCrossEntropy") != std::string::npos) {
     const TensorInfo& x = in(0);
     return x.fully_known() ? 5 * prod(x.dims) : -1;
   }
-  if (op == "MaxPool" || op == "AvgPool" || op == "MaxPoolGrad" || op == "AvgPoolGrad") {
+  if (op == "MaxPool" || op == "AvgPool" || op == "MaxPoolGrad" ||
+      op == "AvgPoolGrad") {
     const tf::AttrValue* k = n.attr("ksize");
-    const TensorInfo& y = op.find("Grad") != std::string::npos ? in(op == "MaxPoolGrad" ? 2 : 1) : out;
+    const TensorInfo& y = op.find("Grad") != std::string::npos
+                              ? in(op == "MaxPoolGrad" ? 2 : 1)
+                              : out;
     if (!y.fully_known() || k == nullptr) return -1;
     double window = 1;
     for (int64_t v : k->list().i()) window *= static_cast<double>(v);
     return prod(y.dims) * window;
   }
-  static const std::set<std::string> kReductions = {"Mean", "Sum", "Max", "Min", "Prod", "BiasAddGrad"};
+  static const std::set<std::string> kReductions = {
+      "Mean", "Sum", "Max", "Min", "Prod", "BiasAddGrad"};
   if (kReductions.count(op)) return in(0).fully_known() ? prod(in(0).dims) : -1;
   // Element-wise and everything else: one per output element.
   double total = 0;
@@ -219,7 +276,8 @@ double Flops(const Graph& graph, const ShapeMap& shapes, const Node& n) {
   return total;
 }
 
-NodeCost RooflineModel::Cost(const Graph& graph, const ShapeMap& shapes, NodeId id) const {
+NodeCost RooflineModel::Cost(const Graph& graph, const ShapeMap& shapes,
+                             NodeId id) const {
   const Node& n = graph.node(id);
   NodeCost c;
   if (NoKernel().count(n.op())) {
@@ -229,13 +287,17 @@ NodeCost RooflineModel::Cost(const Graph& graph, const ShapeMap& shapes, NodeId 
   for (Endpoint e : n.inputs()) {
     if (e.node == kNoNode) continue;
     int64_t b = shapes.at(e).bytes();
-    if (b < 0) c.known = false;
-    else c.bytes_read += static_cast<double>(b);
+    if (b < 0)
+      c.known = false;
+    else
+      c.bytes_read += static_cast<double>(b);
   }
   for (int p = 0; p < shapes.num_outputs(id); ++p) {
     int64_t b = shapes.at({id, p}).bytes();
-    if (b < 0) c.known = false;
-    else c.bytes_written += static_cast<double>(b);
+    if (b < 0)
+      c.known = false;
+    else
+      c.bytes_written += static_cast<double>(b);
   }
   c.flops = Flops(graph, shapes, n);
   if (c.flops < 0) {
@@ -243,18 +305,26 @@ NodeCost RooflineModel::Cost(const Graph& graph, const ShapeMap& shapes, NodeId 
     c.flops = 0;
   }
   std::string key = MeasurementKey(graph, shapes, n);
-  if (auto it = profile_.measured_us.find(key); !key.empty() && it != profile_.measured_us.end()) {
+  if (auto it = profile_.measured_us.find(key);
+      !key.empty() && it != profile_.measured_us.end()) {
     c.time_us = it->second;
     c.bound = "measured";
     return c;
   }
-  std::optional<std::vector<tf::DataType>> types = OpRegistry::Tensorflow().OutputTypes(n);
-  std::string dtype = types && !types->empty() ? DataTypeName(BaseType((*types)[0])) : "float32";
-  const auto& rates = UsesMatrixUnits(n.op()) ? profile_.peak_tflops : profile_.vector_tflops;
+  std::optional<std::vector<tf::DataType>> types =
+      OpRegistry::Tensorflow().OutputTypes(n);
+  std::string dtype = types && !types->empty()
+                          ? DataTypeName(BaseType((*types)[0]))
+                          : "float32";
+  const auto& rates =
+      UsesMatrixUnits(n.op()) ? profile_.peak_tflops : profile_.vector_tflops;
   auto rate = rates.find(dtype);
   if (rate == rates.end()) rate = rates.find("float32");
-  double compute_us = rate != rates.end() && rate->second > 0 ? c.flops / (rate->second * 1e6) : 0;
-  double memory_us = (c.bytes_read + c.bytes_written) / (profile_.memory_bandwidth_gbps * 1e3);
+  double compute_us = rate != rates.end() && rate->second > 0
+                          ? c.flops / (rate->second * 1e6)
+                          : 0;
+  double memory_us =
+      (c.bytes_read + c.bytes_written) / (profile_.memory_bandwidth_gbps * 1e3);
   c.bound = compute_us >= memory_us ? "compute" : "memory";
   c.time_us = std::max(compute_us, memory_us) + profile_.launch_overhead_us;
   return c;

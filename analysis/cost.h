@@ -23,7 +23,7 @@ struct DeviceProfile {
   // TFLOP/s by dtype name (float32, float16, bfloat16, float64).
   std::map<std::string, double> peak_tflops;    // matrix units: Conv2D, MatMul
   std::map<std::string, double> vector_tflops;  // everything else
-  double memory_bandwidth_gbps = 0;  // GB/s (1e9 bytes)
+  double memory_bandwidth_gbps = 0;             // GB/s (1e9 bytes)
   double memory_gib = 0;
   double host_bandwidth_gbps = 0;
   double launch_overhead_us = 0;
@@ -32,9 +32,11 @@ struct DeviceProfile {
 };
 
 // The YAML text of a profile; errors name `origin` and the line.
-absl::StatusOr<DeviceProfile> ParseDeviceProfile(const std::string& text, const std::string& origin);
+absl::StatusOr<DeviceProfile> ParseDeviceProfile(const std::string& text,
+                                                 const std::string& origin);
 // A shipped profile by name (devices/NAME.yaml, compiled in), else a file.
-absl::StatusOr<DeviceProfile> LoadDeviceProfile(const std::string& name_or_path);
+absl::StatusOr<DeviceProfile> LoadDeviceProfile(
+    const std::string& name_or_path);
 // The shipped profiles' names, sorted.
 std::vector<std::string> DeviceProfileNames();
 // The shipped profiles' files, by base name (generated from devices/).
@@ -52,13 +54,16 @@ struct NodeCost {
 class CostModel {
  public:
   virtual ~CostModel() = default;
-  virtual NodeCost Cost(const Graph& graph, const ShapeMap& shapes, NodeId node) const = 0;
+  virtual NodeCost Cost(const Graph& graph, const ShapeMap& shapes,
+                        NodeId node) const = 0;
 };
 
 class RooflineModel : public CostModel {
  public:
-  explicit RooflineModel(DeviceProfile profile) : profile_(std::move(profile)) {}
-  NodeCost Cost(const Graph& graph, const ShapeMap& shapes, NodeId node) const override;
+  explicit RooflineModel(DeviceProfile profile)
+      : profile_(std::move(profile)) {}
+  NodeCost Cost(const Graph& graph, const ShapeMap& shapes,
+                NodeId node) const override;
   const DeviceProfile& profile() const { return profile_; }
 
  private:
@@ -75,11 +80,14 @@ double Flops(const Graph& graph, const ShapeMap& shapes, const Node& node);
 // "Conv2D x=[8,32,32,3] w=[3,3,3,16] strides=[1,1,1,1] SAME NHWC",
 // "MatMul a=[32,64] b=[64,10] ta=0 tb=0"; empty for other ops or unknown
 // shapes. The CUDA profiler writes its measurements under these keys.
-std::string MeasurementKey(const Graph& graph, const ShapeMap& shapes, const Node& node);
-std::string ConvKey(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
-                    const std::vector<int64_t>& strides, const std::string& padding,
-                    const std::string& format);
-std::string MatMulKey(const std::vector<int64_t>& a, const std::vector<int64_t>& b, bool ta, bool tb);
+std::string MeasurementKey(const Graph& graph, const ShapeMap& shapes,
+                           const Node& node);
+std::string ConvKey(const std::vector<int64_t>& x,
+                    const std::vector<int64_t>& w,
+                    const std::vector<int64_t>& strides,
+                    const std::string& padding, const std::string& format);
+std::string MatMulKey(const std::vector<int64_t>& a,
+                      const std::vector<int64_t>& b, bool ta, bool tb);
 
 }  // namespace graft::analysis
 

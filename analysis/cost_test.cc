@@ -10,18 +10,115 @@ using ::graft::testing::GraphFromText;
 using ::graft::testing::Id;
 
 constexpr char kConvAndMatMul[] = R"pb(
-  node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
-         attr { key: "shape" value { shape { dim { size: 8 } dim { size: 32 } dim { size: 32 } dim { size: 64 } } } } }
-  node { name: "w" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
-         attr { key: "shape" value { shape { dim { size: 3 } dim { size: 3 } dim { size: 64 } dim { size: 128 } } } } }
-  node { name: "conv" op: "Conv2D" input: "x" input: "w" attr { key: "T" value { type: DT_FLOAT } }
-         attr { key: "strides" value { list { i: 1 i: 1 i: 1 i: 1 } } } attr { key: "padding" value { s: "SAME" } } }
-  node { name: "a" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
-         attr { key: "shape" value { shape { dim { size: 1024 } dim { size: 4096 } } } } }
-  node { name: "b" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
-         attr { key: "shape" value { shape { dim { size: 4096 } dim { size: 4096 } } } } }
-  node { name: "mm" op: "MatMul" input: "a" input: "b" attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "relu" op: "Relu" input: "mm" attr { key: "T" value { type: DT_FLOAT } } }
+  node {
+    name: "x"
+    op: "Placeholder"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "shape"
+      value {
+        shape {
+          dim { size: 8 }
+          dim { size: 32 }
+          dim { size: 32 }
+          dim { size: 64 }
+        }
+      }
+    }
+  }
+  node {
+    name: "w"
+    op: "Placeholder"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "shape"
+      value {
+        shape {
+          dim { size: 3 }
+          dim { size: 3 }
+          dim { size: 64 }
+          dim { size: 128 }
+        }
+      }
+    }
+  }
+  node {
+    name: "conv"
+    op: "Conv2D"
+    input: "x"
+    input: "w"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "strides"
+      value { list { i: 1 i: 1 i: 1 i: 1 } }
+    }
+    attr {
+      key: "padding"
+      value { s: "SAME" }
+    }
+  }
+  node {
+    name: "a"
+    op: "Placeholder"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "shape"
+      value {
+        shape {
+          dim { size: 1024 }
+          dim { size: 4096 }
+        }
+      }
+    }
+  }
+  node {
+    name: "b"
+    op: "Placeholder"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "shape"
+      value {
+        shape {
+          dim { size: 4096 }
+          dim { size: 4096 }
+        }
+      }
+    }
+  }
+  node {
+    name: "mm"
+    op: "MatMul"
+    input: "a"
+    input: "b"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "relu"
+    op: "Relu"
+    input: "mm"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
 )pb";
 
 TEST(RooflineTest, Conv2DByHand) {
@@ -48,10 +145,12 @@ TEST(RooflineTest, MatMulByHandOnTwoDevices) {
   RooflineModel h100(*LoadDeviceProfile("h100_sxm"));
   NodeCost c = h100.Cost(g, shapes, Id(g, "mm"));
   EXPECT_DOUBLE_EQ(c.flops, 2.0 * 1024 * 4096 * 4096);
-  EXPECT_NEAR(c.time_us, 2.0 * 1024 * 4096 * 4096 / 494.7e6 + 5, 1e-9);  // 74.456 us
+  EXPECT_NEAR(c.time_us, 2.0 * 1024 * 4096 * 4096 / 494.7e6 + 5,
+              1e-9);  // 74.456 us
   // The CPU profile: 160 GFLOP/s.
   RooflineModel cpu(*LoadDeviceProfile("cpu"));
-  EXPECT_NEAR(cpu.Cost(g, shapes, Id(g, "mm")).time_us, 2.0 * 1024 * 4096 * 4096 / 0.16e6 + 1, 1e-6);
+  EXPECT_NEAR(cpu.Cost(g, shapes, Id(g, "mm")).time_us,
+              2.0 * 1024 * 4096 * 4096 / 0.16e6 + 1, 1e-6);
   // Relu reads and writes 16 MiB: memory-bound on H100 (3.35 TB/s).
   NodeCost relu = h100.Cost(g, shapes, Id(g, "relu"));
   EXPECT_EQ(relu.bound, "memory");
@@ -68,8 +167,10 @@ TEST(RooflineTest, MeasuredTimesReplaceTheEstimate) {
   EXPECT_EQ(MeasurementKey(g, shapes, g.node(Id(g, "conv"))),
             "Conv2D x=[8,32,32,64] w=[3,3,64,128] strides=[1,1,1,1] SAME NHWC");
   absl::StatusOr<DeviceProfile> p = ParseDeviceProfile(
-      "name: measured\npeak_tflops: {float32: 100}\nmemory_bandwidth_gbps: 1000\n"
-      "measured:\n  - {key: \"" + key + "\", time_us: 123.5}\n",
+      "name: measured\npeak_tflops: {float32: 100}\nmemory_bandwidth_gbps: "
+      "1000\n"
+      "measured:\n  - {key: \"" +
+          key + "\", time_us: 123.5}\n",
       "measured.yaml");
   ASSERT_TRUE(p.ok()) << p.status();
   NodeCost c = RooflineModel(*p).Cost(g, shapes, Id(g, "mm"));
@@ -79,7 +180,8 @@ TEST(RooflineTest, MeasuredTimesReplaceTheEstimate) {
 
 TEST(DeviceProfileTest, ShippedProfilesLoadAndBadOnesAreLocated) {
   std::vector<std::string> names = DeviceProfileNames();
-  EXPECT_EQ(names, (std::vector<std::string>{"a100", "cpu", "h100_pcie", "h100_sxm", "h200"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"a100", "cpu", "h100_pcie",
+                                             "h100_sxm", "h200"}));
   for (const std::string& name : names) {
     absl::StatusOr<DeviceProfile> p = LoadDeviceProfile(name);
     ASSERT_TRUE(p.ok()) << p.status();
@@ -87,8 +189,11 @@ TEST(DeviceProfileTest, ShippedProfilesLoadAndBadOnesAreLocated) {
     EXPECT_GT(p->peak_tflops.at("float32"), 0);
   }
   EXPECT_EQ(LoadDeviceProfile("h300").status().message(),
-            "no device profile `h300` (shipped: a100, cpu, h100_pcie, h100_sxm, h200; or a YAML file)");
-  absl::Status bad = ParseDeviceProfile("name: x\npeak_tflops: {float32: fast}\n", "x.yaml").status();
+            "no device profile `h300` (shipped: a100, cpu, h100_pcie, "
+            "h100_sxm, h200; or a YAML file)");
+  absl::Status bad =
+      ParseDeviceProfile("name: x\npeak_tflops: {float32: fast}\n", "x.yaml")
+          .status();
   EXPECT_EQ(bad.message(), "x.yaml:2:24: expected a number");
   bad = ParseDeviceProfile("name: x\npeek_tflops: 1\n", "x.yaml").status();
   EXPECT_EQ(bad.message(), "x.yaml:2:1: unknown key `peek_tflops`");

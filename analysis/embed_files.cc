@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   std::ofstream out(argv[1]);
   out << "#include <map>\n#include <string>\n\nnamespace graft::analysis {\n\n"
       << "const std::map<std::string, std::string>& EmbeddedProfiles() {\n"
-      << "  static const auto* files = new std::map<std::string, std::string>{\n";
+      << "  static const auto* files = new std::map<std::string, "
+         "std::string>{\n";
   for (int i = 2; i < argc; ++i) {
     std::ifstream in(argv[i]);
     if (!in) {
@@ -24,7 +25,8 @@ int main(int argc, char** argv) {
     text << in.rdbuf();
     std::string name = argv[i];
     name = name.substr(name.rfind('/') + 1);
-    out << "      {\"" << name << "\", R\"graft_embed(" << text.str() << ")graft_embed\"},\n";
+    out << "      {\"" << name << "\", R\"graft_embed(" << text.str()
+        << ")graft_embed\"},\n";
   }
   out << "  };\n  return *files;\n}\n\n}  // namespace graft::analysis\n";
   return out ? 0 : 1;

@@ -31,7 +31,8 @@ class Cache {
       : options_(std::move(options)), model_(std::move(profile)) {}
 
   const Analyses& For(const Graph& graph) {
-    if (current_ == nullptr || current_->graph != &graph || current_->version != graph.version()) {
+    if (current_ == nullptr || current_->graph != &graph ||
+        current_->version != graph.version()) {
       auto a = std::make_unique<Analyses>();
       a->graph = &graph;
       a->version = graph.version();
@@ -53,22 +54,25 @@ class Cache {
   std::unique_ptr<Analyses> current_;
 };
 
-void Add(HookRegistry& r, const char* name, std::vector<ValueType> params, ValueType result,
-         const char* doc, HookFn fn) {
+void Add(HookRegistry& r, const char* name, std::vector<ValueType> params,
+         ValueType result, const char* doc, HookFn fn) {
   AddBuiltinHook(r, name, std::move(params), result, doc, std::move(fn));
 }
 
 }  // namespace
 
-absl::Status RegisterAnalysisHooks(HookRegistry& r, const AnalysisHookOptions& options) {
+absl::Status RegisterAnalysisHooks(HookRegistry& r,
+                                   const AnalysisHookOptions& options) {
   absl::StatusOr<DeviceProfile> profile = LoadDeviceProfile(options.device);
   if (!profile.ok()) return profile.status();
   auto cache = std::make_shared<Cache>(options, *std::move(profile));
-  Add(r, "bytes", {VT::kTensor}, VT::kInt, "the tensor's size in bytes, or -1 when unknown",
+  Add(r, "bytes", {VT::kTensor}, VT::kInt,
+      "the tensor's size in bytes, or -1 when unknown",
       [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         return Value::Int(cache->For(ctx.graph).shapes.at(a[0].tensor).bytes());
       });
-  Add(r, "topo_order", {VT::kNode}, VT::kInt, "the node's step in the executor-order schedule",
+  Add(r, "topo_order", {VT::kNode}, VT::kInt,
+      "the node's step in the executor-order schedule",
       [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         const Analyses& an = cache->For(ctx.graph);
         if (!an.memory.ok()) return an.memory.status();
@@ -80,31 +84,39 @@ absl::Status RegisterAnalysisHooks(HookRegistry& r, const AnalysisHookOptions& o
         const Analyses& an = cache->For(ctx.graph);
         if (!an.memory.ok()) return an.memory.status();
         for (const TensorLife& life : an.memory->tensors) {
-          if (life.tensor == a[0].tensor) return Value::Int(life.free - life.alloc);
+          if (life.tensor == a[0].tensor)
+            return Value::Int(life.free - life.alloc);
         }
         return Value::Int(-1);
       });
   for (const char* name : {"in_forward", "in_backward"}) {
     bool forward = std::string(name) == "in_forward";
     Add(r, name, {VT::kNode}, VT::kBool,
-        forward ? "the loss depends on the node" : "the node is downstream of the gradient seed",
-        [cache, forward](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        forward ? "the loss depends on the node"
+                : "the node is downstream of the gradient seed",
+        [cache, forward](const HookContext& ctx,
+                         Args a) -> absl::StatusOr<Value> {
           const Analyses& an = cache->For(ctx.graph);
           if (!an.regions.ok()) return an.regions.status();
           NodeId id = a[0].tensor.node;
-          return Value::Bool(forward ? an.regions->in_forward(id) : an.regions->in_backward(id));
+          return Value::Bool(forward ? an.regions->in_forward(id)
+                                     : an.regions->in_backward(id));
         });
   }
-  Add(r, "cost.flops", {VT::kNode}, VT::kFloat, "the node's floating-point operations",
+  Add(r, "cost.flops", {VT::kNode}, VT::kFloat,
+      "the node's floating-point operations",
       [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         const Analyses& an = cache->For(ctx.graph);
-        return Value::Float(cache->model().Cost(ctx.graph, an.shapes, a[0].tensor.node).flops);
+        return Value::Float(
+            cache->model().Cost(ctx.graph, an.shapes, a[0].tensor.node).flops);
       });
   Add(r, "cost.time_us", {VT::kNode}, VT::kFloat,
       "the node's estimated time on the device profile, in microseconds",
       [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         const Analyses& an = cache->For(ctx.graph);
-        return Value::Float(cache->model().Cost(ctx.graph, an.shapes, a[0].tensor.node).time_us);
+        return Value::Float(cache->model()
+                                .Cost(ctx.graph, an.shapes, a[0].tensor.node)
+                                .time_us);
       });
   Add(r, "peak_bytes", {VT::kString}, VT::kInt,
       "the peak live bytes on a device (\"\" for the only or first device)",
@@ -112,9 +124,11 @@ absl::Status RegisterAnalysisHooks(HookRegistry& r, const AnalysisHookOptions& o
         const Analyses& an = cache->For(ctx.graph);
         if (!an.memory.ok()) return an.memory.status();
         for (const DeviceMemory& d : an.memory->devices) {
-          if (a[0].s.empty() || d.device == a[0].s) return Value::Int(d.peak_bytes);
+          if (a[0].s.empty() || d.device == a[0].s)
+            return Value::Int(d.peak_bytes);
         }
-        return absl::NotFoundError(absl::StrCat("no tensors on device `", a[0].s, "`"));
+        return absl::NotFoundError(
+            absl::StrCat("no tensors on device `", a[0].s, "`"));
       });
   return absl::OkStatus();
 }

@@ -15,13 +15,15 @@
 namespace graft::analysis {
 
 struct AnalysisHookOptions {
-  std::string device = "h100_sxm";  // the cost hooks' profile (a name or a YAML file)
-  std::string loss, seed;            // found when empty
+  std::string device =
+      "h100_sxm";          // the cost hooks' profile (a name or a YAML file)
+  std::string loss, seed;  // found when empty
   std::vector<std::string> outputs;  // fetched, live to the end
 };
 
 // Fails when the device profile cannot be loaded.
-absl::Status RegisterAnalysisHooks(HookRegistry& registry, const AnalysisHookOptions& options = {});
+absl::Status RegisterAnalysisHooks(HookRegistry& registry,
+                                   const AnalysisHookOptions& options = {});
 
 }  // namespace graft::analysis
 

@@ -34,7 +34,8 @@ TEST(AnalysisHooksTest, RulesSeeShapesRegionsScheduleMemoryAndCost) {
   ASSERT_NE(rules, nullptr) << diagnostics.Render();
   absl::StatusOr<Graph> graph = LoadGraph("tests/data/mlp_train.pb");
   ASSERT_TRUE(graph.ok()) << graph.status();
-  absl::StatusOr<report::ApplyReport> report = ApplyRules(*graph, rules->rules());
+  absl::StatusOr<report::ApplyReport> report =
+      ApplyRules(*graph, rules->rules());
   ASSERT_TRUE(report.ok()) << report.status();
   // The two hidden layers of 128 units (32 x 128 x 4 bytes); not the
   // 64-unit one, and not the ReluGrads of the backward pass.

@@ -36,7 +36,8 @@ absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph) {
   }
   if (static_cast<int>(order.size()) != graph.num_nodes()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "the graph has a cycle: ", graph.num_nodes() - order.size(), " node(s) never become ready"));
+        "the graph has a cycle: ", graph.num_nodes() - order.size(),
+        " node(s) never become ready"));
   }
   return order;
 }
@@ -44,9 +45,9 @@ absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph) {
 namespace {
 
 bool SharesInputBuffer(const std::string& op) {
-  static const std::set<std::string> kAliases = {"Identity", "ReadVariableOp", "Reshape",
-                                                 "ExpandDims", "Squeeze", "Snapshot",
-                                                 "StopGradient"};
+  static const std::set<std::string> kAliases = {
+      "Identity", "ReadVariableOp", "Reshape",     "ExpandDims",
+      "Squeeze",  "Snapshot",       "StopGradient"};
   return kAliases.count(op) != 0;
 }
 
@@ -56,14 +57,16 @@ bool IsPersistent(const std::string& op) {
 
 }  // namespace
 
-absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph, const ShapeMap& shapes,
+absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,
+                                            const ShapeMap& shapes,
                                             const MemoryOptions& options) {
   absl::StatusOr<std::vector<NodeId>> order = ExecutorOrder(graph);
   if (!order.ok()) return order.status();
   MemoryReport report;
   report.schedule = *order;
   report.step_of.assign(graph.id_limit(), -1);
-  for (size_t i = 0; i < order->size(); ++i) report.step_of[(*order)[i]] = static_cast<int>(i);
+  for (size_t i = 0; i < order->size(); ++i)
+    report.step_of[(*order)[i]] = static_cast<int>(i);
   absl::flat_hash_set<NodeId> fetched;
   for (const std::string& name : options.outputs) {
     if (NodeId id = graph.FindId(name); id != kNoNode) fetched.insert(id);
@@ -90,7 +93,8 @@ absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph, const ShapeMap& 
       life.bytes = shapes.at(t).bytes();
       life.alloc = step;
       int last = step;
-      for (InputSlot s : n.consumers(p)) last = std::max(last, report.step_of[s.node]);
+      for (InputSlot s : n.consumers(p))
+        last = std::max(last, report.step_of[s.node]);
       if (fetched.contains(id)) last = end;
       life.free = last;
       life.persistent = IsPersistent(n.op());
@@ -113,7 +117,8 @@ absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph, const ShapeMap& 
         b.persistent = life.persistent;
         b.device = n.device().empty() ? "(unplaced)" : n.device();
         if (n.op() == "VarHandleOp") {  // the variable itself
-          if (const tf::AttrValue* s = n.attr("shape"); s && !s->shape().unknown_rank()) {
+          if (const tf::AttrValue* s = n.attr("shape");
+              s && !s->shape().unknown_rank()) {
             TensorInfo var;
             var.known_rank = true;
             for (const auto& d : s->shape().dim()) var.dims.push_back(d.size());
@@ -163,13 +168,14 @@ absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph, const ShapeMap& 
       }
       std::vector<const Buffer*> at_peak;
       for (const Buffer& b : buffers) {
-        if (b.device == dev && !b.persistent && b.bytes > 0 && b.alloc <= m.peak_step &&
-            m.peak_step <= b.free) {
+        if (b.device == dev && !b.persistent && b.bytes > 0 &&
+            b.alloc <= m.peak_step && m.peak_step <= b.free) {
           at_peak.push_back(&b);
         }
       }
-      std::stable_sort(at_peak.begin(), at_peak.end(),
-                       [](const Buffer* a, const Buffer* b) { return a->bytes > b->bytes; });
+      std::stable_sort(
+          at_peak.begin(), at_peak.end(),
+          [](const Buffer* a, const Buffer* b) { return a->bytes > b->bytes; });
       for (const Buffer* b : at_peak) m.live_at_peak.push_back(b->owner);
     }
     report.devices.push_back(std::move(m));

@@ -34,23 +34,24 @@ struct TensorLife {
   int alloc = 0;      // schedule step of the producer
   int free = 0;       // step after which it is freed (its last reader)
   bool persistent = false;
-  bool aliased = false;  // shares an earlier tensor's buffer (not counted again)
+  bool aliased =
+      false;  // shares an earlier tensor's buffer (not counted again)
 };
 
 struct DeviceMemory {
   std::string device;
   int64_t peak_bytes = 0;
-  int peak_step = 0;                // the step at which the peak is reached
+  int peak_step = 0;                   // the step at which the peak is reached
   std::vector<Endpoint> live_at_peak;  // largest first
   int64_t persistent_bytes = 0;
 };
 
 struct MemoryReport {
   std::vector<NodeId> schedule;
-  std::vector<int> step_of;          // by node id; -1 if not scheduled
-  std::vector<TensorLife> tensors;   // every output of every scheduled node
-  std::vector<DeviceMemory> devices; // sorted by device name
-  int unknown_tensors = 0;           // outputs whose size is unknown
+  std::vector<int> step_of;           // by node id; -1 if not scheduled
+  std::vector<TensorLife> tensors;    // every output of every scheduled node
+  std::vector<DeviceMemory> devices;  // sorted by device name
+  int unknown_tensors = 0;            // outputs whose size is unknown
 };
 
 struct MemoryOptions {
@@ -58,7 +59,8 @@ struct MemoryOptions {
   std::vector<std::string> outputs;
 };
 
-absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph, const ShapeMap& shapes,
+absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,
+                                            const ShapeMap& shapes,
                                             const MemoryOptions& options = {});
 
 }  // namespace graft::analysis

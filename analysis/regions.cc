@@ -15,7 +15,8 @@ bool IsConstLike(const Graph& g, Endpoint e) {
 
 // The node whose Shape feeds `seed`'s shape input, or kNoNode.
 NodeId LossOfSeed(const Graph& g, const Node& seed) {
-  if (seed.op() == "OnesLike" && seed.num_inputs() == 1) return seed.input(0).node;
+  if (seed.op() == "OnesLike" && seed.num_inputs() == 1)
+    return seed.input(0).node;
   if (seed.op() != "Fill" || seed.num_inputs() != 2) return kNoNode;
   const Node& dims = g.node(seed.input(0).node);
   if (dims.op() == "Shape" && dims.num_inputs() == 1) return dims.input(0).node;
@@ -25,13 +26,15 @@ NodeId LossOfSeed(const Graph& g, const Node& seed) {
 // A Fill of ones whose shape is a constant or Shape(x).
 bool IsSeedFill(const Graph& g, const ShapeMap& shapes, const Node& n) {
   if (n.op() != "Fill" || n.num_inputs() != 2) return false;
-  if (!IsConstLike(g, n.input(0)) || g.node(n.input(1).node).op() != "Const") return false;
+  if (!IsConstLike(g, n.input(0)) || g.node(n.input(1).node).op() != "Const")
+    return false;
   const tf::AttrValue* v = g.node(n.input(1).node).attr("value");
   if (v == nullptr) return false;
   const tf::TensorProto& t = v->tensor();
   bool one = (t.float_val_size() == 1 && t.float_val(0) == 1.0f) ||
              (t.double_val_size() == 1 && t.double_val(0) == 1.0) ||
-             (t.tensor_content().size() == 4 && t.tensor_content() == std::string("\0\0\x80\x3f", 4));
+             (t.tensor_content().size() == 4 &&
+              t.tensor_content() == std::string("\0\0\x80\x3f", 4));
   (void)shapes;
   return one;
 }
@@ -39,15 +42,18 @@ bool IsSeedFill(const Graph& g, const ShapeMap& shapes, const Node& n) {
 }  // namespace
 
 absl::StatusOr<Regions> FindRegions(const Graph& graph, const ShapeMap& shapes,
-                                    const std::string& loss, const std::string& seed) {
+                                    const std::string& loss,
+                                    const std::string& seed) {
   Regions r;
   if (!loss.empty()) {
     r.loss = graph.FindId(loss);
-    if (r.loss == kNoNode) return absl::NotFoundError(absl::StrCat("no loss node `", loss, "`"));
+    if (r.loss == kNoNode)
+      return absl::NotFoundError(absl::StrCat("no loss node `", loss, "`"));
   }
   if (!seed.empty()) {
     r.seed = graph.FindId(seed);
-    if (r.seed == kNoNode) return absl::NotFoundError(absl::StrCat("no seed node `", seed, "`"));
+    if (r.seed == kNoNode)
+      return absl::NotFoundError(absl::StrCat("no seed node `", seed, "`"));
   } else {
     // tf.gradients seeds with a Fill of ones; OnesLike(loss) only counts
     // when there is no such Fill.
@@ -55,7 +61,8 @@ absl::StatusOr<Regions> FindRegions(const Graph& graph, const ShapeMap& shapes,
     for (NodeId id : graph.NodesWithOp("Fill")) {
       const Node& n = graph.node(id);
       NodeId l = LossOfSeed(graph, n);
-      if (IsSeedFill(graph, shapes, n) && (r.loss == kNoNode || l == kNoNode || l == r.loss)) {
+      if (IsSeedFill(graph, shapes, n) &&
+          (r.loss == kNoNode || l == kNoNode || l == r.loss)) {
         candidates.push_back(id);
       }
     }
@@ -67,30 +74,36 @@ absl::StatusOr<Regions> FindRegions(const Graph& graph, const ShapeMap& shapes,
     }
     if (candidates.size() != 1) {
       return absl::NotFoundError(absl::StrCat(
-          candidates.empty() ? "found no gradient seed (a Fill of ones, or OnesLike(loss))"
-                             : absl::StrCat("found ", candidates.size(), " gradient seeds"),
+          candidates.empty()
+              ? "found no gradient seed (a Fill of ones, or OnesLike(loss))"
+              : absl::StrCat("found ", candidates.size(), " gradient seeds"),
           "; name the loss with --loss and the seed with --seed"));
     }
     r.seed = candidates[0];
   }
   surgery::WalkOptions control;
   control.control = true;
-  std::vector<NodeId> downstream = surgery::ForwardWalk(graph, {r.seed}, control);
+  std::vector<NodeId> downstream =
+      surgery::ForwardWalk(graph, {r.seed}, control);
   if (r.loss == kNoNode) r.loss = LossOfSeed(graph, graph.node(r.seed));
   if (r.loss == kNoNode) {
     // The float tensor of the seed's shape that nothing reads and that
     // depends on an input.
-    absl::flat_hash_set<NodeId> after_seed(downstream.begin(), downstream.end());
+    absl::flat_hash_set<NodeId> after_seed(downstream.begin(),
+                                           downstream.end());
     const TensorInfo& seed_shape = shapes.at({r.seed, 0});
     std::vector<NodeId> sinks;
     graph.ForEachNode([&](const Node& n) {
-      if (after_seed.contains(n.id()) || shapes.num_outputs(n.id()) == 0 || n.HasConsumers()) return;
+      if (after_seed.contains(n.id()) || shapes.num_outputs(n.id()) == 0 ||
+          n.HasConsumers())
+        return;
       const TensorInfo& t = shapes.at({n.id(), 0});
-      if (t.dtype != tf::DT_FLOAT && t.dtype != tf::DT_DOUBLE && t.dtype != tf::DT_HALF &&
-          t.dtype != tf::DT_BFLOAT16) {
+      if (t.dtype != tf::DT_FLOAT && t.dtype != tf::DT_DOUBLE &&
+          t.dtype != tf::DT_HALF && t.dtype != tf::DT_BFLOAT16) {
         return;
       }
-      if (!t.known_rank || !seed_shape.known_rank || t.dims != seed_shape.dims) return;
+      if (!t.known_rank || !seed_shape.known_rank || t.dims != seed_shape.dims)
+        return;
       for (NodeId a : surgery::BackwardWalk(graph, {n.id()})) {
         if (graph.node(a).op() == "Placeholder") {
           sinks.push_back(n.id());
@@ -99,8 +112,9 @@ absl::StatusOr<Regions> FindRegions(const Graph& graph, const ShapeMap& shapes,
       }
     });
     if (sinks.size() != 1) {
-      return absl::NotFoundError(absl::StrCat("cannot tell the loss (", sinks.size(),
-                                              " candidates); name it with --loss"));
+      return absl::NotFoundError(
+          absl::StrCat("cannot tell the loss (", sinks.size(),
+                       " candidates); name it with --loss"));
     }
     r.loss = sinks[0];
   }
@@ -115,7 +129,8 @@ absl::StatusOr<Regions> FindRegions(const Graph& graph, const ShapeMap& shapes,
     for (Endpoint e : n.inputs()) {
       if (e.node != kNoNode && r.forward[e.node]) {
         std::vector<NodeId>& readers = r.backward_consumers[e];
-        if (readers.empty() || readers.back() != n.id()) readers.push_back(n.id());
+        if (readers.empty() || readers.back() != n.id())
+          readers.push_back(n.id());
       }
     }
   });

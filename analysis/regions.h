@@ -23,7 +23,9 @@ struct Regions {
   // For each forward tensor that backward ops read: those ops, in id order.
   absl::flat_hash_map<Endpoint, std::vector<NodeId>> backward_consumers;
 
-  bool in_forward(NodeId id) const { return id < static_cast<NodeId>(forward.size()) && forward[id]; }
+  bool in_forward(NodeId id) const {
+    return id < static_cast<NodeId>(forward.size()) && forward[id];
+  }
   bool in_backward(NodeId id) const {
     return id < static_cast<NodeId>(backward.size()) && backward[id];
   }
@@ -36,7 +38,8 @@ struct Regions {
 // Placeholder and is not downstream of the seed. Fails, saying what to
 // pass, when they cannot be found.
 absl::StatusOr<Regions> FindRegions(const Graph& graph, const ShapeMap& shapes,
-                                    const std::string& loss = "", const std::string& seed = "");
+                                    const std::string& loss = "",
+                                    const std::string& seed = "");
 
 }  // namespace graft::analysis
 

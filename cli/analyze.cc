@@ -18,7 +18,9 @@ namespace {
 
 std::string Region(const absl::StatusOr<analysis::Regions>& r, NodeId id) {
   if (!r.ok()) return "";
-  return r->in_forward(id) ? "forward" : r->in_backward(id) ? "backward" : "other";
+  return r->in_forward(id)    ? "forward"
+         : r->in_backward(id) ? "backward"
+                              : "other";
 }
 
 std::string JsonString(const std::string& s) {
@@ -41,14 +43,16 @@ int RunMem(const MemOptions& options) {
   analysis::ShapeMap shapes = analysis::InferShapes(*graph);
   std::vector<Endpoint> unknown = shapes.Unknown(*graph);
   bool want_regions = !options.loss.empty() || !options.seed.empty();
-  absl::StatusOr<analysis::Regions> regions = analysis::FindRegions(*graph, shapes, options.loss, options.seed);
+  absl::StatusOr<analysis::Regions> regions =
+      analysis::FindRegions(*graph, shapes, options.loss, options.seed);
   if (!regions.ok() && want_regions) {
     std::cerr << "mem: " << regions.status().message() << "\n";
     return kExitFailure;
   }
   analysis::MemoryOptions memory_options;
   memory_options.outputs = options.outputs;
-  absl::StatusOr<analysis::MemoryReport> m = analysis::SimulateMemory(*graph, shapes, memory_options);
+  absl::StatusOr<analysis::MemoryReport> m =
+      analysis::SimulateMemory(*graph, shapes, memory_options);
   if (!m.ok()) {
     std::cerr << "mem: " << m.status().message() << "\n";
     return kExitFailure;
@@ -61,82 +65,104 @@ int RunMem(const MemOptions& options) {
     });
   }
   if (options.json) {
-    std::cout << "{\"nodes\": " << graph->num_nodes() << ", \"unknown_shapes\": " << unknown.size()
+    std::cout << "{\"nodes\": " << graph->num_nodes()
+              << ", \"unknown_shapes\": " << unknown.size()
               << ", \"unknown_sizes\": " << m->unknown_tensors;
     if (regions.ok()) {
-      std::cout << ", \"loss\": " << JsonString(graph->node(regions->loss).name())
-                << ", \"seed\": " << JsonString(graph->node(regions->seed).name())
-                << ", \"forward_ops\": " << forward << ", \"backward_ops\": " << backward
-                << ", \"saved_for_backward\": " << regions->backward_consumers.size();
+      std::cout << ", \"loss\": "
+                << JsonString(graph->node(regions->loss).name())
+                << ", \"seed\": "
+                << JsonString(graph->node(regions->seed).name())
+                << ", \"forward_ops\": " << forward
+                << ", \"backward_ops\": " << backward
+                << ", \"saved_for_backward\": "
+                << regions->backward_consumers.size();
     }
     std::cout << ", \"tensors\": {";
     bool first = true;
     graph->ForEachNode([&](const Node& n) {
       for (int p = 0; p < shapes.num_outputs(n.id()); ++p) {
         const analysis::TensorInfo& t = shapes.at({n.id(), p});
-        std::cout << (first ? "" : ", ") << JsonString(graph->TensorName({n.id(), p}))
-                  << ": {\"shape\": " << JsonString(t.ShapeString()) << ", \"bytes\": " << t.bytes()
-                  << "}";
+        std::cout << (first ? "" : ", ")
+                  << JsonString(graph->TensorName({n.id(), p}))
+                  << ": {\"shape\": " << JsonString(t.ShapeString())
+                  << ", \"bytes\": " << t.bytes() << "}";
         first = false;
       }
     });
     std::cout << "}, \"nodes\": {";
     first = true;
     graph->ForEachNode([&](const Node& n) {
-      std::cout << (first ? "" : ", ") << JsonString(n.name()) << ": {\"step\": " << m->step_of[n.id()]
-                << ", \"region\": " << JsonString(Region(regions, n.id())) << "}";
+      std::cout << (first ? "" : ", ") << JsonString(n.name())
+                << ": {\"step\": " << m->step_of[n.id()]
+                << ", \"region\": " << JsonString(Region(regions, n.id()))
+                << "}";
       first = false;
     });
     std::cout << "}, \"devices\": [";
     for (size_t i = 0; i < m->devices.size(); ++i) {
       const analysis::DeviceMemory& d = m->devices[i];
       std::vector<std::string> live;
-      for (Endpoint t : d.live_at_peak) live.push_back(JsonString(graph->TensorName(t)));
+      for (Endpoint t : d.live_at_peak)
+        live.push_back(JsonString(graph->TensorName(t)));
       std::cout << (i ? ", " : "") << "{\"device\": " << JsonString(d.device)
                 << ", \"peak_bytes\": " << d.peak_bytes << ", \"peak_at\": "
                 << JsonString(graph->node(m->schedule[d.peak_step]).name())
-                << ", \"persistent_bytes\": " << d.persistent_bytes << ", \"live_at_peak\": ["
-                << absl::StrJoin(live, ", ") << "]}";
+                << ", \"persistent_bytes\": " << d.persistent_bytes
+                << ", \"live_at_peak\": [" << absl::StrJoin(live, ", ") << "]}";
     }
     std::cout << "]}\n";
     return kExitOk;
   }
-  std::cout << options.model << ": " << graph->num_nodes() << " nodes, schedule of "
-            << m->schedule.size() << " steps\n";
-  std::cout << "shapes: " << (shapes.Unknown(*graph).empty() ? "all known" : absl::StrCat(unknown.size(), " tensor(s) not fully known"));
+  std::cout << options.model << ": " << graph->num_nodes()
+            << " nodes, schedule of " << m->schedule.size() << " steps\n";
+  std::cout << "shapes: "
+            << (shapes.Unknown(*graph).empty()
+                    ? "all known"
+                    : absl::StrCat(unknown.size(),
+                                   " tensor(s) not fully known"));
   if (!unknown.empty()) {
     std::vector<std::string> names;
     for (size_t i = 0; i < unknown.size() && i < 5; ++i) {
-      names.push_back(absl::StrCat(graph->TensorName(unknown[i]), " (", graph->node(unknown[i].node).op(), ")"));
+      names.push_back(absl::StrCat(graph->TensorName(unknown[i]), " (",
+                                   graph->node(unknown[i].node).op(), ")"));
     }
-    std::cout << ": " << absl::StrJoin(names, ", ") << (unknown.size() > 5 ? ", ..." : "");
+    std::cout << ": " << absl::StrJoin(names, ", ")
+              << (unknown.size() > 5 ? ", ..." : "");
   }
   std::cout << "\n";
   if (regions.ok()) {
-    std::cout << "regions: loss `" << graph->node(regions->loss).name() << "`, seed `"
-              << graph->node(regions->seed).name() << "`; " << forward << " forward, " << backward
-              << " backward op(s); " << regions->backward_consumers.size()
+    std::cout << "regions: loss `" << graph->node(regions->loss).name()
+              << "`, seed `" << graph->node(regions->seed).name() << "`; "
+              << forward << " forward, " << backward << " backward op(s); "
+              << regions->backward_consumers.size()
               << " forward tensor(s) read by the backward pass\n";
   } else {
     std::cout << "regions: none (" << regions.status().message() << ")\n";
   }
   for (const analysis::DeviceMemory& d : m->devices) {
-    std::cout << "device " << d.device << ": peak " << HumanSize(d.peak_bytes) << " (" << d.peak_bytes
-              << " bytes) at step " << d.peak_step << " (`" << graph->node(m->schedule[d.peak_step]).name()
-              << "`); persistent (constants, variables) " << HumanSize(d.persistent_bytes) << "\n";
-    std::cout << "  live at the peak (" << d.live_at_peak.size() << " tensors), largest first:\n";
-    for (size_t i = 0; i < d.live_at_peak.size() && static_cast<int>(i) < options.top; ++i) {
+    std::cout << "device " << d.device << ": peak " << HumanSize(d.peak_bytes)
+              << " (" << d.peak_bytes << " bytes) at step " << d.peak_step
+              << " (`" << graph->node(m->schedule[d.peak_step]).name()
+              << "`); persistent (constants, variables) "
+              << HumanSize(d.persistent_bytes) << "\n";
+    std::cout << "  live at the peak (" << d.live_at_peak.size()
+              << " tensors), largest first:\n";
+    for (size_t i = 0;
+         i < d.live_at_peak.size() && static_cast<int>(i) < options.top; ++i) {
       Endpoint t = d.live_at_peak[i];
       const analysis::TensorInfo& info = shapes.at(t);
-      std::cout << absl::StrFormat("    %10s  %-14s %s  %s\n", HumanSize(info.bytes()),
-                                   info.ShapeString(), graph->TensorName(t), Region(regions, t.node));
+      std::cout << absl::StrFormat(
+          "    %10s  %-14s %s  %s\n", HumanSize(info.bytes()),
+          info.ShapeString(), graph->TensorName(t), Region(regions, t.node));
     }
   }
   return kExitOk;
 }
 
 int RunCost(const CostOptions& options) {
-  absl::StatusOr<analysis::DeviceProfile> profile = analysis::LoadDeviceProfile(options.device);
+  absl::StatusOr<analysis::DeviceProfile> profile =
+      analysis::LoadDeviceProfile(options.device);
   if (!profile.ok()) {
     std::cerr << "cost: " << profile.status().message() << "\n";
     return kExitFailure;
@@ -148,7 +174,8 @@ int RunCost(const CostOptions& options) {
   }
   analysis::ShapeMap shapes = analysis::InferShapes(*graph);
   analysis::RooflineModel model(*profile);
-  absl::StatusOr<analysis::Regions> regions = analysis::FindRegions(*graph, shapes);
+  absl::StatusOr<analysis::Regions> regions =
+      analysis::FindRegions(*graph, shapes);
   struct Row {
     NodeId id;
     analysis::NodeCost cost;
@@ -166,42 +193,54 @@ int RunCost(const CostOptions& options) {
     if (regions.ok()) by_region[Region(regions, n.id())] += c.time_us;
     rows.push_back({n.id(), c});
   });
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const Row& a, const Row& b) { return a.cost.time_us > b.cost.time_us; });
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    return a.cost.time_us > b.cost.time_us;
+  });
   if (options.json) {
-    std::cout << "{\"device\": " << JsonString(profile->name) << ", \"flops\": " << flops
-              << ", \"bytes\": " << bytes << ", \"time_us\": " << time
-              << ", \"unknown_ops\": " << unknown << ", \"ops\": [";
+    std::cout << "{\"device\": " << JsonString(profile->name)
+              << ", \"flops\": " << flops << ", \"bytes\": " << bytes
+              << ", \"time_us\": " << time << ", \"unknown_ops\": " << unknown
+              << ", \"ops\": [";
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
-      std::cout << (i ? ", " : "") << "{\"node\": " << JsonString(graph->node(r.id).name())
-                << ", \"op\": " << JsonString(graph->node(r.id).op()) << ", \"flops\": " << r.cost.flops
+      std::cout << (i ? ", " : "")
+                << "{\"node\": " << JsonString(graph->node(r.id).name())
+                << ", \"op\": " << JsonString(graph->node(r.id).op())
+                << ", \"flops\": " << r.cost.flops
                 << ", \"bytes\": " << r.cost.bytes_read + r.cost.bytes_written
-                << ", \"time_us\": " << r.cost.time_us << ", \"bound\": " << JsonString(r.cost.bound)
-                << "}";
+                << ", \"time_us\": " << r.cost.time_us
+                << ", \"bound\": " << JsonString(r.cost.bound) << "}";
     }
     std::cout << "]}\n";
     return kExitOk;
   }
   std::cout << options.model << " on " << profile->name << " (roofline"
-            << (profile->measured_us.empty() ? "" : absl::StrCat(", ", profile->measured_us.size(), " measured shapes"))
+            << (profile->measured_us.empty()
+                    ? ""
+                    : absl::StrCat(", ", profile->measured_us.size(),
+                                   " measured shapes"))
             << ")\n";
-  std::cout << absl::StrFormat("  %12s %12s %12s  %-8s %-24s %s\n", "time (us)", "GFLOP", "MB", "bound",
-                               "op", "node");
-  for (size_t i = 0; i < rows.size() && static_cast<int>(i) < options.top; ++i) {
+  std::cout << absl::StrFormat("  %12s %12s %12s  %-8s %-24s %s\n", "time (us)",
+                               "GFLOP", "MB", "bound", "op", "node");
+  for (size_t i = 0; i < rows.size() && static_cast<int>(i) < options.top;
+       ++i) {
     const Row& r = rows[i];
-    std::cout << absl::StrFormat("  %12.2f %12.4f %12.3f  %-8s %-24s %s%s\n", r.cost.time_us,
-                                 r.cost.flops / 1e9, (r.cost.bytes_read + r.cost.bytes_written) / 1e6,
-                                 r.cost.bound, graph->node(r.id).op(), graph->node(r.id).name(),
-                                 r.cost.known ? "" : "  (shape unknown)");
+    std::cout << absl::StrFormat(
+        "  %12.2f %12.4f %12.3f  %-8s %-24s %s%s\n", r.cost.time_us,
+        r.cost.flops / 1e9, (r.cost.bytes_read + r.cost.bytes_written) / 1e6,
+        r.cost.bound, graph->node(r.id).op(), graph->node(r.id).name(),
+        r.cost.known ? "" : "  (shape unknown)");
   }
-  std::cout << absl::StrFormat("total: %.2f us, %.4f GFLOP, %.3f MB over %d ops", time, flops / 1e9,
-                               bytes / 1e6, graph->num_nodes());
-  if (unknown > 0) std::cout << absl::StrFormat(" (%d with unknown shapes)", unknown);
+  std::cout << absl::StrFormat(
+      "total: %.2f us, %.4f GFLOP, %.3f MB over %d ops", time, flops / 1e9,
+      bytes / 1e6, graph->num_nodes());
+  if (unknown > 0)
+    std::cout << absl::StrFormat(" (%d with unknown shapes)", unknown);
   std::cout << "\n";
   if (regions.ok()) {
-    std::cout << absl::StrFormat("  forward %.2f us, backward %.2f us, other %.2f us\n",
-                                 by_region["forward"], by_region["backward"], by_region["other"]);
+    std::cout << absl::StrFormat(
+        "  forward %.2f us, backward %.2f us, other %.2f us\n",
+        by_region["forward"], by_region["backward"], by_region["other"]);
   }
   return kExitOk;
 }

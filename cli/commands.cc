@@ -3,10 +3,10 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <set>
@@ -39,7 +39,8 @@ namespace {
 
 // The hooks rules may call: the builtins and the analyses (cost hooks on
 // `device`). Fails on an unknown device profile.
-absl::StatusOr<HookRegistry> CommandHooks(const std::string& device = "h100_sxm") {
+absl::StatusOr<HookRegistry> CommandHooks(
+    const std::string& device = "h100_sxm") {
   HookRegistry hooks;
   RegisterBuiltinHooks(hooks);
   analysis::AnalysisHookOptions options;
@@ -63,14 +64,15 @@ std::string ToJson(const google::protobuf::Message& message) {
   return json;
 }
 
-void PrintCounts(const char* title,
-                 const google::protobuf::RepeatedPtrField<report::Count>& counts,
-                 const char* empty_name) {
+void PrintCounts(
+    const char* title,
+    const google::protobuf::RepeatedPtrField<report::Count>& counts,
+    const char* empty_name) {
   std::cout << title << " (" << counts.size() << "):\n";
   size_t width = 0;
   for (const report::Count& c : counts) {
-    width = std::max(width, (c.name().empty() ? std::string(empty_name)
-                                              : c.name()).size());
+    width = std::max(
+        width, (c.name().empty() ? std::string(empty_name) : c.name()).size());
   }
   for (const report::Count& c : counts) {
     std::string name = c.name().empty() ? empty_name : c.name();
@@ -124,7 +126,8 @@ int RunStats(const StatsOptions& options) {
   }
   auto join = [](const google::protobuf::RepeatedPtrField<std::string>& names) {
     std::string out;
-    for (const std::string& n : names) absl::StrAppend(&out, out.empty() ? "" : ", ", n);
+    for (const std::string& n : names)
+      absl::StrAppend(&out, out.empty() ? "" : ", ", n);
     return out.empty() ? std::string("(none)") : out;
   };
   std::cout << "inputs: " << join(stats.inputs()) << "\n"
@@ -193,7 +196,8 @@ bool ParseParams(const std::vector<std::string>& items,
   for (const std::string& item : items) {
     size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0) {
-      std::cerr << "--param: error: expected name=value, got `" << item << "`\n";
+      std::cerr << "--param: error: expected name=value, got `" << item
+                << "`\n";
       return false;
     }
     (*out)[item.substr(0, eq)] = item.substr(eq + 1);
@@ -202,14 +206,16 @@ bool ParseParams(const std::vector<std::string>& items,
 }
 
 double MsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
       .count();
 }
 
 void MergeStats(const report::ApplyReport& step, report::ApplyReport* total) {
   total->set_rewrites(total->rewrites() + step.rewrites());
   total->set_converged(total->converged() && step.converged());
-  if (!step.non_convergence().empty()) total->set_non_convergence(step.non_convergence());
+  if (!step.non_convergence().empty())
+    total->set_non_convergence(step.non_convergence());
   for (const auto& r : step.rules()) *total->add_rules() = r;
   for (const auto& s : step.skipped()) {
     if (total->skipped_size() < 100) *total->add_skipped() = s;
@@ -218,18 +224,20 @@ void MergeStats(const report::ApplyReport& step, report::ApplyReport* total) {
 
 // Compiles rule files with `--param` values for a command. On failure
 // prints the diagnostics, sets `exit_code` and returns nullptr.
-std::unique_ptr<dsl::RuleSet> CompileForCommand(const std::vector<std::string>& files,
-                                                const std::vector<std::string>& params,
-                                                const HookRegistry& hooks,
-                                                dsl::Diagnostics* diagnostics, int* exit_code) {
+std::unique_ptr<dsl::RuleSet> CompileForCommand(
+    const std::vector<std::string>& files,
+    const std::vector<std::string>& params, const HookRegistry& hooks,
+    dsl::Diagnostics* diagnostics, int* exit_code) {
   dsl::CompileOptions compile;
   if (!ParseParams(params, &compile.params)) {
     *exit_code = kExitUsage;
     return nullptr;
   }
-  std::unique_ptr<dsl::RuleSet> set = dsl::CompileRuleFiles(files, compile, hooks, diagnostics);
+  std::unique_ptr<dsl::RuleSet> set =
+      dsl::CompileRuleFiles(files, compile, hooks, diagnostics);
   if (set == nullptr) {
-    std::cerr << diagnostics->Render() << diagnostics->errors().size() << " error(s)\n";
+    std::cerr << diagnostics->Render() << diagnostics->errors().size()
+              << " error(s)\n";
     *exit_code = kExitFailure;
   }
   return set;
@@ -241,25 +249,28 @@ int RunCheck(const CheckOptions& options) {
   HookRegistry hooks = *CommandHooks();
   dsl::Diagnostics diagnostics;
   int exit_code = kExitOk;
-  std::unique_ptr<dsl::RuleSet> rules =
-      CompileForCommand(options.rule_files, options.params, hooks, &diagnostics, &exit_code);
+  std::unique_ptr<dsl::RuleSet> rules = CompileForCommand(
+      options.rule_files, options.params, hooks, &diagnostics, &exit_code);
   if (rules == nullptr) return exit_code;
   std::cerr << diagnostics.Render();  // lint warnings, if any
-  std::cout << "ok: " << rules->size() << " rule(s) in " << rules->files().size()
-            << " file(s)";
-  if (!diagnostics.warnings().empty()) std::cout << ", " << diagnostics.warnings().size() << " warning(s)";
+  std::cout << "ok: " << rules->size() << " rule(s) in "
+            << rules->files().size() << " file(s)";
+  if (!diagnostics.warnings().empty())
+    std::cout << ", " << diagnostics.warnings().size() << " warning(s)";
   std::cout << "\n";
   return kExitOk;
 }
 
 int RunApply(const ApplyCommandOptions& options) {
   if (options.rule_files.empty() == options.pipeline.empty()) {
-    std::cerr << "apply: error: give rule files (-r) or a pipeline (--pipeline), not both\n";
+    std::cerr << "apply: error: give rule files (-r) or a pipeline "
+                 "(--pipeline), not both\n";
     return kExitUsage;
   }
   if (!options.in_place && SamePath(options.input, options.output)) {
     std::cerr << options.output
-              << ": error: refusing to overwrite the input; pass --in-place to replace it\n";
+              << ": error: refusing to overwrite the input; pass --in-place to "
+                 "replace it\n";
     return kExitUsage;
   }
   std::map<std::string, std::string> cli_params;
@@ -268,7 +279,8 @@ int RunApply(const ApplyCommandOptions& options) {
   // Compile everything before touching the graph.
   std::vector<dsl::PipelineStep> steps;
   if (!options.pipeline.empty()) {
-    absl::StatusOr<dsl::Pipeline> pipeline = dsl::LoadPipeline(options.pipeline);
+    absl::StatusOr<dsl::Pipeline> pipeline =
+        dsl::LoadPipeline(options.pipeline);
     if (!pipeline.ok()) {
       std::cerr << pipeline.status().message() << "\n";
       return kExitFailure;
@@ -302,7 +314,8 @@ int RunApply(const ApplyCommandOptions& options) {
   }
   for (const auto& [k, v] : cli_params) {
     if (declared.count(k) == 0) {
-      std::cerr << "--param: error: no rule file declares param `" << k << "`\n";
+      std::cerr << "--param: error: no rule file declares param `" << k
+                << "`\n";
       return kExitFailure;
     }
   }
@@ -311,8 +324,9 @@ int RunApply(const ApplyCommandOptions& options) {
   absl::StatusOr<Graph> graph = LoadGraph(options.input, options.input_format);
   // With --diff, a second, untouched load to compare with.
   absl::StatusOr<Graph> original =
-      options.diff && graph.ok() ? LoadGraph(options.input, options.input_format)
-                                 : absl::StatusOr<Graph>(Graph());
+      options.diff && graph.ok()
+          ? LoadGraph(options.input, options.input_format)
+          : absl::StatusOr<Graph>(Graph());
   if (!graph.ok()) {
     std::cerr << graph.status().message() << "\n";
     return kExitFailure;
@@ -329,7 +343,8 @@ int RunApply(const ApplyCommandOptions& options) {
   apply.max_rewrites = options.max_rewrites;
   for (const auto& set : sets) {
     for (const std::string& f : set->files()) total.add_rule_files(f);
-    absl::StatusOr<report::ApplyReport> step = ApplyRules(*graph, set->rules(), apply);
+    absl::StatusOr<report::ApplyReport> step =
+        ApplyRules(*graph, set->rules(), apply);
     if (!step.ok()) {
       std::cerr << "apply: error: " << step.status().message() << "\n";
       return kExitFailure;
@@ -342,7 +357,8 @@ int RunApply(const ApplyCommandOptions& options) {
   validate.outputs = options.outputs;
   absl::Status valid = CheckValid(*graph, validate);
   if (!valid.ok()) {
-    std::cerr << options.input << ": error: the rewritten graph is invalid, nothing written: "
+    std::cerr << options.input
+              << ": error: the rewritten graph is invalid, nothing written: "
               << valid.message() << "\n";
     return kExitFailure;
   }
@@ -364,7 +380,8 @@ int RunApply(const ApplyCommandOptions& options) {
     std::cerr << "graft apply: " << total.rewrites() << " rewrite(s); nodes "
               << total.nodes_before() << " -> " << total.nodes_after() << "; "
               << absl::StrFormat("%.1f ms load, %.1f ms apply, %.1f ms save",
-                                 total.load_ms(), total.apply_ms(), total.save_ms())
+                                 total.load_ms(), total.apply_ms(),
+                                 total.save_ms())
               << "\n";
     for (const auto& r : total.rules()) {
       if (r.applied() == 0 && r.skipped() == 0) continue;
@@ -373,10 +390,12 @@ int RunApply(const ApplyCommandOptions& options) {
       std::cerr << "\n";
     }
     for (const auto& s : total.skipped()) {
-      std::cerr << "  skipped " << s.rule() << " at `" << s.node() << "`: " << s.reason() << "\n";
+      std::cerr << "  skipped " << s.rule() << " at `" << s.node()
+                << "`: " << s.reason() << "\n";
     }
   }
-  if (options.diff && original.ok()) std::cout << FormatDiffText(DiffGraphs(*original, *graph));
+  if (options.diff && original.ok())
+    std::cout << FormatDiffText(DiffGraphs(*original, *graph));
   if (!total.converged()) {
     std::cerr << "apply: error: " << total.non_convergence() << "\n";
     return kExitFailure;
@@ -388,8 +407,8 @@ int RunExplain(const ExplainOptions& options) {
   HookRegistry hooks = *CommandHooks();
   dsl::Diagnostics diagnostics;
   int exit_code = kExitOk;
-  std::unique_ptr<dsl::RuleSet> set =
-      CompileForCommand(options.rule_files, options.params, hooks, &diagnostics, &exit_code);
+  std::unique_ptr<dsl::RuleSet> set = CompileForCommand(
+      options.rule_files, options.params, hooks, &diagnostics, &exit_code);
   if (set == nullptr) return exit_code;
   absl::StatusOr<Graph> graph = LoadGraph(options.model);
   if (!graph.ok()) {
@@ -400,7 +419,8 @@ int RunExplain(const ExplainOptions& options) {
   if (!options.node.empty()) {
     only = graph->FindId(options.node);
     if (only == kNoNode) {
-      std::cerr << options.model << ": error: no node `" << options.node << "`\n";
+      std::cerr << options.model << ": error: no node `" << options.node
+                << "`\n";
       return kExitFailure;
     }
   }
@@ -416,7 +436,8 @@ int RunExplain(const ExplainOptions& options) {
         return;
       }
       std::cout << "matches";
-      for (const auto& [name, value] : e.bindings) std::cout << "\n    " << name << " = " << value;
+      for (const auto& [name, value] : e.bindings)
+        std::cout << "\n    " << name << " = " << value;
       std::cout << "\n";
     };
     if (only != kNoNode) {
@@ -426,7 +447,8 @@ int RunExplain(const ExplainOptions& options) {
     int matches = 0;
     graph->ForEachNode([&](const Node& n) {
       bool anchored = anchors.empty();
-      for (const std::string& a : anchors) anchored = anchored || GlobMatch(a, n.op());
+      for (const std::string& a : anchors)
+        anchored = anchored || GlobMatch(a, n.op());
       if (!anchored) return;
       dsl::Explanation e = dsl::ExplainAt(*set, rule->name(), *graph, n.id());
       if (e.matched) {
@@ -437,7 +459,8 @@ int RunExplain(const ExplainOptions& options) {
     std::cout << rule->name() << ": " << matches << " match(es)\n";
   }
   if (!found_rule) {
-    std::cerr << "explain: error: no rule `" << options.rule << "` in the rule files\n";
+    std::cerr << "explain: error: no rule `" << options.rule
+              << "` in the rule files\n";
     return kExitFailure;
   }
   return kExitOk;
@@ -449,11 +472,14 @@ void CollectRuleFiles(const std::string& path, std::vector<std::string>* out);
 
 // A line diff (longest common subsequence): `-` old, `+` new lines.
 std::string LineDiff(const std::string& a, const std::string& b) {
-  std::vector<std::string> x = absl::StrSplit(a, '\n'), y = absl::StrSplit(b, '\n');
-  std::vector<std::vector<int>> lcs(x.size() + 1, std::vector<int>(y.size() + 1, 0));
+  std::vector<std::string> x = absl::StrSplit(a, '\n'),
+                           y = absl::StrSplit(b, '\n');
+  std::vector<std::vector<int>> lcs(x.size() + 1,
+                                    std::vector<int>(y.size() + 1, 0));
   for (size_t i = x.size(); i-- > 0;) {
     for (size_t j = y.size(); j-- > 0;) {
-      lcs[i][j] = x[i] == y[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+      lcs[i][j] = x[i] == y[j] ? lcs[i + 1][j + 1] + 1
+                               : std::max(lcs[i + 1][j], lcs[i][j + 1]);
     }
   }
   std::string out;
@@ -462,7 +488,8 @@ std::string LineDiff(const std::string& a, const std::string& b) {
     if (i < x.size() && j < y.size() && x[i] == y[j]) {
       ++i;
       ++j;
-    } else if (i < x.size() && (j == y.size() || lcs[i + 1][j] >= lcs[i][j + 1])) {
+    } else if (i < x.size() &&
+               (j == y.size() || lcs[i + 1][j] >= lcs[i][j + 1])) {
       absl::StrAppend(&out, "-", x[i++], "\n");
     } else {
       absl::StrAppend(&out, "+", y[j++], "\n");
@@ -508,7 +535,8 @@ int RunFmt(const FmtOptions& options) {
     }
   }
   if (options.check && unformatted > 0) {
-    std::cerr << unformatted << " file(s) not formatted; run graft fmt on them\n";
+    std::cerr << unformatted
+              << " file(s) not formatted; run graft fmt on them\n";
     return kExitFailure;
   }
   return kExitOk;
@@ -575,7 +603,8 @@ std::string RunOneTest(const dsl::RuleFile& file, const dsl::Rule& rule,
   const Rule* compiled = set.Find(rule.name);
   if (compiled == nullptr) return "the rule did not compile";
   if (test.input.empty()) return "the test names no `input`";
-  absl::StatusOr<Graph> graph = LoadGraph(dsl::PathRelativeTo(file.path, test.input));
+  absl::StatusOr<Graph> graph =
+      LoadGraph(dsl::PathRelativeTo(file.path, test.input));
   if (!graph.ok()) return std::string(graph.status().message());
   const Rule* rules[] = {compiled};
   ApplyOptions apply;
@@ -585,14 +614,18 @@ std::string RunOneTest(const dsl::RuleFile& file, const dsl::Rule& rule,
   if (!report->converged()) return report->non_convergence();
   std::vector<std::string> problems;
   if (test.no_match && report->rewrites() > 0) {
-    problems.push_back(absl::StrCat("expected no match, got ", report->rewrites(), " rewrite(s)"));
+    problems.push_back(absl::StrCat("expected no match, got ",
+                                    report->rewrites(), " rewrite(s)"));
   }
   for (const auto& [op, want] : test.expect_ops) {
     int got = static_cast<int>(graph->NodesWithOp(op).size());
-    if (got != want) problems.push_back(absl::StrCat(op, ": ", got, " node(s), expected ", want));
+    if (got != want)
+      problems.push_back(
+          absl::StrCat(op, ": ", got, " node(s), expected ", want));
   }
   for (const std::string& n : test.expect_nodes) {
-    if (!graph->Contains(n)) problems.push_back(absl::StrCat("no node `", n, "`"));
+    if (!graph->Contains(n))
+      problems.push_back(absl::StrCat("no node `", n, "`"));
   }
   for (const auto& [tensor, node] : test.expect_edges) {
     const Node* n = graph->FindNode(node);
@@ -602,22 +635,28 @@ std::string RunOneTest(const dsl::RuleFile& file, const dsl::Rule& rule,
     }
     tf::NodeDef def = graph->ExportNodeDef(n->id());
     std::string want = tensor;
-    if (want.size() > 2 && want.substr(want.size() - 2) == ":0") want.resize(want.size() - 2);
+    if (want.size() > 2 && want.substr(want.size() - 2) == ":0")
+      want.resize(want.size() - 2);
     bool found = false;
     for (const std::string& in : def.input()) {
       std::string have = in;
-      if (have.size() > 2 && have.substr(have.size() - 2) == ":0") have.resize(have.size() - 2);
+      if (have.size() > 2 && have.substr(have.size() - 2) == ":0")
+        have.resize(have.size() - 2);
       found = found || have == want;
     }
-    if (!found) problems.push_back(absl::StrCat("`", tensor, "` does not feed `", node, "`"));
+    if (!found)
+      problems.push_back(
+          absl::StrCat("`", tensor, "` does not feed `", node, "`"));
   }
   for (const std::string& n : test.expect_no_nodes) {
-    if (graph->Contains(n)) problems.push_back(absl::StrCat("node `", n, "` is still there"));
+    if (graph->Contains(n))
+      problems.push_back(absl::StrCat("node `", n, "` is still there"));
   }
   absl::Status valid = CheckValid(*graph);
   if (!valid.ok()) problems.push_back(std::string(valid.message()));
   std::string out;
-  for (const std::string& p : problems) absl::StrAppend(&out, out.empty() ? "" : "; ", p);
+  for (const std::string& p : problems)
+    absl::StrAppend(&out, out.empty() ? "" : "; ", p);
   return out;
 }
 
@@ -637,7 +676,8 @@ int RunTests(const TestCommandOptions& options) {
     std::unique_ptr<dsl::RuleSet> set =
         dsl::CompileRuleFiles({path}, {}, hooks, &diagnostics);
     if (set == nullptr) {
-      std::cout << "FAIL " << path << ": does not compile\n" << diagnostics.Render();
+      std::cout << "FAIL " << path << ": does not compile\n"
+                << diagnostics.Render();
       ++failed;
       continue;
     }
@@ -645,7 +685,8 @@ int RunTests(const TestCommandOptions& options) {
     for (const dsl::Rule& rule : file.rules) {
       for (const dsl::RuleTest& test : rule.tests) {
         std::string why = RunOneTest(file, rule, test, *set);
-        std::string name = absl::StrCat(path, ":", test.loc.line, ": ", rule.name, " / ", test.name);
+        std::string name = absl::StrCat(path, ":", test.loc.line, ": ",
+                                        rule.name, " / ", test.name);
         if (why.empty()) {
           std::cout << "ok   " << name << "\n";
           ++passed;

@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
       "stats", "Node and edge counts, op histogram, devices, dtypes and size");
   stats_cmd->add_option("model", stats.model, "Graph file (.pb or .pbtxt)")
       ->required();
-  stats_cmd->add_option("--format", stats_format, "pb, pbtxt or auto (by extension)")
+  stats_cmd
+      ->add_option("--format", stats_format, "pb, pbtxt or auto (by extension)")
       ->check(CheckFormat);
   stats_cmd->add_flag("--json", stats.json, "Print the numbers as JSON");
 
@@ -53,8 +54,10 @@ int main(int argc, char** argv) {
   std::string in_format = "auto", out_format = "auto";
   CLI::App* convert_cmd =
       app.add_subcommand("convert", "Convert a graph between .pb and .pbtxt");
-  convert_cmd->add_option("input", convert.input, "Graph file to read")->required();
-  convert_cmd->add_option("output", convert.output, "Graph file to write")->required();
+  convert_cmd->add_option("input", convert.input, "Graph file to read")
+      ->required();
+  convert_cmd->add_option("output", convert.output, "Graph file to write")
+      ->required();
   convert_cmd->add_option("--input-format", in_format, "pb, pbtxt or auto")
       ->check(CheckFormat);
   convert_cmd->add_option("--output-format", out_format, "pb, pbtxt or auto")
@@ -79,93 +82,133 @@ int main(int argc, char** argv) {
   ApplyCommandOptions apply;
   std::string apply_in_format = "auto", apply_out_format = "auto";
   CLI::App* apply_cmd = app.add_subcommand(
-      "apply", "Apply rule files (or a pipeline) to a graph until nothing more matches");
+      "apply",
+      "Apply rule files (or a pipeline) to a graph until nothing more matches");
   apply_cmd
-      ->add_option("-r,--rules", apply.rule_files,
-                   "Rule files (.graft): -r a.graft -r b.graft, or -r a.graft,b.graft")
+      ->add_option(
+          "-r,--rules", apply.rule_files,
+          "Rule files (.graft): -r a.graft -r b.graft, or -r a.graft,b.graft")
       ->delimiter(',')
       ->allow_extra_args(false);
-  apply_cmd->add_option("--pipeline", apply.pipeline, "A pipeline (YAML) of rule files");
-  apply_cmd->add_option("--param", apply.params, "A param: name=value (repeatable)")
+  apply_cmd->add_option("--pipeline", apply.pipeline,
+                        "A pipeline (YAML) of rule files");
+  apply_cmd
+      ->add_option("--param", apply.params, "A param: name=value (repeatable)")
       ->allow_extra_args(false);
   apply_cmd->add_option("input", apply.input, "Graph to rewrite")->required();
-  apply_cmd->add_option("-o,--output", apply.output, "Where to write the result")->required();
-  apply_cmd->add_option("--report", apply.report, "Write a JSON report of the run here");
-  apply_cmd->add_option("--outputs", apply.outputs,
-                        "Graph outputs that must survive (comma separated)")
+  apply_cmd
+      ->add_option("-o,--output", apply.output, "Where to write the result")
+      ->required();
+  apply_cmd->add_option("--report", apply.report,
+                        "Write a JSON report of the run here");
+  apply_cmd
+      ->add_option("--outputs", apply.outputs,
+                   "Graph outputs that must survive (comma separated)")
       ->delimiter(',');
-  apply_cmd->add_option("--max-rewrites", apply.max_rewrites,
-                        "Stop and report non-convergence after this many rewrites");
+  apply_cmd->add_option(
+      "--max-rewrites", apply.max_rewrites,
+      "Stop and report non-convergence after this many rewrites");
   apply_cmd->add_option("--input-format", apply_in_format, "pb, pbtxt or auto")
       ->check(CheckFormat);
-  apply_cmd->add_option("--output-format", apply_out_format, "pb, pbtxt or auto")
+  apply_cmd
+      ->add_option("--output-format", apply_out_format, "pb, pbtxt or auto")
       ->check(CheckFormat);
-  apply_cmd->add_flag("--in-place", apply.in_place, "Allow OUTPUT to be the INPUT file");
+  apply_cmd->add_flag("--in-place", apply.in_place,
+                      "Allow OUTPUT to be the INPUT file");
   apply_cmd->add_flag("-q,--quiet", apply.quiet, "Print no summary");
-  apply_cmd->add_flag("--diff", apply.diff, "Print the structural diff of what the rules did");
-  apply_cmd->add_option("--device", apply.device,
-                        "Device profile for the cost hooks (a shipped name or a YAML file)")
+  apply_cmd->add_flag("--diff", apply.diff,
+                      "Print the structural diff of what the rules did");
+  apply_cmd
+      ->add_option(
+          "--device", apply.device,
+          "Device profile for the cost hooks (a shipped name or a YAML file)")
       ->capture_default_str();
 
   ExplainOptions explain;
-  CLI::App* explain_cmd = app.add_subcommand(
-      "explain", "Show what rules match in a graph (and why not at a node), without rewriting");
+  CLI::App* explain_cmd =
+      app.add_subcommand("explain",
+                         "Show what rules match in a graph (and why not at a "
+                         "node), without rewriting");
   explain_cmd
       ->add_option("-r,--rules", explain.rule_files, "Rule files (.graft)")
       ->delimiter(',')
       ->allow_extra_args(false)
       ->required();
-  explain_cmd->add_option("--param", explain.params, "A param: name=value (repeatable)")
+  explain_cmd
+      ->add_option("--param", explain.params,
+                   "A param: name=value (repeatable)")
       ->allow_extra_args(false);
   explain_cmd->add_option("model", explain.model, "Graph file")->required();
   explain_cmd->add_option("--rule", explain.rule, "Only this rule");
-  explain_cmd->add_option("--node", explain.node, "Only at this node; says why a rule fails");
+  explain_cmd->add_option("--node", explain.node,
+                          "Only at this node; says why a rule fails");
 
   MemOptions mem;
-  CLI::App* mem_cmd = app.add_subcommand(
-      "mem", "Shapes, forward/backward regions, executor schedule and peak memory per device");
+  CLI::App* mem_cmd =
+      app.add_subcommand("mem",
+                         "Shapes, forward/backward regions, executor schedule "
+                         "and peak memory per device");
   mem_cmd->add_option("model", mem.model, "Graph file")->required();
-  mem_cmd->add_option("--loss", mem.loss, "The loss node (found from the gradient seed if not given)");
-  mem_cmd->add_option("--seed", mem.seed, "The gradient seed node (found if not given)");
-  mem_cmd->add_option("--outputs", mem.outputs, "Fetched nodes, live to the end")->delimiter(',');
-  mem_cmd->add_option("--top", mem.top, "Tensors listed at each peak")->capture_default_str();
+  mem_cmd->add_option(
+      "--loss", mem.loss,
+      "The loss node (found from the gradient seed if not given)");
+  mem_cmd->add_option("--seed", mem.seed,
+                      "The gradient seed node (found if not given)");
+  mem_cmd
+      ->add_option("--outputs", mem.outputs, "Fetched nodes, live to the end")
+      ->delimiter(',');
+  mem_cmd->add_option("--top", mem.top, "Tensors listed at each peak")
+      ->capture_default_str();
   mem_cmd->add_flag("--json", mem.json, "Print the numbers as JSON");
 
   CostOptions cost;
-  CLI::App* cost_cmd = app.add_subcommand("cost", "Per-op and total roofline estimates for a device");
+  CLI::App* cost_cmd = app.add_subcommand(
+      "cost", "Per-op and total roofline estimates for a device");
   cost_cmd->add_option("model", cost.model, "Graph file")->required();
-  cost_cmd->add_option("--device", cost.device,
-                       "A shipped profile (a100, cpu, h100_pcie, h100_sxm, h200) or a profile YAML")
+  cost_cmd
+      ->add_option("--device", cost.device,
+                   "A shipped profile (a100, cpu, h100_pcie, h100_sxm, h200) "
+                   "or a profile YAML")
       ->capture_default_str();
-  cost_cmd->add_option("--top", cost.top, "Ops listed, most expensive first")->capture_default_str();
+  cost_cmd->add_option("--top", cost.top, "Ops listed, most expensive first")
+      ->capture_default_str();
   cost_cmd->add_flag("--json", cost.json, "Print the numbers as JSON");
 
   FmtOptions fmt;
-  CLI::App* fmt_cmd = app.add_subcommand("fmt", "Format rule files in the canonical style");
+  CLI::App* fmt_cmd =
+      app.add_subcommand("fmt", "Format rule files in the canonical style");
   fmt_cmd->add_option("paths", fmt.paths, "Rule files or folders")->required();
-  fmt_cmd->add_flag("--check", fmt.check,
-                    "Change nothing; print the diff and exit 1 if a file is not formatted");
+  fmt_cmd->add_flag(
+      "--check", fmt.check,
+      "Change nothing; print the diff and exit 1 if a file is not formatted");
 
   DiffOptions diff;
   CLI::App* diff_cmd = app.add_subcommand(
       "diff", "Structural diff of two graphs, nodes matched by name");
   diff_cmd->add_option("before", diff.before, "First graph")->required();
   diff_cmd->add_option("after", diff.after, "Second graph")->required();
-  diff_cmd->add_option("--format", diff.format,
-                       "text (default), dot (Graphviz) or html (a page with the picture)")
+  diff_cmd
+      ->add_option(
+          "--format", diff.format,
+          "text (default), dot (Graphviz) or html (a page with the picture)")
       ->check(CLI::IsMember({"text", "dot", "html"}));
-  diff_cmd->add_flag("--exit-code", diff.exit_code, "Exit 1 when the graphs differ");
+  diff_cmd->add_flag("--exit-code", diff.exit_code,
+                     "Exit 1 when the graphs differ");
 
   CheckOptions check;
-  CLI::App* check_cmd = app.add_subcommand("check", "Parse and check rule files");
-  check_cmd->add_option("rules", check.rule_files, "Rule files (.graft)")->required();
-  check_cmd->add_option("--param", check.params, "A param: name=value (repeatable)")
+  CLI::App* check_cmd =
+      app.add_subcommand("check", "Parse and check rule files");
+  check_cmd->add_option("rules", check.rule_files, "Rule files (.graft)")
+      ->required();
+  check_cmd
+      ->add_option("--param", check.params, "A param: name=value (repeatable)")
       ->allow_extra_args(false);
 
   TestCommandOptions test;
   CLI::App* test_cmd = app.add_subcommand(
       "test", "Run the `test` blocks inside rule files (files or folders)");
-  test_cmd->add_option("paths", test.paths, "Rule files or folders")->required();
+  test_cmd->add_option("paths", test.paths, "Rule files or folders")
+      ->required();
 
   try {
     app.parse(argc, argv);

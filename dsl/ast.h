@@ -18,7 +18,8 @@ struct Loc {
 
 // `path` as written in `file` (a rule file, pipeline): relative to the
 // file's folder unless absolute.
-inline std::string PathRelativeTo(const std::string& file, const std::string& path) {
+inline std::string PathRelativeTo(const std::string& file,
+                                  const std::string& path) {
   if (!path.empty() && path[0] == '/') return path;
   size_t slash = file.rfind('/');
   return slash == std::string::npos ? path : file.substr(0, slash + 1) + path;
@@ -37,18 +38,18 @@ struct AttrItem {
 
 struct Expr {
   enum class Kind {
-    kBool,     // true / false
-    kInt,      // 42
-    kFloat,    // 1e-3
-    kString,   // "text"
-    kName,     // x
-    kPort,     // x:1
-    kMember,   // x.epsilon (args[0] is x)
-    kCall,     // f(a, b) or ns.f(a)
-    kCreate,   // Op(a, b) { attrs } named "template" / conv.op(a, b)
-    kUnary,    // -x, not x
-    kBinary,   // a + b, a and b, a == b, ...
-    kList,     // [a, b]
+    kBool,    // true / false
+    kInt,     // 42
+    kFloat,   // 1e-3
+    kString,  // "text"
+    kName,    // x
+    kPort,    // x:1
+    kMember,  // x.epsilon (args[0] is x)
+    kCall,    // f(a, b) or ns.f(a)
+    kCreate,  // Op(a, b) { attrs } named "template" / conv.op(a, b)
+    kUnary,   // -x, not x
+    kBinary,  // a + b, a and b, a == b, ...
+    kList,    // [a, b]
   };
   Kind kind = Kind::kInt;
   Loc loc;
@@ -58,11 +59,11 @@ struct Expr {
   // kString: the text; kName/kPort: the name; kMember: the member; kCall: the
   // function; kCreate: the op (empty with op_of); kUnary/kBinary: operator.
   std::string text;
-  int port = 0;                  // kPort
-  std::string op_of;             // kCreate: `conv.op(...)` copies conv's op
-  std::vector<ExprPtr> args;     // operands, call arguments, list items
-  std::vector<AttrItem> attrs;   // kCreate
-  std::string name_template;     // kCreate: `named "{bn}/scaled"`
+  int port = 0;                 // kPort
+  std::string op_of;            // kCreate: `conv.op(...)` copies conv's op
+  std::vector<ExprPtr> args;    // operands, call arguments, list items
+  std::vector<AttrItem> attrs;  // kCreate
+  std::string name_template;    // kCreate: `named "{bn}/scaled"`
   bool has_name_template = false;
 };
 
@@ -115,13 +116,14 @@ struct Action {
     kDevice,     // device n "/device:GPU:0"
     kSet,        // set n.attr = value
     kClone,      // clone a, b as a2, b2 [with {x -> y}]
-    kSplice,     // splice "g.pbtxt" [prefix "p/"] [inputs {"in": x}] [take {out: "name"}]
-    kFail,       // fail "message {n}": stops the whole apply with an error
+    kSplice,  // splice "g.pbtxt" [prefix "p/"] [inputs {"in": x}] [take {out:
+              // "name"}]
+    kFail,    // fail "message {n}": stops the whole apply with an error
   };
   enum class Filter { kAll, kOnly, kExcept };
   Kind kind = Kind::kLet;
   Loc loc;
-  std::string name;    // let/assign target, erased/renamed/... node
+  std::string name;  // let/assign target, erased/renamed/... node
   Loc name_loc;
   std::string target;  // control/uncontrol: the second node; set: the attr
   Loc target_loc;

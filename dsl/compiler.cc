@@ -59,23 +59,37 @@ struct Task {
 // Source-like text of an expression, for explanations.
 std::string ExprText(const Expr& e) {
   switch (e.kind) {
-    case K::kBool: return e.bool_value ? "true" : "false";
-    case K::kInt: return absl::StrCat(e.int_value);
-    case K::kFloat: return absl::StrCat(e.float_value);
-    case K::kString: return absl::StrCat("\"", e.text, "\"");
-    case K::kName: return e.text;
-    case K::kPort: return absl::StrCat(ExprText(*e.args[0]), ":", e.port);
-    case K::kMember: return absl::StrCat(ExprText(*e.args[0]), ".", e.text);
+    case K::kBool:
+      return e.bool_value ? "true" : "false";
+    case K::kInt:
+      return absl::StrCat(e.int_value);
+    case K::kFloat:
+      return absl::StrCat(e.float_value);
+    case K::kString:
+      return absl::StrCat("\"", e.text, "\"");
+    case K::kName:
+      return e.text;
+    case K::kPort:
+      return absl::StrCat(ExprText(*e.args[0]), ":", e.port);
+    case K::kMember:
+      return absl::StrCat(ExprText(*e.args[0]), ".", e.text);
     case K::kUnary:
-      return e.text == "not" ? "not " + ExprText(*e.args[0]) : "-" + ExprText(*e.args[0]);
+      return e.text == "not" ? "not " + ExprText(*e.args[0])
+                             : "-" + ExprText(*e.args[0]);
     case K::kBinary:
-      return absl::StrCat(ExprText(*e.args[0]), " ", e.text, " ", ExprText(*e.args[1]));
-    case K::kCall: case K::kList: case K::kCreate: {
+      return absl::StrCat(ExprText(*e.args[0]), " ", e.text, " ",
+                          ExprText(*e.args[1]));
+    case K::kCall:
+    case K::kList:
+    case K::kCreate: {
       std::vector<std::string> args;
       for (const auto& a : e.args) args.push_back(ExprText(*a));
-      std::string head = e.kind == K::kCall ? e.text : e.kind == K::kCreate ? e.text : "";
-      return e.kind == K::kList ? absl::StrCat("[", absl::StrJoin(args, ", "), "]")
-                                : absl::StrCat(head, "(", absl::StrJoin(args, ", "), ")");
+      std::string head = e.kind == K::kCall     ? e.text
+                         : e.kind == K::kCreate ? e.text
+                                                : "";
+      return e.kind == K::kList
+                 ? absl::StrCat("[", absl::StrJoin(args, ", "), "]")
+                 : absl::StrCat(head, "(", absl::StrJoin(args, ", "), ")");
     }
   }
   return "?";
@@ -109,7 +123,8 @@ void Conjuncts(const ExprPtr& e, std::vector<ExprPtr>* out) {
   }
 }
 
-std::string Substitute(const std::string& text, const Graph& g, const Env& env) {
+std::string Substitute(const std::string& text, const Graph& g,
+                       const Env& env) {
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
     size_t close = text.find('}', i);
@@ -134,11 +149,14 @@ std::string Substitute(const std::string& text, const Graph& g, const Env& env) 
 
 absl::StatusOr<tf::DataType> ParseDtype(const std::string& name) {
   static const std::pair<const char*, tf::DataType> kNames[] = {
-      {"float32", tf::DT_FLOAT}, {"float", tf::DT_FLOAT}, {"float64", tf::DT_DOUBLE},
-      {"double", tf::DT_DOUBLE}, {"float16", tf::DT_HALF}, {"half", tf::DT_HALF},
-      {"bfloat16", tf::DT_BFLOAT16}, {"int8", tf::DT_INT8}, {"int16", tf::DT_INT16},
-      {"int32", tf::DT_INT32}, {"int64", tf::DT_INT64}, {"uint8", tf::DT_UINT8},
-      {"uint16", tf::DT_UINT16}, {"bool", tf::DT_BOOL}, {"string", tf::DT_STRING}};
+      {"float32", tf::DT_FLOAT},     {"float", tf::DT_FLOAT},
+      {"float64", tf::DT_DOUBLE},    {"double", tf::DT_DOUBLE},
+      {"float16", tf::DT_HALF},      {"half", tf::DT_HALF},
+      {"bfloat16", tf::DT_BFLOAT16}, {"int8", tf::DT_INT8},
+      {"int16", tf::DT_INT16},       {"int32", tf::DT_INT32},
+      {"int64", tf::DT_INT64},       {"uint8", tf::DT_UINT8},
+      {"uint16", tf::DT_UINT16},     {"bool", tf::DT_BOOL},
+      {"string", tf::DT_STRING}};
   for (const auto& [n, t] : kNames) {
     if (name == n) return t;
   }
@@ -148,8 +166,10 @@ absl::StatusOr<tf::DataType> ParseDtype(const std::string& name) {
 }
 
 // The AttrValue for `value` set as attr `name` of an `op` node.
-absl::StatusOr<tf::AttrValue> ToAttr(const std::string& op, const std::string& name,
-                                     const Value& value, const HookContext& ctx) {
+absl::StatusOr<tf::AttrValue> ToAttr(const std::string& op,
+                                     const std::string& name,
+                                     const Value& value,
+                                     const HookContext& ctx) {
   std::string type;
   if (const tf::OpDef* def = OpRegistry::Tensorflow().Find(op)) {
     for (const auto& a : def->attr()) {
@@ -158,12 +178,18 @@ absl::StatusOr<tf::AttrValue> ToAttr(const std::string& op, const std::string& n
   }
   tf::AttrValue attr;
   switch (value.type) {
-    case ValueType::kBool: attr.set_b(value.b); break;
-    case ValueType::kInt:
-      if (type == "float") attr.set_f(static_cast<float>(value.i));
-      else attr.set_i(value.i);
+    case ValueType::kBool:
+      attr.set_b(value.b);
       break;
-    case ValueType::kFloat: attr.set_f(static_cast<float>(value.f)); break;
+    case ValueType::kInt:
+      if (type == "float")
+        attr.set_f(static_cast<float>(value.i));
+      else
+        attr.set_i(value.i);
+      break;
+    case ValueType::kFloat:
+      attr.set_f(static_cast<float>(value.f));
+      break;
     case ValueType::kString:
       if (type == "type") {
         absl::StatusOr<tf::DataType> t = ParseDtype(value.s);
@@ -175,20 +201,27 @@ absl::StatusOr<tf::AttrValue> ToAttr(const std::string& op, const std::string& n
       break;
     case ValueType::kList:
       for (const Value& v : value.list) {
-        if (v.type == ValueType::kInt) attr.mutable_list()->add_i(v.i);
-        else if (v.type == ValueType::kFloat) attr.mutable_list()->add_f(static_cast<float>(v.f));
-        else if (v.type == ValueType::kString) attr.mutable_list()->add_s(v.s);
-        else if (v.type == ValueType::kBool) attr.mutable_list()->add_b(v.b);
+        if (v.type == ValueType::kInt)
+          attr.mutable_list()->add_i(v.i);
+        else if (v.type == ValueType::kFloat)
+          attr.mutable_list()->add_f(static_cast<float>(v.f));
+        else if (v.type == ValueType::kString)
+          attr.mutable_list()->add_s(v.s);
+        else if (v.type == ValueType::kBool)
+          attr.mutable_list()->add_b(v.b);
       }
       break;
-    case ValueType::kConst: case ValueType::kTensor: case ValueType::kNode: {
+    case ValueType::kConst:
+    case ValueType::kTensor:
+    case ValueType::kNode: {
       absl::StatusOr<ConstTensor> c = ToConstant(ctx, value);
       if (!c.ok()) return c.status();
       *attr.mutable_tensor() = ToTensorProto(*c);
       break;
     }
     default:
-      return absl::InvalidArgumentError(absl::StrCat("attr `", name, "` has no value"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("attr `", name, "` has no value"));
   }
   return attr;
 }
@@ -229,28 +262,35 @@ class CompiledRule : public ::graft::Rule {
 
   const std::string& name() const override { return name_; }
   int priority() const override { return priority_; }
-  std::vector<std::string> anchor_ops() const override { return pnodes_[root_].ops; }
+  std::vector<std::string> anchor_ops() const override {
+    return pnodes_[root_].ops;
+  }
 
   // The files' `require`s hold, and every range table a param names names
   // tensors of this graph.
   absl::Status Prepare(const Graph& graph) const override {
     for (const Requirement& req : requirements_) {
       absl::StatusOr<Value> v = Eval(graph, params_, *req.expr, nullptr);
-      if (!v.ok()) return absl::FailedPreconditionError(absl::StrCat(req.where, ": ", v.status().message()));
-      if (v->type != ValueType::kBool || !v->b) {
+      if (!v.ok())
         return absl::FailedPreconditionError(
-            absl::StrCat(req.where, ": `require ", ExprText(*req.expr), "` does not hold"));
+            absl::StrCat(req.where, ": ", v.status().message()));
+      if (v->type != ValueType::kBool || !v->b) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            req.where, ": `require ", ExprText(*req.expr), "` does not hold"));
       }
     }
     for (const auto& [name, v] : params_) {
       if (v.type != ValueType::kRanges || v.ranges == nullptr) continue;
       absl::Status s = CheckTensorRanges(*v.ranges, graph);
-      if (!s.ok()) return absl::Status(s.code(), absl::StrCat("param `", name, "`: ", s.message()));
+      if (!s.ok())
+        return absl::Status(s.code(),
+                            absl::StrCat("param `", name, "`: ", s.message()));
     }
     return absl::OkStatus();
   }
 
-  std::unique_ptr<MatchState> Match(const Graph& graph, NodeId root) const override {
+  std::unique_ptr<MatchState> Match(const Graph& graph,
+                                    NodeId root) const override {
     Search s;
     s.env = params_;
     s.guard_done.assign(guards_.size(), false);
@@ -270,7 +310,8 @@ class CompiledRule : public ::graft::Rule {
       absl::Status s = Run(exec, action);
       if (!s.ok()) {
         std::string where = absl::StrCat("line ", action.loc.line, ": ");
-        if (IsFailRewrite(s)) return FailRewrite(absl::StrCat(where, s.message()));
+        if (IsFailRewrite(s))
+          return FailRewrite(absl::StrCat(where, s.message()));
         return absl::Status(s.code(), absl::StrCat(where, s.message()));
       }
     }
@@ -296,17 +337,19 @@ class CompiledRule : public ::graft::Rule {
   bool GuardsHold(const Graph& graph, Search& s) const {
     for (size_t i = 0; i < guards_.size(); ++i) {
       if (s.guard_done[i]) continue;
-      bool ready = std::all_of(guards_[i].names.begin(), guards_[i].names.end(),
-                               [&](const std::string& n) { return s.env.count(n) > 0; });
+      bool ready =
+          std::all_of(guards_[i].names.begin(), guards_[i].names.end(),
+                      [&](const std::string& n) { return s.env.count(n) > 0; });
       if (!ready) continue;
       s.guard_done[i] = true;
       absl::StatusOr<Value> v = Eval(graph, s.env, *guards_[i].expr, nullptr);
       if (!v.ok()) {
-        return Fail(s, absl::StrCat("guard `", ExprText(*guards_[i].expr), "` failed: ",
-                                    v.status().message()));
+        return Fail(s, absl::StrCat("guard `", ExprText(*guards_[i].expr),
+                                    "` failed: ", v.status().message()));
       }
       if (v->type != ValueType::kBool || !v->b) {
-        return Fail(s, absl::StrCat("guard `", ExprText(*guards_[i].expr), "` is false"));
+        return Fail(s, absl::StrCat("guard `", ExprText(*guards_[i].expr),
+                                    "` is false"));
       }
     }
     return true;
@@ -325,21 +368,27 @@ class CompiledRule : public ::graft::Rule {
  public:
   // The match at `root`, or nullptr and in `why` the reason the search got
   // furthest with.
-  std::unique_ptr<MatchState> Explain(const Graph& graph, NodeId root, std::string* why) const {
+  std::unique_ptr<MatchState> Explain(const Graph& graph, NodeId root,
+                                      std::string* why) const {
     why->clear();
     why_ = why;
     why_depth_ = 0;
-    std::unique_ptr<MatchState> m = OpMatches(pnodes_[root_].ops, graph.node(root).op())
-                                        ? Match(graph, root)
-                                        : nullptr;
+    std::unique_ptr<MatchState> m =
+        OpMatches(pnodes_[root_].ops, graph.node(root).op())
+            ? Match(graph, root)
+            : nullptr;
     if (m == nullptr && why->empty()) {
-      *why = absl::StrCat("the root: expected ", absl::StrJoin(pnodes_[root_].ops, " | "),
-                          ", found ", graph.node(root).op(), " `", graph.node(root).name(), "`");
+      *why = absl::StrCat("the root: expected ",
+                          absl::StrJoin(pnodes_[root_].ops, " | "), ", found ",
+                          graph.node(root).op(), " `", graph.node(root).name(),
+                          "`");
     }
     why_ = nullptr;
     return m;
   }
-  static const Env& Bindings(const MatchState& m) { return static_cast<const DslMatch&>(m).env; }
+  static const Env& Bindings(const MatchState& m) {
+    return static_cast<const DslMatch&>(m).env;
+  }
 
  private:
   static bool BindTensor(Search& s, const std::string& name, Endpoint e) {
@@ -369,16 +418,19 @@ class CompiledRule : public ::graft::Rule {
                        : !task.ctx.empty() ? task.ctx
                                            : "the root";
     if (!OpMatches(pn.ops, node.op())) {
-      return Fail(s, absl::StrCat(what, ": expected ", absl::StrJoin(pn.ops, " | "), ", found ",
-                                  node.op(), " `", node.name(), "`"));
+      return Fail(
+          s, absl::StrCat(what, ": expected ", absl::StrJoin(pn.ops, " | "),
+                          ", found ", node.op(), " `", node.name(), "`"));
     }
     if (!pn.binding.empty()) {
       auto it = s.env.find(pn.binding);
       if (it != s.env.end()) {
         if (it->second.tensor.node != e.node) {
-          return Fail(s, absl::StrCat(what, " is `", graph.node(it->second.tensor.node).name(),
-                                      "` but ", task.ctx.empty() ? "this input" : task.ctx,
-                                      " is `", node.name(), "`"));
+          return Fail(
+              s, absl::StrCat(
+                     what, " is `", graph.node(it->second.tensor.node).name(),
+                     "` but ", task.ctx.empty() ? "this input" : task.ctx,
+                     " is `", node.name(), "`"));
         }
         return Solve(graph, std::move(s), std::move(tasks), out);
       }
@@ -393,7 +445,8 @@ class CompiledRule : public ::graft::Rule {
     }
     int fixed = static_cast<int>(pn.data.size()) - (pn.variadic ? 1 : 0);
     if (pn.variadic ? node.num_inputs() < fixed : node.num_inputs() != fixed) {
-      return Fail(s, absl::StrCat(what, " (`", node.name(), "`) has ", node.num_inputs(),
+      return Fail(s, absl::StrCat(what, " (`", node.name(), "`) has ",
+                                  node.num_inputs(),
                                   " data input(s); the pattern lists ", fixed));
     }
     std::vector<std::vector<int>> orders = {{}};
@@ -415,46 +468,56 @@ class CompiledRule : public ::graft::Rule {
           break;
         }
         switch (o.kind) {
-          case OK::kWildcard: break;
+          case OK::kWildcard:
+            break;
           case OK::kName:
             if (o.stmt >= 0) {
               ok = in.port == 0 ||
-                   Fail(s2, absl::StrCat(ctx, ": expected output 0 of `", o.name, "`, found `",
-                                         graph.TensorName(in), "`"));
+                   Fail(s2,
+                        absl::StrCat(ctx, ": expected output 0 of `", o.name,
+                                     "`, found `", graph.TensorName(in), "`"));
               if (ok) tasks2.push_back({o.stmt, in, ctx});
             } else {
               ok = BindTensor(s2, o.name, in) ||
-                   Fail(s2, absl::StrCat(ctx, ": `", o.name, "` is already `",
-                                         graph.TensorName(s2.env[o.name].tensor), "`, found `",
-                                         graph.TensorName(in), "`"));
+                   Fail(s2,
+                        absl::StrCat(ctx, ": `", o.name, "` is already `",
+                                     graph.TensorName(s2.env[o.name].tensor),
+                                     "`, found `", graph.TensorName(in), "`"));
             }
             break;
           case OK::kPort:
             ok = in.port == o.port ||
-                 Fail(s2, absl::StrCat(ctx, ": expected output ", o.port, " of `", o.name,
-                                       "`, found `", graph.TensorName(in), "`"));
+                 Fail(s2, absl::StrCat(ctx, ": expected output ", o.port,
+                                       " of `", o.name, "`, found `",
+                                       graph.TensorName(in), "`"));
             if (ok) tasks2.push_back({o.stmt, {in.node, 0}, ctx});
             break;
           case OK::kBound:
-            ok = BindTensor(s2, o.name, in) ||
-                 Fail(s2, absl::StrCat(ctx, ": `", o.name, "` is already `",
-                                       graph.TensorName(s2.env[o.name].tensor), "`, found `",
-                                       graph.TensorName(in), "`"));
+            ok =
+                BindTensor(s2, o.name, in) ||
+                Fail(s2, absl::StrCat(ctx, ": `", o.name, "` is already `",
+                                      graph.TensorName(s2.env[o.name].tensor),
+                                      "`, found `", graph.TensorName(in), "`"));
             if (ok) tasks2.push_back({o.nested, in, ctx});
             break;
           case OK::kNested:
             tasks2.push_back({o.nested, in, ctx});
             break;
-          default: break;
+          default:
+            break;
         }
       }
       if (!ok) continue;
       if (pn.variadic) {
         std::vector<Value> rest;
-        for (int i = fixed; i < node.num_inputs(); ++i) rest.push_back(Value::Tensor(node.input(i)));
-        if (!pn.data.back().name.empty()) s2.env[pn.data.back().name] = Value::List(std::move(rest));
+        for (int i = fixed; i < node.num_inputs(); ++i)
+          rest.push_back(Value::Tensor(node.input(i)));
+        if (!pn.data.back().name.empty())
+          s2.env[pn.data.back().name] = Value::List(std::move(rest));
       }
-      if (!SolveControl(graph, std::move(s2), std::move(tasks2), pn, node, 0, out)) continue;
+      if (!SolveControl(graph, std::move(s2), std::move(tasks2), pn, node, 0,
+                        out))
+        continue;
       return true;
     }
     return false;
@@ -463,7 +526,8 @@ class CompiledRule : public ::graft::Rule {
   // Binds control operands one by one (each may choose among the node's
   // control inputs), then goes on with the tasks.
   bool SolveControl(const Graph& graph, Search s, std::vector<Task> tasks,
-                    const PNode& pn, const Node& node, size_t k, DslMatch* out) const {
+                    const PNode& pn, const Node& node, size_t k,
+                    DslMatch* out) const {
     const std::vector<POperand>* controls = &pn.control;
     if (k >= controls->size()) {
       if (!GuardsHold(graph, s)) return false;
@@ -484,7 +548,9 @@ class CompiledRule : public ::graft::Rule {
       } else {
         s2.env[o.name] = Value::NodeRef(c);
       }
-      if (SolveControl(graph, std::move(s2), std::move(tasks2), pn, node, k + 1, out)) return true;
+      if (SolveControl(graph, std::move(s2), std::move(tasks2), pn, node, k + 1,
+                       out))
+        return true;
     }
     return false;
   }
@@ -495,13 +561,19 @@ class CompiledRule : public ::graft::Rule {
                              Exec* exec) const {
     HookContext ctx{graph};
     switch (e.kind) {
-      case K::kBool: return Value::Bool(e.bool_value);
-      case K::kInt: return Value::Int(e.int_value);
-      case K::kFloat: return Value::Float(e.float_value);
-      case K::kString: return Value::String(e.text);
+      case K::kBool:
+        return Value::Bool(e.bool_value);
+      case K::kInt:
+        return Value::Int(e.int_value);
+      case K::kFloat:
+        return Value::Float(e.float_value);
+      case K::kString:
+        return Value::String(e.text);
       case K::kName: {
         auto it = env.find(e.text);
-        if (it == env.end()) return absl::NotFoundError(absl::StrCat("`", e.text, "` is not bound"));
+        if (it == env.end())
+          return absl::NotFoundError(
+              absl::StrCat("`", e.text, "` is not bound"));
         return it->second;
       }
       case K::kPort: {
@@ -512,8 +584,10 @@ class CompiledRule : public ::graft::Rule {
       case K::kMember: {
         absl::StatusOr<Value> base = Eval(graph, env, *e.args[0], exec);
         if (!base.ok()) return base.status();
-        if (base->type != ValueType::kNode && base->type != ValueType::kTensor) {
-          return absl::InvalidArgumentError(absl::StrCat("`.", e.text, "` of a non-node"));
+        if (base->type != ValueType::kNode &&
+            base->type != ValueType::kTensor) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("`.", e.text, "` of a non-node"));
         }
         const Node& n = graph.node(base->tensor.node);
         if (e.text == "op") return Value::String(n.op());
@@ -532,7 +606,9 @@ class CompiledRule : public ::graft::Rule {
       }
       case K::kCall: {
         const Hook* hook = hooks_.Find(e.text);
-        if (hook == nullptr) return absl::NotFoundError(absl::StrCat("unknown function `", e.text, "`"));
+        if (hook == nullptr)
+          return absl::NotFoundError(
+              absl::StrCat("unknown function `", e.text, "`"));
         std::vector<Value> args;
         for (const auto& a : e.args) {
           absl::StatusOr<Value> v = Eval(graph, env, *a, exec);
@@ -544,7 +620,8 @@ class CompiledRule : public ::graft::Rule {
       case K::kUnary: {
         absl::StatusOr<Value> v = Eval(graph, env, *e.args[0], exec);
         if (!v.ok()) return v.status();
-        if (e.text == "not") return Value::Bool(!(v->type == ValueType::kBool && v->b));
+        if (e.text == "not")
+          return Value::Bool(!(v->type == ValueType::kBool && v->b));
         if (v->type == ValueType::kInt) return Value::Int(-v->i);
         if (v->type == ValueType::kFloat) return Value::Float(-v->f);
         absl::StatusOr<ConstTensor> c = ToConstant(ctx, *v);
@@ -553,16 +630,18 @@ class CompiledRule : public ::graft::Rule {
         if (!r.ok()) return r.status();
         return Value::Constant(*std::move(r));
       }
-      case K::kBinary: return EvalBinary(graph, env, e, exec);
+      case K::kBinary:
+        return EvalBinary(graph, env, e, exec);
       case K::kCreate:
-        if (exec == nullptr) return absl::InvalidArgumentError("cannot create nodes in a guard");
+        if (exec == nullptr)
+          return absl::InvalidArgumentError("cannot create nodes in a guard");
         return Create(e, exec);
     }
     return absl::InternalError("bad expression");
   }
 
-  absl::StatusOr<Value> EvalBinary(const Graph& graph, const Env& env, const Expr& e,
-                                   Exec* exec) const {
+  absl::StatusOr<Value> EvalBinary(const Graph& graph, const Env& env,
+                                   const Expr& e, Exec* exec) const {
     const std::string& op = e.text;
     absl::StatusOr<Value> a = Eval(graph, env, *e.args[0], exec);
     if (!a.ok()) return a.status();
@@ -576,10 +655,12 @@ class CompiledRule : public ::graft::Rule {
     }
     absl::StatusOr<Value> b = Eval(graph, env, *e.args[1], exec);
     if (!b.ok()) return b.status();
-    if (op == "==" || op == "!=" || op == "<" || op == ">" || op == "<=" || op == ">=") {
+    if (op == "==" || op == "!=" || op == "<" || op == ">" || op == "<=" ||
+        op == ">=") {
       // A one-value constant compares as a number.
       for (absl::StatusOr<Value>* v : {&a, &b}) {
-        if ((*v)->type == ValueType::kConst && (*v)->constant->num_elements() == 1) {
+        if ((*v)->type == ValueType::kConst &&
+            (*v)->constant->num_elements() == 1) {
           **v = Value::Float((*v)->constant->values[0]);
         }
       }
@@ -587,30 +668,44 @@ class CompiledRule : public ::graft::Rule {
       if (a->is_number() && b->is_number()) {
         double x = a->number(), y = b->number();
         cmp = x < y ? -1 : x > y ? 1 : 0;
-      } else if (a->type == ValueType::kString && b->type == ValueType::kString) {
+      } else if (a->type == ValueType::kString &&
+                 b->type == ValueType::kString) {
         cmp = a->s.compare(b->s);
       } else if (a->type == ValueType::kBool && b->type == ValueType::kBool) {
         cmp = static_cast<int>(a->b) - static_cast<int>(b->b);
-      } else if ((a->type == ValueType::kTensor || a->type == ValueType::kNode) &&
-                 (b->type == ValueType::kTensor || b->type == ValueType::kNode)) {
+      } else if ((a->type == ValueType::kTensor ||
+                  a->type == ValueType::kNode) &&
+                 (b->type == ValueType::kTensor ||
+                  b->type == ValueType::kNode)) {
         cmp = a->tensor == b->tensor ? 0 : 1;
       } else {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "cannot compare a ", ValueTypeName(a->type), " with a ", ValueTypeName(b->type)));
+        return absl::InvalidArgumentError(
+            absl::StrCat("cannot compare a ", ValueTypeName(a->type),
+                         " with a ", ValueTypeName(b->type)));
       }
-      bool r = op == "==" ? cmp == 0 : op == "!=" ? cmp != 0 : op == "<" ? cmp < 0
-             : op == ">" ? cmp > 0 : op == "<=" ? cmp <= 0 : cmp >= 0;
+      bool r = op == "=="   ? cmp == 0
+               : op == "!=" ? cmp != 0
+               : op == "<"  ? cmp < 0
+               : op == ">"  ? cmp > 0
+               : op == "<=" ? cmp <= 0
+                            : cmp >= 0;
       return Value::Bool(r);
     }
-    if (op == "+" && a->type == ValueType::kString && b->type == ValueType::kString) {
+    if (op == "+" && a->type == ValueType::kString &&
+        b->type == ValueType::kString) {
       return Value::String(a->s + b->s);
     }
     if (a->type == ValueType::kInt && b->type == ValueType::kInt && op != "/") {
-      return Value::Int(op == "+" ? a->i + b->i : op == "-" ? a->i - b->i : a->i * b->i);
+      return Value::Int(op == "+"   ? a->i + b->i
+                        : op == "-" ? a->i - b->i
+                                    : a->i * b->i);
     }
     if (a->is_number() && b->is_number()) {
       double x = a->number(), y = b->number();
-      return Value::Float(op == "+" ? x + y : op == "-" ? x - y : op == "*" ? x * y : x / y);
+      return Value::Float(op == "+"   ? x + y
+                          : op == "-" ? x - y
+                          : op == "*" ? x * y
+                                      : x / y);
     }
     HookContext ctx{graph};
     absl::StatusOr<ConstTensor> x = ToConstant(ctx, *a);
@@ -625,14 +720,17 @@ class CompiledRule : public ::graft::Rule {
     return Value::Constant(*std::move(r));
   }
 
-  absl::StatusOr<Value> Create(const Expr& e, Exec* exec, const std::string& binding = "") const {
+  absl::StatusOr<Value> Create(const Expr& e, Exec* exec,
+                               const std::string& binding = "") const {
     const Graph& g = exec->rewriter.graph();
     HookContext ctx{g};
     NodeSpec spec;
     spec.op = e.text;
     if (!e.op_of.empty()) {
       auto it = exec->env.find(e.op_of);
-      if (it == exec->env.end()) return absl::NotFoundError(absl::StrCat("`", e.op_of, "` is not bound"));
+      if (it == exec->env.end())
+        return absl::NotFoundError(
+            absl::StrCat("`", e.op_of, "` is not bound"));
       spec.op = g.node(it->second.tensor.node).op();
     }
     const Node& root = g.node(exec->match.root);
@@ -658,17 +756,21 @@ class CompiledRule : public ::graft::Rule {
         } else if (v.type == ValueType::kList) {
           for (const Value& item : v.list) spec.inputs.push_back(item.tensor);
         } else {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "argument ", i + 1, " of `", spec.op, "` is a ", ValueTypeName(v.type),
-              ", not a tensor; wrap constants in `Const(...)`"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("argument ", i + 1, " of `", spec.op, "` is a ",
+                           ValueTypeName(v.type),
+                           ", not a tensor; wrap constants in `Const(...)`"));
         }
       }
     }
     for (const AttrItem& item : e.attrs) {
       if (item.spread) {
         auto it = exec->env.find(item.name);
-        if (it == exec->env.end()) return absl::NotFoundError(absl::StrCat("`", item.name, "` is not bound"));
-        for (const auto& [k, v] : g.node(it->second.tensor.node).attrs()) spec.attrs[k] = v;
+        if (it == exec->env.end())
+          return absl::NotFoundError(
+              absl::StrCat("`", item.name, "` is not bound"));
+        for (const auto& [k, v] : g.node(it->second.tensor.node).attrs())
+          spec.attrs[k] = v;
         continue;
       }
       absl::StatusOr<Value> v = Eval(g, exec->env, *item.value, exec);
@@ -681,7 +783,8 @@ class CompiledRule : public ::graft::Rule {
     if (e.has_name_template) {
       spec.name = Substitute(e.name_template, g, exec->env);
     } else {
-      spec.name = absl::StrCat(root.name(), "/", binding.empty() ? spec.op : binding);
+      spec.name =
+          absl::StrCat(root.name(), "/", binding.empty() ? spec.op : binding);
     }
     absl::StatusOr<NodeId> id = exec->rewriter.AddNode(std::move(spec));
     if (!id.ok()) return id.status();
@@ -700,7 +803,8 @@ class CompiledRule : public ::graft::Rule {
       if (!arg.type_attr().empty() && spec->attrs.count(arg.type_attr()) == 0) {
         tf::DataType t = OpRegistry::Tensorflow().OutputType(
             g.node(spec->inputs[index].node), spec->inputs[index].port);
-        if (t != tf::DT_INVALID) spec->attrs[arg.type_attr()].set_type(BaseType(t));
+        if (t != tf::DT_INVALID)
+          spec->attrs[arg.type_attr()].set_type(BaseType(t));
       }
       int count = 1;
       if (!arg.number_attr().empty()) {
@@ -727,14 +831,16 @@ class CompiledRule : public ::graft::Rule {
   }
 
   // A tensor, or each tensor of a list.
-  absl::StatusOr<std::vector<Endpoint>> TensorsArg(Exec& x, const Expr& e) const {
+  absl::StatusOr<std::vector<Endpoint>> TensorsArg(Exec& x,
+                                                   const Expr& e) const {
     absl::StatusOr<Value> v = Eval(x.rewriter.graph(), x.env, e, &x);
     if (!v.ok()) return v.status();
     std::vector<Endpoint> out;
-    for (const Value& item : v->type == ValueType::kList ? v->list : std::vector<Value>{*v}) {
+    for (const Value& item :
+         v->type == ValueType::kList ? v->list : std::vector<Value>{*v}) {
       if (item.type != ValueType::kTensor && item.type != ValueType::kNode) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("expected a tensor, got a ", ValueTypeName(item.type)));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "expected a tensor, got a ", ValueTypeName(item.type)));
       }
       out.push_back(item.tensor);
     }
@@ -745,8 +851,8 @@ class CompiledRule : public ::graft::Rule {
   // `to`; replace also removes `from`'s node.
   // The consumers an action's `only` / `except` set allows; `also_except`
   // are never allowed unless the set is `only`.
-  absl::StatusOr<ConsumerFilter> FilterOf(const Exec& x, const Action& a,
-                                          std::vector<NodeId> also_except) const {
+  absl::StatusOr<ConsumerFilter> FilterOf(
+      const Exec& x, const Action& a, std::vector<NodeId> also_except) const {
     std::vector<NodeId> nodes;
     for (const auto& [name, loc] : a.filter_nodes) {
       absl::StatusOr<NodeId> n = NodeArg(x, name);
@@ -758,7 +864,8 @@ class CompiledRule : public ::graft::Rule {
     return ConsumerFilter::Except(nodes);
   }
 
-  absl::Status RerouteOne(Exec& x, const Action& a, Endpoint from, Endpoint to) const {
+  absl::Status RerouteOne(Exec& x, const Action& a, Endpoint from,
+                          Endpoint to) const {
     // Never the new tensor's own node: it must not read itself.
     absl::StatusOr<ConsumerFilter> filter = FilterOf(x, a, {to.node});
     if (!filter.ok()) return filter.status();
@@ -766,7 +873,8 @@ class CompiledRule : public ::graft::Rule {
     if (!n.ok()) return n.status();
     if (a.kind == Action::Kind::kReplace && from.port == 0) {
       x.plan->remove.push_back(from.node);
-      if (x.created.count(to.node) > 0) x.plan->takeover.emplace_back(from.node, to.node);
+      if (x.created.count(to.node) > 0)
+        x.plan->takeover.emplace_back(from.node, to.node);
     }
     return absl::OkStatus();
   }
@@ -792,21 +900,24 @@ class CompiledRule : public ::graft::Rule {
         return absl::OkStatus();
       }
       case AK::kAssign: {
-        absl::StatusOr<Value> v = a.a->kind == K::kCreate ? Create(*a.a, &x, a.name)
-                                                           : Eval(g, x.env, *a.a, &x);
+        absl::StatusOr<Value> v = a.a->kind == K::kCreate
+                                      ? Create(*a.a, &x, a.name)
+                                      : Eval(g, x.env, *a.a, &x);
         if (!v.ok()) return v.status();
         x.env[a.name] = *std::move(v);
         return absl::OkStatus();
       }
-      case AK::kReroute: case AK::kSwap: {
-        // Lists (from walks and views) go pairwise, as graph_editor's reroute_ts.
+      case AK::kReroute:
+      case AK::kSwap: {
+        // Lists (from walks and views) go pairwise, as graph_editor's
+        // reroute_ts.
         absl::StatusOr<std::vector<Endpoint>> from = TensorsArg(x, *a.a);
         if (!from.ok()) return from.status();
         absl::StatusOr<std::vector<Endpoint>> to = TensorsArg(x, *a.b);
         if (!to.ok()) return to.status();
         if (from->size() != to->size()) {
-          return absl::InvalidArgumentError(absl::StrCat("cannot pair ", from->size(), " tensor(s) with ",
-                                                         to->size()));
+          return absl::InvalidArgumentError(absl::StrCat(
+              "cannot pair ", from->size(), " tensor(s) with ", to->size()));
         }
         if (a.kind == AK::kReroute) {
           for (size_t i = 0; i < from->size(); ++i) {
@@ -836,16 +947,20 @@ class CompiledRule : public ::graft::Rule {
         x.plan->erase.push_back(*n);
         return absl::OkStatus();
       }
-      case AK::kRename: case AK::kDevice: {
+      case AK::kRename:
+      case AK::kDevice: {
         absl::StatusOr<NodeId> n = NodeArg(x, a.name);
         if (!n.ok()) return n.status();
         absl::StatusOr<Value> v = Eval(g, x.env, *a.a, &x);
         if (!v.ok()) return v.status();
-        if (v->type != ValueType::kString) return absl::InvalidArgumentError("expected a string");
+        if (v->type != ValueType::kString)
+          return absl::InvalidArgumentError("expected a string");
         std::string text = Substitute(v->s, g, x.env);
-        return a.kind == AK::kRename ? r.Rename(*n, text) : r.SetDevice(*n, text);
+        return a.kind == AK::kRename ? r.Rename(*n, text)
+                                     : r.SetDevice(*n, text);
       }
-      case AK::kControl: case AK::kUncontrol: {
+      case AK::kControl:
+      case AK::kUncontrol: {
         absl::StatusOr<NodeId> from = NodeArg(x, a.name);
         if (!from.ok()) return from.status();
         absl::StatusOr<NodeId> to = NodeArg(x, a.target);
@@ -879,17 +994,22 @@ class CompiledRule : public ::graft::Rule {
       }
       case AK::kSplice: {
         auto it = splices_.find(&a - actions_.data());
-        if (it == splices_.end()) return absl::InternalError("splice graph not loaded");
+        if (it == splices_.end())
+          return absl::InternalError("splice graph not loaded");
         const SpliceSource& source = it->second;
         if (source.graph == nullptr) {
-          return absl::InvalidArgumentError(absl::StrCat(source.what, " names no graph file"));
+          return absl::InvalidArgumentError(
+              absl::StrCat(source.what, " names no graph file"));
         }
         const tf::GraphDef* def = source.whole.get();
         tf::GraphDef part;
         if (!a.splice_root.empty()) {
-          absl::StatusOr<tf::GraphDef> p =
-              surgery::AncestorsOf(*source.graph, {Substitute(a.splice_root, g, x.env)});
-          if (!p.ok()) return absl::Status(p.status().code(), absl::StrCat(source.what, ": ", p.status().message()));
+          absl::StatusOr<tf::GraphDef> p = surgery::AncestorsOf(
+              *source.graph, {Substitute(a.splice_root, g, x.env)});
+          if (!p.ok())
+            return absl::Status(
+                p.status().code(),
+                absl::StrCat(source.what, ": ", p.status().message()));
           part = *std::move(p);
           def = &part;
         }
@@ -907,7 +1027,8 @@ class CompiledRule : public ::graft::Rule {
           std::string name = Substitute(node, g, x.env);
           auto m = spliced->mapping.find(name);
           if (m == spliced->mapping.end()) {
-            return absl::NotFoundError(absl::StrCat(source.what, " has no node `", name, "` to take"));
+            return absl::NotFoundError(
+                absl::StrCat(source.what, " has no node `", name, "` to take"));
           }
           x.env[binding.first] = Value::NodeRef(m->second);
         }
@@ -924,7 +1045,8 @@ class CompiledRule : public ::graft::Rule {
         absl::StatusOr<Value> v = Eval(g, x.env, *a.a, &x);
         if (!v.ok()) return v.status();
         HookContext ctx{g};
-        absl::StatusOr<tf::AttrValue> attr = ToAttr(g.node(*n).op(), a.target, *v, ctx);
+        absl::StatusOr<tf::AttrValue> attr =
+            ToAttr(g.node(*n).op(), a.target, *v, ctx);
         if (!attr.ok()) return attr.status();
         return r.SetAttr(*n, a.target, *std::move(attr));
       }
@@ -957,7 +1079,10 @@ int EditDistance(const std::string& a, const std::string& b) {
   for (size_t i = 1; i <= a.size(); ++i) {
     cur[0] = static_cast<int>(i);
     for (size_t j = 1; j <= b.size(); ++j) {
-      int sub = prev[j - 1] + (absl::ascii_tolower(a[i - 1]) == absl::ascii_tolower(b[j - 1]) ? 0 : 1);
+      int sub =
+          prev[j - 1] +
+          (absl::ascii_tolower(a[i - 1]) == absl::ascii_tolower(b[j - 1]) ? 0
+                                                                          : 1);
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
     }
     std::swap(prev, cur);
@@ -965,7 +1090,8 @@ int EditDistance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
-std::vector<std::string> Suggest(const std::string& name, const std::vector<std::string>& known) {
+std::vector<std::string> Suggest(const std::string& name,
+                                 const std::vector<std::string>& known) {
   std::string best;
   int best_d = 3;
   for (const std::string& k : known) {
@@ -980,7 +1106,15 @@ std::vector<std::string> Suggest(const std::string& name, const std::vector<std:
 }
 
 struct NameInfo {
-  enum class Kind { kPattern, kTensor, kList, kLet, kCreated, kParam, kControl };
+  enum class Kind {
+    kPattern,
+    kTensor,
+    kList,
+    kLet,
+    kCreated,
+    kParam,
+    kControl
+  };
   Kind kind;
   ValueType type;
   Loc loc;
@@ -991,12 +1125,15 @@ struct NameInfo {
 
 class Compiler {
  public:
-  Compiler(const CompileOptions& options, const HookRegistry& hooks, Diagnostics* d)
+  Compiler(const CompileOptions& options, const HookRegistry& hooks,
+           Diagnostics* d)
       : options_(options), hooks_(hooks), d_(d) {}
 
-  void Load(const std::string& path, const std::string* text, const std::string& from,
-            Loc from_loc) {
-    if (std::find(set_->files_.begin(), set_->files_.end(), path) != set_->files_.end()) return;
+  void Load(const std::string& path, const std::string* text,
+            const std::string& from, Loc from_loc) {
+    if (std::find(set_->files_.begin(), set_->files_.end(), path) !=
+        set_->files_.end())
+      return;
     std::string source;
     if (text != nullptr) {
       source = *text;
@@ -1006,7 +1143,8 @@ class Compiler {
         if (from.empty()) {
           d_->Error(path, {}, "cannot read the rule file");
         } else {
-          d_->Error(from, from_loc, absl::StrCat("cannot import `", path, "`: no such file"));
+          d_->Error(from, from_loc,
+                    absl::StrCat("cannot import `", path, "`: no such file"));
         }
         return;
       }
@@ -1032,19 +1170,25 @@ class Compiler {
         std::map<std::string, NameInfo> names;  // params only
         ValueType t = CheckExpr(*file, *req.expr, &names, true);
         if (t != ValueType::kBool && t != ValueType::kAny) {
-          Error(*file, req.expr->loc, absl::StrCat("`require` needs a bool, not a ", ValueTypeName(t)));
+          Error(
+              *file, req.expr->loc,
+              absl::StrCat("`require` needs a bool, not a ", ValueTypeName(t)));
         }
-        requirements_.push_back({req.expr, absl::StrCat(file->path, ":", req.loc.line)});
+        requirements_.push_back(
+            {req.expr, absl::StrCat(file->path, ":", req.loc.line)});
       }
     }
     std::map<std::string, std::pair<std::string, Loc>> seen;
     for (const auto& file : set_->asts_) {
       for (const Rule& rule : file->rules) {
-        auto [it, fresh] = seen.emplace(rule.name, std::make_pair(file->path, rule.loc));
+        auto [it, fresh] =
+            seen.emplace(rule.name, std::make_pair(file->path, rule.loc));
         if (!fresh) {
-          d_->Error(file->path, rule.loc, absl::StrCat("duplicate rule `", rule.name, "`"),
+          d_->Error(file->path, rule.loc,
+                    absl::StrCat("duplicate rule `", rule.name, "`"),
                     {absl::StrCat("first defined at ", it->second.first, ":",
-                                  it->second.second.line, ":", it->second.second.col)});
+                                  it->second.second.line, ":",
+                                  it->second.second.col)});
           continue;
         }
         CompileRule(*file, rule);
@@ -1058,7 +1202,8 @@ class Compiler {
  private:
   // Params named in `{...}` of a name template or a string count as used.
   void CountTemplateParams(const std::string& text) {
-    for (size_t open = text.find('{'); open != std::string::npos; open = text.find('{', open + 1)) {
+    for (size_t open = text.find('{'); open != std::string::npos;
+         open = text.find('{', open + 1)) {
       size_t close = text.find('}', open);
       if (close == std::string::npos) break;
       std::string name = text.substr(open + 1, close - open - 1);
@@ -1070,9 +1215,11 @@ class Compiler {
   static std::string PatternKey(const Rule& rule) {
     std::string key;
     std::function<void(const NodePattern&)> walk = [&](const NodePattern& p) {
-      absl::StrAppend(&key, absl::StrJoin(p.ops, "|"), p.has_operands ? "(" : "");
+      absl::StrAppend(&key, absl::StrJoin(p.ops, "|"),
+                      p.has_operands ? "(" : "");
       for (const OperandPattern& o : p.operands) {
-        absl::StrAppend(&key, static_cast<int>(o.kind), ":", o.name, ":", o.port, ",");
+        absl::StrAppend(&key, static_cast<int>(o.kind), ":", o.name, ":",
+                        o.port, ",");
         if (o.nested) walk(*o.nested);
       }
       absl::StrAppend(&key, p.has_operands ? ")" : "", ";");
@@ -1089,7 +1236,8 @@ class Compiler {
     for (const auto& file : set_->asts_) {
       for (const Param& p : file->params) {
         if (param_uses_[p.name] == 0) {
-          d_->Warning(file->path, p.loc, absl::StrCat("param `", p.name, "` is never used"));
+          d_->Warning(file->path, p.loc,
+                      absl::StrCat("param `", p.name, "` is never used"));
         }
       }
     }
@@ -1105,9 +1253,10 @@ class Compiler {
     for (const auto& file : set_->asts_) {
       for (const Rule& r : file->rules) {
         if (!r.has_match) continue;
-        entries.push_back({file.get(), &r,
-                           r.has_priority ? r.priority : static_cast<int>(r.patterns.size()),
-                           PatternKey(r)});
+        entries.push_back(
+            {file.get(), &r,
+             r.has_priority ? r.priority : static_cast<int>(r.patterns.size()),
+             PatternKey(r)});
       }
     }
     for (size_t i = 0; i < entries.size(); ++i) {
@@ -1117,18 +1266,22 @@ class Compiler {
         const Entry& later = entries[i];
         bool tried_first = first.priority > later.priority ||
                            (first.priority == later.priority && j < i);
-        if (tried_first && first.key == later.key && first.rule->guards.empty()) {
-          d_->Warning(later.file->path, later.rule->loc,
-                      absl::StrCat("rule `", later.rule->name, "` can never fire: `",
-                                   first.rule->name,
-                                   "` has the same pattern, no guard, and is tried first"));
+        if (tried_first && first.key == later.key &&
+            first.rule->guards.empty()) {
+          d_->Warning(
+              later.file->path, later.rule->loc,
+              absl::StrCat(
+                  "rule `", later.rule->name, "` can never fire: `",
+                  first.rule->name,
+                  "` has the same pattern, no guard, and is tried first"));
           break;
         }
       }
     }
   }
 
-  void Error(const RuleFile& f, Loc loc, std::string msg, std::vector<std::string> notes = {}) {
+  void Error(const RuleFile& f, Loc loc, std::string msg,
+             std::vector<std::string> notes = {}) {
     d_->Error(f.path, loc, std::move(msg), std::move(notes));
   }
 
@@ -1141,7 +1294,8 @@ class Compiler {
     return ValueType::kString;
   }
 
-  absl::StatusOr<Value> ParseParam(const std::string& type, const std::string& text) {
+  absl::StatusOr<Value> ParseParam(const std::string& type,
+                                   const std::string& text) {
     if (type == "int") {
       int64_t v;
       if (absl::SimpleAtoi(text, &v)) return Value::Int(v);
@@ -1158,7 +1312,8 @@ class Compiler {
     } else {
       return Value::String(text);
     }
-    return absl::InvalidArgumentError(absl::StrCat("`", text, "` is not a ", type));
+    return absl::InvalidArgumentError(
+        absl::StrCat("`", text, "` is not a ", type));
   }
 
   // A `ranges` param: the table in the YAML file `path` ("" for none).
@@ -1167,7 +1322,8 @@ class Compiler {
   Value LoadRanges(const std::string& path) {
     if (path.empty()) return Value::Ranges(nullptr);
     std::vector<RangeFileProblem> problems;
-    auto table = std::make_shared<TensorRanges>(LoadTensorRanges(path, &problems));
+    auto table =
+        std::make_shared<TensorRanges>(LoadTensorRanges(path, &problems));
     for (const RangeFileProblem& p : problems) {
       d_->Error(path, {p.line, p.column}, p.message);
     }
@@ -1184,19 +1340,23 @@ class Compiler {
     if (path.empty()) return Value::GraphRef(nullptr, "");
     absl::StatusOr<Graph> graph = LoadGraph(path);
     if (!graph.ok()) {
-      d_->Error(path, {}, absl::StrCat("cannot load the graph: ", graph.status().message()));
+      d_->Error(
+          path, {},
+          absl::StrCat("cannot load the graph: ", graph.status().message()));
       Value bad;
       bad.type = ValueType::kAny;
       return bad;
     }
-    return Value::GraphRef(std::make_shared<const Graph>(*std::move(graph)), path);
+    return Value::GraphRef(std::make_shared<const Graph>(*std::move(graph)),
+                           path);
   }
 
   void CollectParams() {
     for (const auto& file : set_->asts_) {
       for (const Param& p : file->params) {
         if (params_.count(p.name) != 0) {
-          Error(*file, p.loc, absl::StrCat("param `", p.name, "` is declared twice"));
+          Error(*file, p.loc,
+                absl::StrCat("param `", p.name, "` is declared twice"));
           continue;
         }
         Value v;
@@ -1206,21 +1366,30 @@ class Compiler {
           ValueType want = ParamType(p.type);
           bool neg = e.kind == K::kUnary && e.text == "-" && !e.args.empty();
           const Expr& lit = neg ? *e.args[0] : e;
-          if (lit.kind == K::kInt && (want == ValueType::kInt || want == ValueType::kFloat)) {
-            v = want == ValueType::kInt ? Value::Int(neg ? -lit.int_value : lit.int_value)
-                                        : Value::Float(neg ? -lit.int_value : lit.int_value);
+          if (lit.kind == K::kInt &&
+              (want == ValueType::kInt || want == ValueType::kFloat)) {
+            v = want == ValueType::kInt
+                    ? Value::Int(neg ? -lit.int_value : lit.int_value)
+                    : Value::Float(neg ? -lit.int_value : lit.int_value);
           } else if (lit.kind == K::kFloat && want == ValueType::kFloat) {
             v = Value::Float(neg ? -lit.float_value : lit.float_value);
           } else if (lit.kind == K::kBool && want == ValueType::kBool && !neg) {
             v = Value::Bool(lit.bool_value);
-          } else if (lit.kind == K::kString && want == ValueType::kString && !neg) {
+          } else if (lit.kind == K::kString && want == ValueType::kString &&
+                     !neg) {
             v = Value::String(lit.text);
-          } else if (lit.kind == K::kString && want == ValueType::kRanges && !neg) {
-            v = LoadRanges(lit.text.empty() ? "" : PathRelativeTo(file->path, lit.text));
-          } else if (lit.kind == K::kString && want == ValueType::kGraph && !neg) {
-            v = LoadGraphParam(lit.text.empty() ? "" : PathRelativeTo(file->path, lit.text));
+          } else if (lit.kind == K::kString && want == ValueType::kRanges &&
+                     !neg) {
+            v = LoadRanges(
+                lit.text.empty() ? "" : PathRelativeTo(file->path, lit.text));
+          } else if (lit.kind == K::kString && want == ValueType::kGraph &&
+                     !neg) {
+            v = LoadGraphParam(
+                lit.text.empty() ? "" : PathRelativeTo(file->path, lit.text));
           } else {
-            Error(*file, e.loc, absl::StrCat("the default of `", p.name, "` is not a ", p.type));
+            Error(*file, e.loc,
+                  absl::StrCat("the default of `", p.name, "` is not a ",
+                               p.type));
             v.type = ValueType::kAny;  // reported; no second error below
           }
         }
@@ -1235,12 +1404,14 @@ class Compiler {
       if (it == param_types_.end()) {
         std::vector<std::string> known;
         for (const auto& [k, t] : param_types_) known.push_back(k);
-        d_->Error("--param", {}, absl::StrCat("unknown param `", name, "`"), Suggest(name, known));
+        d_->Error("--param", {}, absl::StrCat("unknown param `", name, "`"),
+                  Suggest(name, known));
         continue;
       }
       absl::StatusOr<Value> v = ParseParam(it->second, text);
       if (!v.ok()) {
-        d_->Error("--param", {}, absl::StrCat("param `", name, "`: ", v.status().message()));
+        d_->Error("--param", {},
+                  absl::StrCat("param `", name, "`: ", v.status().message()));
         continue;
       }
       params_[name] = *v;
@@ -1248,18 +1419,23 @@ class Compiler {
     for (const auto& file : set_->asts_) {
       for (const Param& p : file->params) {
         if (params_.count(p.name) && params_[p.name].type == ValueType::kNone) {
-          Error(*file, p.loc, absl::StrCat("param `", p.name, "` has no default and no value given"));
+          Error(*file, p.loc,
+                absl::StrCat("param `", p.name,
+                             "` has no default and no value given"));
         }
         const Value& v = params_[p.name];
         if (p.has_range && v.is_number() &&
             (v.number() < p.range_min || v.number() > p.range_max)) {
-          std::string where = options_.params.count(p.name) ? "--param" : file->path;
+          std::string where =
+              options_.params.count(p.name) ? "--param" : file->path;
           std::string range = absl::StrCat(p.range_min, "..", p.range_max);
           d_->Error(where, options_.params.count(p.name) ? Loc{} : p.loc,
-                    absl::StrCat("param `", p.name, "`: ", v.number(), " is outside ", range));
+                    absl::StrCat("param `", p.name, "`: ", v.number(),
+                                 " is outside ", range));
         }
         if (p.has_range && p.type != "int" && p.type != "float") {
-          Error(*file, p.range_loc, absl::StrCat("only int and float params have a range"));
+          Error(*file, p.range_loc,
+                absl::StrCat("only int and float params have a range"));
         }
       }
     }
@@ -1268,12 +1444,14 @@ class Compiler {
   void CheckOp(const RuleFile& f, const std::string& op, Loc loc) {
     const OpRegistry& ops = OpRegistry::Tensorflow();
     if (op.find('*') != std::string::npos || ops.Find(op) != nullptr) return;
-    Error(f, loc, absl::StrCat("unknown op `", op, "`"), Suggest(op, ops.OpNames()));
+    Error(f, loc, absl::StrCat("unknown op `", op, "`"),
+          Suggest(op, ops.OpNames()));
   }
 
   // Registers the names a pattern binds; returns the pattern node index.
-  int AddPattern(const RuleFile& f, const NodePattern& p, const std::string& binding,
-                 std::vector<PNode>* pnodes, std::map<std::string, NameInfo>* names,
+  int AddPattern(const RuleFile& f, const NodePattern& p,
+                 const std::string& binding, std::vector<PNode>* pnodes,
+                 std::map<std::string, NameInfo>* names,
                  const std::map<std::string, int>& stmts, int slot = -1) {
     int index = slot;
     if (index < 0) {
@@ -1298,13 +1476,15 @@ class Compiler {
             po.stmt = stmt->second;
             (*names)[o.name].uses++;
           } else {
-            Bind(f, o.name, NameInfo::Kind::kTensor, ValueType::kTensor, o.loc, names);
+            Bind(f, o.name, NameInfo::Kind::kTensor, ValueType::kTensor, o.loc,
+                 names);
           }
           break;
         case OK::kPort:
           if (stmt == stmts.end()) {
-            Error(f, o.loc, absl::StrCat("`", o.name, ":", o.port,
-                                         "` needs `", o.name, "` to be a pattern of this match"));
+            Error(f, o.loc,
+                  absl::StrCat("`", o.name, ":", o.port, "` needs `", o.name,
+                               "` to be a pattern of this match"));
           } else {
             po.stmt = stmt->second;
             (*names)[o.name].uses++;
@@ -1312,10 +1492,12 @@ class Compiler {
           break;
         case OK::kBound:
           if (stmt != stmts.end()) {
-            Error(f, o.loc, absl::StrCat("`", o.name, "` is already a pattern; use `", o.name,
-                                         "` alone to refer to it"));
+            Error(f, o.loc,
+                  absl::StrCat("`", o.name, "` is already a pattern; use `",
+                               o.name, "` alone to refer to it"));
           }
-          Bind(f, o.name, NameInfo::Kind::kTensor, ValueType::kTensor, o.loc, names);
+          Bind(f, o.name, NameInfo::Kind::kTensor, ValueType::kTensor, o.loc,
+               names);
           po.nested = AddPattern(f, *o.nested, "", pnodes, names, stmts);
           break;
         case OK::kNested:
@@ -1327,11 +1509,14 @@ class Compiler {
             if (p.operands[j].kind != OK::kControl) last = false;
           }
           if (!last) {
-            Error(f, o.loc, absl::StrCat("`", o.name.empty() ? "_" : o.name,
-                                         "...` must be the last data operand"));
+            Error(f, o.loc,
+                  absl::StrCat("`", o.name.empty() ? "_" : o.name,
+                               "...` must be the last data operand"));
           }
           pn.variadic = true;
-          if (!o.name.empty()) Bind(f, o.name, NameInfo::Kind::kList, ValueType::kList, o.loc, names);
+          if (!o.name.empty())
+            Bind(f, o.name, NameInfo::Kind::kList, ValueType::kList, o.loc,
+                 names);
           break;
         }
         case OK::kControl:
@@ -1339,7 +1524,8 @@ class Compiler {
             po.stmt = stmt->second;
             (*names)[o.name].uses++;
           } else {
-            Bind(f, o.name, NameInfo::Kind::kControl, ValueType::kNode, o.loc, names);
+            Bind(f, o.name, NameInfo::Kind::kControl, ValueType::kNode, o.loc,
+                 names);
           }
           pn.control.push_back(po);
           continue;
@@ -1352,8 +1538,8 @@ class Compiler {
     return index;
   }
 
-  void Bind(const RuleFile& f, const std::string& name, NameInfo::Kind kind, ValueType type,
-            Loc loc, std::map<std::string, NameInfo>* names) {
+  void Bind(const RuleFile& f, const std::string& name, NameInfo::Kind kind,
+            ValueType type, Loc loc, std::map<std::string, NameInfo>* names) {
     auto it = names->find(name);
     if (it != names->end()) {
       if (it->second.kind == kind && kind == NameInfo::Kind::kTensor) {
@@ -1369,16 +1555,20 @@ class Compiler {
     (*names)[name] = {kind, type, loc, 0};
   }
 
-  ValueType CheckExpr(const RuleFile& f, const Expr& e, std::map<std::string, NameInfo>* names,
-                      bool in_guard) {
+  ValueType CheckExpr(const RuleFile& f, const Expr& e,
+                      std::map<std::string, NameInfo>* names, bool in_guard) {
     switch (e.kind) {
-      case K::kBool: return ValueType::kBool;
-      case K::kInt: return ValueType::kInt;
-      case K::kFloat: return ValueType::kFloat;
+      case K::kBool:
+        return ValueType::kBool;
+      case K::kInt:
+        return ValueType::kInt;
+      case K::kFloat:
+        return ValueType::kFloat;
       case K::kString:
         CountTemplateParams(e.text);
         return ValueType::kString;
-      case K::kName: case K::kPort: {
+      case K::kName:
+      case K::kPort: {
         auto it = names->find(e.text);
         if (it == names->end()) {
           auto p = param_types_.find(e.text);
@@ -1388,7 +1578,8 @@ class Compiler {
           }
           std::vector<std::string> known;
           for (const auto& [k, v] : *names) known.push_back(k);
-          Error(f, e.loc, absl::StrCat("unknown name `", e.text, "`"), Suggest(e.text, known));
+          Error(f, e.loc, absl::StrCat("unknown name `", e.text, "`"),
+                Suggest(e.text, known));
           return ValueType::kAny;
         }
         it->second.uses++;
@@ -1397,10 +1588,14 @@ class Compiler {
       }
       case K::kMember: {
         ValueType base = CheckExpr(f, *e.args[0], names, in_guard);
-        if (base != ValueType::kNode && base != ValueType::kTensor && base != ValueType::kAny) {
-          Error(f, e.loc, absl::StrCat("`.", e.text, "` needs a node, not a ", ValueTypeName(base)));
+        if (base != ValueType::kNode && base != ValueType::kTensor &&
+            base != ValueType::kAny) {
+          Error(f, e.loc,
+                absl::StrCat("`.", e.text, "` needs a node, not a ",
+                             ValueTypeName(base)));
         }
-        if (e.text == "op" || e.text == "name" || e.text == "device") return ValueType::kString;
+        if (e.text == "op" || e.text == "name" || e.text == "device")
+          return ValueType::kString;
         return ValueType::kAny;
       }
       case K::kList:
@@ -1409,30 +1604,38 @@ class Compiler {
       case K::kCall: {
         const Hook* hook = hooks_.Find(e.text);
         std::vector<ValueType> types;
-        for (const auto& a : e.args) types.push_back(CheckExpr(f, *a, names, in_guard));
+        for (const auto& a : e.args)
+          types.push_back(CheckExpr(f, *a, names, in_guard));
         if (hook == nullptr) {
           std::vector<std::string> known;
           for (const Hook* h : hooks_.All()) known.push_back(h->name);
-          Error(f, e.loc, absl::StrCat("unknown function `", e.text, "`"), Suggest(e.text, known));
+          Error(f, e.loc, absl::StrCat("unknown function `", e.text, "`"),
+                Suggest(e.text, known));
           return ValueType::kAny;
         }
         const HookSignature& sig = hook->signature;
         size_t n = e.args.size();
         size_t least = sig.params.size() - sig.optional;
-        bool count_ok = sig.variadic ? n >= sig.params.size() : n >= least && n <= sig.params.size();
+        bool count_ok = sig.variadic ? n >= sig.params.size()
+                                     : n >= least && n <= sig.params.size();
         if (!count_ok) {
-          std::string takes = sig.variadic ? absl::StrCat("at least ", sig.params.size())
-                              : sig.optional > 0 ? absl::StrCat(least, " to ", sig.params.size())
-                                                 : absl::StrCat(sig.params.size());
-          Error(f, e.loc, absl::StrCat("`", e.text, "` takes ", takes, " argument(s), got ", n));
+          std::string takes =
+              sig.variadic ? absl::StrCat("at least ", sig.params.size())
+              : sig.optional > 0
+                  ? absl::StrCat(least, " to ", sig.params.size())
+                  : absl::StrCat(sig.params.size());
+          Error(f, e.loc,
+                absl::StrCat("`", e.text, "` takes ", takes,
+                             " argument(s), got ", n));
           return sig.result;
         }
         for (size_t i = 0; i < n; ++i) {
           ValueType want = sig.params[std::min(i, sig.params.size() - 1)];
           if (!Accepts(want, types[i])) {
             Error(f, e.args[i]->loc,
-                  absl::StrCat("argument ", i + 1, " of `", e.text, "` must be a ",
-                               ValueTypeName(want), ", not a ", ValueTypeName(types[i])));
+                  absl::StrCat("argument ", i + 1, " of `", e.text,
+                               "` must be a ", ValueTypeName(want), ", not a ",
+                               ValueTypeName(types[i])));
           }
         }
         return sig.result;
@@ -1445,22 +1648,25 @@ class Compiler {
         ValueType a = CheckExpr(f, *e.args[0], names, in_guard);
         ValueType b = CheckExpr(f, *e.args[1], names, in_guard);
         const std::string& op = e.text;
-        if (op == "and" || op == "or" || op == "==" || op == "!=" || op == "<" || op == ">" ||
-            op == "<=" || op == ">=") {
+        if (op == "and" || op == "or" || op == "==" || op == "!=" ||
+            op == "<" || op == ">" || op == "<=" || op == ">=") {
           return ValueType::kBool;
         }
         bool text = a == ValueType::kString || b == ValueType::kString;
-        if (op == "+" && text && (a == ValueType::kString || a == ValueType::kAny) &&
+        if (op == "+" && text &&
+            (a == ValueType::kString || a == ValueType::kAny) &&
             (b == ValueType::kString || b == ValueType::kAny)) {
           return ValueType::kString;  // joins strings
         }
         for (ValueType t : {a, b}) {
           if (t == ValueType::kString || t == ValueType::kBool) {
-            Error(f, e.loc, absl::StrCat("`", op, "` needs numbers or constants, not a ",
-                                         ValueTypeName(t)));
+            Error(f, e.loc,
+                  absl::StrCat("`", op, "` needs numbers or constants, not a ",
+                               ValueTypeName(t)));
           }
         }
-        if (a == ValueType::kInt && b == ValueType::kInt) return ValueType::kInt;
+        if (a == ValueType::kInt && b == ValueType::kInt)
+          return ValueType::kInt;
         if ((a == ValueType::kInt || a == ValueType::kFloat) &&
             (b == ValueType::kInt || b == ValueType::kFloat)) {
           return ValueType::kFloat;
@@ -1484,14 +1690,16 @@ class Compiler {
           bool is_const_op = e.text == "Const" && e.args.size() == 1;
           if (!is_const_op && (t == ValueType::kConst || t == ValueType::kInt ||
                                t == ValueType::kFloat)) {
-            Error(f, a->loc, "a constant is not a tensor; wrap it in `Const(...)`");
+            Error(f, a->loc,
+                  "a constant is not a tensor; wrap it in `Const(...)`");
           }
         }
         for (const AttrItem& item : e.attrs) {
           if (item.spread) {
             auto it = names->find(item.name);
             if (it == names->end()) {
-              Error(f, item.loc, absl::StrCat("unknown name `", item.name, "`"));
+              Error(f, item.loc,
+                    absl::StrCat("unknown name `", item.name, "`"));
             } else {
               it->second.uses++;
             }
@@ -1506,8 +1714,9 @@ class Compiler {
   }
 
   // A name a rewrite action binds (let, a new node, a copy, a spliced node).
-  void BindAction(const RuleFile& f, const std::string& name, NameInfo::Kind kind, ValueType type,
-                  Loc loc, std::map<std::string, NameInfo>* names) {
+  void BindAction(const RuleFile& f, const std::string& name,
+                  NameInfo::Kind kind, ValueType type, Loc loc,
+                  std::map<std::string, NameInfo>* names) {
     if (names->count(name)) {
       Error(f, loc, absl::StrCat("`", name, "` is already bound"));
     } else {
@@ -1524,7 +1733,8 @@ class Compiler {
     }
     it->second.uses++;
     bool let_node = it->second.kind == NameInfo::Kind::kLet &&
-                    (it->second.type == ValueType::kNode || it->second.type == ValueType::kTensor);
+                    (it->second.type == ValueType::kNode ||
+                     it->second.type == ValueType::kTensor);
     if ((it->second.kind == NameInfo::Kind::kLet && !let_node) ||
         it->second.kind == NameInfo::Kind::kList) {
       Error(f, loc, absl::StrCat("`", name, "` is not a node"));
@@ -1534,8 +1744,12 @@ class Compiler {
   void CompileRule(const RuleFile& f, const Rule& rule) {
     size_t errors_before = d_->errors().size();
     splice_graphs_.clear();
-    if (!rule.has_match) Error(f, rule.loc, absl::StrCat("rule `", rule.name, "` has no `match` block"));
-    if (!rule.has_rewrite) Error(f, rule.loc, absl::StrCat("rule `", rule.name, "` has no `rewrite` block"));
+    if (!rule.has_match)
+      Error(f, rule.loc,
+            absl::StrCat("rule `", rule.name, "` has no `match` block"));
+    if (!rule.has_rewrite)
+      Error(f, rule.loc,
+            absl::StrCat("rule `", rule.name, "` has no `rewrite` block"));
     if (rule.has_match && rule.patterns.empty()) {
       Error(f, rule.match_loc, "the match block has no pattern");
     }
@@ -1553,24 +1767,28 @@ class Compiler {
     // Statement patterns occupy the first slots; nested ones follow.
     std::vector<PNode> all(rule.patterns.size());
     for (size_t i = 0; i < rule.patterns.size(); ++i) {
-      AddPattern(f, rule.patterns[i].pattern, rule.patterns[i].name, &all, &names, stmts,
-                 static_cast<int>(i));
+      AddPattern(f, rule.patterns[i].pattern, rule.patterns[i].name, &all,
+                 &names, stmts, static_cast<int>(i));
     }
     // The root: the one statement no other pattern refers to.
     std::vector<int> roots;
     for (size_t i = 0; i < rule.patterns.size(); ++i) {
-      if (names[rule.patterns[i].name].uses == 0) roots.push_back(static_cast<int>(i));
+      if (names[rule.patterns[i].name].uses == 0)
+        roots.push_back(static_cast<int>(i));
     }
     int root = -1;
     if (roots.size() == 1) {
       root = roots[0];
     } else if (roots.empty()) {
-      Error(f, rule.match_loc, "the patterns refer to each other in a cycle: no root");
+      Error(f, rule.match_loc,
+            "the patterns refer to each other in a cycle: no root");
     } else {
       std::vector<std::string> list;
-      for (int r : roots) list.push_back(absl::StrCat("`", rule.patterns[r].name, "`"));
+      for (int r : roots)
+        list.push_back(absl::StrCat("`", rule.patterns[r].name, "`"));
       Error(f, rule.match_loc,
-            absl::StrCat("the pattern has ", roots.size(), " roots (", absl::StrJoin(list, ", "),
+            absl::StrCat("the pattern has ", roots.size(), " roots (",
+                         absl::StrJoin(list, ", "),
                          "); connect them, or split the rule"));
     }
     // Guards.
@@ -1578,7 +1796,8 @@ class Compiler {
     for (const ExprPtr& g : rule.guards) {
       ValueType t = CheckExpr(f, *g, &names, true);
       if (t != ValueType::kBool && t != ValueType::kAny) {
-        Error(f, g->loc, absl::StrCat("`where` needs a bool, not a ", ValueTypeName(t)));
+        Error(f, g->loc,
+              absl::StrCat("`where` needs a bool, not a ", ValueTypeName(t)));
       }
       std::vector<ExprPtr> parts;
       Conjuncts(g, &parts);
@@ -1597,67 +1816,90 @@ class Compiler {
     using AK = Action::Kind;
     for (const Action& a : rule.actions) {
       switch (a.kind) {
-        case AK::kLet: case AK::kAssign: {
+        case AK::kLet:
+        case AK::kAssign: {
           ValueType t = CheckExpr(f, *a.a, &names, false);
-          BindAction(f, a.name, a.kind == AK::kLet ? NameInfo::Kind::kLet : NameInfo::Kind::kCreated,
+          BindAction(f, a.name,
+                     a.kind == AK::kLet ? NameInfo::Kind::kLet
+                                        : NameInfo::Kind::kCreated,
                      t, a.name_loc, &names);
           break;
         }
-        case AK::kReplace: case AK::kReroute: case AK::kSwap:
+        case AK::kReplace:
+        case AK::kReroute:
+        case AK::kSwap:
           for (const ExprPtr& x : {a.a, a.b}) {
             ValueType t = CheckExpr(f, *x, &names, false);
             bool list_ok = a.kind != AK::kReplace && t == ValueType::kList;
-            if (t != ValueType::kTensor && t != ValueType::kNode && t != ValueType::kAny && !list_ok) {
-              Error(f, x->loc, absl::StrCat("expected a tensor, not a ", ValueTypeName(t)));
+            if (t != ValueType::kTensor && t != ValueType::kNode &&
+                t != ValueType::kAny && !list_ok) {
+              Error(
+                  f, x->loc,
+                  absl::StrCat("expected a tensor, not a ", ValueTypeName(t)));
             }
           }
-          for (const auto& [n, loc] : a.filter_nodes) RequireNode(f, n, loc, &names);
+          for (const auto& [n, loc] : a.filter_nodes)
+            RequireNode(f, n, loc, &names);
           break;
         case AK::kErase:
           RequireNode(f, a.name, a.name_loc, &names);
           break;
-        case AK::kRename: case AK::kDevice: case AK::kSet: {
+        case AK::kRename:
+        case AK::kDevice:
+        case AK::kSet: {
           RequireNode(f, a.name, a.name_loc, &names);
           ValueType t = CheckExpr(f, *a.a, &names, false);
-          if (a.kind != AK::kSet && t != ValueType::kString && t != ValueType::kAny) {
-            Error(f, a.a->loc, absl::StrCat("expected a string, not a ", ValueTypeName(t)));
+          if (a.kind != AK::kSet && t != ValueType::kString &&
+              t != ValueType::kAny) {
+            Error(f, a.a->loc,
+                  absl::StrCat("expected a string, not a ", ValueTypeName(t)));
           }
           break;
         }
-        case AK::kControl: case AK::kUncontrol:
+        case AK::kControl:
+        case AK::kUncontrol:
           RequireNode(f, a.name, a.name_loc, &names);
           RequireNode(f, a.target, a.target_loc, &names);
           break;
         case AK::kFail: {
           ValueType t = CheckExpr(f, *a.a, &names, false);
           if (t != ValueType::kString && t != ValueType::kAny) {
-            Error(f, a.a->loc, absl::StrCat("expected the message, a string, not a ", ValueTypeName(t)));
+            Error(f, a.a->loc,
+                  absl::StrCat("expected the message, a string, not a ",
+                               ValueTypeName(t)));
           }
           break;
         }
         case AK::kClone: {
-          for (const auto& [n, loc] : a.clone_from) RequireNode(f, n, loc, &names);
+          for (const auto& [n, loc] : a.clone_from)
+            RequireNode(f, n, loc, &names);
           if (a.clone_from.size() != a.clone_to.size()) {
-            Error(f, a.loc, absl::StrCat("`clone` copies ", a.clone_from.size(),
-                                         " node(s) but names ", a.clone_to.size(), " copies"));
+            Error(f, a.loc,
+                  absl::StrCat("`clone` copies ", a.clone_from.size(),
+                               " node(s) but names ", a.clone_to.size(),
+                               " copies"));
           }
           for (const auto& [from, to] : a.replacements) {
             CheckExpr(f, *from, &names, false);
             CheckExpr(f, *to, &names, false);
           }
           for (const auto& [n, loc] : a.clone_to) {
-            BindAction(f, n, NameInfo::Kind::kCreated, ValueType::kNode, loc, &names);
+            BindAction(f, n, NameInfo::Kind::kCreated, ValueType::kNode, loc,
+                       &names);
           }
           break;
         }
         case AK::kSplice: {
           SpliceSource source;
-          bool known = true;  // the graph is known now (a file, or a param given a file)
+          bool known =
+              true;  // the graph is known now (a file, or a param given a file)
           if (!a.path_param.empty()) {
             source.what = absl::StrCat("param `", a.path_param, "`");
             auto p = param_types_.find(a.path_param);
             if (p == param_types_.end() || p->second != "graph") {
-              Error(f, a.path_loc, absl::StrCat("`", a.path_param, "` is not a `graph` param"));
+              Error(
+                  f, a.path_loc,
+                  absl::StrCat("`", a.path_param, "` is not a `graph` param"));
               break;
             }
             ++param_uses_[a.path_param];
@@ -1665,22 +1907,26 @@ class Compiler {
             known = source.graph != nullptr;
           } else {
             source.what = absl::StrCat("`", a.path, "`");
-            absl::StatusOr<Graph> graph = LoadGraph(PathRelativeTo(f.path, a.path));
+            absl::StatusOr<Graph> graph =
+                LoadGraph(PathRelativeTo(f.path, a.path));
             if (!graph.ok()) {
-              Error(f, a.path_loc, absl::StrCat("cannot splice `", a.path, "`: ",
-                                                graph.status().message()));
+              Error(f, a.path_loc,
+                    absl::StrCat("cannot splice `", a.path,
+                                 "`: ", graph.status().message()));
               break;
             }
             source.graph = std::make_shared<const Graph>(*std::move(graph));
           }
           if (known && a.splice_root.empty()) {
-            source.whole = std::make_shared<const tf::GraphDef>(source.graph->ToGraphDef());
+            source.whole = std::make_shared<const tf::GraphDef>(
+                source.graph->ToGraphDef());
           }
           // Names with `{...}` templates are looked up when the rule runs.
           auto check_name = [&](const std::string& name, Loc loc) {
             if (known && name.find('{') == std::string::npos &&
                 !source.graph->Contains(name.substr(0, name.find(':')))) {
-              Error(f, loc, absl::StrCat(source.what, " has no node `", name, "`"));
+              Error(f, loc,
+                    absl::StrCat(source.what, " has no node `", name, "`"));
             }
           };
           if (!a.splice_root.empty()) check_name(a.splice_root, a.path_loc);
@@ -1690,8 +1936,8 @@ class Compiler {
           }
           for (const auto& [binding, node] : a.take) {
             check_name(node, binding.second);
-            BindAction(f, binding.first, NameInfo::Kind::kCreated, ValueType::kNode,
-                       binding.second, &names);
+            BindAction(f, binding.first, NameInfo::Kind::kCreated,
+                       ValueType::kNode, binding.second, &names);
           }
           splice_graphs_[&a - rule.actions.data()] = std::move(source);
           break;
@@ -1701,18 +1947,23 @@ class Compiler {
     // Unused names.
     for (const auto& [n, info] : names) {
       if (info.uses > 0 || info.kind == NameInfo::Kind::kPattern) continue;
-      if (info.kind == NameInfo::Kind::kTensor || info.kind == NameInfo::Kind::kList ||
+      if (info.kind == NameInfo::Kind::kTensor ||
+          info.kind == NameInfo::Kind::kList ||
           info.kind == NameInfo::Kind::kControl) {
-        Error(f, info.loc, absl::StrCat("`", n, "` is bound but never used; write `_` to match any input"));
+        Error(f, info.loc,
+              absl::StrCat(
+                  "`", n,
+                  "` is bound but never used; write `_` to match any input"));
       } else {
         Error(f, info.loc, absl::StrCat("`", n, "` is never used"));
       }
     }
     if (d_->errors().size() != errors_before || root < 0) return;
-    int priority = rule.has_priority ? rule.priority : static_cast<int>(all.size());
-    auto compiled = std::make_unique<CompiledRule>(rule.name, priority, std::move(all), root,
-                                                   std::move(guards), rule.actions, params_,
-                                                   hooks_);
+    int priority =
+        rule.has_priority ? rule.priority : static_cast<int>(all.size());
+    auto compiled = std::make_unique<CompiledRule>(
+        rule.name, priority, std::move(all), root, std::move(guards),
+        rule.actions, params_, hooks_);
     compiled->splices_ = std::move(splice_graphs_);
     compiled->requirements_ = requirements_;
     splice_graphs_.clear();
@@ -1743,10 +1994,11 @@ std::vector<const ::graft::Rule*> RuleSet::rules() const {
   return out;
 }
 
-Explanation ExplainAt(const RuleSet& set, const std::string& rule, const Graph& graph,
-                      NodeId node) {
+Explanation ExplainAt(const RuleSet& set, const std::string& rule,
+                      const Graph& graph, NodeId node) {
   Explanation out;
-  const CompiledRule* compiled = static_cast<const CompiledRule*>(set.Find(rule));
+  const CompiledRule* compiled =
+      static_cast<const CompiledRule*>(set.Find(rule));
   if (compiled == nullptr) {
     out.reason = absl::StrCat("no rule `", rule, "`");
     return out;
@@ -1757,19 +2009,38 @@ Explanation ExplainAt(const RuleSet& set, const std::string& rule, const Graph& 
   for (const auto& [name, v] : CompiledRule::Bindings(*m)) {
     std::string text;
     switch (v.type) {
-      case ValueType::kNode: text = absl::StrCat("`", graph.node(v.tensor.node).name(), "`"); break;
-      case ValueType::kTensor: text = absl::StrCat("`", graph.TensorName(v.tensor), "`"); break;
-      case ValueType::kList: text = absl::StrCat(v.list.size(), " tensor(s)"); break;
-      case ValueType::kGraph: text = v.graph ? absl::StrCat("`", v.s, "`") : "none"; break;
+      case ValueType::kNode:
+        text = absl::StrCat("`", graph.node(v.tensor.node).name(), "`");
+        break;
+      case ValueType::kTensor:
+        text = absl::StrCat("`", graph.TensorName(v.tensor), "`");
+        break;
+      case ValueType::kList:
+        text = absl::StrCat(v.list.size(), " tensor(s)");
+        break;
+      case ValueType::kGraph:
+        text = v.graph ? absl::StrCat("`", v.s, "`") : "none";
+        break;
       case ValueType::kRanges:
-        text = v.ranges ? absl::StrCat(v.ranges->ranges.size(), " range(s) from `", v.ranges->path, "`")
+        text = v.ranges ? absl::StrCat(v.ranges->ranges.size(),
+                                       " range(s) from `", v.ranges->path, "`")
                         : "none";
         break;
-      case ValueType::kInt: text = absl::StrCat(v.i); break;
-      case ValueType::kFloat: text = absl::StrCat(v.f); break;
-      case ValueType::kBool: text = v.b ? "true" : "false"; break;
-      case ValueType::kString: text = absl::StrCat("\"", v.s, "\""); break;
-      default: text = ValueTypeName(v.type); break;
+      case ValueType::kInt:
+        text = absl::StrCat(v.i);
+        break;
+      case ValueType::kFloat:
+        text = absl::StrCat(v.f);
+        break;
+      case ValueType::kBool:
+        text = v.b ? "true" : "false";
+        break;
+      case ValueType::kString:
+        text = absl::StrCat("\"", v.s, "\"");
+        break;
+      default:
+        text = ValueTypeName(v.type);
+        break;
     }
     out.bindings.emplace_back(name, text);
   }
@@ -1778,14 +2049,17 @@ Explanation ExplainAt(const RuleSet& set, const std::string& rule, const Graph& 
 
 std::unique_ptr<RuleSet> CompileRuleFiles(const std::vector<std::string>& paths,
                                           const CompileOptions& options,
-                                          const HookRegistry& hooks, Diagnostics* diagnostics) {
+                                          const HookRegistry& hooks,
+                                          Diagnostics* diagnostics) {
   Compiler compiler(options, hooks, diagnostics);
   return compiler.Compile(paths, nullptr);
 }
 
-std::unique_ptr<RuleSet> CompileRuleText(const std::string& path, const std::string& text,
+std::unique_ptr<RuleSet> CompileRuleText(const std::string& path,
+                                         const std::string& text,
                                          const CompileOptions& options,
-                                         const HookRegistry& hooks, Diagnostics* diagnostics) {
+                                         const HookRegistry& hooks,
+                                         Diagnostics* diagnostics) {
   Compiler compiler(options, hooks, diagnostics);
   return compiler.Compile({path}, &text);
 }

@@ -24,7 +24,9 @@ class RuleSet {
   // The params the files declare.
   const std::vector<std::string>& params() const { return params_; }
   // The parsed files (for the tests inside them).
-  const std::vector<std::shared_ptr<const RuleFile>>& files_ast() const { return asts_; }
+  const std::vector<std::shared_ptr<const RuleFile>>& files_ast() const {
+    return asts_;
+  }
   // The compiled rule called `name`, or nullptr.
   const ::graft::Rule* Find(const std::string& name) const;
 
@@ -70,8 +72,8 @@ struct Explanation {
 };
 
 // Explains rule `rule` of `set` at `node`. The rule must be in the set.
-Explanation ExplainAt(const RuleSet& set, const std::string& rule, const Graph& graph,
-                      NodeId node);
+Explanation ExplainAt(const RuleSet& set, const std::string& rule,
+                      const Graph& graph, NodeId node);
 
 }  // namespace graft::dsl
 

@@ -19,11 +19,15 @@ struct DiagnosticCase {
 const DiagnosticCase kCases[] = {
     {"missing_rule_name", "rule {\n}\n", 1, 6,
      "expected a rule name (lowercase, as in `rule fold_bn {`)"},
-    {"missing_rule_brace", "rule a\n  match {}\n", 2, 3, "expected `{` after the rule name"},
+    {"missing_rule_brace", "rule a\n  match {}\n", 2, 3,
+     "expected `{` after the rule name"},
     {"bad_rule_item", "rule a {\n  mathc { }\n}\n", 2, 3,
-     "expected `doc`, `priority`, `match`, `rewrite`, `test` or `}` in the rule"},
-    {"bad_top_level", "rul a {}\n", 1, 1, "expected `rule`, `param`, `require` or `import`"},
-    {"unterminated_string", "rule a {\n  doc \"oops\n}\n", 2, 12, "unterminated string: expected `\"`"},
+     "expected `doc`, `priority`, `match`, `rewrite`, `test` or `}` in the "
+     "rule"},
+    {"bad_top_level", "rul a {}\n", 1, 1,
+     "expected `rule`, `param`, `require` or `import`"},
+    {"unterminated_string", "rule a {\n  doc \"oops\n}\n", 2, 12,
+     "unterminated string: expected `\"`"},
     {"missing_pattern_equals", "rule a {\n  match { x Relu(y) }\n}\n", 2, 13,
      "expected `=` after the pattern name (as in `conv = Conv2D(x, w)`)"},
     {"lowercase_op", "rule a {\n  match { x = relu(y) }\n}\n", 2, 15,
@@ -33,60 +37,100 @@ const DiagnosticCase kCases[] = {
     {"bad_alternation", "rule a {\n  match { x = (Relu | )(y) }\n}\n", 2, 23,
      "expected an op name (ops start with a capital letter)"},
     {"bad_match_item", "rule a {\n  match { 3 }\n}\n", 2, 11,
-     "expected a pattern (`name = Op(...)`), `where` or `}` in the match block"},
-    {"missing_where_expr", "rule a {\n  match { x = Relu(_) where }\n}\n", 2, 29,
-     "expected an expression"},
-    {"replace_without_with", "rule a {\n  match { x = Relu(_) }\n  rewrite { replace x by x }\n}\n", 3,
+     "expected a pattern (`name = Op(...)`), `where` or `}` in the match "
+     "block"},
+    {"missing_where_expr", "rule a {\n  match { x = Relu(_) where }\n}\n", 2,
+     29, "expected an expression"},
+    {"replace_without_with",
+     "rule a {\n  match { x = Relu(_) }\n  rewrite { replace x by x }\n}\n", 3,
      23, "expected `with` (as in `replace bn with out`)"},
-    {"bad_action", "rule a {\n  match { x = Relu(_) }\n  rewrite { delete x }\n}\n", 3, 13,
-     "expected an action (`let`, `replace`, `reroute`, `swap`, `erase`, `rename`, `control`, "
-     "`uncontrol`, `device`, `set`, `clone`, `splice`, `fail`, `name = Op(...)`) or `}`"},
-    {"fail_without_message", "rule a {\n  match { x = Relu(_) }\n  rewrite { fail }\n}\n", 3, 18,
+    {"bad_action",
+     "rule a {\n  match { x = Relu(_) }\n  rewrite { delete x }\n}\n", 3, 13,
+     "expected an action (`let`, `replace`, `reroute`, `swap`, `erase`, "
+     "`rename`, `control`, "
+     "`uncontrol`, `device`, `set`, `clone`, `splice`, `fail`, `name = "
+     "Op(...)`) or `}`"},
+    {"fail_without_message",
+     "rule a {\n  match { x = Relu(_) }\n  rewrite { fail }\n}\n", 3, 18,
      "expected the error message (a string) after `fail`"},
-    {"fail_with_a_number", "rule a {\n  match { x = Relu(_) }\n  rewrite { fail 3 }\n}\n", 3, 18,
+    {"fail_with_a_number",
+     "rule a {\n  match { x = Relu(_) }\n  rewrite { fail 3 }\n}\n", 3, 18,
      "expected the message, a string, not a int"},
     {"too_many_walk_args",
-     "rule a {\n  match { c = Relu(_) where len(forward_walk(c, true, [], [], false, 1)) > 0 }\n  rewrite { erase c }\n}\n",
+     "rule a {\n  match { c = Relu(_) where len(forward_walk(c, true, [], [], "
+     "false, 1)) > 0 }\n  rewrite { erase c }\n}\n",
      2, 33, "`forward_walk` takes 1 to 5 argument(s), got 6"},
-    {"ranges_default_not_a_path", "param r: ranges = 3\n", 1, 19, "the default of `r` is not a ranges"},
-    {"reroute_without_arrow", "rule a {\n  match { x = Relu(_) }\n  rewrite { reroute x x }\n}\n", 3,
-     23, "expected `->` (as in `reroute t -> u`)"},
+    {"ranges_default_not_a_path", "param r: ranges = 3\n", 1, 19,
+     "the default of `r` is not a ranges"},
+    {"reroute_without_arrow",
+     "rule a {\n  match { x = Relu(_) }\n  rewrite { reroute x x }\n}\n", 3, 23,
+     "expected `->` (as in `reroute t -> u`)"},
     {"bad_param_type", "param bits: integer = 8\n", 1, 13,
-     "expected a param type: `int`, `float`, `bool`, `string`, `ranges` or `graph`"},
-    {"unknown_op", "rule a {\n  match { c = Conv2d(_, _) }\n  rewrite { erase c }\n}\n", 2, 15,
-     "unknown op `Conv2d`"},
-    {"unknown_name", "rule a {\n  match { c = Relu(_) where d.T == \"float32\" }\n  rewrite { erase c }\n}\n",
+     "expected a param type: `int`, `float`, `bool`, `string`, `ranges` or "
+     "`graph`"},
+    {"unknown_op",
+     "rule a {\n  match { c = Conv2d(_, _) }\n  rewrite { erase c }\n}\n", 2,
+     15, "unknown op `Conv2d`"},
+    {"unknown_name",
+     "rule a {\n  match { c = Relu(_) where d.T == \"float32\" }\n  rewrite { "
+     "erase c }\n}\n",
      2, 29, "unknown name `d`"},
-    {"unused_binding", "rule a {\n  match { c = Relu(x) }\n  rewrite { erase c }\n}\n", 2, 20,
+    {"unused_binding",
+     "rule a {\n  match { c = Relu(x) }\n  rewrite { erase c }\n}\n", 2, 20,
      "`x` is bound but never used; write `_` to match any input"},
-    {"unused_let", "rule a {\n  match { c = Relu(_) }\n  rewrite {\n    let k = 2\n    erase c\n  }\n}\n", 4,
-     9, "`k` is never used"},
-    {"unknown_function", "rule a {\n  match { c = Relu(_) where usess(c) == 1 }\n  rewrite { erase c }\n}\n",
+    {"unused_let",
+     "rule a {\n  match { c = Relu(_) }\n  rewrite {\n    let k = 2\n    erase "
+     "c\n  }\n}\n",
+     4, 9, "`k` is never used"},
+    {"unknown_function",
+     "rule a {\n  match { c = Relu(_) where usess(c) == 1 }\n  rewrite { erase "
+     "c }\n}\n",
      2, 29, "unknown function `usess`"},
-    {"wrong_arity", "rule a {\n  match { c = Relu(_) where uses(c, c) == 1 }\n  rewrite { erase c }\n}\n",
+    {"wrong_arity",
+     "rule a {\n  match { c = Relu(_) where uses(c, c) == 1 }\n  rewrite { "
+     "erase c }\n}\n",
      2, 29, "`uses` takes 1 argument(s), got 2"},
     {"wrong_argument_type",
-     "rule a {\n  match { c = Relu(_) where name_matches(c, 3) }\n  rewrite { erase c }\n}\n", 2, 45,
-     "argument 2 of `name_matches` must be a string, not a int"},
-    {"duplicate_rule", "rule a {\n  match { c = Relu(_) }\n  rewrite { erase c }\n}\nrule a {\n  match { c = Relu(_) }\n  rewrite { erase c }\n}\n",
+     "rule a {\n  match { c = Relu(_) where name_matches(c, 3) }\n  rewrite { "
+     "erase c }\n}\n",
+     2, 45, "argument 2 of `name_matches` must be a string, not a int"},
+    {"duplicate_rule",
+     "rule a {\n  match { c = Relu(_) }\n  rewrite { erase c }\n}\nrule a {\n  "
+     "match { c = Relu(_) }\n  rewrite { erase c }\n}\n",
      5, 1, "duplicate rule `a`"},
     {"ill_typed_param_default", "param bits: int = \"eight\"\n", 1, 19,
      "the default of `bits` is not a int"},
-    {"two_roots", "rule a {\n  match {\n    b = Relu(x)\n    c = Tanh(x)\n  }\n  rewrite { erase b erase c }\n}\n",
-     2, 3, "the pattern has 2 roots (`b`, `c`); connect them, or split the rule"},
-    {"no_rewrite", "rule a {\n  match { c = Relu(_) }\n}\n", 1, 1, "rule `a` has no `rewrite` block"},
-    {"constant_as_input", "rule a {\n  match { c = Relu(x) }\n  rewrite {\n    n = Neg(2.0)\n    replace c with n\n    erase x\n  }\n}\n",
+    {"two_roots",
+     "rule a {\n  match {\n    b = Relu(x)\n    c = Tanh(x)\n  }\n  rewrite { "
+     "erase b erase c }\n}\n",
+     2, 3,
+     "the pattern has 2 roots (`b`, `c`); connect them, or split the rule"},
+    {"no_rewrite", "rule a {\n  match { c = Relu(_) }\n}\n", 1, 1,
+     "rule `a` has no `rewrite` block"},
+    {"constant_as_input",
+     "rule a {\n  match { c = Relu(x) }\n  rewrite {\n    n = Neg(2.0)\n    "
+     "replace c with n\n    erase x\n  }\n}\n",
      4, 13, "a constant is not a tensor; wrap it in `Const(...)`"},
-    {"port_of_free_name", "rule a {\n  match { c = Relu(y:1) }\n  rewrite { erase c }\n}\n", 2, 20,
+    {"port_of_free_name",
+     "rule a {\n  match { c = Relu(y:1) }\n  rewrite { erase c }\n}\n", 2, 20,
      "`y:1` needs `y` to be a pattern of this match"},
-    {"unknown_import", "import \"nowhere.graft\"\n", 1, 1, "cannot import `nowhere.graft`: no such file"},
-    {"guard_not_bool", "rule a {\n  match { c = Relu(_) where uses(c) }\n  rewrite { erase c }\n}\n", 2,
-     29, "`where` needs a bool, not a int"},
-    {"param_default_out_of_range", "param bits: int = 20 in 2..16\nrule a {\n  match { c = Relu(_) where bits > 1 }\n  rewrite { erase c }\n}\n",
+    {"unknown_import", "import \"nowhere.graft\"\n", 1, 1,
+     "cannot import `nowhere.graft`: no such file"},
+    {"guard_not_bool",
+     "rule a {\n  match { c = Relu(_) where uses(c) }\n  rewrite { erase c "
+     "}\n}\n",
+     2, 29, "`where` needs a bool, not a int"},
+    {"param_default_out_of_range",
+     "param bits: int = 20 in 2..16\nrule a {\n  match { c = Relu(_) where "
+     "bits > 1 }\n  rewrite { erase c }\n}\n",
      1, 1, "param `bits`: 20 is outside 2..16"},
-    {"range_on_a_string_param", "param s: string = \"a\" in 1..2\nrule a {\n  match { c = Relu(_) where s == \"a\" }\n  rewrite { erase c }\n}\n",
+    {"range_on_a_string_param",
+     "param s: string = \"a\" in 1..2\nrule a {\n  match { c = Relu(_) where s "
+     "== \"a\" }\n  rewrite { erase c }\n}\n",
      1, 23, "only int and float params have a range"},
-    {"node_action_on_let", "rule a {\n  match { c = Relu(_) }\n  rewrite {\n    let k = 2\n    erase k\n    erase c\n  }\n}\n",
+    {"node_action_on_let",
+     "rule a {\n  match { c = Relu(_) }\n  rewrite {\n    let k = 2\n    erase "
+     "k\n    erase c\n  }\n}\n",
      5, 11, "`k` is not a node"},
 };
 
@@ -97,13 +141,15 @@ TEST_P(DiagnosticTest, ReportsTheMistakeWhereItIs) {
   HookRegistry hooks;
   RegisterBuiltinHooks(hooks);
   Diagnostics d;
-  std::unique_ptr<RuleSet> rules = CompileRuleText("case.graft", c.source, {}, hooks, &d);
+  std::unique_ptr<RuleSet> rules =
+      CompileRuleText("case.graft", c.source, {}, hooks, &d);
   EXPECT_EQ(rules, nullptr);
   ASSERT_TRUE(d.has_errors()) << c.name;
   // The first error in source order.
   const Diagnostic* first = &d.errors()[0];
   for (const Diagnostic& e : d.errors()) {
-    if (std::make_pair(e.loc.line, e.loc.col) < std::make_pair(first->loc.line, first->loc.col)) {
+    if (std::make_pair(e.loc.line, e.loc.col) <
+        std::make_pair(first->loc.line, first->loc.col)) {
       first = &e;
     }
   }
@@ -113,14 +159,18 @@ TEST_P(DiagnosticTest, ReportsTheMistakeWhereItIs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, DiagnosticTest, ::testing::ValuesIn(kCases),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& info) {
+                           return std::string(info.param.name);
+                         });
 
 TEST(DiagnosticRenderTest, ShowsTheLineACaretAndNotes) {
   HookRegistry hooks;
   RegisterBuiltinHooks(hooks);
   Diagnostics d;
-  CompileRuleText("r.graft", "rule a {\n  match { c = Conv2d(_, _) }\n  rewrite { erase c }\n}\n", {},
-                  hooks, &d);
+  CompileRuleText(
+      "r.graft",
+      "rule a {\n  match { c = Conv2d(_, _) }\n  rewrite { erase c }\n}\n", {},
+      hooks, &d);
   EXPECT_EQ(d.Render(),
             "r.graft:2:15: error: unknown op `Conv2d`\n"
             "      match { c = Conv2d(_, _) }\n"
@@ -132,19 +182,44 @@ TEST(DiagnosticRenderTest, ReportsSeveralErrorsInOneRun) {
   HookRegistry hooks;
   RegisterBuiltinHooks(hooks);
   Diagnostics d;
-  CompileRuleText("r.graft",
-                  "rule a {\n  match { c = Reluu(x) }\n  rewrite { erase c }\n}\n"
-                  "rule b {\n  match { c = Relu(_) where nope(c) }\n  rewrite { erase c }\n}\n",
-                  {}, hooks, &d);
+  CompileRuleText(
+      "r.graft",
+      "rule a {\n  match { c = Reluu(x) }\n  rewrite { erase c }\n}\n"
+      "rule b {\n  match { c = Relu(_) where nope(c) }\n  rewrite { erase c "
+      "}\n}\n",
+      {}, hooks, &d);
   EXPECT_EQ(d.errors().size(), 3u) << d.Render();
 }
 
 // ---- applying compiled rules ----
 
 constexpr char kGraph[] = R"pb(
-  node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-  node { name: "a" op: "Relu" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "b" op: "Tanh" input: "a" attr { key: "T" value { type: DT_FLOAT } } }
+  node {
+    name: "x"
+    op: "Placeholder"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "a"
+    op: "Relu"
+    input: "x"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "b"
+    op: "Tanh"
+    input: "a"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
 )pb";
 
 TEST(CompiledRuleTest, CallsAHookRegisteredByTheCaller) {
@@ -154,22 +229,25 @@ TEST(CompiledRuleTest, CallsAHookRegisteredByTheCaller) {
   sig.params = {ValueType::kNode};
   sig.result = ValueType::kInt;
   int calls = 0;
-  ASSERT_TRUE(hooks
-                  .Register("cost.flops", sig,
-                            [&](const HookContext& ctx, absl::Span<const Value> args)
-                                -> absl::StatusOr<Value> {
-                              ++calls;
-                              return Value::Int(ctx.graph.node(args[0].tensor.node).op() == "Relu"
-                                                    ? 100
-                                                    : 1);
-                            })
-                  .ok());
+  ASSERT_TRUE(
+      hooks
+          .Register("cost.flops", sig,
+                    [&](const HookContext& ctx,
+                        absl::Span<const Value> args) -> absl::StatusOr<Value> {
+                      ++calls;
+                      return Value::Int(
+                          ctx.graph.node(args[0].tensor.node).op() == "Relu"
+                              ? 100
+                              : 1);
+                    })
+          .ok());
   Diagnostics d;
-  std::unique_ptr<RuleSet> rules = CompileRuleText(
-      "hook.graft",
-      "rule expensive_on_cpu {\n  match { n = _(_) where cost.flops(n) > 10 and n.device == \"\" }\n"
-      "  rewrite { device n \"/device:CPU:0\" }\n}\n",
-      {}, hooks, &d);
+  std::unique_ptr<RuleSet> rules =
+      CompileRuleText("hook.graft",
+                      "rule expensive_on_cpu {\n  match { n = _(_) where "
+                      "cost.flops(n) > 10 and n.device == \"\" }\n"
+                      "  rewrite { device n \"/device:CPU:0\" }\n}\n",
+                      {}, hooks, &d);
   ASSERT_NE(rules, nullptr) << d.Render();
   Graph g = graft::testing::GraphFromText(kGraph);
   absl::StatusOr<report::ApplyReport> report = ApplyRules(g, rules->rules());
@@ -181,13 +259,15 @@ TEST(CompiledRuleTest, CallsAHookRegisteredByTheCaller) {
 
   // A wrongly typed call to the same hook does not compile.
   Diagnostics bad;
-  EXPECT_EQ(CompileRuleText("hook.graft",
-                            "rule r {\n  match { n = _(_) where cost.flops(\"n\") > 1 }\n"
-                            "  rewrite { erase n }\n}\n",
-                            {}, hooks, &bad),
+  EXPECT_EQ(CompileRuleText(
+                "hook.graft",
+                "rule r {\n  match { n = _(_) where cost.flops(\"n\") > 1 }\n"
+                "  rewrite { erase n }\n}\n",
+                {}, hooks, &bad),
             nullptr);
   ASSERT_TRUE(bad.has_errors());
-  EXPECT_EQ(bad.errors()[0].message, "argument 1 of `cost.flops` must be a node, not a string");
+  EXPECT_EQ(bad.errors()[0].message,
+            "argument 1 of `cost.flops` must be a node, not a string");
 }
 
 TEST(CompiledRuleTest, RulesThatUndoEachOtherAreReportedByName) {
@@ -209,12 +289,14 @@ rule tanh_to_relu {
   Graph g = graft::testing::GraphFromText(kGraph);
   ApplyOptions options;
   options.max_rewrites = 100;
-  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, rules->rules(), options);
+  absl::StatusOr<report::ApplyReport> report =
+      ApplyRules(g, rules->rules(), options);
   ASSERT_TRUE(report.ok());
   EXPECT_FALSE(report->converged());
   EXPECT_NE(report->non_convergence().find("`relu_to_tanh`"), std::string::npos)
       << report->non_convergence();
-  EXPECT_NE(report->non_convergence().find("`tanh_to_relu`"), std::string::npos);
+  EXPECT_NE(report->non_convergence().find("`tanh_to_relu`"),
+            std::string::npos);
 }
 
 TEST(CompiledRuleTest, OutputIsByteIdenticalAcrossRuns) {
@@ -226,7 +308,8 @@ TEST(CompiledRuleTest, OutputIsByteIdenticalAcrossRuns) {
   ASSERT_NE(rules, nullptr) << d.Render();
   std::string first;
   for (int run = 0; run < 3; ++run) {
-    absl::StatusOr<Graph> g = LoadGraph("tests/golden/pattern_op_alternation/in.pbtxt");
+    absl::StatusOr<Graph> g =
+        LoadGraph("tests/golden/pattern_op_alternation/in.pbtxt");
     ASSERT_TRUE(g.ok());
     ASSERT_TRUE(ApplyRules(*g, rules->rules()).ok());
     std::string bytes = SerializeGraph(*g, GraphFormat::kBinary);
@@ -239,7 +322,8 @@ TEST(CompiledRuleTest, ParamsFromOptionsAreCheckedAndUsed) {
   HookRegistry hooks;
   RegisterBuiltinHooks(hooks);
   const char* text =
-      "param bits: int = 8\nrule r {\n  match { n = Relu(_) where bits > 4 and n.device == \"\" }\n"
+      "param bits: int = 8\nrule r {\n  match { n = Relu(_) where bits > 4 and "
+      "n.device == \"\" }\n"
       "  rewrite { device n \"/device:CPU:0\" }\n}\n";
   CompileOptions options;
   options.params["bits"] = "eight";
@@ -251,13 +335,16 @@ TEST(CompiledRuleTest, ParamsFromOptionsAreCheckedAndUsed) {
   Diagnostics d2;
   EXPECT_EQ(CompileRuleText("p.graft", text, options, hooks, &d2), nullptr);
   EXPECT_EQ(d2.errors()[0].message, "unknown param `bitz`");
-  EXPECT_EQ(d2.errors()[0].notes, std::vector<std::string>{"did you mean `bits`?"});
+  EXPECT_EQ(d2.errors()[0].notes,
+            std::vector<std::string>{"did you mean `bits`?"});
   options.params = {{"bits", "2"}};
   Diagnostics d3;
-  std::unique_ptr<RuleSet> rules = CompileRuleText("p.graft", text, options, hooks, &d3);
+  std::unique_ptr<RuleSet> rules =
+      CompileRuleText("p.graft", text, options, hooks, &d3);
   ASSERT_NE(rules, nullptr) << d3.Render();
   Graph g = graft::testing::GraphFromText(kGraph);
-  EXPECT_EQ(ApplyRules(g, rules->rules())->rewrites(), 0);  // bits = 2 fails the guard
+  EXPECT_EQ(ApplyRules(g, rules->rules())->rewrites(),
+            0);  // bits = 2 fails the guard
 }
 
 }  // namespace
@@ -270,7 +357,8 @@ class ExplainTest : public ::testing::Test {
  protected:
   void SetUp() override {
     RegisterBuiltinHooks(hooks_);
-    set_ = CompileRuleFiles({"tests/golden/pattern_use_count/rules.graft"}, {}, hooks_, &d_);
+    set_ = CompileRuleFiles({"tests/golden/pattern_use_count/rules.graft"}, {},
+                            hooks_, &d_);
     ASSERT_NE(set_, nullptr) << d_.Render();
   }
   Explanation At(const std::string& model, const std::string& node) {
@@ -288,7 +376,8 @@ class ExplainTest : public ::testing::Test {
 TEST_F(ExplainTest, MatchListsBindings) {
   Explanation e = At("tests/golden/pattern_use_count/in.pbtxt", "bn");
   ASSERT_TRUE(e.matched) << e.reason;
-  EXPECT_EQ(e.bindings.front(), (std::pair<std::string, std::string>{"beta", "`beta`"}));
+  EXPECT_EQ(e.bindings.front(),
+            (std::pair<std::string, std::string>{"beta", "`beta`"}));
 }
 
 TEST_F(ExplainTest, WrongOp) {
@@ -304,9 +393,11 @@ TEST_F(ExplainTest, ExtraConsumers) {
 }
 
 TEST_F(ExplainTest, NonConstOperand) {
-  Explanation e = At("tests/golden/no_fold_lib_weights_not_constant/in.pbtxt", "bn");
+  Explanation e =
+      At("tests/golden/no_fold_lib_weights_not_constant/in.pbtxt", "bn");
   EXPECT_FALSE(e.matched);
-  EXPECT_EQ(e.reason, "operand 1 of `conv`: expected Const, found Placeholder `w`");
+  EXPECT_EQ(e.reason,
+            "operand 1 of `conv`: expected Const, found Placeholder `w`");
 }
 
 TEST_F(ExplainTest, WrongAttr) {

@@ -34,12 +34,14 @@ std::string Diagnostics::Render() const {
     }
     return -1;
   };
-  std::stable_sort(sorted.begin(), sorted.end(), [&](const Diagnostic& a, const Diagnostic& b) {
-    int fa = file_rank(a.path), fb = file_rank(b.path);
-    if (fa != fb) return fa < fb;
-    if (a.loc.line != b.loc.line) return a.loc.line < b.loc.line;
-    return a.loc.col < b.loc.col;
-  });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [&](const Diagnostic& a, const Diagnostic& b) {
+                     int fa = file_rank(a.path), fb = file_rank(b.path);
+                     if (fa != fb) return fa < fb;
+                     if (a.loc.line != b.loc.line)
+                       return a.loc.line < b.loc.line;
+                     return a.loc.col < b.loc.col;
+                   });
   for (const Diagnostic& d : sorted) {
     if (d.loc.line > 0) {
       absl::StrAppend(&out, d.path, ":", d.loc.line, ":", d.loc.col,
@@ -54,7 +56,8 @@ std::string Diagnostics::Render() const {
         break;
       }
     } else {
-      absl::StrAppend(&out, d.path, d.warning ? ": warning: " : ": error: ", d.message, "\n");
+      absl::StrAppend(&out, d.path,
+                      d.warning ? ": warning: " : ": error: ", d.message, "\n");
     }
     for (const std::string& note : d.notes) {
       absl::StrAppend(&out, "note: ", note, "\n");

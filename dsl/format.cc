@@ -17,7 +17,9 @@ struct Token {
   bool space_before = false;  // in the source
 };
 
-bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool IsWordChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
 
 std::vector<Token> Tokenize(const std::string& line) {
   std::vector<Token> out;
@@ -45,8 +47,10 @@ std::vector<Token> Tokenize(const std::string& line) {
     } else if (std::isdigit(static_cast<unsigned char>(c))) {
       size_t j = i;
       while (j < line.size() &&
-             (std::isalnum(static_cast<unsigned char>(line[j])) || line[j] == '.' ||
-              ((line[j] == '-' || line[j] == '+') && (line[j - 1] == 'e' || line[j - 1] == 'E')))) {
+             (std::isalnum(static_cast<unsigned char>(line[j])) ||
+              line[j] == '.' ||
+              ((line[j] == '-' || line[j] == '+') &&
+               (line[j - 1] == 'e' || line[j - 1] == 'E')))) {
         ++j;
       }
       t.kind = Tok::kNumber;
@@ -76,8 +80,9 @@ std::vector<Token> Tokenize(const std::string& line) {
 }
 
 bool IsBinary(const std::string& p) {
-  return p == "=" || p == "==" || p == "!=" || p == "<=" || p == ">=" || p == "<" ||
-         p == ">" || p == "->" || p == "+" || p == "*" || p == "/" || p == "|" || p == "-";
+  return p == "=" || p == "==" || p == "!=" || p == "<=" || p == ">=" ||
+         p == "<" || p == ">" || p == "->" || p == "+" || p == "*" ||
+         p == "/" || p == "|" || p == "-";
 }
 
 // Joins one line's tokens with canonical spacing.
@@ -98,7 +103,8 @@ std::string Join(const std::vector<Token>& toks) {
         if (k == 0) return true;
         const Token& b = toks[k - 1];
         if (b.kind == Tok::kWord) {
-          for (const char* kw : {"and", "or", "not", "where", "with", "let", "return"}) {
+          for (const char* kw :
+               {"and", "or", "not", "where", "with", "let", "return"}) {
             if (b.text == kw) return true;
           }
           return false;
@@ -112,19 +118,23 @@ std::string Join(const std::vector<Token>& toks) {
       };
       if (t.kind == Tok::kComment) {
         space = true;
-      } else if (cur_punct && (c == "," || c == ")" || c == "]" || c == "." || c == "..." ||
-                               c == ":")) {
+      } else if (cur_punct && (c == "," || c == ")" || c == "]" || c == "." ||
+                               c == "..." || c == ":")) {
         space = false;
         if (c == ":" && p == ")") space = false;
-      } else if (prev_punct && (p == "(" || p == "[" || p == "." || p == ".." || p == "^")) {
+      } else if (prev_punct &&
+                 (p == "(" || p == "[" || p == "." || p == ".." || p == "^")) {
         space = false;
       } else if (prev_punct && p == ":") {
-        // `s:1` stays tight (a port); `w: Const`, `T: "x"`, `Relu: 0` get a space.
+        // `s:1` stays tight (a port); `w: Const`, `T: "x"`, `Relu: 0` get a
+        // space.
         space = !(t.kind == Tok::kNumber && !t.space_before && i >= 2 &&
                   toks[i - 2].kind == Tok::kWord && !toks[i - 1].space_before);
       } else if (cur_punct && (c == "(" || c == "[")) {
-        // A call or op keeps its parenthesis; after a keyword or operator, a space.
-        static const char* kKeywords[] = {"and", "or", "not", "with", "in", "where", "only", "except"};
+        // A call or op keeps its parenthesis; after a keyword or operator, a
+        // space.
+        static const char* kKeywords[] = {"and", "or",    "not",  "with",
+                                          "in",  "where", "only", "except"};
         bool keyword = false;
         for (const char* k : kKeywords) keyword = keyword || p == k;
         space = (prev_punct && p != ")" && p != "]") || keyword;
@@ -175,8 +185,11 @@ std::string FormatRuleText(const std::string& source) {
     const Token& first = toks.front();
     int lead_braces = first.kind == Tok::kPunct && first.text == "}" ? 1 : 0;
     int lead_parens =
-        first.kind == Tok::kPunct && (first.text == ")" || first.text == "]") ? 1 : 0;
-    bool continues = first.kind == Tok::kWord && (first.text == "and" || first.text == "or");
+        first.kind == Tok::kPunct && (first.text == ")" || first.text == "]")
+            ? 1
+            : 0;
+    bool continues =
+        first.kind == Tok::kWord && (first.text == "and" || first.text == "or");
     int indent = 2 * std::max(0, braces - lead_braces) +
                  (parens - lead_parens > 0 ? 4 : 0) + (continues ? 2 : 0);
     out += std::string(indent, ' ') + Join(toks) + "\n";

@@ -20,7 +20,8 @@ std::string Read(const std::string& path) {
 
 // Every shipped and golden rule file.
 std::vector<std::string> RuleFiles() {
-  std::vector<std::string> out = {"rules/fold_batch_norms.graft", "rules/fold_constants.graft"};
+  std::vector<std::string> out = {"rules/fold_batch_norms.graft",
+                                  "rules/fold_constants.graft"};
   DIR* dir = opendir("tests/golden");
   while (dir != nullptr) {
     dirent* e = readdir(dir);
@@ -56,15 +57,18 @@ TEST_P(FormatFileTest, IsFormattedIdempotentAndKeepsMeaning) {
   ASSERT_FALSE(source.empty());
   std::string once = FormatRuleText(source);
   EXPECT_EQ(FormatRuleText(once), once) << "formatting is not idempotent";
-  EXPECT_EQ(Squeeze(once), Squeeze(source)) << "formatting changed more than whitespace";
+  EXPECT_EQ(Squeeze(once), Squeeze(source))
+      << "formatting changed more than whitespace";
   Diagnostics d;
   ParseRuleFile(GetParam(), once, &d);
   EXPECT_FALSE(d.has_errors()) << d.Render();
   // Shipped and golden files are kept formatted.
-  EXPECT_EQ(once, source) << GetParam() << " is not formatted; run graft fmt on it";
+  EXPECT_EQ(once, source) << GetParam()
+                          << " is not formatted; run graft fmt on it";
 }
 
-INSTANTIATE_TEST_SUITE_P(RuleFiles, FormatFileTest, ::testing::ValuesIn(RuleFiles()));
+INSTANTIATE_TEST_SUITE_P(RuleFiles, FormatFileTest,
+                         ::testing::ValuesIn(RuleFiles()));
 
 TEST(FormatTest, CanonicalSpacingAndIndent) {
   EXPECT_EQ(FormatRuleText("rule a{\nmatch {  c=Conv2D( x,w :Const )\n"

@@ -15,10 +15,12 @@ struct comment : p::seq<p::one<'#'>, p::until<p::eolf>> {};
 struct ws : p::star<p::sor<p::space, comment>> {};
 
 struct ident_rest : p::identifier_other {};
-struct ident : p::seq<p::sor<p::range<'a', 'z'>, p::one<'_'>>, p::plus<ident_rest>> {};
+struct ident
+    : p::seq<p::sor<p::range<'a', 'z'>, p::one<'_'>>, p::plus<ident_rest>> {};
 struct short_ident : p::range<'a', 'z'> {};
 struct name : p::sor<ident, short_ident> {};
-struct op_name : p::seq<p::range<'A', 'Z'>, p::star<p::sor<ident_rest, p::one<'*'>>>> {};
+struct op_name
+    : p::seq<p::range<'A', 'Z'>, p::star<p::sor<ident_rest, p::one<'*'>>>> {};
 struct wildcard : p::seq<p::one<'_'>, p::not_at<ident_rest>> {};
 // Attr names are TensorFlow's: `T`, `data_format`, `_output_shapes`.
 struct attr_ident : p::identifier {};
@@ -31,7 +33,10 @@ struct string_lit : p::seq<p::one<'"'>, string_body, p::must<string_close>> {};
 
 struct digits : p::plus<p::digit> {};
 struct exponent : p::seq<p::one<'e', 'E'>, p::opt<p::one<'+', '-'>>, digits> {};
-struct float_lit : p::seq<digits, p::sor<p::seq<p::one<'.'>, digits, p::opt<exponent>>, exponent>> {};
+struct float_lit
+    : p::seq<digits,
+             p::sor<p::seq<p::one<'.'>, digits, p::opt<exponent>>, exponent>> {
+};
 struct int_lit : digits {};
 
 template <typename Key>
@@ -103,35 +108,44 @@ struct bool_lit : p::sor<kw_true, kw_false> {};
 struct number : p::sor<float_lit, int_lit> {};
 
 struct call_close : rparen {};
-struct call_args : p::seq<lparen, ws, p::opt<expr, ws, p::star<comma, ws, p::must<expr>, ws>>,
-                          p::must<call_close>> {};
+struct call_args
+    : p::seq<lparen, ws,
+             p::opt<expr, ws, p::star<comma, ws, p::must<expr>, ws>>,
+             p::must<call_close>> {};
 struct attrs_kw : TAO_PEGTL_STRING("attrs") {};
 struct spread_node : name {};
 struct spread_dot : dot {};
-struct attr_spread : p::seq<TAO_PEGTL_STRING(".."), p::must<spread_node>, p::must<spread_dot>,
-                            p::must<attrs_kw>> {};
+struct attr_spread : p::seq<TAO_PEGTL_STRING(".."), p::must<spread_node>,
+                            p::must<spread_dot>, p::must<attrs_kw>> {};
 struct attr_colon : colon {};
 struct attr_key : attr_ident {};
-struct attr_set : p::seq<attr_key, ws, p::must<attr_colon>, ws, p::must<expr>> {};
+struct attr_set : p::seq<attr_key, ws, p::must<attr_colon>, ws, p::must<expr>> {
+};
 struct attr_item : p::sor<attr_spread, attr_set> {};
 struct attr_close : rbrace {};
-struct attr_block : p::seq<lbrace, ws, p::opt<attr_item, ws, p::star<comma, ws, p::must<attr_item>, ws>>,
-                           p::must<attr_close>> {};
+struct attr_block
+    : p::seq<lbrace, ws,
+             p::opt<attr_item, ws, p::star<comma, ws, p::must<attr_item>, ws>>,
+             p::must<attr_close>> {};
 struct name_template : p::seq<kw_named, ws, p::must<string_lit>> {};
 struct op_kw : TAO_PEGTL_STRING("op") {};
 struct matched_op : p::seq<name, dot, op_kw, p::at<ws, lparen>> {};
 struct create_head : p::sor<op_name, matched_op> {};
-struct create_expr : p::seq<create_head, ws, p::must<call_args>, p::opt<ws, attr_block>,
-                            p::opt<ws, name_template>> {};
+struct create_expr : p::seq<create_head, ws, p::must<call_args>,
+                            p::opt<ws, attr_block>, p::opt<ws, name_template>> {
+};
 struct qualified_name : p::seq<name, p::opt<dot, name>> {};
 struct call_expr : p::seq<qualified_name, ws, p::at<lparen>, call_args> {};
-struct list_expr : p::seq<p::one<'['>, ws, p::opt<expr, ws, p::star<comma, ws, p::must<expr>, ws>>,
-                          p::must<rbracket>> {};
+struct list_expr
+    : p::seq<p::one<'['>, ws,
+             p::opt<expr, ws, p::star<comma, ws, p::must<expr>, ws>>,
+             p::must<rbracket>> {};
 struct paren_close : rparen {};
-struct paren_expr : p::seq<lparen, ws, p::must<expr>, ws, p::must<paren_close>> {};
+struct paren_expr
+    : p::seq<lparen, ws, p::must<expr>, ws, p::must<paren_close>> {};
 struct name_ref : name {};
-struct primary : p::sor<bool_lit, number, string_lit, list_expr, paren_expr, create_expr,
-                        call_expr, name_ref> {};
+struct primary : p::sor<bool_lit, number, string_lit, list_expr, paren_expr,
+                        create_expr, call_expr, name_ref> {};
 struct member_name : attr_ident {};
 struct member : p::seq<dot, p::not_at<dot>, p::must<member_name>> {};
 struct port_suffix : p::seq<colon, int_lit> {};
@@ -140,15 +154,20 @@ struct neg_op : p::one<'-'> {};
 struct unary : p::sor<p::seq<neg_op, ws, p::must<unary>>, postfix> {};
 struct mul_op : p::one<'*', '/'> {};
 struct mul_expr : p::seq<unary, p::star<ws, mul_op, ws, p::must<unary>>> {};
-struct add_op : p::sor<p::one<'+'>, p::seq<p::one<'-'>, p::not_at<p::one<'>'>>>> {};
-struct add_expr : p::seq<mul_expr, p::star<ws, add_op, ws, p::must<mul_expr>>> {};
-struct cmp_op : p::sor<TAO_PEGTL_STRING("=="), TAO_PEGTL_STRING("!="), TAO_PEGTL_STRING("<="),
-                       TAO_PEGTL_STRING(">="), p::one<'<'>, p::one<'>'>> {};
-struct cmp_expr : p::seq<add_expr, p::opt<ws, cmp_op, ws, p::must<add_expr>>> {};
+struct add_op
+    : p::sor<p::one<'+'>, p::seq<p::one<'-'>, p::not_at<p::one<'>'>>>> {};
+struct add_expr : p::seq<mul_expr, p::star<ws, add_op, ws, p::must<mul_expr>>> {
+};
+struct cmp_op : p::sor<TAO_PEGTL_STRING("=="), TAO_PEGTL_STRING("!="),
+                       TAO_PEGTL_STRING("<="), TAO_PEGTL_STRING(">="),
+                       p::one<'<'>, p::one<'>'>> {};
+struct cmp_expr : p::seq<add_expr, p::opt<ws, cmp_op, ws, p::must<add_expr>>> {
+};
 struct not_op : kw_not {};
 struct not_expr : p::sor<p::seq<not_op, ws, p::must<not_expr>>, cmp_expr> {};
 struct and_op : kw_and {};
-struct and_expr : p::seq<not_expr, p::star<ws, and_op, ws, p::must<not_expr>>> {};
+struct and_expr : p::seq<not_expr, p::star<ws, and_op, ws, p::must<not_expr>>> {
+};
 struct or_op : kw_or {};
 struct or_expr : p::seq<and_expr, p::star<ws, or_op, ws, p::must<and_expr>>> {};
 struct expr : or_expr {};
@@ -158,7 +177,8 @@ struct expr : or_expr {};
 struct node_pattern;
 struct alt_close : rparen {};
 struct op_alt_list : p::seq<lparen, ws, p::must<op_name>, ws,
-                            p::star<p::one<'|'>, ws, p::must<op_name>, ws>, p::must<alt_close>> {};
+                            p::star<p::one<'|'>, ws, p::must<op_name>, ws>,
+                            p::must<alt_close>> {};
 struct op_alt : p::sor<op_alt_list, op_name, wildcard> {};
 struct control_name : name {};
 struct control_operand : p::seq<p::one<'^'>, p::must<control_name>> {};
@@ -166,33 +186,38 @@ struct variadic_operand : p::seq<name, TAO_PEGTL_STRING("...")> {};
 struct wildcard_variadic : p::seq<p::one<'_'>, TAO_PEGTL_STRING("...")> {};
 struct port_number : int_lit {};
 struct bound_target : p::sor<port_number, node_pattern> {};
-struct bound_operand : p::seq<name, p::opt<ws, colon, ws, p::must<bound_target>>> {};
+struct bound_operand
+    : p::seq<name, p::opt<ws, colon, ws, p::must<bound_target>>> {};
 struct wildcard_operand : wildcard {};
 struct nested_operand : p::seq<node_pattern> {};
-struct operand : p::sor<control_operand, variadic_operand, wildcard_variadic, wildcard_operand,
-                        bound_operand,
-                        nested_operand> {};
+struct operand : p::sor<control_operand, variadic_operand, wildcard_variadic,
+                        wildcard_operand, bound_operand, nested_operand> {};
 struct operand_close : rparen {};
-struct operand_list : p::seq<lparen, ws, p::opt<operand, ws, p::star<comma, ws, p::must<operand>, ws>>,
-                             p::must<operand_close>> {};
+struct operand_list
+    : p::seq<lparen, ws,
+             p::opt<operand, ws, p::star<comma, ws, p::must<operand>, ws>>,
+             p::must<operand_close>> {};
 struct node_pattern : p::seq<op_alt, p::opt<ws, operand_list>> {};
 struct pattern_equals : equals {};
-struct pattern_stmt : p::seq<name, ws, p::must<pattern_equals>, ws, p::must<node_pattern>> {};
+struct pattern_stmt
+    : p::seq<name, ws, p::must<pattern_equals>, ws, p::must<node_pattern>> {};
 struct where_clause : p::seq<kw_where, ws, p::must<expr>> {};
 struct match_item : p::sor<where_clause, pattern_stmt> {};
 struct match_open : lbrace {};
 struct match_close : rbrace {};
-struct match_block : p::seq<kw_match, ws, p::must<match_open>, ws, p::star<match_item, ws>,
-                            p::must<match_close>> {};
+struct match_block : p::seq<kw_match, ws, p::must<match_open>, ws,
+                            p::star<match_item, ws>, p::must<match_close>> {};
 
 // ---- rewrites ----
 
 struct set_open : lbrace {};
 struct set_close : rbrace {};
 struct set_member : name {};
-struct name_set : p::seq<p::must<set_open>, ws,
-                         p::opt<set_member, ws, p::star<comma, ws, p::must<set_member>, ws>>,
-                         p::must<set_close>> {};
+struct name_set
+    : p::seq<
+          p::must<set_open>, ws,
+          p::opt<set_member, ws, p::star<comma, ws, p::must<set_member>, ws>>,
+          p::must<set_close>> {};
 struct filter_only : kw_only {};
 struct filter_except : kw_except {};
 struct let_name : name {};
@@ -205,126 +230,156 @@ struct set_equals : equals {};
 struct reroute_arrow : arrow {};
 struct edge_arrow : arrow {};
 struct swap_comma : comma {};
-struct let_action : p::seq<kw_let, ws, p::must<let_name>, ws, p::must<let_equals>, ws,
-                           p::must<expr>> {};
-struct replace_action : p::seq<kw_replace, ws, p::must<expr>, ws, p::must<kw_with>, ws,
-                               p::must<expr>> {};
-struct reroute_action : p::seq<kw_reroute, ws, p::must<expr>, ws, p::must<reroute_arrow>, ws,
-                               p::must<expr>,
-                               p::opt<ws, p::sor<filter_only, filter_except>, ws,
-                                      p::opt<kw_in, ws>, name_set>> {};
-struct swap_action : p::seq<kw_swap, ws, p::must<expr>, ws, p::must<swap_comma>, ws,
-                            p::must<expr>,
+struct let_action : p::seq<kw_let, ws, p::must<let_name>, ws,
+                           p::must<let_equals>, ws, p::must<expr>> {};
+struct replace_action : p::seq<kw_replace, ws, p::must<expr>, ws,
+                               p::must<kw_with>, ws, p::must<expr>> {};
+struct reroute_action : p::seq<kw_reroute, ws, p::must<expr>, ws,
+                               p::must<reroute_arrow>, ws, p::must<expr>,
+                               p::opt<ws, p::sor<filter_only, filter_except>,
+                                      ws, p::opt<kw_in, ws>, name_set>> {};
+struct swap_action : p::seq<kw_swap, ws, p::must<expr>, ws, p::must<swap_comma>,
+                            ws, p::must<expr>,
                             p::opt<ws, p::sor<filter_only, filter_except>, ws,
                                    p::opt<kw_in, ws>, name_set>> {};
 struct erase_action : p::seq<kw_erase, ws, p::must<node_ref>> {};
-struct rename_action : p::seq<kw_rename, ws, p::must<node_ref>, ws, p::must<kw_to>, ws,
-                              p::must<expr>> {};
-struct control_action : p::seq<kw_control, ws, p::must<node_ref>, ws, p::must<edge_arrow>, ws,
-                               p::must<node_ref2>> {};
-struct uncontrol_action : p::seq<kw_uncontrol, ws, p::must<node_ref>, ws, p::must<edge_arrow>,
-                                 ws, p::must<node_ref2>> {};
-struct device_action : p::seq<kw_device, ws, p::must<node_ref>, ws, p::must<expr>> {};
-struct set_action : p::seq<kw_set, ws, p::must<node_ref>, p::must<set_dot>, p::must<set_attr>, ws,
-                           p::must<set_equals>, ws, p::must<expr>> {};
+struct rename_action : p::seq<kw_rename, ws, p::must<node_ref>, ws,
+                              p::must<kw_to>, ws, p::must<expr>> {};
+struct control_action : p::seq<kw_control, ws, p::must<node_ref>, ws,
+                               p::must<edge_arrow>, ws, p::must<node_ref2>> {};
+struct uncontrol_action : p::seq<kw_uncontrol, ws, p::must<node_ref>, ws,
+                                 p::must<edge_arrow>, ws, p::must<node_ref2>> {
+};
+struct device_action
+    : p::seq<kw_device, ws, p::must<node_ref>, ws, p::must<expr>> {};
+struct set_action
+    : p::seq<kw_set, ws, p::must<node_ref>, p::must<set_dot>, p::must<set_attr>,
+             ws, p::must<set_equals>, ws, p::must<expr>> {};
 struct clone_src : name {};
 struct clone_dst : name {};
 struct clone_as : kw_as {};
 struct pair_arrow : arrow {};
-struct tensor_pair : p::seq<expr, ws, p::must<pair_arrow>, ws, p::must<expr>> {};
+struct tensor_pair : p::seq<expr, ws, p::must<pair_arrow>, ws, p::must<expr>> {
+};
 struct map_open : lbrace {};
 struct map_close : rbrace {};
-struct tensor_map : p::seq<p::must<map_open>, ws,
-                           p::opt<tensor_pair, ws, p::star<comma, ws, p::must<tensor_pair>, ws>>,
-                           p::must<map_close>> {};
-struct clone_action : p::seq<kw_clone, ws, p::must<clone_src>, ws,
-                             p::star<comma, ws, p::must<clone_src>, ws>, p::must<clone_as>, ws,
-                             p::must<clone_dst>, p::star<ws, comma, ws, p::must<clone_dst>>,
-                             p::opt<ws, kw_with, ws, tensor_map>> {};
+struct tensor_map
+    : p::seq<
+          p::must<map_open>, ws,
+          p::opt<tensor_pair, ws, p::star<comma, ws, p::must<tensor_pair>, ws>>,
+          p::must<map_close>> {};
+struct clone_action
+    : p::seq<kw_clone, ws, p::must<clone_src>, ws,
+             p::star<comma, ws, p::must<clone_src>, ws>, p::must<clone_as>, ws,
+             p::must<clone_dst>, p::star<ws, comma, ws, p::must<clone_dst>>,
+             p::opt<ws, kw_with, ws, tensor_map>> {};
 struct splice_path : string_lit {};
 struct splice_prefix : string_lit {};
-struct splice_input : p::seq<string_lit, ws, p::must<attr_colon>, ws, p::must<expr>> {};
+struct splice_input
+    : p::seq<string_lit, ws, p::must<attr_colon>, ws, p::must<expr>> {};
 struct take_name : name {};
-struct splice_take : p::seq<take_name, ws, p::must<attr_colon>, ws, p::must<string_lit>> {};
-struct splice_inputs : p::seq<kw_inputs, ws, p::must<map_open>, ws,
-                              p::opt<splice_input, ws, p::star<comma, ws, p::must<splice_input>, ws>>,
-                              p::must<map_close>> {};
-struct splice_takes : p::seq<kw_take, ws, p::must<map_open>, ws,
-                             p::opt<splice_take, ws, p::star<comma, ws, p::must<splice_take>, ws>>,
-                             p::must<map_close>> {};
+struct splice_take
+    : p::seq<take_name, ws, p::must<attr_colon>, ws, p::must<string_lit>> {};
+struct splice_inputs
+    : p::seq<kw_inputs, ws, p::must<map_open>, ws,
+             p::opt<splice_input, ws,
+                    p::star<comma, ws, p::must<splice_input>, ws>>,
+             p::must<map_close>> {};
+struct splice_takes
+    : p::seq<
+          kw_take, ws, p::must<map_open>, ws,
+          p::opt<splice_take, ws, p::star<comma, ws, p::must<splice_take>, ws>>,
+          p::must<map_close>> {};
 struct splice_param : name {};
 struct splice_source : p::sor<splice_path, splice_param> {};
 struct splice_root : string_lit {};
-struct splice_action : p::seq<kw_splice, ws, p::must<splice_source>,
-                              p::opt<ws, kw_for, ws, p::must<splice_root>>,
-                              p::opt<ws, kw_prefix, ws, p::must<splice_prefix>>,
-                              p::opt<ws, splice_inputs>, p::opt<ws, splice_takes>> {};
+struct splice_action
+    : p::seq<kw_splice, ws, p::must<splice_source>,
+             p::opt<ws, kw_for, ws, p::must<splice_root>>,
+             p::opt<ws, kw_prefix, ws, p::must<splice_prefix>>,
+             p::opt<ws, splice_inputs>, p::opt<ws, splice_takes>> {};
 struct fail_message : expr {};
 struct fail_action : p::seq<kw_fail, ws, p::must<fail_message>> {};
 struct assign_action : p::seq<name, ws, equals, ws, p::must<expr>> {};
-struct action : p::sor<let_action, replace_action, reroute_action, swap_action, erase_action,
-                       rename_action, control_action, uncontrol_action, device_action,
-                       set_action, clone_action, splice_action, fail_action, assign_action> {};
+struct action
+    : p::sor<let_action, replace_action, reroute_action, swap_action,
+             erase_action, rename_action, control_action, uncontrol_action,
+             device_action, set_action, clone_action, splice_action,
+             fail_action, assign_action> {};
 struct rewrite_open : lbrace {};
 struct rewrite_close : rbrace {};
-struct rewrite_block : p::seq<kw_rewrite, ws, p::must<rewrite_open>, ws, p::star<action, ws>,
-                              p::must<rewrite_close>> {};
+struct rewrite_block : p::seq<kw_rewrite, ws, p::must<rewrite_open>, ws,
+                              p::star<action, ws>, p::must<rewrite_close>> {};
 
 // ---- tests inside rule files ----
 
 struct count_colon : colon {};
 struct count_value : int_lit {};
-struct op_count : p::seq<op_name, ws, p::must<count_colon>, ws, p::must<count_value>> {};
+struct op_count
+    : p::seq<op_name, ws, p::must<count_colon>, ws, p::must<count_value>> {};
 struct counts_open : lbrace {};
 struct counts_close : rbrace {};
-struct expect_ops_item : p::seq<kw_expect_ops, ws, p::must<counts_open>, ws,
-                                p::opt<op_count, ws, p::star<comma, ws, p::must<op_count>, ws>>,
-                                p::must<counts_close>> {};
+struct expect_ops_item
+    : p::seq<kw_expect_ops, ws, p::must<counts_open>, ws,
+             p::opt<op_count, ws, p::star<comma, ws, p::must<op_count>, ws>>,
+             p::must<counts_close>> {};
 struct list_open : lbrace {};
 struct list_close : rbrace {};
-struct string_list : p::seq<list_open, ws, p::opt<string_lit, ws,
-                                                  p::star<comma, ws, p::must<string_lit>, ws>>,
-                            p::must<list_close>> {};
+struct string_list
+    : p::seq<
+          list_open, ws,
+          p::opt<string_lit, ws, p::star<comma, ws, p::must<string_lit>, ws>>,
+          p::must<list_close>> {};
 struct expect_nodes_item : p::seq<kw_expect_nodes, ws, p::must<string_list>> {};
-struct expect_no_nodes_item : p::seq<kw_expect_no_nodes, ws, p::must<string_list>> {};
+struct expect_no_nodes_item
+    : p::seq<kw_expect_no_nodes, ws, p::must<string_list>> {};
 struct edge_arrow2 : arrow {};
-struct edge_item : p::seq<string_lit, ws, p::must<edge_arrow2>, ws, p::must<string_lit>> {};
-struct expect_edges_item : p::seq<kw_expect_edges, ws, p::must<list_open>, ws,
-                                  p::opt<edge_item, ws, p::star<comma, ws, p::must<edge_item>, ws>>,
-                                  p::must<list_close>> {};
+struct edge_item
+    : p::seq<string_lit, ws, p::must<edge_arrow2>, ws, p::must<string_lit>> {};
+struct expect_edges_item
+    : p::seq<kw_expect_edges, ws, p::must<list_open>, ws,
+             p::opt<edge_item, ws, p::star<comma, ws, p::must<edge_item>, ws>>,
+             p::must<list_close>> {};
 struct input_item : p::seq<kw_input, ws, p::must<string_lit>> {};
 struct no_match_item : kw_no_match {};
-struct test_item : p::sor<input_item, expect_ops_item, expect_nodes_item, expect_no_nodes_item,
-                          expect_edges_item, no_match_item> {};
+struct test_item
+    : p::sor<input_item, expect_ops_item, expect_nodes_item,
+             expect_no_nodes_item, expect_edges_item, no_match_item> {};
 struct test_open : lbrace {};
 struct test_close : rbrace {};
-struct test_block : p::seq<kw_test, ws, p::must<string_lit>, ws, p::must<test_open>, ws,
-                           p::star<test_item, ws>, p::must<test_close>> {};
+struct test_block
+    : p::seq<kw_test, ws, p::must<string_lit>, ws, p::must<test_open>, ws,
+             p::star<test_item, ws>, p::must<test_close>> {};
 
 // ---- files ----
 
 struct doc_item : p::seq<kw_doc, ws, p::must<string_lit>> {};
 struct priority_value : p::seq<p::opt<p::one<'-'>>, int_lit> {};
 struct priority_item : p::seq<kw_priority, ws, p::must<priority_value>> {};
-struct rule_item : p::sor<doc_item, priority_item, match_block, rewrite_block, test_block> {};
+struct rule_item
+    : p::sor<doc_item, priority_item, match_block, rewrite_block, test_block> {
+};
 struct rule_name : name {};
 struct rule_open : lbrace {};
 struct rule_close : rbrace {};
-struct rule_decl : p::seq<kw_rule, ws, p::must<rule_name>, ws, p::must<rule_open>, ws,
-                          p::star<rule_item, ws>, p::must<rule_close>> {};
-struct type_name : p::sor<TAO_PEGTL_KEYWORD("int"), TAO_PEGTL_KEYWORD("float"),
-                          TAO_PEGTL_KEYWORD("bool"), TAO_PEGTL_KEYWORD("string"),
-                          TAO_PEGTL_KEYWORD("ranges"), TAO_PEGTL_KEYWORD("graph")> {};
+struct rule_decl
+    : p::seq<kw_rule, ws, p::must<rule_name>, ws, p::must<rule_open>, ws,
+             p::star<rule_item, ws>, p::must<rule_close>> {};
+struct type_name
+    : p::sor<TAO_PEGTL_KEYWORD("int"), TAO_PEGTL_KEYWORD("float"),
+             TAO_PEGTL_KEYWORD("bool"), TAO_PEGTL_KEYWORD("string"),
+             TAO_PEGTL_KEYWORD("ranges"), TAO_PEGTL_KEYWORD("graph")> {};
 struct param_name : name {};
 struct param_colon : colon {};
 struct default_value : p::seq<equals, ws, p::must<expr>> {};
 struct range_bound : p::seq<p::opt<p::one<'-'>>, number> {};
 struct range_dots : TAO_PEGTL_STRING("..") {};
-struct param_range : p::seq<kw_in, ws, p::must<range_bound>, ws, p::must<range_dots>, ws,
-                            p::must<range_bound>> {};
-struct param_decl : p::seq<kw_param, ws, p::must<param_name>, ws, p::must<param_colon>, ws,
-                           p::must<type_name>, p::opt<ws, default_value>,
-                           p::opt<ws, param_range>> {};
+struct param_range : p::seq<kw_in, ws, p::must<range_bound>, ws,
+                            p::must<range_dots>, ws, p::must<range_bound>> {};
+struct param_decl : p::seq<kw_param, ws, p::must<param_name>, ws,
+                           p::must<param_colon>, ws, p::must<type_name>,
+                           p::opt<ws, default_value>, p::opt<ws, param_range>> {
+};
 struct import_decl : p::seq<kw_import, ws, p::must<string_lit>> {};
 struct require_decl : p::seq<kw_require, ws, p::must<expr>> {};
 struct top_item : p::sor<import_decl, param_decl, require_decl, rule_decl> {};

@@ -36,22 +36,32 @@ GRAFT_ERROR(call_close, "expected `,` or `)` after an argument");
 GRAFT_ERROR(paren_close, "expected `)` to close the parenthesis");
 GRAFT_ERROR(rbracket, "expected `,` or `]` in the list");
 GRAFT_ERROR(member_name, "expected an attr name after `.`");
-GRAFT_ERROR(spread_node, "expected a matched node after `..` (as in `..conv.attrs`)");
+GRAFT_ERROR(spread_node,
+            "expected a matched node after `..` (as in `..conv.attrs`)");
 GRAFT_ERROR(spread_dot, "expected `.attrs` after the node in `..node.attrs`");
 GRAFT_ERROR(attrs_kw, "expected `attrs` (as in `..conv.attrs`)");
 GRAFT_ERROR(attr_colon, "expected `:` between an attr name and its value");
-GRAFT_ERROR(attr_item, "expected `name: value` or `..node.attrs` in the attr block");
+GRAFT_ERROR(attr_item,
+            "expected `name: value` or `..node.attrs` in the attr block");
 GRAFT_ERROR(attr_close, "expected `,` or `}` to close the attr block");
 GRAFT_ERROR(op_name, "expected an op name (ops start with a capital letter)");
 GRAFT_ERROR(alt_close, "expected `|` or `)` in the op alternatives");
 GRAFT_ERROR(control_name, "expected a node name after `^`");
-GRAFT_ERROR(bound_target, "expected an output port number or an op pattern after `:`");
-GRAFT_ERROR(operand, "expected an operand: a name, `name: Op`, `Op(...)`, `_`, `xs...` or `^name`");
+GRAFT_ERROR(bound_target,
+            "expected an output port number or an op pattern after `:`");
+GRAFT_ERROR(operand,
+            "expected an operand: a name, `name: Op`, `Op(...)`, `_`, `xs...` "
+            "or `^name`");
 GRAFT_ERROR(operand_close, "expected `,` or `)` in the operand list");
-GRAFT_ERROR(pattern_equals, "expected `=` after the pattern name (as in `conv = Conv2D(x, w)`)");
-GRAFT_ERROR(node_pattern, "expected an op pattern: an op, `(OpA | OpB)` or `_`");
+GRAFT_ERROR(
+    pattern_equals,
+    "expected `=` after the pattern name (as in `conv = Conv2D(x, w)`)");
+GRAFT_ERROR(node_pattern,
+            "expected an op pattern: an op, `(OpA | OpB)` or `_`");
 GRAFT_ERROR(match_open, "expected `{` after `match`");
-GRAFT_ERROR(match_close, "expected a pattern (`name = Op(...)`), `where` or `}` in the match block");
+GRAFT_ERROR(
+    match_close,
+    "expected a pattern (`name = Op(...)`), `where` or `}` in the match block");
 GRAFT_ERROR(set_open, "expected `{` and node names after `only` or `except`");
 GRAFT_ERROR(set_member, "expected a node name in the set");
 GRAFT_ERROR(set_close, "expected `,` or `}` in the node set");
@@ -63,12 +73,17 @@ GRAFT_ERROR(swap_comma, "expected `,` between the two tensors of `swap`");
 GRAFT_ERROR(node_ref, "expected the name of a node");
 GRAFT_ERROR(node_ref2, "expected the name of the node the edge goes to");
 GRAFT_ERROR(kw_to, "expected `to` (as in `rename n to \"name\"`)");
-GRAFT_ERROR(edge_arrow, "expected `->` between the two nodes of a control edge");
-GRAFT_ERROR(set_dot, "expected `.` and an attr name (as in `set n.T = \"float32\"`)");
+GRAFT_ERROR(edge_arrow,
+            "expected `->` between the two nodes of a control edge");
+GRAFT_ERROR(set_dot,
+            "expected `.` and an attr name (as in `set n.T = \"float32\"`)");
 GRAFT_ERROR(set_attr, "expected an attr name after `.`");
 GRAFT_ERROR(set_equals, "expected `=` after the attr in `set`");
 GRAFT_ERROR(rewrite_open, "expected `{` after `rewrite`");
-GRAFT_ERROR(rewrite_close, "expected an action (`let`, `replace`, `reroute`, `swap`, `erase`, `rename`, `control`, `uncontrol`, `device`, `set`, `clone`, `splice`, `fail`, `name = Op(...)`) or `}`");
+GRAFT_ERROR(rewrite_close,
+            "expected an action (`let`, `replace`, `reroute`, `swap`, `erase`, "
+            "`rename`, `control`, `uncontrol`, `device`, `set`, `clone`, "
+            "`splice`, `fail`, `name = Op(...)`) or `}`");
 GRAFT_ERROR(count_colon, "expected `:` after the op name");
 GRAFT_ERROR(count_value, "expected a count");
 GRAFT_ERROR(op_count, "expected `Op: count`");
@@ -78,14 +93,24 @@ GRAFT_ERROR(string_list, "expected `{` and node names in quotes");
 GRAFT_ERROR(list_open, "expected `{` and node names in quotes");
 GRAFT_ERROR(list_close, "expected `,` or `}` in the list of node names");
 GRAFT_ERROR(test_open, "expected `{` after the test name");
-GRAFT_ERROR(test_close, "expected `input`, `expect_ops`, `expect_nodes`, `expect_no_nodes`, `expect_edges`, `no_match` or `}` in the test");
+GRAFT_ERROR(test_close,
+            "expected `input`, `expect_ops`, `expect_nodes`, "
+            "`expect_no_nodes`, `expect_edges`, `no_match` or `}` in the test");
 GRAFT_ERROR(priority_value, "expected an integer priority");
-GRAFT_ERROR(rule_name, "expected a rule name (lowercase, as in `rule fold_bn {`)");
+GRAFT_ERROR(rule_name,
+            "expected a rule name (lowercase, as in `rule fold_bn {`)");
 GRAFT_ERROR(rule_open, "expected `{` after the rule name");
-GRAFT_ERROR(rule_close, "expected `doc`, `priority`, `match`, `rewrite`, `test` or `}` in the rule");
-GRAFT_ERROR(type_name, "expected a param type: `int`, `float`, `bool`, `string`, `ranges` or `graph`");
-GRAFT_ERROR(splice_source, "expected the graph file to splice, in quotes, or a `graph` param");
-GRAFT_ERROR(splice_root, "expected the node whose inputs to splice, in quotes (as in `for \"{x}_out\"`)");
+GRAFT_ERROR(rule_close,
+            "expected `doc`, `priority`, `match`, `rewrite`, `test` or `}` in "
+            "the rule");
+GRAFT_ERROR(type_name,
+            "expected a param type: `int`, `float`, `bool`, `string`, `ranges` "
+            "or `graph`");
+GRAFT_ERROR(splice_source,
+            "expected the graph file to splice, in quotes, or a `graph` param");
+GRAFT_ERROR(splice_root,
+            "expected the node whose inputs to splice, in quotes (as in `for "
+            "\"{x}_out\"`)");
 GRAFT_ERROR(fail_message, "expected the error message (a string) after `fail`");
 GRAFT_ERROR(param_name, "expected a param name");
 GRAFT_ERROR(param_colon, "expected `:` and a type after the param name");
@@ -101,7 +126,8 @@ GRAFT_ERROR(splice_input, "expected `\"placeholder\": tensor`");
 GRAFT_ERROR(splice_take, "expected `name: \"node in the spliced graph\"`");
 GRAFT_ERROR(edge_arrow2, "expected `->` (as in `\"conv\" -> \"bn\"`)");
 GRAFT_ERROR(edge_item, "expected `\"tensor\" -> \"node\"`");
-GRAFT_ERROR(range_bound, "expected a number (as in `param bits: int = 8 in 2..16`)");
+GRAFT_ERROR(range_bound,
+            "expected a number (as in `param bits: int = 8 in 2..16`)");
 GRAFT_ERROR(range_dots, "expected `..` between the bounds of the range");
 #undef GRAFT_ERROR
 
@@ -123,31 +149,39 @@ template <typename Rule>
 using Selector = p::parse_tree::selector<
     Rule,
     p::parse_tree::store_content::on<
-        g::import_decl, g::param_decl, g::rule_decl, g::param_name, g::type_name,
-        g::default_value, g::param_range, g::range_bound, g::rule_name, g::control_name, g::doc_item, g::priority_value, g::match_block,
-        g::rewrite_block, g::test_block, g::pattern_stmt, g::where_clause, g::node_pattern,
-        g::nested_operand, g::op_name, g::wildcard, g::control_operand, g::variadic_operand, g::wildcard_variadic,
-        g::wildcard_operand, g::bound_operand, g::port_number, g::operand_list, g::name,
-        g::string_body, g::int_lit, g::float_lit, g::kw_true, g::kw_false, g::list_expr,
-        g::create_expr, g::matched_op, g::call_args, g::attr_block, g::attr_spread,
-        g::spread_node, g::attr_set, g::attr_key, g::name_template, g::call_expr, g::qualified_name,
-        g::name_ref, g::member, g::member_name, g::port_suffix, g::neg_op, g::mul_op,
-        g::add_op, g::cmp_op, g::not_op, g::and_op, g::or_op, g::let_action, g::let_name,
-        g::replace_action, g::reroute_action, g::swap_action, g::erase_action,
-        g::rename_action, g::control_action, g::uncontrol_action, g::device_action,
-        g::set_action, g::assign_action, g::clone_action, g::clone_src, g::clone_dst,
-        g::tensor_pair, g::fail_action, g::splice_action, g::splice_path, g::splice_param, g::splice_root, g::require_decl, g::splice_prefix, g::splice_input,
-        g::splice_take, g::take_name, g::node_ref, g::node_ref2, g::set_attr,
-        g::filter_only, g::filter_except, g::set_member, g::input_item, g::op_count,
-        g::count_value, g::expect_ops_item, g::expect_nodes_item, g::expect_no_nodes_item, g::expect_edges_item, g::edge_item,
-        g::no_match_item>,
-    p::parse_tree::fold_one::on<g::expr, g::or_expr, g::and_expr, g::not_expr, g::cmp_expr,
-                                g::add_expr, g::mul_expr, g::unary, g::postfix,
-                                g::paren_expr>>;
+        g::import_decl, g::param_decl, g::rule_decl, g::param_name,
+        g::type_name, g::default_value, g::param_range, g::range_bound,
+        g::rule_name, g::control_name, g::doc_item, g::priority_value,
+        g::match_block, g::rewrite_block, g::test_block, g::pattern_stmt,
+        g::where_clause, g::node_pattern, g::nested_operand, g::op_name,
+        g::wildcard, g::control_operand, g::variadic_operand,
+        g::wildcard_variadic, g::wildcard_operand, g::bound_operand,
+        g::port_number, g::operand_list, g::name, g::string_body, g::int_lit,
+        g::float_lit, g::kw_true, g::kw_false, g::list_expr, g::create_expr,
+        g::matched_op, g::call_args, g::attr_block, g::attr_spread,
+        g::spread_node, g::attr_set, g::attr_key, g::name_template,
+        g::call_expr, g::qualified_name, g::name_ref, g::member, g::member_name,
+        g::port_suffix, g::neg_op, g::mul_op, g::add_op, g::cmp_op, g::not_op,
+        g::and_op, g::or_op, g::let_action, g::let_name, g::replace_action,
+        g::reroute_action, g::swap_action, g::erase_action, g::rename_action,
+        g::control_action, g::uncontrol_action, g::device_action, g::set_action,
+        g::assign_action, g::clone_action, g::clone_src, g::clone_dst,
+        g::tensor_pair, g::fail_action, g::splice_action, g::splice_path,
+        g::splice_param, g::splice_root, g::require_decl, g::splice_prefix,
+        g::splice_input, g::splice_take, g::take_name, g::node_ref,
+        g::node_ref2, g::set_attr, g::filter_only, g::filter_except,
+        g::set_member, g::input_item, g::op_count, g::count_value,
+        g::expect_ops_item, g::expect_nodes_item, g::expect_no_nodes_item,
+        g::expect_edges_item, g::edge_item, g::no_match_item>,
+    p::parse_tree::fold_one::on<g::expr, g::or_expr, g::and_expr, g::not_expr,
+                                g::cmp_expr, g::add_expr, g::mul_expr, g::unary,
+                                g::postfix, g::paren_expr>>;
 
 using Node = p::parse_tree::node;
 
-absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+absl::string_view AV(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
 
 Loc LocOf(const Node& n) {
   p::position pos = n.begin();
@@ -193,11 +227,14 @@ class Converter {
           param.type = c->string();
           param.type_loc = LocOf(*c);
         }
-        if (c->is_type<g::default_value>()) param.default_value = ExprOf(*c->children[0]);
+        if (c->is_type<g::default_value>())
+          param.default_value = ExprOf(*c->children[0]);
         if (c->is_type<g::param_range>() && c->children.size() == 2) {
           param.has_range = true;
-          (void)absl::SimpleAtod(AV(c->children[0]->string_view()), &param.range_min);
-          (void)absl::SimpleAtod(AV(c->children[1]->string_view()), &param.range_max);
+          (void)absl::SimpleAtod(AV(c->children[0]->string_view()),
+                                 &param.range_min);
+          (void)absl::SimpleAtod(AV(c->children[1]->string_view()),
+                                 &param.range_max);
           param.range_loc = LocOf(*c);
         }
       }
@@ -253,7 +290,8 @@ class Converter {
         pattern.ops.push_back(c->string());
       } else if (c->is_type<g::operand_list>()) {
         pattern.has_operands = true;
-        for (const auto& o : c->children) pattern.operands.push_back(OperandOf(*o));
+        for (const auto& o : c->children)
+          pattern.operands.push_back(OperandOf(*o));
       }
       // g::wildcard: any op, `ops` stays empty.
     }
@@ -337,7 +375,8 @@ class Converter {
     if (n.is_type<g::call_expr>()) {
       ExprPtr e = Make(K::kCall, n);
       e->text = n.children[0]->string();  // qualified name
-      for (const auto& a : n.children[1]->children) e->args.push_back(ExprOf(*a));
+      for (const auto& a : n.children[1]->children)
+        e->args.push_back(ExprOf(*a));
       return e;
     }
     if (n.is_type<g::create_expr>()) {
@@ -396,8 +435,8 @@ class Converter {
       e->args.push_back(ExprOf(*n.children[1]));
       return e;
     }
-    if (n.is_type<g::expr>() || n.is_type<g::or_expr>() || n.is_type<g::and_expr>() ||
-        n.is_type<g::cmp_expr>() ||
+    if (n.is_type<g::expr>() || n.is_type<g::or_expr>() ||
+        n.is_type<g::and_expr>() || n.is_type<g::cmp_expr>() ||
         n.is_type<g::add_expr>() || n.is_type<g::mul_expr>()) {
       ExprPtr lhs = ExprOf(*n.children[0]);
       for (size_t i = 1; i + 1 < n.children.size(); i += 2) {
@@ -437,7 +476,8 @@ class Converter {
         const Node& c = *n.children[i];
         if (c.is_type<g::filter_only>()) a.filter = Action::Filter::kOnly;
         if (c.is_type<g::filter_except>()) a.filter = Action::Filter::kExcept;
-        if (c.is_type<g::set_member>()) a.filter_nodes.emplace_back(c.string(), LocOf(c));
+        if (c.is_type<g::set_member>())
+          a.filter_nodes.emplace_back(c.string(), LocOf(c));
       }
     } else if (n.is_type<g::erase_action>()) {
       a.kind = K::kErase;
@@ -446,17 +486,21 @@ class Converter {
       a.kind = n.is_type<g::rename_action>() ? K::kRename : K::kDevice;
       std::tie(a.name, a.name_loc) = name_at(0);
       a.a = expr_at(1);
-    } else if (n.is_type<g::control_action>() || n.is_type<g::uncontrol_action>()) {
+    } else if (n.is_type<g::control_action>() ||
+               n.is_type<g::uncontrol_action>()) {
       a.kind = n.is_type<g::control_action>() ? K::kControl : K::kUncontrol;
       std::tie(a.name, a.name_loc) = name_at(0);
       std::tie(a.target, a.target_loc) = name_at(1);
     } else if (n.is_type<g::clone_action>()) {
       a.kind = K::kClone;
       for (const auto& c : n.children) {
-        if (c->is_type<g::clone_src>()) a.clone_from.emplace_back(c->string(), LocOf(*c));
-        if (c->is_type<g::clone_dst>()) a.clone_to.emplace_back(c->string(), LocOf(*c));
+        if (c->is_type<g::clone_src>())
+          a.clone_from.emplace_back(c->string(), LocOf(*c));
+        if (c->is_type<g::clone_dst>())
+          a.clone_to.emplace_back(c->string(), LocOf(*c));
         if (c->is_type<g::tensor_pair>()) {
-          a.replacements.emplace_back(ExprOf(*c->children[0]), ExprOf(*c->children[1]));
+          a.replacements.emplace_back(ExprOf(*c->children[0]),
+                                      ExprOf(*c->children[1]));
         }
       }
     } else if (n.is_type<g::splice_action>()) {
@@ -473,10 +517,12 @@ class Converter {
         } else if (c->is_type<g::splice_prefix>()) {
           a.prefix = StringOf(*c);
         } else if (c->is_type<g::splice_input>()) {
-          a.splice_inputs.emplace_back(StringOf(*c->children[0]), ExprOf(*c->children[1]));
+          a.splice_inputs.emplace_back(StringOf(*c->children[0]),
+                                       ExprOf(*c->children[1]));
         } else if (c->is_type<g::splice_take>()) {
-          a.take.emplace_back(std::make_pair(c->children[0]->string(), LocOf(*c->children[0])),
-                              StringOf(*c->children[1]));
+          a.take.emplace_back(
+              std::make_pair(c->children[0]->string(), LocOf(*c->children[0])),
+              StringOf(*c->children[1]));
         }
       }
     } else if (n.is_type<g::fail_action>()) {
@@ -508,8 +554,10 @@ class Converter {
         }
       } else if (c->is_type<g::expect_nodes_item>() ||
                  c->is_type<g::expect_no_nodes_item>()) {
-        auto& list = c->is_type<g::expect_nodes_item>() ? t.expect_nodes : t.expect_no_nodes;
-        for (const auto& s : c->children) list.push_back(Unescape(s->string_view()));
+        auto& list = c->is_type<g::expect_nodes_item>() ? t.expect_nodes
+                                                        : t.expect_no_nodes;
+        for (const auto& s : c->children)
+          list.push_back(Unescape(s->string_view()));
       } else if (c->is_type<g::expect_edges_item>()) {
         for (const auto& e : c->children) {
           t.expect_edges.emplace_back(Unescape(e->children[0]->string_view()),
@@ -552,10 +600,11 @@ RuleFile ParseRuleFile(const std::string& path, const std::string& source,
   size_t line_start = 0;
   // Skip leading blank lines and comments.
   auto skip_ws = [&] {
-    p::memory_input<p::tracking_mode::eager> in(source.data() + offset,
-                                                source.data() + source.size(), path);
+    p::memory_input<p::tracking_mode::eager> in(
+        source.data() + offset, source.data() + source.size(), path);
     p::parse<g::ws>(in);
-    size_t consumed = static_cast<size_t>(in.current() - (source.data() + offset));
+    size_t consumed =
+        static_cast<size_t>(in.current() - (source.data() + offset));
     for (size_t i = offset; i < offset + consumed; ++i) {
       if (source[i] == '\n') {
         ++line;
@@ -567,11 +616,13 @@ RuleFile ParseRuleFile(const std::string& path, const std::string& source,
   skip_ws();
   while (offset < source.size()) {
     p::memory_input<p::tracking_mode::eager> in(
-        source.data() + offset, source.data() + source.size(), path, offset, line,
-        offset - line_start + 1);
+        source.data() + offset, source.data() + source.size(), path, offset,
+        line, offset - line_start + 1);
     try {
-      auto root = p::parse_tree::parse<g::item, Selector, p::nothing, Control>(in);
-      size_t consumed = static_cast<size_t>(in.current() - (source.data() + offset));
+      auto root =
+          p::parse_tree::parse<g::item, Selector, p::nothing, Control>(in);
+      size_t consumed =
+          static_cast<size_t>(in.current() - (source.data() + offset));
       if (root) {
         for (const auto& child : root->children) converter.TopItem(*child);
       }
@@ -585,9 +636,11 @@ RuleFile ParseRuleFile(const std::string& path, const std::string& source,
       if (consumed == 0) break;
     } catch (const p::parse_error& e) {
       const p::position& pos = e.positions().front();
-      diagnostics->Error(path, {static_cast<int>(pos.line), static_cast<int>(pos.column)},
-                         std::string(e.message()));
-      size_t next = NextItemStart(source, std::max(offset, static_cast<size_t>(pos.byte)));
+      diagnostics->Error(
+          path, {static_cast<int>(pos.line), static_cast<int>(pos.column)},
+          std::string(e.message()));
+      size_t next = NextItemStart(
+          source, std::max(offset, static_cast<size_t>(pos.byte)));
       for (size_t i = offset; i < next; ++i) {
         if (source[i] == '\n') {
           ++line;

@@ -43,13 +43,16 @@ TEST(ParserTest, ParsesAWholeRule) {
   EXPECT_EQ(r.loc.line, 5);
   EXPECT_EQ(r.priority, 10);
   ASSERT_EQ(r.patterns.size(), 2u);
-  EXPECT_EQ(r.patterns[0].pattern.ops,
-            (std::vector<std::string>{"Conv2D", "DepthwiseConv2dNative", "MatMul"}));
+  EXPECT_EQ(
+      r.patterns[0].pattern.ops,
+      (std::vector<std::string>{"Conv2D", "DepthwiseConv2dNative", "MatMul"}));
   ASSERT_EQ(r.patterns[0].pattern.operands.size(), 2u);
-  EXPECT_EQ(r.patterns[0].pattern.operands[1].kind, OperandPattern::Kind::kBound);
+  EXPECT_EQ(r.patterns[0].pattern.operands[1].kind,
+            OperandPattern::Kind::kBound);
   EXPECT_EQ(r.patterns[0].pattern.operands[1].nested->ops,
             (std::vector<std::string>{"Const"}));
-  EXPECT_EQ(r.patterns[1].pattern.ops, (std::vector<std::string>{"FusedBatchNorm*"}));
+  EXPECT_EQ(r.patterns[1].pattern.ops,
+            (std::vector<std::string>{"FusedBatchNorm*"}));
   ASSERT_EQ(r.guards.size(), 1u);
   EXPECT_EQ(r.guards[0]->kind, Expr::Kind::kBinary);
   EXPECT_EQ(r.guards[0]->text, "and");
@@ -84,19 +87,23 @@ rule b {
 rule c {
   rewrite { replace x wth y }
 }
-)", &d);
+)",
+                             &d);
   ASSERT_EQ(d.errors().size(), 2u) << d.Render();
   EXPECT_EQ(d.errors()[0].loc.line, 2);
   EXPECT_EQ(d.errors()[0].loc.col, 22);
   EXPECT_EQ(d.errors()[0].message, "expected `,` or `)` in the operand list");
   EXPECT_EQ(d.errors()[1].loc.line, 9);
-  EXPECT_EQ(d.errors()[1].message, "expected `with` (as in `replace bn with out`)");
+  EXPECT_EQ(d.errors()[1].message,
+            "expected `with` (as in `replace bn with out`)");
   ASSERT_EQ(f.rules.size(), 1u);
   EXPECT_EQ(f.rules[0].name, "b");
-  EXPECT_NE(d.Render().find("bad.graft:2:22: error: expected `,` or `)` in the operand list\n"
-                            "      match { x = Relu(y }\n"
-                            "                         ^\n"),
-            std::string::npos)
+  EXPECT_NE(
+      d.Render().find(
+          "bad.graft:2:22: error: expected `,` or `)` in the operand list\n"
+          "      match { x = Relu(y }\n"
+          "                         ^\n"),
+      std::string::npos)
       << d.Render();
 }
 
@@ -107,7 +114,8 @@ TEST(ParserTest, OrAtTheTopOfAnExpressionKeepsBothSides) {
   rewrite { erase n }
 }
 param p: int = 1
-)", &d);
+)",
+                             &d);
   ASSERT_FALSE(d.has_errors()) << d.Render();
   const Expr& g = *f.rules[0].guards[0];
   ASSERT_EQ(g.kind, Expr::Kind::kBinary);

@@ -9,10 +9,12 @@
 namespace graft::dsl {
 namespace {
 
-absl::Status At(const std::string& path, const YAML::Mark& mark, const std::string& what) {
-  if (mark.line < 0) return absl::InvalidArgumentError(absl::StrCat(path, ": error: ", what));
-  return absl::InvalidArgumentError(
-      absl::StrCat(path, ":", mark.line + 1, ":", mark.column + 1, ": error: ", what));
+absl::Status At(const std::string& path, const YAML::Mark& mark,
+                const std::string& what) {
+  if (mark.line < 0)
+    return absl::InvalidArgumentError(absl::StrCat(path, ": error: ", what));
+  return absl::InvalidArgumentError(absl::StrCat(
+      path, ":", mark.line + 1, ":", mark.column + 1, ": error: ", what));
 }
 
 }  // namespace
@@ -20,7 +22,8 @@ absl::Status At(const std::string& path, const YAML::Mark& mark, const std::stri
 absl::StatusOr<Pipeline> LoadPipeline(const std::string& path) {
   struct stat info;
   if (stat(path.c_str(), &info) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": error: no such file"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": error: no such file"));
   }
   YAML::Node root;
   try {
@@ -36,22 +39,26 @@ absl::StatusOr<Pipeline> LoadPipeline(const std::string& path) {
   for (const auto& key : root) {
     if (key.first.as<std::string>() != "steps") {
       return At(path, key.first.Mark(),
-                absl::StrCat("unknown key `", key.first.as<std::string>(), "` (expected `steps`)"));
+                absl::StrCat("unknown key `", key.first.as<std::string>(),
+                             "` (expected `steps`)"));
     }
   }
   for (const YAML::Node& step : root["steps"]) {
     if (!step.IsMap()) {
-      return At(path, step.Mark(), "each step is a map with `rules` and maybe `params`");
+      return At(path, step.Mark(),
+                "each step is a map with `rules` and maybe `params`");
     }
     for (const auto& key : step) {
       std::string k = key.first.as<std::string>();
       if (k != "rules" && k != "params") {
         return At(path, key.first.Mark(),
-                  absl::StrCat("unknown key `", k, "` in a step (expected `rules`, `params`)"));
+                  absl::StrCat("unknown key `", k,
+                               "` in a step (expected `rules`, `params`)"));
       }
     }
     if (!step["rules"]) {
-      return At(path, step.Mark(), "each step needs `rules` (a file or a list of files)");
+      return At(path, step.Mark(),
+                "each step needs `rules` (a file or a list of files)");
     }
     PipelineStep out;
     const YAML::Node& rules = step["rules"];
@@ -61,7 +68,8 @@ absl::StatusOr<Pipeline> LoadPipeline(const std::string& path) {
     } else if (rules.IsSequence()) {
       for (const YAML::Node& f : rules) files.push_back(f);
     } else {
-      return At(path, rules.Mark(), "`rules` must be a file or a list of files");
+      return At(path, rules.Mark(),
+                "`rules` must be a file or a list of files");
     }
     for (const YAML::Node& f : files) {
       if (!f.IsScalar()) return At(path, f.Mark(), "expected a rule file path");
@@ -69,7 +77,8 @@ absl::StatusOr<Pipeline> LoadPipeline(const std::string& path) {
       out.rule_files.push_back(PathRelativeTo(path, file));
     }
     if (const YAML::Node& params = step["params"]) {
-      if (!params.IsMap()) return At(path, params.Mark(), "`params` must be a map");
+      if (!params.IsMap())
+        return At(path, params.Mark(), "`params` must be a map");
       for (const auto& p : params) {
         if (!p.second.IsScalar()) {
           return At(path, p.second.Mark(), "a param value must be a scalar");

@@ -26,26 +26,41 @@ void DecodeContent(const std::string& bytes, Eigen::ArrayXd* out) {
 template <typename T>
 std::string EncodeContent(const Eigen::ArrayXd& values) {
   std::string bytes(values.size() * sizeof(T), '\0');
-  // Little-endian, as TensorFlow writes tensor_content on every platform it runs on.
-  Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> out(reinterpret_cast<T*>(bytes.data()), values.size());
+  // Little-endian, as TensorFlow writes tensor_content on every platform it
+  // runs on.
+  Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> out(
+      reinterpret_cast<T*>(bytes.data()), values.size());
   out = values.template cast<T>();
   return bytes;
 }
 
 size_t ElementSize(tf::DataType dtype) {
   switch (dtype) {
-    case tf::DT_DOUBLE: case tf::DT_INT64: return 8;
-    case tf::DT_FLOAT: case tf::DT_INT32: return 4;
-    case tf::DT_HALF: case tf::DT_BFLOAT16: case tf::DT_INT16:
-    case tf::DT_UINT16: return 2;
-    case tf::DT_INT8: case tf::DT_UINT8: case tf::DT_BOOL: return 1;
-    default: return 0;
+    case tf::DT_DOUBLE:
+    case tf::DT_INT64:
+      return 8;
+    case tf::DT_FLOAT:
+    case tf::DT_INT32:
+      return 4;
+    case tf::DT_HALF:
+    case tf::DT_BFLOAT16:
+    case tf::DT_INT16:
+    case tf::DT_UINT16:
+      return 2;
+    case tf::DT_INT8:
+    case tf::DT_UINT8:
+    case tf::DT_BOOL:
+      return 1;
+    default:
+      return 0;
   }
 }
 
 double RoundFor(tf::DataType dtype, double v) {
   switch (dtype) {
-    case tf::DT_FLOAT: case tf::DT_DOUBLE: case tf::DT_HALF:
+    case tf::DT_FLOAT:
+    case tf::DT_DOUBLE:
+    case tf::DT_HALF:
     case tf::DT_BFLOAT16:
       return v;
     case tf::DT_BOOL:
@@ -92,26 +107,45 @@ absl::StatusOr<ConstTensor> FromTensorProto(const tf::TensorProto& proto) {
   if (!proto.tensor_content().empty()) {
     const std::string& c = proto.tensor_content();
     if (c.size() != static_cast<size_t>(n) * width) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "constant holds ", c.size(), " bytes; shape ", t.ShapeString(),
-          " needs ", n * width));
+      return absl::InvalidArgumentError(
+          absl::StrCat("constant holds ", c.size(), " bytes; shape ",
+                       t.ShapeString(), " needs ", n * width));
     }
     switch (t.dtype) {
-      case tf::DT_FLOAT: DecodeContent<float>(c, &t.values); break;
-      case tf::DT_DOUBLE: DecodeContent<double>(c, &t.values); break;
-      case tf::DT_INT32: DecodeContent<int32_t>(c, &t.values); break;
-      case tf::DT_INT64: DecodeContent<int64_t>(c, &t.values); break;
-      case tf::DT_INT16: DecodeContent<int16_t>(c, &t.values); break;
-      case tf::DT_UINT16: DecodeContent<uint16_t>(c, &t.values); break;
-      case tf::DT_INT8: DecodeContent<int8_t>(c, &t.values); break;
-      case tf::DT_UINT8: DecodeContent<uint8_t>(c, &t.values); break;
-      case tf::DT_BOOL: DecodeContent<uint8_t>(c, &t.values); break;
+      case tf::DT_FLOAT:
+        DecodeContent<float>(c, &t.values);
+        break;
+      case tf::DT_DOUBLE:
+        DecodeContent<double>(c, &t.values);
+        break;
+      case tf::DT_INT32:
+        DecodeContent<int32_t>(c, &t.values);
+        break;
+      case tf::DT_INT64:
+        DecodeContent<int64_t>(c, &t.values);
+        break;
+      case tf::DT_INT16:
+        DecodeContent<int16_t>(c, &t.values);
+        break;
+      case tf::DT_UINT16:
+        DecodeContent<uint16_t>(c, &t.values);
+        break;
+      case tf::DT_INT8:
+        DecodeContent<int8_t>(c, &t.values);
+        break;
+      case tf::DT_UINT8:
+        DecodeContent<uint8_t>(c, &t.values);
+        break;
+      case tf::DT_BOOL:
+        DecodeContent<uint8_t>(c, &t.values);
+        break;
       case tf::DT_HALF: {
         t.values.resize(n);
         for (int64_t i = 0; i < n; ++i) {
           uint16_t bits;
           std::memcpy(&bits, c.data() + 2 * i, 2);
-          t.values[i] = static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(bits));
+          t.values[i] =
+              static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(bits));
         }
         break;
       }
@@ -120,21 +154,30 @@ absl::StatusOr<ConstTensor> FromTensorProto(const tf::TensorProto& proto) {
         for (int64_t i = 0; i < n; ++i) {
           uint16_t bits;
           std::memcpy(&bits, c.data() + 2 * i, 2);
-          t.values[i] =
-              static_cast<float>(Eigen::numext::bit_cast<Eigen::bfloat16>(bits));
+          t.values[i] = static_cast<float>(
+              Eigen::numext::bit_cast<Eigen::bfloat16>(bits));
         }
         break;
       }
-      default: break;
+      default:
+        break;
     }
     return t;
   }
   std::vector<double> vals;
   switch (t.dtype) {
-    case tf::DT_FLOAT: vals.assign(proto.float_val().begin(), proto.float_val().end()); break;
-    case tf::DT_DOUBLE: vals.assign(proto.double_val().begin(), proto.double_val().end()); break;
-    case tf::DT_INT64: vals.assign(proto.int64_val().begin(), proto.int64_val().end()); break;
-    case tf::DT_BOOL: vals.assign(proto.bool_val().begin(), proto.bool_val().end()); break;
+    case tf::DT_FLOAT:
+      vals.assign(proto.float_val().begin(), proto.float_val().end());
+      break;
+    case tf::DT_DOUBLE:
+      vals.assign(proto.double_val().begin(), proto.double_val().end());
+      break;
+    case tf::DT_INT64:
+      vals.assign(proto.int64_val().begin(), proto.int64_val().end());
+      break;
+    case tf::DT_BOOL:
+      vals.assign(proto.bool_val().begin(), proto.bool_val().end());
+      break;
     case tf::DT_HALF:
       for (int bits : proto.half_val()) {
         vals.push_back(static_cast<float>(
@@ -143,21 +186,25 @@ absl::StatusOr<ConstTensor> FromTensorProto(const tf::TensorProto& proto) {
       break;
     case tf::DT_BFLOAT16:
       for (int bits : proto.half_val()) {
-        vals.push_back(static_cast<float>(Eigen::numext::bit_cast<Eigen::bfloat16>(
-            static_cast<uint16_t>(bits))));
+        vals.push_back(
+            static_cast<float>(Eigen::numext::bit_cast<Eigen::bfloat16>(
+                static_cast<uint16_t>(bits))));
       }
       break;
-    default: vals.assign(proto.int_val().begin(), proto.int_val().end()); break;
+    default:
+      vals.assign(proto.int_val().begin(), proto.int_val().end());
+      break;
   }
   if (static_cast<int64_t>(vals.size()) > n) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "constant holds ", vals.size(), " values; shape ", t.ShapeString(),
-        " has ", n));
+    return absl::InvalidArgumentError(
+        absl::StrCat("constant holds ", vals.size(), " values; shape ",
+                     t.ShapeString(), " has ", n));
   }
   t.values.resize(n);
   // TensorFlow repeats the last value to fill the shape.
   for (int64_t i = 0; i < n; ++i) {
-    t.values[i] = vals.empty() ? 0.0 : vals[std::min<size_t>(i, vals.size() - 1)];
+    t.values[i] =
+        vals.empty() ? 0.0 : vals[std::min<size_t>(i, vals.size() - 1)];
   }
   return t;
 }
@@ -165,58 +212,79 @@ absl::StatusOr<ConstTensor> FromTensorProto(const tf::TensorProto& proto) {
 tf::TensorProto ToTensorProto(const ConstTensor& t) {
   tf::TensorProto proto;
   proto.set_dtype(t.dtype);
-  for (int64_t d : t.shape) proto.mutable_tensor_shape()->add_dim()->set_size(d);
-  if (t.dtype == tf::DT_FLOAT || t.dtype == tf::DT_DOUBLE) {  // no rounding to do
-    proto.set_tensor_content(t.dtype == tf::DT_FLOAT ? EncodeContent<float>(t.values)
-                                                     : EncodeContent<double>(t.values));
+  for (int64_t d : t.shape)
+    proto.mutable_tensor_shape()->add_dim()->set_size(d);
+  if (t.dtype == tf::DT_FLOAT ||
+      t.dtype == tf::DT_DOUBLE) {  // no rounding to do
+    proto.set_tensor_content(t.dtype == tf::DT_FLOAT
+                                 ? EncodeContent<float>(t.values)
+                                 : EncodeContent<double>(t.values));
     return proto;
   }
-  Eigen::ArrayXd v = t.values.unaryExpr([&](double x) { return RoundFor(t.dtype, x); });
+  Eigen::ArrayXd v =
+      t.values.unaryExpr([&](double x) { return RoundFor(t.dtype, x); });
   switch (t.dtype) {
-    case tf::DT_INT32: proto.set_tensor_content(EncodeContent<int32_t>(v)); break;
-    case tf::DT_INT64: proto.set_tensor_content(EncodeContent<int64_t>(v)); break;
-    case tf::DT_INT16: proto.set_tensor_content(EncodeContent<int16_t>(v)); break;
-    case tf::DT_UINT16: proto.set_tensor_content(EncodeContent<uint16_t>(v)); break;
-    case tf::DT_INT8: proto.set_tensor_content(EncodeContent<int8_t>(v)); break;
-    case tf::DT_UINT8: case tf::DT_BOOL:
+    case tf::DT_INT32:
+      proto.set_tensor_content(EncodeContent<int32_t>(v));
+      break;
+    case tf::DT_INT64:
+      proto.set_tensor_content(EncodeContent<int64_t>(v));
+      break;
+    case tf::DT_INT16:
+      proto.set_tensor_content(EncodeContent<int16_t>(v));
+      break;
+    case tf::DT_UINT16:
+      proto.set_tensor_content(EncodeContent<uint16_t>(v));
+      break;
+    case tf::DT_INT8:
+      proto.set_tensor_content(EncodeContent<int8_t>(v));
+      break;
+    case tf::DT_UINT8:
+    case tf::DT_BOOL:
       proto.set_tensor_content(EncodeContent<uint8_t>(v));
       break;
-    case tf::DT_HALF: case tf::DT_BFLOAT16: {
+    case tf::DT_HALF:
+    case tf::DT_BFLOAT16: {
       std::string bytes(v.size() * 2, '\0');
       for (Eigen::Index i = 0; i < v.size(); ++i) {
-        uint16_t bits =
-            t.dtype == tf::DT_HALF
-                ? Eigen::numext::bit_cast<uint16_t>(Eigen::half(static_cast<float>(v[i])))
-                : Eigen::numext::bit_cast<uint16_t>(
-                      Eigen::bfloat16(static_cast<float>(v[i])));
+        uint16_t bits = t.dtype == tf::DT_HALF
+                            ? Eigen::numext::bit_cast<uint16_t>(
+                                  Eigen::half(static_cast<float>(v[i])))
+                            : Eigen::numext::bit_cast<uint16_t>(
+                                  Eigen::bfloat16(static_cast<float>(v[i])));
         std::memcpy(bytes.data() + 2 * i, &bits, 2);
       }
       proto.set_tensor_content(bytes);
       break;
     }
-    default: break;
+    default:
+      break;
   }
   return proto;
 }
 
-absl::StatusOr<ConstTensor> Broadcast(const ConstTensor& a, const ConstTensor& b,
+absl::StatusOr<ConstTensor> Broadcast(const ConstTensor& a,
+                                      const ConstTensor& b,
                                       absl::string_view op) {
   // Align shapes from the right (NumPy rules).
   size_t rank = std::max(a.shape.size(), b.shape.size());
   std::vector<int64_t> sa(rank, 1), sb(rank, 1), out(rank, 1);
-  std::copy(a.shape.begin(), a.shape.end(), sa.begin() + (rank - a.shape.size()));
-  std::copy(b.shape.begin(), b.shape.end(), sb.begin() + (rank - b.shape.size()));
+  std::copy(a.shape.begin(), a.shape.end(),
+            sa.begin() + (rank - a.shape.size()));
+  std::copy(b.shape.begin(), b.shape.end(),
+            sb.begin() + (rank - b.shape.size()));
   for (size_t i = 0; i < rank; ++i) {
     if (sa[i] != sb[i] && sa[i] != 1 && sb[i] != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "shapes ", a.ShapeString(), " and ", b.ShapeString(),
-          " do not broadcast"));
+      return absl::InvalidArgumentError(absl::StrCat("shapes ", a.ShapeString(),
+                                                     " and ", b.ShapeString(),
+                                                     " do not broadcast"));
     }
     out[i] = std::max(sa[i], sb[i]);
   }
   ConstTensor r;
-  r.dtype = a.shape.empty() && a.values.size() == 1 && !b.shape.empty() ? b.dtype
-                                                                          : a.dtype;
+  r.dtype = a.shape.empty() && a.values.size() == 1 && !b.shape.empty()
+                ? b.dtype
+                : a.dtype;
   r.shape = out;
   int64_t n = NumElements(out);
   r.values.resize(n);
@@ -229,13 +297,21 @@ absl::StatusOr<ConstTensor> Broadcast(const ConstTensor& a, const ConstTensor& b
     }
     double x = a.values[ia], y = b.values[ib];
     double v = 0;
-    if (op == "+") v = x + y;
-    else if (op == "-") v = x - y;
-    else if (op == "*") v = x * y;
-    else if (op == "/") v = x / y;
-    else if (op == "min") v = std::min(x, y);
-    else if (op == "max") v = std::max(x, y);
-    else return absl::InvalidArgumentError(absl::StrCat("unknown operator `", op, "`"));
+    if (op == "+")
+      v = x + y;
+    else if (op == "-")
+      v = x - y;
+    else if (op == "*")
+      v = x * y;
+    else if (op == "/")
+      v = x / y;
+    else if (op == "min")
+      v = std::min(x, y);
+    else if (op == "max")
+      v = std::max(x, y);
+    else
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown operator `", op, "`"));
     r.values[flat] = v;
     for (size_t d = rank; d-- > 0;) {
       if (++index[d] < out[d]) break;
@@ -247,11 +323,17 @@ absl::StatusOr<ConstTensor> Broadcast(const ConstTensor& a, const ConstTensor& b
 
 absl::StatusOr<ConstTensor> Unary(const ConstTensor& a, absl::string_view op) {
   ConstTensor r = a;
-  if (op == "rsqrt") r.values = a.values.rsqrt();
-  else if (op == "sqrt") r.values = a.values.sqrt();
-  else if (op == "neg") r.values = -a.values;
-  else if (op == "abs") r.values = a.values.abs();
-  else return absl::InvalidArgumentError(absl::StrCat("unknown function `", op, "`"));
+  if (op == "rsqrt")
+    r.values = a.values.rsqrt();
+  else if (op == "sqrt")
+    r.values = a.values.sqrt();
+  else if (op == "neg")
+    r.values = -a.values;
+  else if (op == "abs")
+    r.values = a.values.abs();
+  else
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown function `", op, "`"));
   return r;
 }
 
@@ -262,12 +344,14 @@ ConstTensor Reduce(const ConstTensor& a, absl::string_view op) {
   return ConstTensor::Scalar(v, a.dtype);
 }
 
-absl::StatusOr<ConstTensor> Reshape(const ConstTensor& a, std::vector<int64_t> shape) {
+absl::StatusOr<ConstTensor> Reshape(const ConstTensor& a,
+                                    std::vector<int64_t> shape) {
   int64_t known = 1;
   int unknown = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
-      if (unknown >= 0) return absl::InvalidArgumentError("reshape: two -1 dimensions");
+      if (unknown >= 0)
+        return absl::InvalidArgumentError("reshape: two -1 dimensions");
       unknown = static_cast<int>(i);
     } else {
       known *= shape[i];
@@ -277,9 +361,9 @@ absl::StatusOr<ConstTensor> Reshape(const ConstTensor& a, std::vector<int64_t> s
   ConstTensor r = a;
   r.shape = shape;
   if (NumElements(shape) != a.num_elements()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot reshape ", a.ShapeString(), " (", a.num_elements(),
-        " values) to ", r.ShapeString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot reshape ", a.ShapeString(), " (", a.num_elements(),
+                     " values) to ", r.ShapeString()));
   }
   return r;
 }
@@ -294,35 +378,42 @@ struct ChannelLayout {
   int64_t inner = 1;
 };
 
-absl::StatusOr<ChannelLayout> LayoutOf(const ConstTensor& filter, absl::string_view op,
-                                       bool transpose_b) {
+absl::StatusOr<ChannelLayout> LayoutOf(const ConstTensor& filter,
+                                       absl::string_view op, bool transpose_b) {
   const auto& s = filter.shape;
   if (op == "Conv2D" || op == "Conv3D") {
     if (s.size() < 2) return absl::InvalidArgumentError("filter rank < 2");
     return ChannelLayout{s.back(), 1};
   }
   if (op == "DepthwiseConv2dNative") {
-    if (s.size() != 4) return absl::InvalidArgumentError("depthwise filter is not HWCM");
+    if (s.size() != 4)
+      return absl::InvalidArgumentError("depthwise filter is not HWCM");
     return ChannelLayout{s[2] * s[3], 1};  // channel c * M + m
   }
   if (op == "MatMul") {
-    if (s.size() != 2) return absl::InvalidArgumentError("MatMul weights are not 2-D");
+    if (s.size() != 2)
+      return absl::InvalidArgumentError("MatMul weights are not 2-D");
     return transpose_b ? ChannelLayout{s[0], s[1]} : ChannelLayout{s[1], 1};
   }
-  return absl::InvalidArgumentError(absl::StrCat("`", op, "` has no known filter layout"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("`", op, "` has no known filter layout"));
 }
 
 // The filter's values as a matrix whose rows (inner == 1) or columns are
 // the output channels.
-Eigen::Map<const Eigen::ArrayXXd> AsMatrix(const ConstTensor& t, const ChannelLayout& l) {
-  return l.inner == 1 ? Eigen::Map<const Eigen::ArrayXXd>(t.values.data(), l.channels,
-                                                          t.num_elements() / l.channels)
-                      : Eigen::Map<const Eigen::ArrayXXd>(t.values.data(), l.inner, l.channels);
+Eigen::Map<const Eigen::ArrayXXd> AsMatrix(const ConstTensor& t,
+                                           const ChannelLayout& l) {
+  return l.inner == 1
+             ? Eigen::Map<const Eigen::ArrayXXd>(t.values.data(), l.channels,
+                                                 t.num_elements() / l.channels)
+             : Eigen::Map<const Eigen::ArrayXXd>(t.values.data(), l.inner,
+                                                 l.channels);
 }
 
 }  // namespace
 
-absl::StatusOr<ConstTensor> ChannelReduce(const ConstTensor& filter, absl::string_view op,
+absl::StatusOr<ConstTensor> ChannelReduce(const ConstTensor& filter,
+                                          absl::string_view op,
                                           bool transpose_b, bool minimum) {
   absl::StatusOr<ChannelLayout> layout = LayoutOf(filter, op, transpose_b);
   if (!layout.ok()) return layout.status();

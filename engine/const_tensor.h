@@ -54,7 +54,8 @@ absl::StatusOr<ConstTensor> ScaleOutputChannels(const ConstTensor& filter,
 
 // Per output channel minimum (or maximum) of a filter, in the same layouts
 // as ScaleOutputChannels: a 1-D tensor with one value per output channel.
-absl::StatusOr<ConstTensor> ChannelReduce(const ConstTensor& filter, absl::string_view op,
+absl::StatusOr<ConstTensor> ChannelReduce(const ConstTensor& filter,
+                                          absl::string_view op,
                                           bool transpose_b, bool minimum);
 
 }  // namespace graft

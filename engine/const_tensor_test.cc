@@ -15,12 +15,14 @@ ConstTensor Make(std::vector<int64_t> shape, std::vector<double> values,
 }
 
 std::vector<double> Values(const ConstTensor& t) {
-  return std::vector<double>(t.values.data(), t.values.data() + t.values.size());
+  return std::vector<double>(t.values.data(),
+                             t.values.data() + t.values.size());
 }
 
 TEST(ConstTensorTest, ProtoRoundTripForEachDtype) {
-  for (tf::DataType dtype : {tf::DT_FLOAT, tf::DT_DOUBLE, tf::DT_INT32, tf::DT_INT64,
-                             tf::DT_HALF, tf::DT_BFLOAT16, tf::DT_INT8, tf::DT_UINT8}) {
+  for (tf::DataType dtype :
+       {tf::DT_FLOAT, tf::DT_DOUBLE, tf::DT_INT32, tf::DT_INT64, tf::DT_HALF,
+        tf::DT_BFLOAT16, tf::DT_INT8, tf::DT_UINT8}) {
     ConstTensor t = Make({2, 2}, {1, -2, 3, 0.5}, dtype);
     if (dtype == tf::DT_UINT8) t.values[1] = 2;
     absl::StatusOr<ConstTensor> back = FromTensorProto(ToTensorProto(t));
@@ -55,7 +57,8 @@ TEST(ConstTensorTest, BroadcastsLikeNumpy) {
   ASSERT_TRUE(sum.ok());
   EXPECT_EQ(sum->shape, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(Values(*sum), (std::vector<double>{11, 22, 33, 14, 25, 36}));
-  absl::StatusOr<ConstTensor> scaled = Broadcast(ConstTensor::Scalar(2), m, "*");
+  absl::StatusOr<ConstTensor> scaled =
+      Broadcast(ConstTensor::Scalar(2), m, "*");
   ASSERT_TRUE(scaled.ok());
   EXPECT_EQ(scaled->shape, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(scaled->values[5], 12);
@@ -70,7 +73,8 @@ TEST(ConstTensorTest, UnaryReduceReshape) {
   EXPECT_EQ(Values(*Unary(v, "sqrt")), (std::vector<double>{2, 0.5}));
   EXPECT_EQ(Reduce(v, "min").values[0], 0.25);
   EXPECT_EQ(Reduce(v, "max").values[0], 4);
-  absl::StatusOr<ConstTensor> r = Reshape(Make({2, 3}, {1, 2, 3, 4, 5, 6}), {3, -1});
+  absl::StatusOr<ConstTensor> r =
+      Reshape(Make({2, 3}, {1, 2, 3, 4, 5, 6}), {3, -1});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->shape, (std::vector<int64_t>{3, 2}));
   EXPECT_FALSE(Reshape(v, {3}).ok());
@@ -85,8 +89,9 @@ TEST(ConstTensorTest, ScalesOutputChannelsByLayout) {
   // Depthwise HWCM [1,1,2,2]: output channel c*M+m, 4 of them.
   ConstTensor dw = Make({1, 1, 2, 2}, {1, 1, 1, 1});
   ConstTensor s4 = Make({4}, {1, 2, 3, 4});
-  EXPECT_EQ(Values(*ScaleOutputChannels(dw, s4, "DepthwiseConv2dNative", false)),
-            (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ(
+      Values(*ScaleOutputChannels(dw, s4, "DepthwiseConv2dNative", false)),
+      (std::vector<double>{1, 2, 3, 4}));
   // MatMul [in=2, out=2], and transposed [out, in].
   ConstTensor mm = Make({2, 2}, {1, 1, 1, 1});
   EXPECT_EQ(Values(*ScaleOutputChannels(mm, s, "MatMul", false)),
@@ -100,11 +105,14 @@ TEST(ConstTensorTest, ScalesOutputChannelsByLayout) {
 TEST(ConstTensorTest, ReducesPerOutputChannel) {
   // Conv2D HWIO [1, 2, 1, 2]: channel is the last axis.
   ConstTensor conv = Make({1, 2, 1, 2}, {1, -5, 3, 7});
-  EXPECT_EQ(Values(*ChannelReduce(conv, "Conv2D", false, true)), (std::vector<double>{1, -5}));
-  EXPECT_EQ(Values(*ChannelReduce(conv, "Conv2D", false, false)), (std::vector<double>{3, 7}));
+  EXPECT_EQ(Values(*ChannelReduce(conv, "Conv2D", false, true)),
+            (std::vector<double>{1, -5}));
+  EXPECT_EQ(Values(*ChannelReduce(conv, "Conv2D", false, false)),
+            (std::vector<double>{3, 7}));
   // MatMul [out, in] with transpose_b: channel is the first axis.
   ConstTensor mm = Make({2, 2}, {1, 2, -3, 4});
-  EXPECT_EQ(Values(*ChannelReduce(mm, "MatMul", true, true)), (std::vector<double>{1, -3}));
+  EXPECT_EQ(Values(*ChannelReduce(mm, "MatMul", true, true)),
+            (std::vector<double>{1, -3}));
   EXPECT_FALSE(ChannelReduce(mm, "Relu", false, true).ok());
 }
 

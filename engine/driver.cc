@@ -47,7 +47,8 @@ class Worklist : public RewriteListener {
       held_.push_back(id);
       return;
     }
-    if (static_cast<size_t>(id) >= queued_.size()) queued_.resize(id + 1024, false);
+    if (static_cast<size_t>(id) >= queued_.size())
+      queued_.resize(id + 1024, false);
     if (queued_[id]) return;
     queued_[id] = true;
     heap_.push(id);
@@ -65,7 +66,9 @@ class Worklist : public RewriteListener {
     PushWithNeighbours(g, id);
     inserted.push_back(id);
   }
-  void NodeChanged(const Graph& g, NodeId id) override { PushWithNeighbours(g, id); }
+  void NodeChanged(const Graph& g, NodeId id) override {
+    PushWithNeighbours(g, id);
+  }
 
   std::vector<NodeId> inserted;  // since the last clear
 
@@ -82,14 +85,16 @@ double Ms(std::chrono::steady_clock::duration d) {
 
 class Driver {
  public:
-  Driver(Graph& graph, absl::Span<const Rule* const> rules, const ApplyOptions& options)
+  Driver(Graph& graph, absl::Span<const Rule* const> rules,
+         const ApplyOptions& options)
       : graph_(graph), rewriter_(graph), options_(options), worklist_(graph) {
     for (size_t i = 0; i < rules.size(); ++i) {
       order_.push_back(i);
       report_.add_rules()->set_name(rules[i]->name());
     }
     rules_.assign(rules.begin(), rules.end());
-    std::sort(order_.begin(), order_.end(), [&](size_t a, size_t b) { return Before(a, b); });
+    std::sort(order_.begin(), order_.end(),
+              [&](size_t a, size_t b) { return Before(a, b); });
     for (const Rule* rule : rules_) anchors_.push_back(rule->anchor_ops());
     for (size_t i : order_) {
       const std::vector<std::string>& anchors = anchors_[i];
@@ -158,7 +163,8 @@ class Driver {
       if (any) out.push_back(i);
     }
     if (!generic_.empty()) {
-      std::sort(out.begin(), out.end(), [&](size_t a, size_t b) { return Before(a, b); });
+      std::sort(out.begin(), out.end(),
+                [&](size_t a, size_t b) { return Before(a, b); });
     }
     return out;
   }
@@ -174,7 +180,8 @@ class Driver {
       stats.set_candidates(stats.candidates() + 1);
       std::unique_ptr<MatchState> match = rule.Match(graph_, id);
       if (match == nullptr) {
-        stats.set_time_ms(stats.time_ms() + Ms(std::chrono::steady_clock::now() - start));
+        stats.set_time_ms(stats.time_ms() +
+                          Ms(std::chrono::steady_clock::now() - start));
         continue;
       }
       stats.set_matches(stats.matches() + 1);
@@ -192,8 +199,9 @@ class Driver {
         rewriter_.Rollback();
         worklist_.Release(false);
         if (IsFailRewrite(status)) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              "rule `", rule.name(), "` failed at `", root_name, "`: ", status.message()));
+          return absl::FailedPreconditionError(
+              absl::StrCat("rule `", rule.name(), "` failed at `", root_name,
+                           "`: ", status.message()));
         }
         stats.set_skipped(stats.skipped() + 1);
         if (report_.skipped_size() < 100) {
@@ -202,15 +210,18 @@ class Driver {
           skip->set_node(root_name);
           skip->set_reason(std::string(status.message()));
         }
-        stats.set_time_ms(stats.time_ms() + Ms(std::chrono::steady_clock::now() - start));
+        stats.set_time_ms(stats.time_ms() +
+                          Ms(std::chrono::steady_clock::now() - start));
         continue;
       }
       rewriter_.Commit();
       worklist_.Release(true);
       stats.set_applied(stats.applied() + 1);
       stats.set_nodes_removed(stats.nodes_removed() + removed);
-      stats.set_nodes_added(stats.nodes_added() + graph_.num_nodes() - before + removed);
-      stats.set_time_ms(stats.time_ms() + Ms(std::chrono::steady_clock::now() - start));
+      stats.set_nodes_added(stats.nodes_added() + graph_.num_nodes() - before +
+                            removed);
+      stats.set_time_ms(stats.time_ms() +
+                        Ms(std::chrono::steady_clock::now() - start));
       recent_.emplace_back(r, root_name);
       if (recent_.size() > 64) recent_.pop_front();
       return true;
@@ -220,7 +231,8 @@ class Driver {
 
   // Removes what the rewrite asked for and what it left unused, checking
   // that nothing outside still needs it.
-  absl::Status Finish(const MatchState& match, const RewritePlan& plan, int* removed) {
+  absl::Status Finish(const MatchState& match, const RewritePlan& plan,
+                      int* removed) {
     absl::flat_hash_set<NodeId> dead(plan.remove.begin(), plan.remove.end());
     absl::flat_hash_set<NodeId> erased(plan.erase.begin(), plan.erase.end());
     dead.insert(erased.begin(), erased.end());
@@ -242,7 +254,9 @@ class Driver {
     while (grew) {
       grew = false;
       for (NodeId id : match.nodes) {
-        if (dead.contains(id) || !graph_.node(id).alive() || outputs_.contains(id)) continue;
+        if (dead.contains(id) || !graph_.node(id).alive() ||
+            outputs_.contains(id))
+          continue;
         if (feeds_only_dead(graph_.node(id))) {
           dead.insert(id);
           grew = true;
@@ -265,20 +279,23 @@ class Driver {
         for (InputSlot s : n.consumers(p)) {
           if (!dead.contains(s.node)) {
             return absl::FailedPreconditionError(absl::StrCat(
-                "`", n.name(), "` would be removed but `", graph_.node(s.node).name(),
-                "` outside the match reads ", graph_.TensorName({id, p})));
+                "`", n.name(), "` would be removed but `",
+                graph_.node(s.node).name(), "` outside the match reads ",
+                graph_.TensorName({id, p})));
           }
         }
       }
-      bool protected_output = erased.contains(id) ? declared_.contains(id) : outputs_.contains(id);
+      bool protected_output =
+          erased.contains(id) ? declared_.contains(id) : outputs_.contains(id);
       if (protected_output && !heir.contains(id)) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("`", n.name(), "` is a graph output and would be removed"));
+        return absl::FailedPreconditionError(absl::StrCat(
+            "`", n.name(), "` is a graph output and would be removed"));
       }
     }
     std::vector<std::pair<NodeId, std::string>> names;
     for (NodeId id : doomed) {
-      if (heir.contains(id)) names.emplace_back(heir[id], graph_.node(id).name());
+      if (heir.contains(id))
+        names.emplace_back(heir[id], graph_.node(id).name());
     }
     absl::Status s = rewriter_.RemoveNodes(doomed);
     if (!s.ok()) return s;
@@ -287,8 +304,10 @@ class Driver {
       if (!s.ok()) return s;
     }
     for (NodeId id : doomed) {
-      if (outputs_.erase(id) > 0 && heir.contains(id)) outputs_.insert(heir[id]);
-      if (declared_.erase(id) > 0 && heir.contains(id)) declared_.insert(heir[id]);
+      if (outputs_.erase(id) > 0 && heir.contains(id))
+        outputs_.insert(heir[id]);
+      if (declared_.erase(id) > 0 && heir.contains(id))
+        declared_.insert(heir[id]);
     }
     *removed = static_cast<int>(doomed.size());
     return absl::OkStatus();
@@ -298,16 +317,19 @@ class Driver {
     std::map<std::string, std::vector<std::string>> by_rule;
     for (const auto& [r, node] : recent_) {
       auto& nodes = by_rule[rules_[r]->name()];
-      if (std::find(nodes.begin(), nodes.end(), node) == nodes.end() && nodes.size() < 5) {
+      if (std::find(nodes.begin(), nodes.end(), node) == nodes.end() &&
+          nodes.size() < 5) {
         nodes.push_back(node);
       }
     }
     std::vector<std::string> parts;
     for (const auto& [rule, nodes] : by_rule) {
-      parts.push_back(absl::StrCat("`", rule, "` (at `", absl::StrJoin(nodes, "`, `"), "`)"));
+      parts.push_back(absl::StrCat("`", rule, "` (at `",
+                                   absl::StrJoin(nodes, "`, `"), "`)"));
     }
-    return absl::StrCat("no fixpoint after ", options_.max_rewrites,
-                        " rewrites; still firing: ", absl::StrJoin(parts, ", "));
+    return absl::StrCat(
+        "no fixpoint after ", options_.max_rewrites,
+        " rewrites; still firing: ", absl::StrJoin(parts, ", "));
   }
 
   Graph& graph_;
@@ -337,9 +359,9 @@ bool IsFailRewrite(const absl::Status& status) {
   return status.GetPayload("graft.fail").has_value();
 }
 
-absl::StatusOr<report::ApplyReport> ApplyRules(Graph& graph,
-                                               absl::Span<const Rule* const> rules,
-                                               const ApplyOptions& options) {
+absl::StatusOr<report::ApplyReport> ApplyRules(
+    Graph& graph, absl::Span<const Rule* const> rules,
+    const ApplyOptions& options) {
   Driver driver(graph, rules, options);
   return driver.Run();
 }

@@ -60,7 +60,9 @@ class Rule {
                                             NodeId root) const = 0;
   // Checks the rule's inputs against the graph before anything changes
   // (a param's data naming tensors, say); an error stops the apply.
-  virtual absl::Status Prepare(const Graph& /*graph*/) const { return absl::OkStatus(); }
+  virtual absl::Status Prepare(const Graph& /*graph*/) const {
+    return absl::OkStatus();
+  }
   // Edits the graph through `rewriter` only. An error from FailRewrite
   // stops the whole apply; any other error skips this rewrite.
   virtual absl::Status Rewrite(const MatchState& match, Rewriter& rewriter,

@@ -17,14 +17,16 @@ class BypassIdentity : public Rule {
   const std::string& name() const override { return name_; }
   int priority() const override { return 1; }
   std::vector<std::string> anchor_ops() const override { return {"Identity"}; }
-  std::unique_ptr<MatchState> Match(const Graph& g, NodeId root) const override {
+  std::unique_ptr<MatchState> Match(const Graph& g,
+                                    NodeId root) const override {
     if (g.node(root).num_inputs() != 1) return nullptr;
     auto m = std::make_unique<MatchState>();
     m->root = root;
     m->nodes = {root};
     return m;
   }
-  absl::Status Rewrite(const MatchState& m, Rewriter& r, RewritePlan* plan) const override {
+  absl::Status Rewrite(const MatchState& m, Rewriter& r,
+                       RewritePlan* plan) const override {
     Endpoint in = r.graph().node(m.root).input(0);
     absl::StatusOr<int> n = r.Reroute({m.root, 0}, in);
     if (!n.ok()) return n.status();
@@ -42,14 +44,16 @@ class Explode : public Rule {
   const std::string& name() const override { return name_; }
   int priority() const override { return 0; }
   std::vector<std::string> anchor_ops() const override { return {"Neg"}; }
-  std::unique_ptr<MatchState> Match(const Graph& g, NodeId root) const override {
+  std::unique_ptr<MatchState> Match(const Graph& g,
+                                    NodeId root) const override {
     auto m = std::make_unique<MatchState>();
     m->root = root;
     m->nodes = {root};
     (void)g;
     return m;
   }
-  absl::Status Rewrite(const MatchState& m, Rewriter& r, RewritePlan*) const override {
+  absl::Status Rewrite(const MatchState& m, Rewriter& r,
+                       RewritePlan*) const override {
     NodeSpec spec;
     spec.name = "neg";
     spec.op = "Neg";
@@ -64,11 +68,50 @@ class Explode : public Rule {
 };
 
 constexpr char kChain[] = R"pb(
-  node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-  node { name: "i1" op: "Identity" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "i2" op: "Identity" input: "i1" attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "r" op: "Relu" input: "i2" attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "out" op: "Identity" input: "r" attr { key: "T" value { type: DT_FLOAT } } }
+  node {
+    name: "x"
+    op: "Placeholder"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "i1"
+    op: "Identity"
+    input: "x"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "i2"
+    op: "Identity"
+    input: "i1"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "r"
+    op: "Relu"
+    input: "i2"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "out"
+    op: "Identity"
+    input: "r"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
 )pb";
 
 TEST(DriverTest, RewritesToAFixpointAndSkipsUnsafeRewrites) {
@@ -84,7 +127,8 @@ TEST(DriverTest, RewritesToAFixpointAndSkipsUnsafeRewrites) {
   EXPECT_TRUE(g.Contains("out"));
   ASSERT_EQ(report->skipped_size(), 1);
   EXPECT_EQ(report->skipped(0).node(), "out");
-  EXPECT_EQ(report->skipped(0).reason(), "`out` is a graph output and would be removed");
+  EXPECT_EQ(report->skipped(0).reason(),
+            "`out` is a graph output and would be removed");
   EXPECT_EQ(report->rules(0).applied(), 2);
   EXPECT_EQ(report->rules(0).nodes_removed(), 2);
   EXPECT_TRUE(CheckValid(g).ok());
@@ -97,8 +141,23 @@ TEST(DriverTest, RewritesToAFixpointAndSkipsUnsafeRewrites) {
 
 TEST(DriverTest, ReportsNonConvergence) {
   Graph g = GraphFromText(R"pb(
-    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-    node { name: "n" op: "Neg" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+    node {
+      name: "x"
+      op: "Placeholder"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "n"
+      op: "Neg"
+      input: "x"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
   )pb");
   Explode rule;
   const Rule* rules[] = {&rule};
@@ -108,7 +167,8 @@ TEST(DriverTest, ReportsNonConvergence) {
   ASSERT_TRUE(report.ok());
   EXPECT_FALSE(report->converged());
   EXPECT_EQ(report->rewrites(), 50);
-  EXPECT_NE(report->non_convergence().find("no fixpoint after 50 rewrites; still firing: `explode` (at `"),
+  EXPECT_NE(report->non_convergence().find(
+                "no fixpoint after 50 rewrites; still firing: `explode` (at `"),
             std::string::npos)
       << report->non_convergence();
 }

@@ -43,8 +43,9 @@ bool Graph::ParseTensorName(absl::string_view text, absl::string_view* node,
   }
   absl::string_view digits = text.substr(colon + 1);
   int value = 0;
-  if (digits.empty() || !std::all_of(digits.begin(), digits.end(),
-                                     [](char c) { return c >= '0' && c <= '9'; }) ||
+  if (digits.empty() ||
+      !std::all_of(digits.begin(), digits.end(),
+                   [](char c) { return c >= '0' && c <= '9'; }) ||
       !absl::SimpleAtoi(digits, &value)) {
     return false;
   }
@@ -101,7 +102,8 @@ void Graph::IndexOp(NodeId id) {
     return;
   }
   auto pos = std::lower_bound(ids.begin(), ids.end(), id);
-  if (pos == ids.end() || *pos != id) ids.insert(pos, id);  // else: a stale entry revives
+  if (pos == ids.end() || *pos != id)
+    ids.insert(pos, id);  // else: a stale entry revives
 }
 
 void Graph::UnindexOp(NodeId id) {
@@ -109,11 +111,13 @@ void Graph::UnindexOp(NodeId id) {
   if (it == op_index_.end()) return;
   OpList& list = it->second;
   --list.live;
-  if (list.ids.size() > 64 && static_cast<size_t>(list.live) < list.ids.size() / 2) {
+  if (list.ids.size() > 64 &&
+      static_cast<size_t>(list.live) < list.ids.size() / 2) {
     std::vector<NodeId> kept;
     kept.reserve(list.live);
     for (NodeId other : list.ids) {
-      if (other != id && nodes_[other].alive_ && nodes_[other].op() == it->first) {
+      if (other != id && nodes_[other].alive_ &&
+          nodes_[other].op() == it->first) {
         kept.push_back(other);
       }
     }
@@ -159,9 +163,8 @@ absl::Status Graph::ResolveAllInputs() {
       absl::string_view name;
       int port = 0;
       if (!ParseTensorName(text, &name, &port)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("node `", node.name(), "` has a malformed input `",
-                         text, "`"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "node `", node.name(), "` has a malformed input `", text, "`"));
       }
       NodeId producer = FindId(name);
       if (port < 0) {
@@ -269,7 +272,7 @@ absl::string_view Graph::UnresolvedInputName(NodeId node, int index) const {
 }
 
 absl::string_view Graph::UnresolvedControlInputName(NodeId node,
-                                                   int index) const {
+                                                    int index) const {
   return UnresolvedInputName(node, -1 - index);
 }
 

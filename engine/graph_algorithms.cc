@@ -32,7 +32,8 @@ Dense BuildDense(const Graph& graph) {
   dense.graph = BoostGraph(dense.ids.size());
   graph.ForEachNode([&](const Node& n) {
     for (Endpoint e : n.inputs()) {
-      if (e.valid()) boost::add_edge(vertex[e.node], vertex[n.id()], dense.graph);
+      if (e.valid())
+        boost::add_edge(vertex[e.node], vertex[n.id()], dense.graph);
     }
     for (NodeId c : n.control_inputs()) {
       if (c != kNoNode) boost::add_edge(vertex[c], vertex[n.id()], dense.graph);
@@ -103,8 +104,8 @@ absl::StatusOr<std::vector<NodeId>> TopologicalOrder(const Graph& graph) {
       for (NodeId id : *cycle) names.push_back(graph.node(id).name());
       names.push_back(names.front());
     }
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the graph has a cycle: ", absl::StrJoin(names, " -> ")));
+    return absl::FailedPreconditionError(
+        absl::StrCat("the graph has a cycle: ", absl::StrJoin(names, " -> ")));
   }
   std::vector<NodeId> order;
   order.reserve(reversed.size());

@@ -17,10 +17,13 @@ TEST(TopologicalOrderTest, ProducersComeFirst) {
   ASSERT_TRUE(order.ok()) << order.status();
   ASSERT_EQ(static_cast<int>(order->size()), g->num_nodes());
   std::vector<int> rank(g->id_limit(), -1);
-  for (size_t i = 0; i < order->size(); ++i) rank[(*order)[i]] = static_cast<int>(i);
+  for (size_t i = 0; i < order->size(); ++i)
+    rank[(*order)[i]] = static_cast<int>(i);
   g->ForEachNode([&](const Node& n) {
-    for (Endpoint e : n.inputs()) EXPECT_LT(rank[e.node], rank[n.id()]) << n.name();
-    for (NodeId c : n.control_inputs()) EXPECT_LT(rank[c], rank[n.id()]) << n.name();
+    for (Endpoint e : n.inputs())
+      EXPECT_LT(rank[e.node], rank[n.id()]) << n.name();
+    for (NodeId c : n.control_inputs())
+      EXPECT_LT(rank[c], rank[n.id()]) << n.name();
   });
   // Deterministic.
   EXPECT_EQ(*TopologicalOrder(*g), *order);

@@ -13,7 +13,9 @@
 namespace graft {
 namespace {
 
-std::string Label(const Node& n) { return absl::StrCat(n.name(), " (", n.op(), ")"); }
+std::string Label(const Node& n) {
+  return absl::StrCat(n.name(), " (", n.op(), ")");
+}
 
 std::vector<std::string> Inputs(const Graph& g, NodeId id) {
   tf::NodeDef def = g.ExportNodeDef(id);
@@ -24,7 +26,8 @@ std::vector<std::string> Inputs(const Graph& g, NodeId id) {
 std::string Show(const tf::AttrValue& v) {
   if (v.has_tensor()) {
     std::vector<int64_t> dims;
-    for (const auto& d : v.tensor().tensor_shape().dim()) dims.push_back(d.size());
+    for (const auto& d : v.tensor().tensor_shape().dim())
+      dims.push_back(d.size());
     return absl::StrCat("tensor ", DataTypeName(v.tensor().dtype()), " [",
                         absl::StrJoin(dims, ", "), "]");
   }
@@ -32,7 +35,6 @@ std::string Show(const tf::AttrValue& v) {
   if (text.size() > 80) text = text.substr(0, 77) + "...";
   return text;
 }
-
 
 std::string DotId(const std::string& name) {
   return absl::StrCat("\"", absl::StrReplaceAll(name, {{"\"", "\\\""}}), "\"");
@@ -53,12 +55,15 @@ GraphDiff DiffGraphs(const Graph& before, const Graph& after) {
     }
     NodeChange change;
     change.name = b.name();
-    if (a->op() != b.op()) change.changes.push_back(absl::StrCat("op: ", a->op(), " -> ", b.op()));
-    std::vector<std::string> ia = Inputs(before, a->id()), ib = Inputs(after, b.id());
+    if (a->op() != b.op())
+      change.changes.push_back(absl::StrCat("op: ", a->op(), " -> ", b.op()));
+    std::vector<std::string> ia = Inputs(before, a->id()),
+                             ib = Inputs(after, b.id());
     for (size_t i = 0; i < std::max(ia.size(), ib.size()); ++i) {
       std::string x = i < ia.size() ? "`" + ia[i] + "`" : "(none)";
       std::string y = i < ib.size() ? "`" + ib[i] + "`" : "(none)";
-      if (x != y) change.changes.push_back(absl::StrCat("input ", i, ": ", x, " -> ", y));
+      if (x != y)
+        change.changes.push_back(absl::StrCat("input ", i, ": ", x, " -> ", y));
     }
     std::set<std::string> keys;
     for (const auto& [k, v] : a->attrs()) keys.insert(k);
@@ -67,17 +72,20 @@ GraphDiff DiffGraphs(const Graph& before, const Graph& after) {
       const tf::AttrValue* va = a->attr(k);
       const tf::AttrValue* vb = b.attr(k);
       if (va == nullptr) {
-        change.changes.push_back(absl::StrCat("attr `", k, "` added: ", Show(*vb)));
+        change.changes.push_back(
+            absl::StrCat("attr `", k, "` added: ", Show(*vb)));
       } else if (vb == nullptr) {
         change.changes.push_back(absl::StrCat("attr `", k, "` removed"));
       } else if (SerializeDeterministic(*va) != SerializeDeterministic(*vb)) {
         std::string sa = Show(*va), sb = Show(*vb);
-        change.changes.push_back(sa == sb ? absl::StrCat("attr `", k, "`: ", sa, " (values changed)")
-                                          : absl::StrCat("attr `", k, "`: ", sa, " -> ", sb));
+        change.changes.push_back(
+            sa == sb ? absl::StrCat("attr `", k, "`: ", sa, " (values changed)")
+                     : absl::StrCat("attr `", k, "`: ", sa, " -> ", sb));
       }
     }
     if (a->device() != b.device()) {
-      change.changes.push_back(absl::StrCat("device: \"", a->device(), "\" -> \"", b.device(), "\""));
+      change.changes.push_back(absl::StrCat("device: \"", a->device(),
+                                            "\" -> \"", b.device(), "\""));
     }
     if (!change.changes.empty()) diff.changed.push_back(std::move(change));
   });
@@ -86,33 +94,41 @@ GraphDiff DiffGraphs(const Graph& before, const Graph& after) {
 
 std::string FormatDiffText(const GraphDiff& diff) {
   std::string out;
-  for (const std::string& r : diff.removed) absl::StrAppend(&out, "- ", r, "\n");
+  for (const std::string& r : diff.removed)
+    absl::StrAppend(&out, "- ", r, "\n");
   for (const std::string& a : diff.added) absl::StrAppend(&out, "+ ", a, "\n");
   for (const NodeChange& c : diff.changed) {
     absl::StrAppend(&out, "~ ", c.name, "\n");
-    for (const std::string& line : c.changes) absl::StrAppend(&out, "    ", line, "\n");
+    for (const std::string& line : c.changes)
+      absl::StrAppend(&out, "    ", line, "\n");
   }
-  absl::StrAppend(&out, diff.added.size(), " added, ", diff.removed.size(), " removed, ",
-                  diff.changed.size(), " changed\n");
+  absl::StrAppend(&out, diff.added.size(), " added, ", diff.removed.size(),
+                  " removed, ", diff.changed.size(), " changed\n");
   return out;
 }
 
-std::string FormatDiffDot(const Graph& before, const Graph& after, const GraphDiff& diff) {
+std::string FormatDiffDot(const Graph& before, const Graph& after,
+                          const GraphDiff& diff) {
   std::set<std::string> changed;
   for (const NodeChange& c : diff.changed) changed.insert(c.name);
-  std::string out = "digraph diff {\n  rankdir=TB;\n  node [shape=box, style=filled, fillcolor=white];\n";
+  std::string out =
+      "digraph diff {\n  rankdir=TB;\n  node [shape=box, style=filled, "
+      "fillcolor=white];\n";
   after.ForEachNode([&](const Node& n) {
     std::string color = !before.Contains(n.name()) ? "palegreen"
-                        : changed.count(n.name()) ? "orange"
-                                                  : "white";
+                        : changed.count(n.name())  ? "orange"
+                                                   : "white";
     absl::StrAppend(&out, "  ", DotId(n.name()), " [label=", DotId(Label(n)),
                     ", fillcolor=", color, "];\n");
     for (Endpoint e : n.inputs()) {
-      if (e.valid()) absl::StrAppend(&out, "  ", DotId(after.node(e.node).name()), " -> ", DotId(n.name()), ";\n");
+      if (e.valid())
+        absl::StrAppend(&out, "  ", DotId(after.node(e.node).name()), " -> ",
+                        DotId(n.name()), ";\n");
     }
     for (NodeId c : n.control_inputs()) {
       if (c != kNoNode) {
-        absl::StrAppend(&out, "  ", DotId(after.node(c).name()), " -> ", DotId(n.name()), " [style=dotted];\n");
+        absl::StrAppend(&out, "  ", DotId(after.node(c).name()), " -> ",
+                        DotId(n.name()), " [style=dotted];\n");
       }
     }
   });
@@ -128,7 +144,8 @@ std::string FormatDiffDot(const Graph& before, const Graph& after, const GraphDi
 namespace {
 
 std::string Html(const std::string& text) {
-  return absl::StrReplaceAll(text, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}, {"\"", "&quot;"}});
+  return absl::StrReplaceAll(
+      text, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}, {"\"", "&quot;"}});
 }
 
 // Longest-path depth of every live node (producers first).
@@ -152,7 +169,8 @@ std::map<std::string, int> Depths(const Graph& g) {
 
 }  // namespace
 
-std::string FormatDiffHtml(const Graph& before, const Graph& after, const GraphDiff& diff) {
+std::string FormatDiffHtml(const Graph& before, const Graph& after,
+                           const GraphDiff& diff) {
   std::set<std::string> changed;
   for (const NodeChange& c : diff.changed) changed.insert(c.name);
   struct Box {
@@ -165,8 +183,10 @@ std::string FormatDiffHtml(const Graph& before, const Graph& after, const GraphD
   std::map<std::string, size_t> index;
   after.ForEachNode([&](const Node& n) {
     Box b{n.name(), n.op(), Label(n), "#ffffff", "#555555"};
-    if (!before.Contains(n.name())) b.fill = "#b7f0b1";
-    else if (changed.count(n.name())) b.fill = "#ffd08a";
+    if (!before.Contains(n.name()))
+      b.fill = "#b7f0b1";
+    else if (changed.count(n.name()))
+      b.fill = "#ffd08a";
     b.rank = da[n.name()];
     index[b.name] = boxes.size();
     boxes.push_back(b);
@@ -189,28 +209,33 @@ std::string FormatDiffHtml(const Graph& before, const Graph& after, const GraphD
     height = std::max(height, b.y + kH + kMargin);
   }
   std::string svg = absl::StrCat(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", width, "\" height=\"", height,
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", width,
+      "\" height=\"", height,
       "\" font-family=\"monospace\" font-size=\"11\">\n"
       "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" "
-      "markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" "
+      "markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0 "
+      "L10,5 L0,10 z\" "
       "fill=\"#555\"/></marker></defs>\n");
-  auto edge = [&](const std::string& from, const std::string& to, const char* color, bool dashed,
-                  bool control) {
+  auto edge = [&](const std::string& from, const std::string& to,
+                  const char* color, bool dashed, bool control) {
     auto f = index.find(from), t = index.find(to);
     if (f == index.end() || t == index.end()) return;
     const Box& a = boxes[f->second];
     const Box& b = boxes[t->second];
-    absl::StrAppend(&svg, "<line x1=\"", a.x + kW / 2, "\" y1=\"", a.y + kH, "\" x2=\"",
-                    b.x + kW / 2, "\" y2=\"", b.y, "\" stroke=\"", color, "\"",
+    absl::StrAppend(&svg, "<line x1=\"", a.x + kW / 2, "\" y1=\"", a.y + kH,
+                    "\" x2=\"", b.x + kW / 2, "\" y2=\"", b.y, "\" stroke=\"",
+                    color, "\"",
                     dashed || control ? " stroke-dasharray=\"4,3\"" : "",
                     " marker-end=\"url(#arrow)\"/>\n");
   };
   after.ForEachNode([&](const Node& n) {
     for (Endpoint e : n.inputs()) {
-      if (e.valid()) edge(after.node(e.node).name(), n.name(), "#555555", false, false);
+      if (e.valid())
+        edge(after.node(e.node).name(), n.name(), "#555555", false, false);
     }
     for (NodeId c : n.control_inputs()) {
-      if (c != kNoNode) edge(after.node(c).name(), n.name(), "#999999", false, true);
+      if (c != kNoNode)
+        edge(after.node(c).name(), n.name(), "#999999", false, true);
     }
   });
   before.ForEachNode([&](const Node& n) {
@@ -223,24 +248,31 @@ std::string FormatDiffHtml(const Graph& before, const Graph& after, const GraphD
   });
   for (const Box& b : boxes) {
     // The op, then as much of the name's end as fits.
-    std::string tail = b.name.size() > 22 ? "..." + b.name.substr(b.name.size() - 19) : b.name;
+    std::string tail =
+        b.name.size() > 22 ? "..." + b.name.substr(b.name.size() - 19) : b.name;
     std::string label = absl::StrCat(b.op, " ", tail);
-    absl::StrAppend(&svg, "<g><title>", Html(b.label), "</title><rect x=\"", b.x, "\" y=\"", b.y,
-                    "\" width=\"", kW, "\" height=\"", kH, "\" rx=\"5\" fill=\"", b.fill,
-                    "\" stroke=\"", b.stroke, "\"", b.dashed ? " stroke-dasharray=\"5,3\"" : "",
-                    "/><text x=\"", b.x + 8, "\" y=\"", b.y + 21, "\">", Html(label),
-                    "</text></g>\n");
+    absl::StrAppend(&svg, "<g><title>", Html(b.label), "</title><rect x=\"",
+                    b.x, "\" y=\"", b.y, "\" width=\"", kW, "\" height=\"", kH,
+                    "\" rx=\"5\" fill=\"", b.fill, "\" stroke=\"", b.stroke,
+                    "\"", b.dashed ? " stroke-dasharray=\"5,3\"" : "",
+                    "/><text x=\"", b.x + 8, "\" y=\"", b.y + 21, "\">",
+                    Html(label), "</text></g>\n");
   }
   svg += "</svg>\n";
   return absl::StrCat(
-      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>graft diff</title>\n"
-      "<style>body{font-family:sans-serif;margin:16px}pre{background:#f6f6f6;padding:8px}"
-      ".k{display:inline-block;width:14px;height:14px;border:1px solid #555;margin:0 4px 0 12px;"
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>graft "
+      "diff</title>\n"
+      "<style>body{font-family:sans-serif;margin:16px}pre{background:#f6f6f6;"
+      "padding:8px}"
+      ".k{display:inline-block;width:14px;height:14px;border:1px solid "
+      "#555;margin:0 4px 0 12px;"
       "vertical-align:middle}</style></head><body>\n<h2>graft diff</h2>\n<p>",
-      diff.added.size(), " added, ", diff.removed.size(), " removed, ", diff.changed.size(),
+      diff.added.size(), " added, ", diff.removed.size(), " removed, ",
+      diff.changed.size(),
       " changed <span class=\"k\" style=\"background:#b7f0b1\"></span>added"
       "<span class=\"k\" style=\"background:#ffd08a\"></span>changed"
-      "<span class=\"k\" style=\"background:#ffe4e1;border:1px dashed #c0392b\"></span>removed"
+      "<span class=\"k\" style=\"background:#ffe4e1;border:1px dashed "
+      "#c0392b\"></span>removed"
       "</p>\n",
       svg, "<pre>", Html(FormatDiffText(diff)), "</pre>\n</body></html>\n");
 }

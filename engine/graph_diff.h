@@ -12,14 +12,17 @@ namespace graft {
 
 struct NodeChange {
   std::string name;
-  std::vector<std::string> changes;  // "input 1: `w` -> `w2`", "attr `padding`: ..."
+  std::vector<std::string>
+      changes;  // "input 1: `w` -> `w2`", "attr `padding`: ..."
 };
 
 struct GraphDiff {
   std::vector<std::string> added;    // "name (Op)", in the second graph's order
   std::vector<std::string> removed;  // "name (Op)", in the first graph's order
   std::vector<NodeChange> changed;   // in the second graph's order
-  bool empty() const { return added.empty() && removed.empty() && changed.empty(); }
+  bool empty() const {
+    return added.empty() && removed.empty() && changed.empty();
+  }
 };
 
 GraphDiff DiffGraphs(const Graph& before, const Graph& after);
@@ -29,11 +32,13 @@ GraphDiff DiffGraphs(const Graph& before, const Graph& after);
 std::string FormatDiffText(const GraphDiff& diff);
 // Graphviz DOT of the second graph, added nodes green, changed ones orange,
 // removed ones (from the first graph) red and dashed.
-std::string FormatDiffDot(const Graph& before, const Graph& after, const GraphDiff& diff);
+std::string FormatDiffDot(const Graph& before, const Graph& after,
+                          const GraphDiff& diff);
 // A self-contained HTML page: the graphs drawn as one SVG picture (layered
 // by depth; added nodes green, changed orange, removed red and dashed, with
 // their old edges dashed), then the text diff.
-std::string FormatDiffHtml(const Graph& before, const Graph& after, const GraphDiff& diff);
+std::string FormatDiffHtml(const Graph& before, const Graph& after,
+                           const GraphDiff& diff);
 
 }  // namespace graft
 

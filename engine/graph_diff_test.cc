@@ -16,10 +16,12 @@ TEST(GraphDiffTest, FoldedBatchNorm) {
   Graph before = Load("tests/golden/fold_bn_conv/in.pbtxt");
   Graph after = Load("tests/golden/fold_bn_conv/out.pbtxt");
   GraphDiff diff = DiffGraphs(before, after);
-  EXPECT_EQ(diff.removed, (std::vector<std::string>{"w (Const)", "conv (Conv2D)", "gamma (Const)",
-                                                    "beta (Const)", "mean (Const)", "var (Const)"}));
-  EXPECT_EQ(diff.added, (std::vector<std::string>{"bn/w2 (Const)", "bn/folded (Conv2D)",
-                                                  "bn/Const (Const)"}));
+  EXPECT_EQ(diff.removed, (std::vector<std::string>{
+                              "w (Const)", "conv (Conv2D)", "gamma (Const)",
+                              "beta (Const)", "mean (Const)", "var (Const)"}));
+  EXPECT_EQ(diff.added,
+            (std::vector<std::string>{"bn/w2 (Const)", "bn/folded (Conv2D)",
+                                      "bn/Const (Const)"}));
   ASSERT_EQ(diff.changed.size(), 1u);
   EXPECT_EQ(diff.changed[0].name, "bn");
   EXPECT_EQ(diff.changed[0].changes[0], "op: FusedBatchNormV3 -> BiasAdd");
@@ -29,10 +31,13 @@ TEST(GraphDiffTest, FoldedBatchNorm) {
   EXPECT_NE(text.find("+ bn/folded (Conv2D)\n"), std::string::npos);
   EXPECT_NE(text.find("3 added, 6 removed, 1 changed\n"), std::string::npos);
   std::string dot = FormatDiffDot(before, after, diff);
-  EXPECT_NE(dot.find("\"bn/folded\" [label=\"bn/folded (Conv2D)\", fillcolor=palegreen]"),
-            std::string::npos)
+  EXPECT_NE(
+      dot.find(
+          "\"bn/folded\" [label=\"bn/folded (Conv2D)\", fillcolor=palegreen]"),
+      std::string::npos)
       << dot;
-  EXPECT_NE(dot.find("\"conv\" [label=\"conv (Conv2D)\", fillcolor=mistyrose"), std::string::npos);
+  EXPECT_NE(dot.find("\"conv\" [label=\"conv (Conv2D)\", fillcolor=mistyrose"),
+            std::string::npos);
   EXPECT_NE(dot.find("\"bn/folded\" -> \"bn\""), std::string::npos);
 }
 
@@ -68,11 +73,13 @@ TEST(GraphDiffHtmlTest, DrawsEveryNodeWithItsColour) {
   EXPECT_NE(html.find("3 added, 6 removed, 1 changed"), std::string::npos);
   // 6 nodes of the result + 6 removed ones, each a box with a title.
   size_t boxes = 0;
-  for (size_t at = html.find("<rect"); at != std::string::npos; at = html.find("<rect", at + 1)) {
+  for (size_t at = html.find("<rect"); at != std::string::npos;
+       at = html.find("<rect", at + 1)) {
     ++boxes;
   }
   EXPECT_EQ(boxes, 12u);
-  EXPECT_NE(html.find("<title>bn/folded (Conv2D)</title><rect"), std::string::npos);
+  EXPECT_NE(html.find("<title>bn/folded (Conv2D)</title><rect"),
+            std::string::npos);
   EXPECT_NE(html.find("fill=\"#b7f0b1\""), std::string::npos);  // added
   EXPECT_NE(html.find("fill=\"#ffd08a\""), std::string::npos);  // changed
   EXPECT_NE(html.find("fill=\"#ffe4e1\""), std::string::npos);  // removed

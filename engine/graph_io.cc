@@ -89,12 +89,12 @@ void AppendNodeField(const tf::NodeDef& def, std::string* out) {
   // Serialize straight into the output, deterministically (attrs sorted).
   size_t at = out->size();
   out->resize(at + size);
-  google::protobuf::io::ArrayOutputStream stream(out->data() + at, static_cast<int>(size));
+  google::protobuf::io::ArrayOutputStream stream(out->data() + at,
+                                                 static_cast<int>(size));
   google::protobuf::io::CodedOutputStream coded(&stream);
   coded.SetSerializationDeterministic(true);
   def.SerializeWithCachedSizes(&coded);
 }
-
 
 }  // namespace
 
@@ -103,7 +103,8 @@ void AppendNodeField(const tf::NodeDef& def, std::string* out) {
 class GraphBuilder {
  public:
   // `bytes` stay alive as long as `owner` does.
-  static absl::StatusOr<Graph> FromBinary(std::shared_ptr<const void> owner, absl::string_view bytes,
+  static absl::StatusOr<Graph> FromBinary(std::shared_ptr<const void> owner,
+                                          absl::string_view bytes,
                                           absl::string_view source) {
     Graph graph;
     graph.source_owner_ = std::move(owner);
@@ -136,8 +137,7 @@ class GraphBuilder {
           pos += 4;
           break;
         case 2:
-          if (!ReadVarint(data, &pos, &length) ||
-              length > data.size() - pos) {
+          if (!ReadVarint(data, &pos, &length) || length > data.size() - pos) {
             return Garbled(source, data, start,
                            field == 1 ? absl::StrCat("node #", payloads.size(),
                                                      " is truncated")
@@ -247,8 +247,9 @@ class GraphBuilder {
                               size_t offset, absl::string_view what) {
     std::string hint;
     if (LooksLikeText(data)) {
-      hint = " (it looks like a text GraphDef: name it `.pbtxt` or pass "
-             "--format=pbtxt)";
+      hint =
+          " (it looks like a text GraphDef: name it `.pbtxt` or pass "
+          "--format=pbtxt)";
     }
     return Located(source, absl::StrCat("not a valid binary GraphDef: ", what,
                                         " at byte ", offset, hint));
@@ -293,8 +294,8 @@ absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
     return Located(path, "is a directory, expected a graph file");
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Located(path, absl::StrCat("cannot open: ",
-                                             std::strerror(errno)));
+  if (!in)
+    return Located(path, absl::StrCat("cannot open: ", std::strerror(errno)));
   std::string bytes;
   bytes.resize(static_cast<size_t>(info.st_size));
   if (!bytes.empty() && !in.read(bytes.data(), bytes.size())) {
@@ -324,18 +325,19 @@ absl::StatusOr<Graph> LoadGraph(const std::string& path, GraphFormat format) {
     // keeps it for the unmodified bytes it writes back.
     int fd = open(path.c_str(), O_RDONLY);
     struct stat info;
-    if (fd >= 0 && fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0 &&
-        info.st_size <= std::numeric_limits<int>::max()) {
+    if (fd >= 0 && fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
+        info.st_size > 0 && info.st_size <= std::numeric_limits<int>::max()) {
       size_t size = static_cast<size_t>(info.st_size);
-      void* data = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      void* data =
+          mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
       close(fd);
       if (data != MAP_FAILED) {
         std::shared_ptr<const void> owner(data, [size](const void* p) {
           munmap(const_cast<void*>(p), size);
         });
-        return GraphBuilder::FromBinary(std::move(owner),
-                                        absl::string_view(static_cast<const char*>(data), size),
-                                        path);
+        return GraphBuilder::FromBinary(
+            std::move(owner),
+            absl::string_view(static_cast<const char*>(data), size), path);
       }
     } else if (fd >= 0) {
       close(fd);
@@ -406,21 +408,26 @@ std::string SerializeGraph(const Graph& graph, GraphFormat format) {
     printer.PrintToString(graph.ToGraphDef(), &text);
     return text;
   }
-  if (graph.source_segments().empty()) return SerializeDeterministic(graph.ToGraphDef());
+  if (graph.source_segments().empty())
+    return SerializeDeterministic(graph.ToGraphDef());
   // Binary with a source: copy unmodified bytes, re-encode modified nodes.
   std::string out;
   out.reserve(graph.source_bytes().size());
-  EmitBinary(graph, [&](absl::string_view piece) { out.append(piece.data(), piece.size()); });
+  EmitBinary(graph, [&](absl::string_view piece) {
+    out.append(piece.data(), piece.size());
+  });
   return out;
 }
 
 absl::Status WriteFileAtomically(const std::string& path,
                                  absl::string_view contents) {
-  return WriteFileAtomicallyWith(path, [&](const FileWriter& write) { return write(contents); });
+  return WriteFileAtomicallyWith(
+      path, [&](const FileWriter& write) { return write(contents); });
 }
 
-absl::Status WriteFileAtomicallyWith(const std::string& path,
-                                     const std::function<absl::Status(const FileWriter&)>& fill) {
+absl::Status WriteFileAtomicallyWith(
+    const std::string& path,
+    const std::function<absl::Status(const FileWriter&)>& fill) {
   struct stat info;
   if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
     return Located(path, "is a directory, expected a file to write");
@@ -429,8 +436,8 @@ absl::Status WriteFileAtomicallyWith(const std::string& path,
   std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
   if (dir.empty()) dir = "/";
   if (stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
-    return Located(path, absl::StrCat("cannot write: folder `", dir,
-                                      "` does not exist"));
+    return Located(
+        path, absl::StrCat("cannot write: folder `", dir, "` does not exist"));
   }
   std::string temp = absl::StrCat(path, ".tmp-XXXXXX");
   int fd = mkstemp(temp.data());
@@ -440,10 +447,12 @@ absl::Status WriteFileAtomicallyWith(const std::string& path,
   FileWriter write_all = [&](absl::string_view contents) -> absl::Status {
     size_t written = 0;
     while (written < contents.size()) {
-      ssize_t n = write(fd, contents.data() + written, contents.size() - written);
+      ssize_t n =
+          write(fd, contents.data() + written, contents.size() - written);
       if (n < 0) {
         if (errno == EINTR) continue;
-        return Located(path, absl::StrCat("cannot write: ", std::strerror(errno)));
+        return Located(path,
+                       absl::StrCat("cannot write: ", std::strerror(errno)));
       }
       written += static_cast<size_t>(n);
     }

@@ -14,10 +14,10 @@
 
 #include <functional>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "engine/graph.h"
 
 namespace graft {
@@ -54,8 +54,9 @@ absl::Status WriteFileAtomically(const std::string& path,
 // The same, the contents written piece by piece by `fill` through the
 // writer it is given; an error from either leaves nothing behind.
 using FileWriter = std::function<absl::Status(absl::string_view)>;
-absl::Status WriteFileAtomicallyWith(const std::string& path,
-                                     const std::function<absl::Status(const FileWriter&)>& fill);
+absl::Status WriteFileAtomicallyWith(
+    const std::string& path,
+    const std::function<absl::Status(const FileWriter&)>& fill);
 
 }  // namespace graft
 

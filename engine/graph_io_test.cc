@@ -65,17 +65,17 @@ TEST_P(RoundTripTest, TextRoundTripKeepsTheSameGraph) {
   std::string text = SerializeGraph(*graph, GraphFormat::kText);
   absl::StatusOr<Graph> again = ParseGraph(text, GraphFormat::kText, "x.pbtxt");
   ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_TRUE(MessageDifferencer::Equals(graph->ToGraphDef(),
-                                         again->ToGraphDef()));
+  EXPECT_TRUE(
+      MessageDifferencer::Equals(graph->ToGraphDef(), again->ToGraphDef()));
   // Text output is canonical: printing again gives the same text.
   EXPECT_EQ(SerializeGraph(*again, GraphFormat::kText), text);
   // And text -> binary gives a graph equal to the original.
-  absl::StatusOr<Graph> binary = ParseGraph(
-      SerializeGraph(*again, GraphFormat::kBinary), GraphFormat::kBinary,
-      "x.pb");
+  absl::StatusOr<Graph> binary =
+      ParseGraph(SerializeGraph(*again, GraphFormat::kBinary),
+                 GraphFormat::kBinary, "x.pb");
   ASSERT_TRUE(binary.ok()) << binary.status();
-  EXPECT_TRUE(MessageDifferencer::Equals(graph->ToGraphDef(),
-                                         binary->ToGraphDef()));
+  EXPECT_TRUE(
+      MessageDifferencer::Equals(graph->ToGraphDef(), binary->ToGraphDef()));
 }
 
 INSTANTIATE_TEST_SUITE_P(TensorflowExports, RoundTripTest,
@@ -119,7 +119,8 @@ TEST(GraphIoTest, RewriteChangesOnlyTheBytesOfTouchedNodes) {
   ASSERT_TRUE(extra.ok()) << extra.status();
   ASSERT_TRUE(rewriter.RemoveNode(graph->FindId("uniq_f")).ok());
   std::string bytes = SerializeGraph(*graph, GraphFormat::kBinary);
-  absl::StatusOr<Graph> reloaded = ParseGraph(bytes, GraphFormat::kBinary, "x.pb");
+  absl::StatusOr<Graph> reloaded =
+      ParseGraph(bytes, GraphFormat::kBinary, "x.pb");
   ASSERT_TRUE(reloaded.ok()) << reloaded.status();
   EXPECT_EQ(reloaded->num_nodes(), graph->num_nodes());
   EXPECT_EQ(reloaded->FindNode("x")->device(), "/device:CPU:0");
@@ -144,14 +145,18 @@ TEST(GraphIoTest, SaveWritesAtomicallyAndReadsBack) {
   ASSERT_TRUE(SaveGraph(*graph, out).ok());
   absl::StatusOr<Graph> back = LoadGraph(out);
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_TRUE(MessageDifferencer::Equals(graph->ToGraphDef(), back->ToGraphDef()));
+  EXPECT_TRUE(
+      MessageDifferencer::Equals(graph->ToGraphDef(), back->ToGraphDef()));
   EXPECT_EQ(CountEntriesStartingWith(TempDir(), "saved.pbtxt.tmp"), 0);
 }
 
 TEST(GraphIoTest, FormatFromExtensionOrOverride) {
-  EXPECT_EQ(ResolveGraphFormat("a.pbtxt", GraphFormat::kAuto), GraphFormat::kText);
-  EXPECT_EQ(ResolveGraphFormat("A.PBTXT", GraphFormat::kAuto), GraphFormat::kText);
-  EXPECT_EQ(ResolveGraphFormat("a.pb", GraphFormat::kAuto), GraphFormat::kBinary);
+  EXPECT_EQ(ResolveGraphFormat("a.pbtxt", GraphFormat::kAuto),
+            GraphFormat::kText);
+  EXPECT_EQ(ResolveGraphFormat("A.PBTXT", GraphFormat::kAuto),
+            GraphFormat::kText);
+  EXPECT_EQ(ResolveGraphFormat("a.pb", GraphFormat::kAuto),
+            GraphFormat::kBinary);
   EXPECT_EQ(ResolveGraphFormat("a", GraphFormat::kAuto), GraphFormat::kBinary);
   EXPECT_EQ(ResolveGraphFormat("a.pb", GraphFormat::kText), GraphFormat::kText);
   EXPECT_EQ(*ParseGraphFormat("pbtxt"), GraphFormat::kText);
@@ -164,7 +169,8 @@ TEST(GraphIoTest, FormatFromExtensionOrOverride) {
 TEST(GraphIoBadInputTest, MissingFile) {
   absl::StatusOr<Graph> g = LoadGraph(TempDir() + "/missing.pb");
   ASSERT_FALSE(g.ok());
-  EXPECT_EQ(g.status().message(), TempDir() + "/missing.pb: error: no such file");
+  EXPECT_EQ(g.status().message(),
+            TempDir() + "/missing.pb: error: no such file");
 }
 
 TEST(GraphIoBadInputTest, DirectoryInsteadOfFile) {
@@ -181,27 +187,31 @@ TEST(GraphIoBadInputTest, TruncatedBinary) {
   absl::StatusOr<Graph> g = LoadGraph(path);
   ASSERT_FALSE(g.ok());
   EXPECT_NE(g.status().message().find(path + ": error: not a valid binary "
-                                      "GraphDef: node #"),
+                                             "GraphDef: node #"),
             std::string::npos)
       << g.status();
-  EXPECT_NE(g.status().message().find("is truncated at byte"), std::string::npos);
+  EXPECT_NE(g.status().message().find("is truncated at byte"),
+            std::string::npos);
 }
 
 TEST(GraphIoBadInputTest, GarbledBinary) {
   std::string path = TempDir() + "/garbled.pb";
-  WriteRaw(path, std::string("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", 11));
+  WriteRaw(path,
+           std::string("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", 11));
   absl::StatusOr<Graph> g = LoadGraph(path);
   ASSERT_FALSE(g.ok());
-  EXPECT_NE(g.status().message().find(path + ": error: not a valid binary GraphDef"),
-            std::string::npos)
+  EXPECT_NE(
+      g.status().message().find(path + ": error: not a valid binary GraphDef"),
+      std::string::npos)
       << g.status();
   // A node field whose payload is not a NodeDef.
   WriteRaw(path, std::string("\x0a\x03\xff\xff\xff", 5));
   g = LoadGraph(path);
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().message(),
-            path + ": error: not a valid binary GraphDef: node #0 does not "
-                   "parse at byte 0");
+            path +
+                ": error: not a valid binary GraphDef: node #0 does not "
+                "parse at byte 0");
 }
 
 TEST(GraphIoBadInputTest, TextGivenAsBinaryGetsAHint) {
@@ -231,7 +241,9 @@ TEST(GraphIoBadInputTest, TextSyntaxErrorHasLineAndColumn) {
 
 TEST(GraphIoBadInputTest, DuplicateNamesAreLocated) {
   std::string path = TempDir() + "/dup.pbtxt";
-  WriteRaw(path, "node { name: \"a\" op: \"NoOp\" }\nnode { name: \"a\" op: \"NoOp\" }\n");
+  WriteRaw(
+      path,
+      "node { name: \"a\" op: \"NoOp\" }\nnode { name: \"a\" op: \"NoOp\" }\n");
   absl::StatusOr<Graph> g = LoadGraph(path);
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().message(),

@@ -8,11 +8,38 @@ namespace {
 
 TEST(GraphStatsTest, CountsEverything) {
   Graph g = testing::GraphFromText(R"pb(
-    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-    node { name: "dim" op: "Const" device: "/device:CPU:0"
-           attr { key: "dtype" value { type: DT_INT32 } } }
-    node { name: "s" op: "Split" input: "dim" input: "x" device: "/device:CPU:0"
-           attr { key: "num_split" value { i: 2 } } attr { key: "T" value { type: DT_FLOAT } } }
+    node {
+      name: "x"
+      op: "Placeholder"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "dim"
+      op: "Const"
+      device: "/device:CPU:0"
+      attr {
+        key: "dtype"
+        value { type: DT_INT32 }
+      }
+    }
+    node {
+      name: "s"
+      op: "Split"
+      input: "dim"
+      input: "x"
+      device: "/device:CPU:0"
+      attr {
+        key: "num_split"
+        value { i: 2 }
+      }
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
     node { name: "init" op: "NoOp" }
     node { name: "y" op: "MyOp" input: "s:1" input: "^init" }
   )pb");

@@ -11,15 +11,59 @@ using ::graft::testing::Id;
 using ::graft::testing::InputNames;
 
 constexpr char kDiamond[] = R"pb(
-  node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-  node { name: "s" op: "Split" input: "dim" input: "x"
-         attr { key: "num_split" value { i: 2 } } attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "dim" op: "Const" attr { key: "dtype" value { type: DT_INT32 } } }
-  node { name: "add" op: "AddV2" input: "s" input: "s:1" input: "^init" device: "/device:CPU:0"
-         attr { key: "T" value { type: DT_FLOAT } } }
+  node {
+    name: "x"
+    op: "Placeholder"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "s"
+    op: "Split"
+    input: "dim"
+    input: "x"
+    attr {
+      key: "num_split"
+      value { i: 2 }
+    }
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "dim"
+    op: "Const"
+    attr {
+      key: "dtype"
+      value { type: DT_INT32 }
+    }
+  }
+  node {
+    name: "add"
+    op: "AddV2"
+    input: "s"
+    input: "s:1"
+    input: "^init"
+    device: "/device:CPU:0"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
   node { name: "init" op: "NoOp" }
-  node { name: "out" op: "Identity" input: "add" input: "^init"
-         attr { key: "T" value { type: DT_FLOAT } } }
+  node {
+    name: "out"
+    op: "Identity"
+    input: "add"
+    input: "^init"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
 )pb";
 
 TEST(GraphTest, IndexesNamesOpsAndConsumers) {
@@ -53,8 +97,8 @@ TEST(GraphTest, IterationFollowsFileOrder) {
   Graph g = GraphFromText(kDiamond);
   std::vector<std::string> names;
   g.ForEachNode([&](const Node& n) { names.push_back(n.name()); });
-  EXPECT_EQ(names, (std::vector<std::string>{"x", "s", "dim", "add", "init",
-                                             "out"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"x", "s", "dim", "add", "init", "out"}));
 }
 
 TEST(GraphTest, KeepsUnresolvedInputsForTheValidator) {

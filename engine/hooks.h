@@ -33,8 +33,8 @@ struct HookSignature {
   std::string doc;
 };
 
-using HookFn =
-    std::function<absl::StatusOr<Value>(const HookContext&, absl::Span<const Value>)>;
+using HookFn = std::function<absl::StatusOr<Value>(const HookContext&,
+                                                   absl::Span<const Value>)>;
 
 struct Hook {
   std::string name;
@@ -62,8 +62,9 @@ void RegisterBuiltinHooks(HookRegistry& registry);
 
 // Registers one of graft's own hooks (whose names never collide).
 void AddBuiltinHook(HookRegistry& registry, const std::string& name,
-                    std::vector<ValueType> params, ValueType result, const std::string& doc,
-                    HookFn fn, bool variadic = false, int optional = 0);
+                    std::vector<ValueType> params, ValueType result,
+                    const std::string& doc, HookFn fn, bool variadic = false,
+                    int optional = 0);
 
 // The value of attr `name` of `node` (or its op's default), as a Value.
 absl::StatusOr<Value> AttrValueOf(const Node& node, const std::string& name);

@@ -123,20 +123,34 @@ tf::DataType BaseType(tf::DataType type) {
 std::string DataTypeName(tf::DataType type) {
   if (type > 100) return DataTypeName(BaseType(type)) + "_ref";
   switch (type) {
-    case tf::DT_FLOAT: return "float32";
-    case tf::DT_DOUBLE: return "float64";
-    case tf::DT_HALF: return "float16";
-    case tf::DT_BFLOAT16: return "bfloat16";
-    case tf::DT_INT8: return "int8";
-    case tf::DT_INT16: return "int16";
-    case tf::DT_INT32: return "int32";
-    case tf::DT_INT64: return "int64";
-    case tf::DT_UINT8: return "uint8";
-    case tf::DT_UINT16: return "uint16";
-    case tf::DT_UINT32: return "uint32";
-    case tf::DT_UINT64: return "uint64";
-    case tf::DT_BOOL: return "bool";
-    case tf::DT_STRING: return "string";
+    case tf::DT_FLOAT:
+      return "float32";
+    case tf::DT_DOUBLE:
+      return "float64";
+    case tf::DT_HALF:
+      return "float16";
+    case tf::DT_BFLOAT16:
+      return "bfloat16";
+    case tf::DT_INT8:
+      return "int8";
+    case tf::DT_INT16:
+      return "int16";
+    case tf::DT_INT32:
+      return "int32";
+    case tf::DT_INT64:
+      return "int64";
+    case tf::DT_UINT8:
+      return "uint8";
+    case tf::DT_UINT16:
+      return "uint16";
+    case tf::DT_UINT32:
+      return "uint32";
+    case tf::DT_UINT64:
+      return "uint64";
+    case tf::DT_BOOL:
+      return "bool";
+    case tf::DT_STRING:
+      return "string";
     default: {
       // DT_COMPLEX64 -> complex64, DT_QINT8 -> qint8, ...
       std::string name = tf::DataType_Name(BaseType(type));
@@ -146,12 +160,14 @@ std::string DataTypeName(tf::DataType type) {
   }
 }
 
-std::optional<std::vector<int64_t>> StaticShape(const Graph& graph, Endpoint t) {
+std::optional<std::vector<int64_t>> StaticShape(const Graph& graph,
+                                                Endpoint t) {
   const Node& n = graph.node(t.node);
   if (n.op() == "Const" && t.port == 0) {
     if (const tf::AttrValue* v = n.attr("value")) {
       std::vector<int64_t> dims;
-      for (const auto& d : v->tensor().tensor_shape().dim()) dims.push_back(d.size());
+      for (const auto& d : v->tensor().tensor_shape().dim())
+        dims.push_back(d.size());
       return dims;
     }
   }
@@ -169,7 +185,8 @@ std::optional<std::vector<int64_t>> StaticShape(const Graph& graph, Endpoint t) 
   return dims;
 }
 
-bool ShapesCompatible(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+bool ShapesCompatible(const std::vector<int64_t>& a,
+                      const std::vector<int64_t>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i] >= 0 && b[i] >= 0 && a[i] != b[i]) return false;
@@ -180,7 +197,8 @@ bool ShapesCompatible(const std::vector<int64_t>& a, const std::vector<int64_t>&
 std::string ShapeText(const std::vector<int64_t>& shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
-    absl::StrAppend(&out, i ? ", " : "", shape[i] < 0 ? "?" : absl::StrCat(shape[i]));
+    absl::StrAppend(&out, i ? ", " : "",
+                    shape[i] < 0 ? "?" : absl::StrCat(shape[i]));
   }
   return out + "]";
 }

@@ -9,10 +9,10 @@
 
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "engine/graph.h"
 #include "proto/graph.pb.h"
 
@@ -47,10 +47,12 @@ class OpRegistry {
 // The shape of a tensor when the graph states it: a Const's value, a
 // Placeholder's `shape`, or an `_output_shapes` attr; -1 for an unknown
 // dimension; nullopt for an unknown rank.
-std::optional<std::vector<int64_t>> StaticShape(const Graph& graph, Endpoint tensor);
+std::optional<std::vector<int64_t>> StaticShape(const Graph& graph,
+                                                Endpoint tensor);
 // Whether two static shapes can describe the same tensor (same rank, and
 // every dimension equal where both are known).
-bool ShapesCompatible(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+bool ShapesCompatible(const std::vector<int64_t>& a,
+                      const std::vector<int64_t>& b);
 std::string ShapeText(const std::vector<int64_t>& shape);
 
 // `Name*` matches every op that starts with `Name`; otherwise exact.

@@ -21,12 +21,46 @@ TEST(OpRegistryTest, KnowsTensorflowOps) {
 
 TEST(OpRegistryTest, ExpandsOutputTypes) {
   Graph g = GraphFromText(R"pb(
-    node { name: "bn" op: "FusedBatchNormV3"
-           attr { key: "T" value { type: DT_HALF } } attr { key: "U" value { type: DT_FLOAT } } }
-    node { name: "split" op: "Split" attr { key: "num_split" value { i: 3 } }
-           attr { key: "T" value { type: DT_INT64 } } }
-    node { name: "idn" op: "IdentityN" attr { key: "T" value { list { type: DT_FLOAT type: DT_BOOL } } } }
-    node { name: "shape" op: "Shape" attr { key: "T" value { type: DT_FLOAT } } }
+    node {
+      name: "bn"
+      op: "FusedBatchNormV3"
+      attr {
+        key: "T"
+        value { type: DT_HALF }
+      }
+      attr {
+        key: "U"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "split"
+      op: "Split"
+      attr {
+        key: "num_split"
+        value { i: 3 }
+      }
+      attr {
+        key: "T"
+        value { type: DT_INT64 }
+      }
+    }
+    node {
+      name: "idn"
+      op: "IdentityN"
+      attr {
+        key: "T"
+        value { list { type: DT_FLOAT type: DT_BOOL } }
+      }
+    }
+    node {
+      name: "shape"
+      op: "Shape"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
     node { name: "relu" op: "Relu" }
     node { name: "custom" op: "MyCustomOp" }
   )pb");

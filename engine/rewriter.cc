@@ -60,16 +60,16 @@ absl::Status Rewriter::CheckEndpoint(Endpoint e, absl::string_view what) const {
   absl::Status live = CheckLive(e.node, what);
   if (!live.ok()) return live;
   if (e.port < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": negative output port on `",
-                     graph_.node(e.node).name(), "`"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": negative output port on `", graph_.node(e.node).name(), "`"));
   }
   std::optional<std::vector<tf::DataType>> types =
       OpRegistry::Tensorflow().OutputTypes(graph_.node(e.node));
   if (types && e.port >= static_cast<int>(types->size())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, ": `", graph_.node(e.node).name(), "` (", graph_.node(e.node).op(),
-        ") has ", types->size(), " output(s), there is no output ", e.port));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": `", graph_.node(e.node).name(), "` (",
+                     graph_.node(e.node).op(), ") has ", types->size(),
+                     " output(s), there is no output ", e.port));
   }
   return absl::OkStatus();
 }
@@ -78,18 +78,20 @@ absl::Status Rewriter::CheckCompatible(Endpoint from, Endpoint to) const {
   const OpRegistry& ops = OpRegistry::Tensorflow();
   tf::DataType a = ops.OutputType(graph_.node(from.node), from.port);
   tf::DataType b = ops.OutputType(graph_.node(to.node), to.port);
-  if (a != tf::DT_INVALID && b != tf::DT_INVALID && BaseType(a) != BaseType(b)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot reroute `", graph_.TensorName(from), "` (", DataTypeName(a),
-        ") to `", graph_.TensorName(to), "` (", DataTypeName(b),
-        "): their dtypes differ"));
+  if (a != tf::DT_INVALID && b != tf::DT_INVALID &&
+      BaseType(a) != BaseType(b)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot reroute `", graph_.TensorName(from), "` (",
+                     DataTypeName(a), ") to `", graph_.TensorName(to), "` (",
+                     DataTypeName(b), "): their dtypes differ"));
   }
   std::optional<std::vector<int64_t>> sa = StaticShape(graph_, from);
   std::optional<std::vector<int64_t>> sb = StaticShape(graph_, to);
   if (sa && sb && !ShapesCompatible(*sa, *sb)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot reroute `", graph_.TensorName(from), "` ", ShapeText(*sa), " to `",
-        graph_.TensorName(to), "` ", ShapeText(*sb), ": their shapes differ"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot reroute `", graph_.TensorName(from), "` ",
+                     ShapeText(*sa), " to `", graph_.TensorName(to), "` ",
+                     ShapeText(*sb), ": their shapes differ"));
   }
   return absl::OkStatus();
 }
@@ -99,7 +101,8 @@ double Rewriter::Rank(NodeId id) const {
     ranks_.assign(graph_.id_limit(), 0.0);
     absl::StatusOr<std::vector<NodeId>> order = TopologicalOrder(graph_);
     if (!order.ok()) return -1;  // a cyclic graph: no fast path
-    for (size_t i = 0; i < order->size(); ++i) ranks_[(*order)[i]] = static_cast<double>(i);
+    for (size_t i = 0; i < order->size(); ++i)
+      ranks_[(*order)[i]] = static_cast<double>(i);
     ranks_valid_ = true;
   }
   return id < static_cast<NodeId>(ranks_.size()) ? ranks_[id] : -1;
@@ -110,14 +113,17 @@ void Rewriter::RankNewNode(NodeId id) {
   // After every producer, before anything (it has no consumers yet).
   double rank = 0;
   const Node& n = graph_.node(id);
-  for (Endpoint e : n.inputs()) rank = std::max(rank, ranks_[e.node] + kRankStep);
-  for (NodeId c : n.control_inputs()) rank = std::max(rank, ranks_[c] + kRankStep);
+  for (Endpoint e : n.inputs())
+    rank = std::max(rank, ranks_[e.node] + kRankStep);
+  for (NodeId c : n.control_inputs())
+    rank = std::max(rank, ranks_[c] + kRankStep);
   if (ranks_.size() <= static_cast<size_t>(id)) ranks_.resize(id + 1, 0.0);
   ranks_[id] = rank;
 }
 
 void Rewriter::RankEdge(NodeId producer, NodeId consumer) {
-  if (ranks_valid_ && !(ranks_[producer] < ranks_[consumer])) ranks_valid_ = false;
+  if (ranks_valid_ && !(ranks_[producer] < ranks_[consumer]))
+    ranks_valid_ = false;
 }
 
 absl::Status Rewriter::CheckNoCycle(Endpoint to,
@@ -126,8 +132,9 @@ absl::Status Rewriter::CheckNoCycle(Endpoint to,
   // Fast path: edges run from lower to higher rank, so a consumer ranked
   // above `to` cannot feed it.
   double to_rank = Rank(to.node);
-  if (to_rank >= 0 && std::all_of(consumers.begin(), consumers.end(),
-                                  [&](NodeId c) { return to_rank < Rank(c); })) {
+  if (to_rank >= 0 &&
+      std::all_of(consumers.begin(), consumers.end(),
+                  [&](NodeId c) { return to_rank < Rank(c); })) {
     return absl::OkStatus();
   }
   absl::flat_hash_set<NodeId> targets(consumers.begin(), consumers.end());
@@ -181,7 +188,8 @@ void Rewriter::OnUndo(std::function<void()> undo) {
 void Rewriter::Unlink(NodeId id) {
   Node& node = graph_.mutable_node(id);
   for (int i = 0; i < node.num_inputs(); ++i) {
-    if (node.inputs_[i].valid()) graph_.RemoveConsumer(node.inputs_[i], {id, i});
+    if (node.inputs_[i].valid())
+      graph_.RemoveConsumer(node.inputs_[i], {id, i});
   }
   for (NodeId c : node.control_inputs_) {
     if (c != kNoNode) graph_.RemoveControlConsumer(c, id);
@@ -252,7 +260,8 @@ NodeId Rewriter::Insert(tf::NodeDef* def, absl::Span<const Endpoint> inputs,
 absl::StatusOr<NodeId> Rewriter::AddNode(NodeSpec spec) {
   if (spec.op.empty()) return absl::InvalidArgumentError("add node: no op");
   for (Endpoint e : spec.inputs) {
-    absl::Status s = CheckEndpoint(e, absl::StrCat("add node `", spec.name, "`"));
+    absl::Status s =
+        CheckEndpoint(e, absl::StrCat("add node `", spec.name, "`"));
     if (!s.ok()) return s;
   }
   for (NodeId c : spec.control_inputs) {
@@ -293,9 +302,9 @@ absl::Status Rewriter::RemoveNodes(absl::Span<const NodeId> ids) {
     for (int port = 0; port < node.num_used_ports(); ++port) {
       for (InputSlot slot : node.consumers(port)) {
         if (!doomed.contains(slot.node)) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              "cannot remove `", node.name(), "`: `",
-              graph_.node(slot.node).name(), "` still reads it"));
+          return absl::FailedPreconditionError(
+              absl::StrCat("cannot remove `", node.name(), "`: `",
+                           graph_.node(slot.node).name(), "` still reads it"));
         }
       }
     }
@@ -351,14 +360,14 @@ absl::Status Rewriter::Rename(NodeId id, absl::string_view new_name) {
   Node& node = graph_.mutable_node(id);
   if (node.name() == new_name) return absl::OkStatus();
   if (!IsValidNodeName(new_name)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot rename `", node.name(), "`: `", new_name,
-        "` is not a valid node name"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot rename `", node.name(), "`: `", new_name,
+                     "` is not a valid node name"));
   }
   if (graph_.Contains(new_name)) {
-    return absl::AlreadyExistsError(absl::StrCat(
-        "cannot rename `", node.name(), "` to `", new_name,
-        "`: a node of that name exists"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("cannot rename `", node.name(), "` to `", new_name,
+                     "`: a node of that name exists"));
   }
   std::string old_name = node.name();
   graph_.name_index_.erase(node.name());
@@ -408,7 +417,9 @@ absl::Status Rewriter::SetAttr(NodeId id, absl::string_view name,
   if (old == def->attr().end()) {
     OnUndo([def, key] { def->mutable_attr()->erase(key); });
   } else {
-    OnUndo([def, key, value = old->second] { (*def->mutable_attr())[key] = value; });
+    OnUndo([def, key, value = old->second] {
+      (*def->mutable_attr())[key] = value;
+    });
   }
   (*def->mutable_attr())[key] = std::move(value);
   MarkChanged(id);
@@ -447,9 +458,9 @@ absl::Status Rewriter::SetInput(NodeId id, int index, Endpoint source) {
   if (!s.ok()) return s;
   const Node& node = graph_.node(id);
   if (index < 0 || index >= node.num_inputs()) {
-    return absl::OutOfRangeError(absl::StrCat(
-        "set input: `", node.name(), "` has ", node.num_inputs(),
-        " data input(s), there is no input ", index));
+    return absl::OutOfRangeError(
+        absl::StrCat("set input: `", node.name(), "` has ", node.num_inputs(),
+                     " data input(s), there is no input ", index));
   }
   s = CheckEndpoint(source, absl::StrCat("set input of `", node.name(), "`"));
   if (!s.ok()) return s;
@@ -473,9 +484,9 @@ absl::Status Rewriter::AddControlEdge(NodeId from, NodeId to) {
   if (s.ok()) s = CheckLive(to, "add control edge");
   if (!s.ok()) return s;
   if (from == to) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot add a control edge from `", graph_.node(from).name(),
-        "` to itself"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot add a control edge from `",
+                     graph_.node(from).name(), "` to itself"));
   }
   const Node& target = graph_.node(to);
   if (std::find(target.control_inputs().begin(), target.control_inputs().end(),
@@ -505,9 +516,9 @@ absl::Status Rewriter::RemoveControlEdge(NodeId from, NodeId to) {
   auto& controls = target.control_inputs_;
   auto it = std::find(controls.begin(), controls.end(), from);
   if (it == controls.end()) {
-    return absl::NotFoundError(absl::StrCat(
-        "there is no control edge from `", graph_.node(from).name(), "` to `",
-        target.name(), "`"));
+    return absl::NotFoundError(absl::StrCat("there is no control edge from `",
+                                            graph_.node(from).name(), "` to `",
+                                            target.name(), "`"));
   }
   int removed = static_cast<int>(it - controls.begin());
   controls.erase(it);
@@ -538,9 +549,9 @@ absl::StatusOr<int> Rewriter::Reroute(absl::Span<const Endpoint> from,
                                       absl::Span<const Endpoint> to,
                                       const ConsumerFilter& filter) {
   if (from.size() != to.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "reroute: ", from.size(), " source tensor(s) but ", to.size(),
-        " target tensor(s)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("reroute: ", from.size(), " source tensor(s) but ",
+                     to.size(), " target tensor(s)"));
   }
   // Snapshot every pair's consumers first, so that pairs which share
   // tensors (a swap) see the graph as it was before the edit.
@@ -693,13 +704,13 @@ absl::StatusOr<SpliceResult> Rewriter::Splice(
       absl::string_view name;
       int port = 0;
       if (!Graph::ParseTensorName(text, &name, &port)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "splice: node `", other.node(i).name(), "` has a malformed input `",
-            text, "`"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("splice: node `", other.node(i).name(),
+                         "` has a malformed input `", text, "`"));
       }
       Source source;
-      std::string key = port <= 0 ? std::string(name)
-                                  : absl::StrCat(name, ":", port);
+      std::string key =
+          port <= 0 ? std::string(name) : absl::StrCat(name, ":", port);
       if (auto it = mapped.find(key); it != mapped.end()) {
         source.from_target = true;
         source.target = it->second;
@@ -735,7 +746,8 @@ absl::StatusOr<SpliceResult> Rewriter::Splice(
     if (ids[i] == kNoNode) continue;
     Node& node = graph_.mutable_node(ids[i]);
     for (const Source& s : data[i]) {
-      Endpoint e = s.from_target ? s.target : Endpoint{ids[s.other_index], s.port};
+      Endpoint e =
+          s.from_target ? s.target : Endpoint{ids[s.other_index], s.port};
       if (s.from_target) touched.push_back(e.node);
       InputSlot slot{ids[i], static_cast<int32_t>(node.inputs_.size())};
       node.inputs_.push_back(e);

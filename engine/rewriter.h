@@ -14,13 +14,13 @@
 
 #include <functional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "engine/graph.h"
 
@@ -116,19 +116,18 @@ class Rewriter {
 
   // The consumers of `from` that `filter` allows read `to` instead. Returns
   // the number of inputs changed.
-  absl::StatusOr<int> Reroute(Endpoint from, Endpoint to,
-                              const ConsumerFilter& filter =
-                                  ConsumerFilter::All());
+  absl::StatusOr<int> Reroute(
+      Endpoint from, Endpoint to,
+      const ConsumerFilter& filter = ConsumerFilter::All());
   // Pairwise: the consumers of from[i] read to[i]. All pairs are checked
   // before any input changes.
-  absl::StatusOr<int> Reroute(absl::Span<const Endpoint> from,
-                              absl::Span<const Endpoint> to,
-                              const ConsumerFilter& filter =
-                                  ConsumerFilter::All());
+  absl::StatusOr<int> Reroute(
+      absl::Span<const Endpoint> from, absl::Span<const Endpoint> to,
+      const ConsumerFilter& filter = ConsumerFilter::All());
   // The consumers of `a` read `b` and those of `b` read `a`.
-  absl::StatusOr<int> Swap(Endpoint a, Endpoint b,
-                           const ConsumerFilter& filter =
-                               ConsumerFilter::All());
+  absl::StatusOr<int> Swap(
+      Endpoint a, Endpoint b,
+      const ConsumerFilter& filter = ConsumerFilter::All());
 
   // Copies `nodes`. Edges among them are copied; an input from outside reads
   // `replacements[input]` if given, else the original tensor. Control inputs

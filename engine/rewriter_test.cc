@@ -17,13 +17,66 @@ using ::graft::testing::InputNames;
 
 // graph_editor's test fixture: c0 = f(a0, b0), c1 = f(a1, b1).
 constexpr char kTwoAdds[] = R"pb(
-  node { name: "a0" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } }
-  node { name: "b0" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } }
-  node { name: "c0" op: "AddV2" input: "a0" input: "b0" attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "a1" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } }
-  node { name: "b1" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } }
-  node { name: "c1" op: "AddV2" input: "a1" input: "b1" attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "i" op: "Const" attr { key: "dtype" value { type: DT_INT32 } } }
+  node {
+    name: "a0"
+    op: "Const"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "b0"
+    op: "Const"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "c0"
+    op: "AddV2"
+    input: "a0"
+    input: "b0"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "a1"
+    op: "Const"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "b1"
+    op: "Const"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "c1"
+    op: "AddV2"
+    input: "a1"
+    input: "b1"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "i"
+    op: "Const"
+    attr {
+      key: "dtype"
+      value { type: DT_INT32 }
+    }
+  }
 )pb";
 
 Endpoint T(const Graph& g, absl::string_view name, int port = 0) {
@@ -101,20 +154,71 @@ TEST(RerouteTest, DifferentDtypesFailAndChangeNothing) {
   Endpoint to[] = {T(g, "a0"), T(g, "i")};  // second pair: float <- int32
   absl::StatusOr<int> changed = r.Reroute(from, to);
   ASSERT_FALSE(changed.ok());
-  EXPECT_EQ(changed.status().message(),
-            "cannot reroute `b1` (float32) to `i` (int32): their dtypes differ");
+  EXPECT_EQ(
+      changed.status().message(),
+      "cannot reroute `b1` (float32) to `i` (int32): their dtypes differ");
   EXPECT_EQ(Snapshot(g), before);  // the first pair was not applied either
 }
 
 TEST(RerouteTest, OutputPortOneOfAMultiOutputOp) {
   Graph g = GraphFromText(R"pb(
-    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-    node { name: "dim" op: "Const" attr { key: "dtype" value { type: DT_INT32 } } }
-    node { name: "s" op: "Split" input: "dim" input: "x"
-           attr { key: "num_split" value { i: 3 } } attr { key: "T" value { type: DT_FLOAT } } }
-    node { name: "u" op: "Relu" input: "s:1" attr { key: "T" value { type: DT_FLOAT } } }
-    node { name: "v" op: "Relu" input: "s:1" attr { key: "T" value { type: DT_FLOAT } } }
-    node { name: "w" op: "Relu" input: "s:0" attr { key: "T" value { type: DT_FLOAT } } }
+    node {
+      name: "x"
+      op: "Placeholder"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "dim"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_INT32 }
+      }
+    }
+    node {
+      name: "s"
+      op: "Split"
+      input: "dim"
+      input: "x"
+      attr {
+        key: "num_split"
+        value { i: 3 }
+      }
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "u"
+      op: "Relu"
+      input: "s:1"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "v"
+      op: "Relu"
+      input: "s:1"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "w"
+      op: "Relu"
+      input: "s:0"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
   )pb");
   Rewriter r(g);
   absl::StatusOr<int> changed = r.Reroute(T(g, "s", 1), T(g, "s", 2));
@@ -136,22 +240,47 @@ TEST(RerouteTest, OutputPortOneOfAMultiOutputOp) {
 
 TEST(RerouteTest, ThatWouldCreateACycleFailsAndChangesNothing) {
   Graph g = GraphFromText(R"pb(
-    node { name: "a" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-    node { name: "b" op: "Relu" input: "a" attr { key: "T" value { type: DT_FLOAT } } }
-    node { name: "c" op: "Relu" input: "b" attr { key: "T" value { type: DT_FLOAT } } }
+    node {
+      name: "a"
+      op: "Placeholder"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "b"
+      op: "Relu"
+      input: "a"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "c"
+      op: "Relu"
+      input: "b"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
   )pb");
   Rewriter r(g);
   std::string before = Snapshot(g);
   // b's consumers (c) would read c itself.
   absl::StatusOr<int> changed = r.Reroute(T(g, "b"), T(g, "c"));
   ASSERT_FALSE(changed.ok());
-  EXPECT_EQ(changed.status().message(),
-            "edit would create a cycle: `c` depends on `c`, which would read it");
+  EXPECT_EQ(
+      changed.status().message(),
+      "edit would create a cycle: `c` depends on `c`, which would read it");
   // a's consumer b would read c, which depends on b.
   changed = r.Reroute(T(g, "a"), T(g, "c"));
   ASSERT_FALSE(changed.ok());
-  EXPECT_EQ(changed.status().message(),
-            "edit would create a cycle: `c` depends on `b`, which would read it");
+  EXPECT_EQ(
+      changed.status().message(),
+      "edit would create a cycle: `c` depends on `b`, which would read it");
   EXPECT_FALSE(r.AddControlEdge(Id(g, "c"), Id(g, "a")).ok());
   EXPECT_FALSE(r.SetInput(Id(g, "b"), 0, T(g, "c")).ok());
   EXPECT_EQ(Snapshot(g), before);
@@ -225,15 +354,32 @@ TEST(RemoveTest, ControlConsumersBlockRemoval) {
   Rewriter r(g);
   absl::Status s = r.RemoveNode(Id(g, "init"));
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.message(), "cannot remove `init`: `a` has a control edge from it");
+  EXPECT_EQ(s.message(),
+            "cannot remove `init`: `a` has a control edge from it");
   ASSERT_TRUE(r.RemoveControlEdge(Id(g, "init"), Id(g, "a")).ok());
   EXPECT_TRUE(r.RemoveNode(Id(g, "init")).ok());
 }
 
 TEST(RenameTest, ConsumersFollowTheNewName) {
   Graph g = GraphFromText(R"pb(
-    node { name: "a" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-    node { name: "b" op: "Relu" input: "a" input: "^a" attr { key: "T" value { type: DT_FLOAT } } }
+    node {
+      name: "a"
+      op: "Placeholder"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "b"
+      op: "Relu"
+      input: "a"
+      input: "^a"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
   )pb");
   Rewriter r(g);
   ASSERT_TRUE(r.Rename(Id(g, "a"), "input").ok());
@@ -267,9 +413,32 @@ TEST(ControlEdgeTest, AddAndRemove) {
 TEST(ControlEdgeTest, KeptThroughRerouteAndSetInput) {
   Graph g = GraphFromText(R"pb(
     node { name: "init" op: "NoOp" }
-    node { name: "a" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } }
-    node { name: "b" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } }
-    node { name: "c" op: "Relu" input: "a" input: "^init" attr { key: "T" value { type: DT_FLOAT } } }
+    node {
+      name: "a"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "b"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "c"
+      op: "Relu"
+      input: "a"
+      input: "^init"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
   )pb");
   Rewriter r(g);
   ASSERT_TRUE(r.Reroute(T(g, "a"), T(g, "b")).ok());
@@ -296,13 +465,44 @@ TEST(SetAttrAndDeviceTest, MarkNodesModified) {
 
 TEST(CloneTest, CopiesWithInputReplacementsAndKeepsDevices) {
   Graph g = GraphFromText(R"pb(
-    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-    node { name: "y" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node {
+      name: "x"
+      op: "Placeholder"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "y"
+      op: "Placeholder"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+    }
     node { name: "init" op: "NoOp" }
-    node { name: "f/relu" op: "Relu" input: "x" input: "^init" device: "/device:GPU:0"
-           attr { key: "T" value { type: DT_FLOAT } } }
-    node { name: "f/neg" op: "Neg" input: "f/relu" device: "/device:GPU:1"
-           attr { key: "T" value { type: DT_FLOAT } } }
+    node {
+      name: "f/relu"
+      op: "Relu"
+      input: "x"
+      input: "^init"
+      device: "/device:GPU:0"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "f/neg"
+      op: "Neg"
+      input: "f/relu"
+      device: "/device:GPU:1"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
   )pb");
   Rewriter r(g);
   r.SetProvenance("checkpoint");
@@ -327,7 +527,8 @@ TEST(CloneTest, CopiesWithInputReplacementsAndKeepsDevices) {
   // Originals untouched.
   EXPECT_EQ(InputNames(g, "f/relu"), (std::vector<std::string>{"x"}));
   // Cloning again gets fresh unique names.
-  absl::StatusOr<CloneResult> again = r.Clone({Id(g, "f/relu")}, {}, "recompute/");
+  absl::StatusOr<CloneResult> again =
+      r.Clone({Id(g, "f/relu")}, {}, "recompute/");
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(g.node(again->created[0]).name(), "recompute/f/relu_1");
   EXPECT_TRUE(CheckValid(g).ok());
@@ -335,17 +536,56 @@ TEST(CloneTest, CopiesWithInputReplacementsAndKeepsDevices) {
 
 TEST(SpliceTest, GraftsAGraphUnderAPrefixWithUniqueNames) {
   Graph g = GraphFromText(R"pb(
-    node { name: "image" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-    node { name: "pre/scale" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node {
+      name: "image"
+      op: "Placeholder"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "pre/scale"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+    }
   )pb");
   tf::GraphDef other;
-  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
-    node { name: "image" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-    node { name: "scale" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } }
-    node { name: "init" op: "NoOp" }
-    node { name: "mul" op: "Mul" input: "image" input: "scale" input: "^init"
-           attr { key: "T" value { type: DT_FLOAT } } }
-  )pb", &other));
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        node {
+          name: "image"
+          op: "Placeholder"
+          attr {
+            key: "dtype"
+            value { type: DT_FLOAT }
+          }
+        }
+        node {
+          name: "scale"
+          op: "Const"
+          attr {
+            key: "dtype"
+            value { type: DT_FLOAT }
+          }
+        }
+        node { name: "init" op: "NoOp" }
+        node {
+          name: "mul"
+          op: "Mul"
+          input: "image"
+          input: "scale"
+          input: "^init"
+          attr {
+            key: "T"
+            value { type: DT_FLOAT }
+          }
+        }
+      )pb",
+      &other));
   Rewriter r(g);
   absl::StatusOr<SpliceResult> spliced =
       r.Splice(other, "pre/", {{"image", T(g, "image")}});
@@ -386,8 +626,8 @@ TEST(ListenerTest, HearsInsertChangeAndErase) {
   ASSERT_TRUE(r.Reroute(T(g, "c0"), T(g, "c1")).ok());
   ASSERT_TRUE(r.RemoveNode(Id(g, "c0")).ok());
   EXPECT_EQ(rec.events, (std::vector<std::string>{
-                            "+n", "~c0",          // insert; producer touched
-                            "~c0", "~c1", "~n",   // reroute
+                            "+n", "~c0",             // insert; producer touched
+                            "~c0", "~c1", "~n",      // reroute
                             "-c0", "~a0", "~b0"}));  // erase; producers touched
 }
 

@@ -69,7 +69,8 @@ SubgraphView::SubgraphView(const Graph& graph, std::vector<NodeId> nodes,
   absl::flat_hash_set<Endpoint> seen_in, seen_out;
   for (NodeId id : nodes_) {
     for (Endpoint e : graph.node(id).inputs()) {
-      if (e.node != kNoNode && !set_.contains(e.node)) AppendUnique(&inputs_, &seen_in, e);
+      if (e.node != kNoNode && !set_.contains(e.node))
+        AppendUnique(&inputs_, &seen_in, e);
     }
   }
   for (NodeId id : nodes_) {
@@ -77,9 +78,10 @@ SubgraphView::SubgraphView(const Graph& graph, std::vector<NodeId> nodes,
     int ports = std::max(NumOutputs(n), n.num_used_ports());
     for (int p = 0; p < ports; ++p) {
       absl::Span<const InputSlot> readers = n.consumers(p);
-      bool only_inside = !readers.empty() &&
-                         std::all_of(readers.begin(), readers.end(),
-                                     [&](InputSlot s) { return set_.contains(s.node); });
+      bool only_inside =
+          !readers.empty() &&
+          std::all_of(readers.begin(), readers.end(),
+                      [&](InputSlot s) { return set_.contains(s.node); });
       if (!only_inside) AppendUnique(&outputs_, &seen_out, Endpoint{id, p});
     }
   }
@@ -89,7 +91,8 @@ SubgraphView::SubgraphView(const Graph& graph, std::vector<NodeId> nodes,
   }
 }
 
-std::vector<NodeId> ForwardWalk(const Graph& graph, absl::Span<const NodeId> seeds,
+std::vector<NodeId> ForwardWalk(const Graph& graph,
+                                absl::Span<const NodeId> seeds,
                                 const WalkOptions& options) {
   return Walk(graph, seeds, options, [&](const Node& n, auto visit) {
     for (int p = 0; p < n.num_used_ports(); ++p) {
@@ -101,7 +104,8 @@ std::vector<NodeId> ForwardWalk(const Graph& graph, absl::Span<const NodeId> see
   });
 }
 
-std::vector<NodeId> BackwardWalk(const Graph& graph, absl::Span<const NodeId> seeds,
+std::vector<NodeId> BackwardWalk(const Graph& graph,
+                                 absl::Span<const NodeId> seeds,
                                  const WalkOptions& options) {
   return Walk(graph, seeds, options, [&](const Node& n, auto visit) {
     for (Endpoint e : n.inputs()) {
@@ -113,9 +117,11 @@ std::vector<NodeId> BackwardWalk(const Graph& graph, absl::Span<const NodeId> se
   });
 }
 
-std::vector<NodeId> WalksIntersection(const Graph& graph, absl::Span<const NodeId> forward_seeds,
+std::vector<NodeId> WalksIntersection(const Graph& graph,
+                                      absl::Span<const NodeId> forward_seeds,
                                       absl::Span<const NodeId> backward_seeds,
-                                      const WalkOptions& forward, const WalkOptions& backward) {
+                                      const WalkOptions& forward,
+                                      const WalkOptions& backward) {
   std::vector<NodeId> back = BackwardWalk(graph, backward_seeds, backward);
   absl::flat_hash_set<NodeId> in_back(back.begin(), back.end());
   std::vector<NodeId> out;
@@ -125,9 +131,11 @@ std::vector<NodeId> WalksIntersection(const Graph& graph, absl::Span<const NodeI
   return out;
 }
 
-std::vector<NodeId> FilterByOp(const Graph& graph, absl::Span<const NodeId> nodes,
+std::vector<NodeId> FilterByOp(const Graph& graph,
+                               absl::Span<const NodeId> nodes,
                                absl::string_view ops) {
-  std::vector<std::string> patterns = absl::StrSplit(ops, '|', absl::SkipEmpty());
+  std::vector<std::string> patterns =
+      absl::StrSplit(ops, '|', absl::SkipEmpty());
   std::vector<NodeId> out;
   for (NodeId id : nodes) {
     const std::string& op = graph.node(id).op();
@@ -157,7 +165,8 @@ absl::StatusOr<std::vector<NodeId>> FilterByName(const Graph& graph,
 
 absl::StatusOr<NodeId> GetByName(const Graph& graph, absl::string_view name) {
   NodeId id = graph.FindId(name);
-  if (id == kNoNode) return absl::NotFoundError(absl::StrCat("no node `", name, "`"));
+  if (id == kNoNode)
+    return absl::NotFoundError(absl::StrCat("no node `", name, "`"));
   return id;
 }
 
@@ -172,8 +181,9 @@ namespace {
 // Consumers of `from` outside both views read `to`, for each pair.
 absl::Status CheckSameCount(const SubgraphView& a, const SubgraphView& b) {
   if (a.outputs().size() == b.outputs().size()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat("the views have ", a.outputs().size(), " and ",
-                                                 b.outputs().size(), " outputs"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("the views have ", a.outputs().size(), " and ",
+                   b.outputs().size(), " outputs"));
 }
 
 std::vector<NodeId> Union(const SubgraphView& a, const SubgraphView& b) {
@@ -189,10 +199,12 @@ absl::StatusOr<int> RerouteOutputs(Rewriter& rewriter, const SubgraphView& from,
   absl::Status s = CheckSameCount(from, to);
   if (!s.ok()) return s;
   std::vector<NodeId> inside = Union(from, to);
-  return rewriter.Reroute(to.outputs(), from.outputs(), ConsumerFilter::Except(inside));
+  return rewriter.Reroute(to.outputs(), from.outputs(),
+                          ConsumerFilter::Except(inside));
 }
 
-absl::StatusOr<int> SwapOutputs(Rewriter& rewriter, const SubgraphView& a, const SubgraphView& b) {
+absl::StatusOr<int> SwapOutputs(Rewriter& rewriter, const SubgraphView& a,
+                                const SubgraphView& b) {
   absl::Status s = CheckSameCount(a, b);
   if (!s.ok()) return s;
   std::vector<NodeId> inside = Union(a, b);
@@ -226,7 +238,8 @@ absl::StatusOr<int> SwapOutputs(Rewriter& rewriter, const SubgraphView& a, const
   return changed;
 }
 
-absl::StatusOr<tf::GraphDef> AncestorsOf(const Graph& graph, const std::vector<std::string>& roots) {
+absl::StatusOr<tf::GraphDef> AncestorsOf(
+    const Graph& graph, const std::vector<std::string>& roots) {
   std::vector<NodeId> seeds;
   for (const std::string& r : roots) {
     absl::StatusOr<NodeId> id = GetByName(graph, r);
@@ -250,11 +263,13 @@ std::vector<const Node*> Placeholders(const Graph& g) {
   return out;
 }
 
-absl::Status CheckGraft(const Graph& target, const Graph& other, const char* what,
-                        const char* suffix, bool inputs_only) {
+absl::Status CheckGraft(const Graph& target, const Graph& other,
+                        const char* what, const char* suffix,
+                        bool inputs_only) {
   std::vector<const Node*> placeholders = Placeholders(other);
   if (placeholders.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("the ", what, " graph has no Placeholder"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the ", what, " graph has no Placeholder"));
   }
   for (const Node* p : placeholders) {
     const Node* t = target.FindNode(p->name());
@@ -266,17 +281,20 @@ absl::Status CheckGraft(const Graph& target, const Graph& other, const char* wha
       return absl::NotFoundError(absl::StrCat(
           "the ", what, " graph's placeholder `", p->name(), "` names no ",
           inputs_only ? "input" : "node", " of the target graph",
-          inputs_only ? absl::StrCat(" (its inputs: ", absl::StrJoin(names, ", "), ")") : ""));
+          inputs_only
+              ? absl::StrCat(" (its inputs: ", absl::StrJoin(names, ", "), ")")
+              : ""));
     }
     std::string result = absl::StrCat(p->name(), suffix);
     if (!other.Contains(result)) {
-      return absl::NotFoundError(absl::StrCat("the ", what, " graph has no node `", result,
-                                              "` for its placeholder `", p->name(), "`"));
+      return absl::NotFoundError(
+          absl::StrCat("the ", what, " graph has no node `", result,
+                       "` for its placeholder `", p->name(), "`"));
     }
     if (!inputs_only && NumOutputs(*t) > 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "`", t->name(), "` (", t->op(), ") has ", NumOutputs(*t),
-          " outputs; postprocessing takes an op with one output"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("`", t->name(), "` (", t->op(), ") has ", NumOutputs(*t),
+                       " outputs; postprocessing takes an op with one output"));
     }
   }
   return absl::OkStatus();
@@ -297,7 +315,8 @@ absl::Status AddPreprocessing(Rewriter& r, const Graph& pre) {
   if (!s.ok()) return s;
   for (const Node* p : Placeholders(pre)) {
     const std::string name = p->name();
-    absl::StatusOr<tf::GraphDef> part = AncestorsOf(pre, {name + "_preprocessed"});
+    absl::StatusOr<tf::GraphDef> part =
+        AncestorsOf(pre, {name + "_preprocessed"});
     if (!part.ok()) return part.status();
     absl::StatusOr<SpliceResult> spliced = r.Splice(*part, "");
     if (!spliced.ok()) return spliced.status();
@@ -307,11 +326,12 @@ absl::Status AddPreprocessing(Rewriter& r, const Graph& pre) {
     absl::StatusOr<int> n = r.Reroute({old_input, 0}, {result, 0});
     if (!n.ok()) return n.status();
     if (placeholder == spliced->mapping.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("`", name, "_preprocessed` does not read `",
-                                                     name, "`"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("`", name, "_preprocessed` does not read `", name, "`"));
     }
-    std::vector<NodeId> control(r.graph().node(old_input).control_consumers().begin(),
-                                r.graph().node(old_input).control_consumers().end());
+    std::vector<NodeId> control(
+        r.graph().node(old_input).control_consumers().begin(),
+        r.graph().node(old_input).control_consumers().end());
     for (NodeId c : control) {
       if (!(s = r.RemoveControlEdge(old_input, c)).ok()) return s;
       if (!(s = r.AddControlEdge(placeholder->second, c)).ok()) return s;
@@ -328,9 +348,11 @@ absl::Status AddPostprocessing(Rewriter& r, const Graph& post) {
   for (const Node* p : Placeholders(post)) {
     const std::string name = p->name();
     NodeId output = r.graph().FindId(name);
-    absl::StatusOr<tf::GraphDef> part = AncestorsOf(post, {name + "_postprocessed"});
+    absl::StatusOr<tf::GraphDef> part =
+        AncestorsOf(post, {name + "_postprocessed"});
     if (!part.ok()) return part.status();
-    absl::StatusOr<SpliceResult> spliced = r.Splice(*part, "", {{name, Endpoint{output, 0}}});
+    absl::StatusOr<SpliceResult> spliced =
+        r.Splice(*part, "", {{name, Endpoint{output, 0}}});
     if (!spliced.ok()) return spliced.status();
     NodeId result = spliced->mapping.at(name + "_postprocessed");
     if (!(s = r.Rename(output, r.UniqueName(name + "_raw"))).ok()) return s;

@@ -54,10 +54,12 @@ struct WalkOptions {
 
 // Nodes reachable from `seeds` along data edges (consumers), breadth first;
 // each node once.
-std::vector<NodeId> ForwardWalk(const Graph& graph, absl::Span<const NodeId> seeds,
+std::vector<NodeId> ForwardWalk(const Graph& graph,
+                                absl::Span<const NodeId> seeds,
                                 const WalkOptions& options = {});
 // Nodes `seeds` depend on (producers), breadth first; each node once.
-std::vector<NodeId> BackwardWalk(const Graph& graph, absl::Span<const NodeId> seeds,
+std::vector<NodeId> BackwardWalk(const Graph& graph,
+                                 absl::Span<const NodeId> seeds,
                                  const WalkOptions& options = {});
 // The nodes of the forward walk from `forward_seeds` that are also in the
 // backward walk from `backward_seeds`, in forward-walk order.
@@ -68,7 +70,8 @@ std::vector<NodeId> WalksIntersection(const Graph& graph,
                                       const WalkOptions& backward = {});
 
 // The nodes whose op matches one of `ops` (`|`-separated; `Conv*` globs).
-std::vector<NodeId> FilterByOp(const Graph& graph, absl::Span<const NodeId> nodes,
+std::vector<NodeId> FilterByOp(const Graph& graph,
+                               absl::Span<const NodeId> nodes,
                                absl::string_view ops);
 // The nodes whose whole name matches the regex; fails on a bad regex.
 absl::StatusOr<std::vector<NodeId>> FilterByName(const Graph& graph,

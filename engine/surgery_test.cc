@@ -13,13 +13,16 @@ using ::graft::testing::InputNames;
 
 std::string Const(const std::string& name, int size) {
   return "node { name: \"" + name +
-         "\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } attr { key: \"value\" "
+         "\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } "
+         "attr { key: \"value\" "
          "value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: " +
          std::to_string(size) + " } } } } } }\n";
 }
 
-std::string Add(const std::string& name, const std::string& a, const std::string& b) {
-  return "node { name: \"" + name + "\" op: \"AddV2\" input: \"" + a + "\" input: \"" + b +
+std::string Add(const std::string& name, const std::string& a,
+                const std::string& b) {
+  return "node { name: \"" + name + "\" op: \"AddV2\" input: \"" + a +
+         "\" input: \"" + b +
          "\" attr { key: \"T\" value { type: DT_FLOAT } } }\n";
 }
 
@@ -29,7 +32,8 @@ std::vector<std::string> Names(const Graph& g, const std::vector<NodeId>& ids) {
   return out;
 }
 
-std::vector<std::string> Names(const Graph& g, const std::vector<Endpoint>& ts) {
+std::vector<std::string> Names(const Graph& g,
+                               const std::vector<Endpoint>& ts) {
   std::vector<std::string> out;
   for (Endpoint t : ts) out.push_back(g.TensorName(t));
   return out;
@@ -38,9 +42,9 @@ std::vector<std::string> Names(const Graph& g, const std::vector<Endpoint>& ts) 
 // graph_editor's reroute_test fixture: c_i = a_i + b_i; a2, b2 have shape
 // [3], the others [2].
 Graph RerouteFixture() {
-  return GraphFromText(Const("a0", 2) + Const("b0", 2) + Add("c0", "a0", "b0") + Const("a1", 2) +
-                       Const("b1", 2) + Add("c1", "a1", "b1") + Const("a2", 3) + Const("b2", 3) +
-                       Add("c2", "a2", "b2"));
+  return GraphFromText(Const("a0", 2) + Const("b0", 2) + Add("c0", "a0", "b0") +
+                       Const("a1", 2) + Const("b1", 2) + Add("c1", "a1", "b1") +
+                       Const("a2", 3) + Const("b2", 3) + Add("c2", "a2", "b2"));
 }
 
 TEST(GraphEditorScenarios, TestCompatibility) {
@@ -52,15 +56,17 @@ TEST(GraphEditorScenarios, TestCompatibility) {
   Endpoint to[] = {{Id(g, "a0"), 0}, {Id(g, "b0"), 0}};
   absl::StatusOr<int> n = r.Reroute(from, to);
   ASSERT_FALSE(n.ok());
-  EXPECT_EQ(n.status().message(), "cannot reroute `a2` [3] to `a0` [2]: their shapes differ");
+  EXPECT_EQ(n.status().message(),
+            "cannot reroute `a2` [3] to `a0` [2]: their shapes differ");
   EXPECT_EQ(SerializeGraph(g, GraphFormat::kText), before);
 }
 
 TEST(GraphEditorScenarios, TestRerouteCanModify) {
   // a is both an input and an output of sgv0 = {a, b, c}; swap_outputs with
   // sgv1 = {e, f} leaves the edge inside sgv0 (c reads a) alone.
-  Graph g = GraphFromText(Const("a", 2) + Const("b", 2) + Add("c", "a", "b") + Add("d", "a", "c") +
-                          Const("e", 2) + Const("f", 2) + Add("g", "e", "f"));
+  Graph g = GraphFromText(Const("a", 2) + Const("b", 2) + Add("c", "a", "b") +
+                          Add("d", "a", "c") + Const("e", 2) + Const("f", 2) +
+                          Add("g", "e", "f"));
   SubgraphView sgv0(g, {Id(g, "a"), Id(g, "b"), Id(g, "c")});
   SubgraphView sgv1(g, {Id(g, "e"), Id(g, "f")});
   EXPECT_EQ(Names(g, sgv0.outputs()), (std::vector<std::string>{"a", "c"}));
@@ -78,31 +84,95 @@ TEST(GraphEditorScenarios, RerouteOutputsBetweenViews) {
   Graph g = RerouteFixture();
   Rewriter r(g);
   // The consumers of {a1, b1}'s outputs read {a0, b0}'s.
-  absl::StatusOr<int> n = RerouteOutputs(r, SubgraphView(g, {Id(g, "a0"), Id(g, "b0")}),
-                                         SubgraphView(g, {Id(g, "a1"), Id(g, "b1")}));
+  absl::StatusOr<int> n =
+      RerouteOutputs(r, SubgraphView(g, {Id(g, "a0"), Id(g, "b0")}),
+                     SubgraphView(g, {Id(g, "a1"), Id(g, "b1")}));
   ASSERT_TRUE(n.ok()) << n.status();
   EXPECT_EQ(*n, 2);
   EXPECT_EQ(InputNames(g, "c1"), (std::vector<std::string>{"a0", "b0"}));
   EXPECT_FALSE(RerouteOutputs(r, SubgraphView(g, {Id(g, "a0")}),
-                              SubgraphView(g, {Id(g, "a1"), Id(g, "b1")})).ok());
+                              SubgraphView(g, {Id(g, "a1"), Id(g, "b1")}))
+                   .ok());
 }
 
 // x -> relu -> split(2) -> (s:0 -> m0, s:1 -> m1) -> out = m0 + m1, with a
 // control edge relu -> m1.
 constexpr char kChain[] = R"pb(
-  node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-  node { name: "axis" op: "Const" attr { key: "dtype" value { type: DT_INT32 } } }
-  node { name: "relu" op: "Relu" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "s" op: "Split" input: "axis" input: "relu" attr { key: "num_split" value { i: 2 } } attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "m0" op: "Neg" input: "s" attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "m1" op: "Neg" input: "s:1" input: "^relu" attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "out" op: "AddV2" input: "m0" input: "m1" attr { key: "T" value { type: DT_FLOAT } } }
+  node {
+    name: "x"
+    op: "Placeholder"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "axis"
+    op: "Const"
+    attr {
+      key: "dtype"
+      value { type: DT_INT32 }
+    }
+  }
+  node {
+    name: "relu"
+    op: "Relu"
+    input: "x"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "s"
+    op: "Split"
+    input: "axis"
+    input: "relu"
+    attr {
+      key: "num_split"
+      value { i: 2 }
+    }
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "m0"
+    op: "Neg"
+    input: "s"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "m1"
+    op: "Neg"
+    input: "s:1"
+    input: "^relu"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "out"
+    op: "AddV2"
+    input: "m0"
+    input: "m1"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
 )pb";
 
 TEST(SubgraphViewTest, InputsOutputsAndPassthroughs) {
   Graph g = GraphFromText(kChain);
   SubgraphView v(g, {Id(g, "s"), Id(g, "m0"), Id(g, "m1")}, {{Id(g, "x"), 0}});
-  EXPECT_EQ(Names(g, v.inputs()), (std::vector<std::string>{"axis", "relu", "x"}));
+  EXPECT_EQ(Names(g, v.inputs()),
+            (std::vector<std::string>{"axis", "relu", "x"}));
   EXPECT_EQ(Names(g, v.outputs()), (std::vector<std::string>{"m0", "m1", "x"}));
   EXPECT_EQ(Names(g, v.passthroughs()), (std::vector<std::string>{"x"}));
   EXPECT_TRUE(v.Contains(Id(g, "s")));
@@ -147,7 +217,8 @@ TEST(WalkTest, IntersectionOfTwoWalks) {
 TEST(FilterTest, ByOpAndByName) {
   Graph g = GraphFromText(kChain);
   std::vector<NodeId> all = g.NodeIds();
-  EXPECT_EQ(Names(g, FilterByOp(g, all, "Neg|Relu*")), (std::vector<std::string>{"relu", "m0", "m1"}));
+  EXPECT_EQ(Names(g, FilterByOp(g, all, "Neg|Relu*")),
+            (std::vector<std::string>{"relu", "m0", "m1"}));
   absl::StatusOr<std::vector<NodeId>> named = FilterByName(g, all, "m[0-9]");
   ASSERT_TRUE(named.ok());
   EXPECT_EQ(Names(g, *named), (std::vector<std::string>{"m0", "m1"}));
@@ -166,25 +237,110 @@ TEST(ByNameTest, GetContainsRemove) {
 
 // graph_def_editor's add_preprocessing / add_postprocessing.
 constexpr char kModel[] = R"pb(
-  node { name: "image" op: "Placeholder" device: "/device:CPU:0" attr { key: "dtype" value { type: DT_FLOAT } } }
-  node { name: "logits" op: "Relu" input: "image" attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "other" op: "Neg" input: "image" input: "^image" attr { key: "T" value { type: DT_FLOAT } } }
+  node {
+    name: "image"
+    op: "Placeholder"
+    device: "/device:CPU:0"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "logits"
+    op: "Relu"
+    input: "image"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "other"
+    op: "Neg"
+    input: "image"
+    input: "^image"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
 )pb";
 constexpr char kPre[] = R"pb(
-  node { name: "image" op: "Placeholder" attr { key: "dtype" value { type: DT_UINT8 } } }
-  node { name: "image_cast" op: "Cast" input: "image" attr { key: "SrcT" value { type: DT_UINT8 } } attr { key: "DstT" value { type: DT_FLOAT } } }
-  node { name: "image_preprocessed" op: "Neg" input: "image_cast" attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "unused" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-  node { name: "unused_preprocessed" op: "Neg" input: "unused" attr { key: "T" value { type: DT_FLOAT } } }
+  node {
+    name: "image"
+    op: "Placeholder"
+    attr {
+      key: "dtype"
+      value { type: DT_UINT8 }
+    }
+  }
+  node {
+    name: "image_cast"
+    op: "Cast"
+    input: "image"
+    attr {
+      key: "SrcT"
+      value { type: DT_UINT8 }
+    }
+    attr {
+      key: "DstT"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "image_preprocessed"
+    op: "Neg"
+    input: "image_cast"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+)pb";
+// A second placeholder that names no input of kModel.
+constexpr char kPreUnused[] = R"pb(
+  node {
+    name: "unused"
+    op: "Placeholder"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "unused_preprocessed"
+    op: "Neg"
+    input: "unused"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
 )pb";
 constexpr char kPost[] = R"pb(
-  node { name: "logits" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-  node { name: "logits_postprocessed" op: "Softmax" input: "logits" attr { key: "T" value { type: DT_FLOAT } } }
+  node {
+    name: "logits"
+    op: "Placeholder"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "logits_postprocessed"
+    op: "Softmax"
+    input: "logits"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
 )pb";
 
 TEST(GraphDefEditorScenarios, AddPreprocessing) {
   Graph g = GraphFromText(kModel);
-  Graph pre = GraphFromText(std::string(kPre).substr(0, std::string(kPre).find("  node { name: \"unused\"")));
+  Graph pre = GraphFromText(kPre);
   Rewriter r(g);
   absl::Status s = AddPreprocessing(r, pre);
   ASSERT_TRUE(s.ok()) << s;
@@ -193,8 +349,10 @@ TEST(GraphDefEditorScenarios, AddPreprocessing) {
   ASSERT_NE(image, nullptr);
   EXPECT_EQ(image->attr("dtype")->type(), tf::DT_UINT8);
   EXPECT_EQ(InputNames(g, "image_cast"), (std::vector<std::string>{"image"}));
-  EXPECT_EQ(InputNames(g, "logits"), (std::vector<std::string>{"image_preprocessed"}));
-  EXPECT_EQ(InputNames(g, "other"), (std::vector<std::string>{"image_preprocessed"}));
+  EXPECT_EQ(InputNames(g, "logits"),
+            (std::vector<std::string>{"image_preprocessed"}));
+  EXPECT_EQ(InputNames(g, "other"),
+            (std::vector<std::string>{"image_preprocessed"}));
   // The control edge from the old input now leaves the new one.
   ASSERT_EQ(g.node(Id(g, "other")).control_inputs().size(), 1u);
   EXPECT_EQ(g.node(Id(g, "other")).control_inputs()[0], image->id());
@@ -210,7 +368,8 @@ TEST(GraphDefEditorScenarios, AddPostprocessing) {
   EXPECT_EQ(g.FindNode("logits")->op(), "Softmax");
   EXPECT_EQ(InputNames(g, "logits"), (std::vector<std::string>{"logits_raw"}));
   EXPECT_EQ(g.FindNode("logits_raw")->op(), "Relu");
-  EXPECT_EQ(g.NodesWithOp("Placeholder").size(), 1u);  // the fed placeholder is not copied
+  EXPECT_EQ(g.NodesWithOp("Placeholder").size(),
+            1u);  // the fed placeholder is not copied
 }
 
 TEST(GraphDefEditorScenarios, ProblemsAreFoundBeforeAnythingChanges) {
@@ -218,36 +377,79 @@ TEST(GraphDefEditorScenarios, ProblemsAreFoundBeforeAnythingChanges) {
   std::string before = SerializeGraph(g, GraphFormat::kText);
   Rewriter r(g);
   // A placeholder that names no input of the target.
-  absl::Status s = AddPreprocessing(r, GraphFromText(kPre));
+  absl::Status s =
+      AddPreprocessing(r, GraphFromText(std::string(kPre) + kPreUnused));
   EXPECT_EQ(s.message(),
-            "the preprocessing graph's placeholder `unused` names no input of the target graph "
+            "the preprocessing graph's placeholder `unused` names no input of "
+            "the target graph "
             "(its inputs: image)");
   // No `<name>_preprocessed` node.
   s = AddPreprocessing(r, GraphFromText(R"pb(
-    node { name: "image" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-    node { name: "image_scaled" op: "Neg" input: "image" attr { key: "T" value { type: DT_FLOAT } } }
-  )pb"));
+                         node {
+                           name: "image"
+                           op: "Placeholder"
+                           attr {
+                             key: "dtype"
+                             value { type: DT_FLOAT }
+                           }
+                         }
+                         node {
+                           name: "image_scaled"
+                           op: "Neg"
+                           input: "image"
+                           attr {
+                             key: "T"
+                             value { type: DT_FLOAT }
+                           }
+                         }
+                       )pb"));
   EXPECT_EQ(s.message(),
-            "the preprocessing graph has no node `image_preprocessed` for its placeholder `image`");
+            "the preprocessing graph has no node `image_preprocessed` for its "
+            "placeholder `image`");
   // A target op with more than one output.
   Graph split = GraphFromText(kChain);
   Rewriter rs(split);
   s = AddPostprocessing(rs, GraphFromText(R"pb(
-    node { name: "s" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-    node { name: "s_postprocessed" op: "Neg" input: "s" attr { key: "T" value { type: DT_FLOAT } } }
-  )pb"));
-  EXPECT_EQ(s.message(), "`s` (Split) has 2 outputs; postprocessing takes an op with one output");
+                          node {
+                            name: "s"
+                            op: "Placeholder"
+                            attr {
+                              key: "dtype"
+                              value { type: DT_FLOAT }
+                            }
+                          }
+                          node {
+                            name: "s_postprocessed"
+                            op: "Neg"
+                            input: "s"
+                            attr {
+                              key: "T"
+                              value { type: DT_FLOAT }
+                            }
+                          }
+                        )pb"));
+  EXPECT_EQ(
+      s.message(),
+      "`s` (Split) has 2 outputs; postprocessing takes an op with one output");
   EXPECT_EQ(SerializeGraph(g, GraphFormat::kText), before);
 }
 
 TEST(GraphDefEditorScenarios, SplicedNamesThatCollideGetUniqueNames) {
-  Graph g = GraphFromText(std::string(kModel) +
-                          R"pb(node { name: "image_cast" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } })pb");
-  Graph pre = GraphFromText(std::string(kPre).substr(0, std::string(kPre).find("  node { name: \"unused\"")));
+  Graph g =
+      GraphFromText(std::string(kModel) + R"pb(node {
+                                                 name: "image_cast"
+                                                 op: "Const"
+                                                 attr {
+                                                   key: "dtype"
+                                                   value { type: DT_FLOAT }
+                                                 }
+                                               })pb");
+  Graph pre = GraphFromText(kPre);
   Rewriter r(g);
   ASSERT_TRUE(AddPreprocessing(r, pre).ok());
   EXPECT_EQ(g.FindNode("image_cast")->op(), "Const");
-  EXPECT_EQ(InputNames(g, "image_preprocessed"), (std::vector<std::string>{"image_cast_1"}));
+  EXPECT_EQ(InputNames(g, "image_preprocessed"),
+            (std::vector<std::string>{"image_cast_1"}));
 }
 
 }  // namespace
@@ -261,13 +463,24 @@ namespace {
 // own control edges, and postprocessing leaves the raw output's control
 // consumers on it.
 TEST(ControlEdgeTest, KeptThroughEveryOperation) {
-  Graph g = GraphFromText(Const("a", 2) + Const("b", 2) + Add("c", "a", "b") + Const("e", 2) +
-                          Add("g", "e", "e") + R"pb(
+  Graph g = GraphFromText(Const("a", 2) + Const("b", 2) + Add("c", "a", "b") +
+                          Const("e", 2) + Add("g", "e", "e") + R"pb(
     node { name: "init" op: "NoOp" input: "^c" }
-    node { name: "h" op: "Neg" input: "c" input: "^init" attr { key: "T" value { type: DT_FLOAT } } }
+    node {
+      name: "h"
+      op: "Neg"
+      input: "c"
+      input: "^init"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
   )pb");
   Rewriter r(g);
-  ASSERT_TRUE(SwapOutputs(r, SubgraphView(g, {Id(g, "c")}), SubgraphView(g, {Id(g, "g")})).ok());
+  ASSERT_TRUE(SwapOutputs(r, SubgraphView(g, {Id(g, "c")}),
+                          SubgraphView(g, {Id(g, "g")}))
+                  .ok());
   EXPECT_EQ(InputNames(g, "h"), (std::vector<std::string>{"g"}));
   ASSERT_EQ(g.node(Id(g, "h")).control_inputs().size(), 1u);
   ASSERT_EQ(g.node(Id(g, "init")).control_inputs().size(), 1u);
@@ -277,9 +490,25 @@ TEST(ControlEdgeTest, KeptThroughEveryOperation) {
   EXPECT_EQ(g.node(g.node(Id(g, "init")).control_inputs()[0]).name(), "c2");
 
   Graph post = GraphFromText(R"pb(
-    node { name: "c2" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node {
+      name: "c2"
+      op: "Placeholder"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+    }
     node { name: "dep" op: "NoOp" }
-    node { name: "c2_postprocessed" op: "Neg" input: "c2" input: "^dep" attr { key: "T" value { type: DT_FLOAT } } }
+    node {
+      name: "c2_postprocessed"
+      op: "Neg"
+      input: "c2"
+      input: "^dep"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
   )pb");
   ASSERT_TRUE(AddPostprocessing(r, post).ok());
   EXPECT_EQ(g.node(g.node(Id(g, "init")).control_inputs()[0]).name(), "c2_raw");

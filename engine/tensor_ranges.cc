@@ -75,20 +75,24 @@ TensorRanges LoadTensorRanges(const std::string& path,
       ok = ToNumber(v["min"], &range.min) && ToNumber(v["max"], &range.max);
     }
     if (!ok) {
-      problems->push_back({line, column, absl::StrCat("`", tensor,
-                                                      "`: expected [min, max], two numbers")});
+      problems->push_back(
+          {line, column,
+           absl::StrCat("`", tensor, "`: expected [min, max], two numbers")});
       continue;
     }
     if (range.min > range.max) {
-      problems->push_back({line, column, absl::StrCat("`", tensor, "`: min ", range.min,
-                                                      " is greater than max ", range.max)});
+      problems->push_back({line, column,
+                           absl::StrCat("`", tensor, "`: min ", range.min,
+                                        " is greater than max ", range.max)});
       continue;
     }
     std::string key = CanonicalTensorName(tensor);
     auto [it, inserted] = table.ranges.emplace(key, range);
     if (!inserted) {
-      problems->push_back({line, column, absl::StrCat("`", tensor, "` is named twice (first on line ",
-                                                      it->second.line, ")")});
+      problems->push_back(
+          {line, column,
+           absl::StrCat("`", tensor, "` is named twice (first on line ",
+                        it->second.line, ")")});
     }
   }
   return table;
@@ -100,16 +104,20 @@ absl::Status CheckTensorRanges(const TensorRanges& table, const Graph& graph) {
     std::string node_name = tensor.substr(0, colon);
     int port = 0;
     (void)absl::SimpleAtoi(tensor.substr(colon + 1), &port);
-    std::string where = absl::StrCat(table.path, ":", range.line, ":", range.column, ": ");
+    std::string where =
+        absl::StrCat(table.path, ":", range.line, ":", range.column, ": ");
     const Node* node = graph.FindNode(node_name);
     if (node == nullptr) {
       return absl::NotFoundError(
-          absl::StrCat(where, "tensor `", tensor, "` is not in the graph (no node `", node_name, "`)"));
+          absl::StrCat(where, "tensor `", tensor,
+                       "` is not in the graph (no node `", node_name, "`)"));
     }
-    std::optional<std::vector<tf::DataType>> outputs = OpRegistry::Tensorflow().OutputTypes(*node);
+    std::optional<std::vector<tf::DataType>> outputs =
+        OpRegistry::Tensorflow().OutputTypes(*node);
     if (outputs && port >= static_cast<int>(outputs->size())) {
-      return absl::NotFoundError(absl::StrCat(where, "tensor `", tensor, "` is not in the graph (`",
-                                              node_name, "` has ", outputs->size(), " output(s))"));
+      return absl::NotFoundError(
+          absl::StrCat(where, "tensor `", tensor, "` is not in the graph (`",
+                       node_name, "` has ", outputs->size(), " output(s))"));
     }
   }
   return absl::OkStatus();

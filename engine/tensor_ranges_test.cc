@@ -43,12 +43,14 @@ TEST(TensorRanges, ReportsBadEntriesWithTheirLines) {
   TensorRanges t = LoadTensorRanges(path, &problems);
   ASSERT_EQ(problems.size(), 4u);
   EXPECT_EQ(problems[0].line, 2);
-  EXPECT_NE(problems[0].message.find("min 3 is greater than max 1"), std::string::npos);
+  EXPECT_NE(problems[0].message.find("min 3 is greater than max 1"),
+            std::string::npos);
   EXPECT_EQ(problems[1].line, 3);
   EXPECT_NE(problems[1].message.find("two numbers"), std::string::npos);
   EXPECT_EQ(problems[2].line, 4);
   EXPECT_EQ(problems[3].line, 5);
-  EXPECT_NE(problems[3].message.find("named twice (first on line 1)"), std::string::npos);
+  EXPECT_NE(problems[3].message.find("named twice (first on line 1)"),
+            std::string::npos);
   EXPECT_EQ(t.ranges.size(), 1u);
 }
 
@@ -73,15 +75,19 @@ TEST(TensorRanges, ChecksNamesAgainstTheGraph) {
     node { name: "relu" op: "Relu" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
   )");
   std::vector<RangeFileProblem> problems;
-  TensorRanges ok = LoadTensorRanges(WriteFile("ok.yaml", "relu: [0, 1]\nx:0: [-1, 1]\n"), &problems);
+  TensorRanges ok = LoadTensorRanges(
+      WriteFile("ok.yaml", "relu: [0, 1]\nx:0: [-1, 1]\n"), &problems);
   EXPECT_TRUE(CheckTensorRanges(ok, g).ok());
-  TensorRanges missing =
-      LoadTensorRanges(WriteFile("missing.yaml", "relu: [0, 1]\nconv: [0, 1]\n"), &problems);
+  TensorRanges missing = LoadTensorRanges(
+      WriteFile("missing.yaml", "relu: [0, 1]\nconv: [0, 1]\n"), &problems);
   absl::Status s = CheckTensorRanges(missing, g);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("missing.yaml:2:1: tensor `conv:0` is not in the graph"),
-            std::string::npos) << s;
-  TensorRanges port = LoadTensorRanges(WriteFile("port.yaml", "relu:1: [0, 1]\n"), &problems);
+  EXPECT_NE(
+      s.message().find("missing.yaml:2:1: tensor `conv:0` is not in the graph"),
+      std::string::npos)
+      << s;
+  TensorRanges port =
+      LoadTensorRanges(WriteFile("port.yaml", "relu:1: [0, 1]\n"), &problems);
   s = CheckTensorRanges(port, g);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("has 1 output(s)"), std::string::npos) << s;

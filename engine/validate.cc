@@ -46,19 +46,18 @@ void CheckNode(const Graph& graph, const Node& node,
       tf::DataType want = (*expected)[i];
       tf::DataType got = (*produced)[e.port];
       if (BaseType(want) != BaseType(got)) {
-        report(absl::StrCat("input ", i, " of `", node.name(), "` (",
-                            node.op(), ") expects ", DataTypeName(want),
-                            " but `", graph.TensorName(e), "` is ",
-                            DataTypeName(got)));
+        report(absl::StrCat("input ", i, " of `", node.name(), "` (", node.op(),
+                            ") expects ", DataTypeName(want), " but `",
+                            graph.TensorName(e), "` is ", DataTypeName(got)));
       }
     }
   }
   for (size_t i = 0; i < node.control_inputs().size(); ++i) {
     if (node.control_inputs()[i] == kNoNode) {
-      report(absl::StrCat("control input `^",
-                          graph.UnresolvedControlInputName(
-                              node.id(), static_cast<int>(i)),
-                          "` of `", node.name(), "` is not in the graph"));
+      report(absl::StrCat(
+          "control input `^",
+          graph.UnresolvedControlInputName(node.id(), static_cast<int>(i)),
+          "` of `", node.name(), "` is not in the graph"));
     }
   }
 }
@@ -81,9 +80,9 @@ std::vector<ValidationIssue> Validate(const Graph& graph,
         if (!in.empty() && in[0] == '^') {
           seen_control = true;
         } else if (seen_control) {
-          issues.push_back({node.id(),
-                            absl::StrCat("`", node.name(), "` lists data input `",
-                                         in, "` after a control input")});
+          issues.push_back(
+              {node.id(), absl::StrCat("`", node.name(), "` lists data input `",
+                                       in, "` after a control input")});
           break;
         }
       }
@@ -94,16 +93,17 @@ std::vector<ValidationIssue> Validate(const Graph& graph,
     std::vector<std::string> path;
     for (NodeId id : *cycle) path.push_back(graph.node(id).name());
     path.push_back(path.front());
-    issues.push_back({cycle->front(), absl::StrCat("the graph has a cycle: ",
-                                                   absl::StrJoin(path, " -> "))});
+    issues.push_back(
+        {cycle->front(),
+         absl::StrCat("the graph has a cycle: ", absl::StrJoin(path, " -> "))});
   }
   for (const std::string& output : options.outputs) {
     absl::string_view name;
     int port = 0;
     if (!Graph::ParseTensorName(output, &name, &port)) name = output;
     if (!graph.Contains(name)) {
-      issues.push_back({kNoNode, absl::StrCat("output `", output,
-                                              "` is not in the graph")});
+      issues.push_back(
+          {kNoNode, absl::StrCat("output `", output, "` is not in the graph")});
     }
   }
   return issues;
@@ -120,9 +120,9 @@ absl::Status CheckValid(const Graph& graph, const ValidateOptions& options) {
   if (issues.size() > kShown) {
     lines.push_back(absl::StrCat("... and ", issues.size() - kShown, " more"));
   }
-  return absl::FailedPreconditionError(absl::StrCat(
-      "invalid graph (", issues.size(), " problem(s)): ",
-      absl::StrJoin(lines, "; ")));
+  return absl::FailedPreconditionError(
+      absl::StrCat("invalid graph (", issues.size(),
+                   " problem(s)): ", absl::StrJoin(lines, "; ")));
 }
 
 }  // namespace graft

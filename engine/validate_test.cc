@@ -10,7 +10,8 @@ namespace {
 using ::graft::testing::GraphFromText;
 using ::graft::testing::Id;
 
-std::vector<std::string> Messages(const Graph& g, ValidateOptions options = {}) {
+std::vector<std::string> Messages(const Graph& g,
+                                  ValidateOptions options = {}) {
   std::vector<std::string> out;
   for (const ValidationIssue& issue : Validate(g, options)) {
     out.push_back(issue.message);
@@ -19,7 +20,8 @@ std::vector<std::string> Messages(const Graph& g, ValidateOptions options = {}) 
 }
 
 TEST(ValidateTest, RealTensorflowGraphsAreValid) {
-  for (const char* path : {"examples/keras_cnn.pb", "tests/data/control_devices.pb"}) {
+  for (const char* path :
+       {"examples/keras_cnn.pb", "tests/data/control_devices.pb"}) {
     absl::StatusOr<Graph> g = LoadGraph(path);
     ASSERT_TRUE(g.ok()) << g.status();
     EXPECT_EQ(Messages(*g), std::vector<std::string>{}) << path;
@@ -28,8 +30,16 @@ TEST(ValidateTest, RealTensorflowGraphsAreValid) {
 
 TEST(ValidateTest, UnresolvedInputs) {
   Graph g = GraphFromText(R"pb(
-    node { name: "a" op: "Identity" input: "ghost" input: "^phantom"
-           attr { key: "T" value { type: DT_FLOAT } } }
+    node {
+      name: "a"
+      op: "Identity"
+      input: "ghost"
+      input: "^phantom"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
   )pb");
   EXPECT_EQ(Messages(g),
             (std::vector<std::string>{
@@ -40,20 +50,65 @@ TEST(ValidateTest, UnresolvedInputs) {
 
 TEST(ValidateTest, OutputPortOutOfRange) {
   Graph g = GraphFromText(R"pb(
-    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-    node { name: "r" op: "Relu" input: "x:1" attr { key: "T" value { type: DT_FLOAT } } }
+    node {
+      name: "x"
+      op: "Placeholder"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "r"
+      op: "Relu"
+      input: "x:1"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
   )pb");
-  EXPECT_EQ(Messages(g), (std::vector<std::string>{
-                             "input 0 of `r` reads `x:1`, but `x` "
-                             "(Placeholder) has 1 output(s)"}));
+  EXPECT_EQ(Messages(g),
+            (std::vector<std::string>{"input 0 of `r` reads `x:1`, but `x` "
+                                      "(Placeholder) has 1 output(s)"}));
 }
 
 TEST(ValidateTest, DtypeMismatchAndInputCount) {
   Graph g = GraphFromText(R"pb(
-    node { name: "i" op: "Const" attr { key: "dtype" value { type: DT_INT32 } } }
-    node { name: "f" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } }
-    node { name: "r" op: "Relu" input: "i" attr { key: "T" value { type: DT_FLOAT } } }
-    node { name: "add" op: "AddV2" input: "f" attr { key: "T" value { type: DT_FLOAT } } }
+    node {
+      name: "i"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_INT32 }
+      }
+    }
+    node {
+      name: "f"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "r"
+      op: "Relu"
+      input: "i"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "add"
+      op: "AddV2"
+      input: "f"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
   )pb");
   EXPECT_EQ(Messages(g),
             (std::vector<std::string>{
@@ -66,30 +121,81 @@ TEST(ValidateTest, DtypeMismatchAndInputCount) {
 
 TEST(ValidateTest, RefInputsMatchTheirValueType) {
   Graph g = GraphFromText(R"pb(
-    node { name: "v" op: "VariableV2" attr { key: "dtype" value { type: DT_FLOAT } }
-           attr { key: "shape" value { shape { } } } }
-    node { name: "r" op: "Identity" input: "v" attr { key: "T" value { type: DT_FLOAT } } }
+    node {
+      name: "v"
+      op: "VariableV2"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+      attr {
+        key: "shape"
+        value { shape {} }
+      }
+    }
+    node {
+      name: "r"
+      op: "Identity"
+      input: "v"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
   )pb");
   EXPECT_EQ(Messages(g), std::vector<std::string>{});
 }
 
 TEST(ValidateTest, Cycles) {
   Graph g = GraphFromText(R"pb(
-    node { name: "a" op: "Identity" input: "c" attr { key: "T" value { type: DT_FLOAT } } }
-    node { name: "b" op: "Identity" input: "a" attr { key: "T" value { type: DT_FLOAT } } }
+    node {
+      name: "a"
+      op: "Identity"
+      input: "c"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "b"
+      op: "Identity"
+      input: "a"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
     node { name: "c" op: "NoOp" input: "^b" }
   )pb");
   std::vector<std::string> messages = Messages(g);
   ASSERT_EQ(messages.size(), 2u);
-  EXPECT_EQ(messages[0], "input 0 of `a` reads `c`, but `c` (NoOp) has 0 output(s)");
+  EXPECT_EQ(messages[0],
+            "input 0 of `a` reads `c`, but `c` (NoOp) has 0 output(s)");
   EXPECT_EQ(messages[1], "the graph has a cycle: a -> b -> c -> a");
 }
 
 TEST(ValidateTest, MissingOutputsAndControlOrder) {
   Graph g = GraphFromText(R"pb(
     node { name: "init" op: "NoOp" }
-    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-    node { name: "r" op: "Relu" input: "^init" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+    node {
+      name: "x"
+      op: "Placeholder"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "r"
+      op: "Relu"
+      input: "^init"
+      input: "x"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
   )pb");
   ValidateOptions options;
   options.outputs = {"r", "logits:0"};
@@ -113,7 +219,8 @@ TEST(ValidateTest, CheckValidSummarises) {
   Graph g = GraphFromText(text);
   absl::Status s = CheckValid(g);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("invalid graph (12 problem(s))"), std::string::npos);
+  EXPECT_NE(s.message().find("invalid graph (12 problem(s))"),
+            std::string::npos);
   EXPECT_NE(s.message().find("... and 2 more"), std::string::npos);
 }
 

@@ -17,11 +17,11 @@ enum class ValueType {
   kNone,
   kBool,
   kInt,
-  kFloat,   // accepts ints
+  kFloat,  // accepts ints
   kString,
   kTensor,  // a graph tensor (node:port); a node means its output 0
   kNode,
-  kConst,   // a constant tensor value; accepts numbers and Const tensors
+  kConst,  // a constant tensor value; accepts numbers and Const tensors
   kList,
   kRanges,  // a table of calibrated tensor ranges (a `ranges` param)
   kGraph,   // another graph, loaded from a file (a `graph` param)
@@ -42,15 +42,41 @@ struct Value {
   std::shared_ptr<const TensorRanges> ranges;
   std::shared_ptr<const Graph> graph;  // kGraph (null: none given); s: its path
 
-  static Value Bool(bool v) { Value x; x.type = ValueType::kBool; x.b = v; return x; }
-  static Value Int(int64_t v) { Value x; x.type = ValueType::kInt; x.i = v; return x; }
-  static Value Float(double v) { Value x; x.type = ValueType::kFloat; x.f = v; return x; }
-  static Value String(std::string v) {
-    Value x; x.type = ValueType::kString; x.s = std::move(v); return x;
+  static Value Bool(bool v) {
+    Value x;
+    x.type = ValueType::kBool;
+    x.b = v;
+    return x;
   }
-  static Value Tensor(Endpoint e) { Value x; x.type = ValueType::kTensor; x.tensor = e; return x; }
+  static Value Int(int64_t v) {
+    Value x;
+    x.type = ValueType::kInt;
+    x.i = v;
+    return x;
+  }
+  static Value Float(double v) {
+    Value x;
+    x.type = ValueType::kFloat;
+    x.f = v;
+    return x;
+  }
+  static Value String(std::string v) {
+    Value x;
+    x.type = ValueType::kString;
+    x.s = std::move(v);
+    return x;
+  }
+  static Value Tensor(Endpoint e) {
+    Value x;
+    x.type = ValueType::kTensor;
+    x.tensor = e;
+    return x;
+  }
   static Value NodeRef(NodeId id) {
-    Value x; x.type = ValueType::kNode; x.tensor = {id, 0}; return x;
+    Value x;
+    x.type = ValueType::kNode;
+    x.tensor = {id, 0};
+    return x;
   }
   static Value Constant(ConstTensor t) {
     Value x;
@@ -59,17 +85,31 @@ struct Value {
     return x;
   }
   static Value Ranges(std::shared_ptr<const TensorRanges> table) {
-    Value x; x.type = ValueType::kRanges; x.ranges = std::move(table); return x;
+    Value x;
+    x.type = ValueType::kRanges;
+    x.ranges = std::move(table);
+    return x;
   }
   static Value GraphRef(std::shared_ptr<const Graph> g, std::string path) {
-    Value x; x.type = ValueType::kGraph; x.graph = std::move(g); x.s = std::move(path); return x;
+    Value x;
+    x.type = ValueType::kGraph;
+    x.graph = std::move(g);
+    x.s = std::move(path);
+    return x;
   }
   static Value List(std::vector<Value> items) {
-    Value x; x.type = ValueType::kList; x.list = std::move(items); return x;
+    Value x;
+    x.type = ValueType::kList;
+    x.list = std::move(items);
+    return x;
   }
 
-  bool is_number() const { return type == ValueType::kInt || type == ValueType::kFloat; }
-  double number() const { return type == ValueType::kInt ? static_cast<double>(i) : f; }
+  bool is_number() const {
+    return type == ValueType::kInt || type == ValueType::kFloat;
+  }
+  double number() const {
+    return type == ValueType::kInt ? static_cast<double>(i) : f;
+  }
 };
 
 // Whether a value of type `have` may be passed where `want` is expected.

@@ -2,7 +2,8 @@
 // TF32 tensor cores allowed, as TensorFlow does by default) and writes a
 // device profile with the measured times:
 //
-//   gpu_profile [--base h100_sxm] [--name NAME] [--out profile.yaml] [--iterations 20]
+//   gpu_profile [--base h100_sxm] [--name NAME] [--out profile.yaml]
+//   [--iterations 20]
 //
 // It prints each shape's measured time next to the roofline estimate of the
 // base profile and the mean error. `graft cost --device profile.yaml` then
@@ -25,29 +26,32 @@
 namespace graft::analysis {
 namespace {
 
-#define CHECK_CUDA(call)                                                              \
-  do {                                                                                \
-    cudaError_t e = (call);                                                           \
-    if (e != cudaSuccess) {                                                           \
-      std::cerr << "gpu_profile: " #call ": " << cudaGetErrorString(e) << "\n";      \
-      std::exit(1);                                                                   \
-    }                                                                                 \
+#define CHECK_CUDA(call)                                               \
+  do {                                                                 \
+    cudaError_t e = (call);                                            \
+    if (e != cudaSuccess) {                                            \
+      std::cerr << "gpu_profile: " #call ": " << cudaGetErrorString(e) \
+                << "\n";                                               \
+      std::exit(1);                                                    \
+    }                                                                  \
   } while (0)
-#define CHECK_CUDNN(call)                                                             \
-  do {                                                                                \
-    cudnnStatus_t e = (call);                                                         \
-    if (e != CUDNN_STATUS_SUCCESS) {                                                  \
-      std::cerr << "gpu_profile: " #call ": " << cudnnGetErrorString(e) << "\n";     \
-      std::exit(1);                                                                   \
-    }                                                                                 \
+#define CHECK_CUDNN(call)                                               \
+  do {                                                                  \
+    cudnnStatus_t e = (call);                                           \
+    if (e != CUDNN_STATUS_SUCCESS) {                                    \
+      std::cerr << "gpu_profile: " #call ": " << cudnnGetErrorString(e) \
+                << "\n";                                                \
+      std::exit(1);                                                     \
+    }                                                                   \
   } while (0)
-#define CHECK_CUBLAS(call)                                                            \
-  do {                                                                                \
-    cublasStatus_t e = (call);                                                        \
-    if (e != CUBLAS_STATUS_SUCCESS) {                                                 \
-      std::cerr << "gpu_profile: " #call ": cuBLAS status " << static_cast<int>(e) << "\n"; \
-      std::exit(1);                                                                   \
-    }                                                                                 \
+#define CHECK_CUBLAS(call)                                  \
+  do {                                                      \
+    cublasStatus_t e = (call);                              \
+    if (e != CUBLAS_STATUS_SUCCESS) {                       \
+      std::cerr << "gpu_profile: " #call ": cuBLAS status " \
+                << static_cast<int>(e) << "\n";             \
+      std::exit(1);                                         \
+    }                                                       \
   } while (0)
 
 float* DeviceBuffer(size_t floats) {
@@ -97,31 +101,38 @@ double TimeConv(cudnnHandle_t cudnn, const ConvShape& c, int iterations) {
   CHECK_CUDNN(cudnnCreateTensorDescriptor(&y_desc));
   CHECK_CUDNN(cudnnCreateFilterDescriptor(&w_desc));
   CHECK_CUDNN(cudnnCreateConvolutionDescriptor(&conv));
-  CHECK_CUDNN(cudnnSetTensor4dDescriptor(x_desc, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, n, ci, h, w));
-  CHECK_CUDNN(cudnnSetFilter4dDescriptor(w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, co, ci, kh, kw));
-  CHECK_CUDNN(cudnnSetConvolution2dDescriptor(conv, pad_h, pad_w, c.stride, c.stride, 1, 1,
-                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  CHECK_CUDNN(cudnnSetTensor4dDescriptor(x_desc, CUDNN_TENSOR_NHWC,
+                                         CUDNN_DATA_FLOAT, n, ci, h, w));
+  CHECK_CUDNN(cudnnSetFilter4dDescriptor(w_desc, CUDNN_DATA_FLOAT,
+                                         CUDNN_TENSOR_NHWC, co, ci, kh, kw));
+  CHECK_CUDNN(cudnnSetConvolution2dDescriptor(
+      conv, pad_h, pad_w, c.stride, c.stride, 1, 1, CUDNN_CROSS_CORRELATION,
+      CUDNN_DATA_FLOAT));
   CHECK_CUDNN(cudnnSetConvolutionMathType(conv, CUDNN_DEFAULT_MATH));
   int on, oc, oh, ow;
-  CHECK_CUDNN(cudnnGetConvolution2dForwardOutputDim(conv, x_desc, w_desc, &on, &oc, &oh, &ow));
-  CHECK_CUDNN(cudnnSetTensor4dDescriptor(y_desc, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, on, oc, oh, ow));
+  CHECK_CUDNN(cudnnGetConvolution2dForwardOutputDim(conv, x_desc, w_desc, &on,
+                                                    &oc, &oh, &ow));
+  CHECK_CUDNN(cudnnSetTensor4dDescriptor(y_desc, CUDNN_TENSOR_NHWC,
+                                         CUDNN_DATA_FLOAT, on, oc, oh, ow));
   float* x = DeviceBuffer(static_cast<size_t>(n) * h * w * ci);
   float* f = DeviceBuffer(static_cast<size_t>(kh) * kw * ci * co);
   float* y = DeviceBuffer(static_cast<size_t>(on) * oc * oh * ow);
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int found = 0;
-  CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithm(cudnn, x_desc, w_desc, conv, y_desc,
-                                                   CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf));
+  CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithm(
+      cudnn, x_desc, w_desc, conv, y_desc, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+      &found, perf));
   cudnnConvolutionFwdAlgo_t algo = perf[0].algo;
   size_t workspace_bytes = 0;
-  CHECK_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(cudnn, x_desc, w_desc, conv, y_desc, algo,
-                                                      &workspace_bytes));
+  CHECK_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(
+      cudnn, x_desc, w_desc, conv, y_desc, algo, &workspace_bytes));
   void* workspace = nullptr;
   if (workspace_bytes > 0) CHECK_CUDA(cudaMalloc(&workspace, workspace_bytes));
   const float one = 1, zero = 0;
   double us = TimeUs(iterations, [&] {
-    CHECK_CUDNN(cudnnConvolutionForward(cudnn, &one, x_desc, x, w_desc, f, conv, algo, workspace,
-                                        workspace_bytes, &zero, y_desc, y));
+    CHECK_CUDNN(cudnnConvolutionForward(cudnn, &one, x_desc, x, w_desc, f, conv,
+                                        algo, workspace, workspace_bytes, &zero,
+                                        y_desc, y));
   });
   if (workspace) CHECK_CUDA(cudaFree(workspace));
   CHECK_CUDA(cudaFree(x));
@@ -141,8 +152,8 @@ double TimeMatMul(cublasHandle_t cublas, const MatMulShape& s, int iterations) {
   const float one = 1, zero = 0;
   // Row-major C = A B is column-major C^T = B^T A^T.
   double us = TimeUs(iterations, [&] {
-    CHECK_CUBLAS(cublasSgemm(cublas, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &one, b, s.n, a, s.k,
-                             &zero, c, s.n));
+    CHECK_CUBLAS(cublasSgemm(cublas, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k,
+                             &one, b, s.n, a, s.k, &zero, c, s.n));
   });
   CHECK_CUDA(cudaFree(a));
   CHECK_CUDA(cudaFree(b));
@@ -162,12 +173,17 @@ int Main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (arg == "--base") base_name = value();
-    else if (arg == "--name") name = value();
-    else if (arg == "--out") out_path = value();
-    else if (arg == "--iterations") iterations = std::max(1, std::atoi(value().c_str()));
+    if (arg == "--base")
+      base_name = value();
+    else if (arg == "--name")
+      name = value();
+    else if (arg == "--out")
+      out_path = value();
+    else if (arg == "--iterations")
+      iterations = std::max(1, std::atoi(value().c_str()));
     else {
-      std::cerr << "usage: gpu_profile [--base PROFILE] [--name NAME] [--out FILE] [--iterations N]\n";
+      std::cerr << "usage: gpu_profile [--base PROFILE] [--name NAME] [--out "
+                   "FILE] [--iterations N]\n";
       return 2;
     }
   }
@@ -184,7 +200,8 @@ int Main(int argc, char** argv) {
   }
   cudaDeviceProp prop;
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-  std::cerr << "gpu_profile: " << prop.name << ", base profile " << base->name << "\n";
+  std::cerr << "gpu_profile: " << prop.name << ", base profile " << base->name
+            << "\n";
   cudnnHandle_t cudnn;
   cublasHandle_t cublas;
   CHECK_CUDNN(cudnnCreate(&cudnn));
@@ -192,10 +209,12 @@ int Main(int argc, char** argv) {
   CHECK_CUBLAS(cublasSetMathMode(cublas, CUBLAS_TF32_TENSOR_OP_MATH));
   std::vector<Measurement> measured;
   for (const ConvShape& c : DefaultConvShapes()) {
-    measured.push_back({Key(c), TimeConv(cudnn, c, iterations), RooflineTimeUs(*base, c)});
+    measured.push_back(
+        {Key(c), TimeConv(cudnn, c, iterations), RooflineTimeUs(*base, c)});
   }
   for (const MatMulShape& m : DefaultMatMulShapes()) {
-    measured.push_back({Key(m), TimeMatMul(cublas, m, iterations), RooflineTimeUs(*base, m)});
+    measured.push_back(
+        {Key(m), TimeMatMul(cublas, m, iterations), RooflineTimeUs(*base, m)});
   }
   cudnnDestroy(cudnn);
   cublasDestroy(cublas);

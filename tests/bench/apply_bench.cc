@@ -25,10 +25,12 @@ tf::NodeDef* Add(tf::GraphDef* g, std::string name, const char* op) {
   return n;
 }
 
-void SetFloat(tf::NodeDef* n) { (*n->mutable_attr())["T"].set_type(tf::DT_FLOAT); }
+void SetFloat(tf::NodeDef* n) {
+  (*n->mutable_attr())["T"].set_type(tf::DT_FLOAT);
+}
 
-tf::NodeDef* AddConst(tf::GraphDef* g, const std::string& name, std::vector<int> shape,
-                      float value) {
+tf::NodeDef* AddConst(tf::GraphDef* g, const std::string& name,
+                      std::vector<int> shape, float value) {
   tf::NodeDef* c = Add(g, name, "Const");
   (*c->mutable_attr())["dtype"].set_type(tf::DT_FLOAT);
   tf::TensorProto* t = (*c->mutable_attr())["value"].mutable_tensor();
@@ -65,7 +67,8 @@ std::string ChainGraph(int num_nodes) {
     for (int i = 0; i < 4; ++i) a["strides"].mutable_list()->add_i(1);
     a["padding"].set_s("SAME");
     a["data_format"].set_s("NHWC");
-    for (const char* p : {"gamma", "beta", "mean", "var"}) AddConst(&g, s + p, {4}, 1.0f);
+    for (const char* p : {"gamma", "beta", "mean", "var"})
+      AddConst(&g, s + p, {4}, 1.0f);
     tf::NodeDef* bn = Add(&g, s + "bn", "FusedBatchNormV3");
     bn->add_input(s + "conv");
     for (const char* p : {"gamma", "beta", "mean", "var"}) bn->add_input(s + p);
@@ -99,7 +102,8 @@ std::string ChainGraph(int num_nodes) {
 }
 
 double Seconds(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
 }
 
 struct Timing {
@@ -112,7 +116,8 @@ Timing Run(int size, const dsl::RuleSet& rules) {
   std::string bytes = ChainGraph(size);
   Timing t;
   auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<Graph> graph = ParseGraph(bytes, GraphFormat::kBinary, "chain.pb");
+  absl::StatusOr<Graph> graph =
+      ParseGraph(bytes, GraphFormat::kBinary, "chain.pb");
   t.load = Seconds(start);
   if (!graph.ok()) {
     std::fprintf(stderr, "%s\n", std::string(graph.status().message()).c_str());
@@ -120,7 +125,8 @@ Timing Run(int size, const dsl::RuleSet& rules) {
   }
   t.nodes = graph->num_nodes();
   start = std::chrono::steady_clock::now();
-  absl::StatusOr<report::ApplyReport> report = ApplyRules(*graph, rules.rules());
+  absl::StatusOr<report::ApplyReport> report =
+      ApplyRules(*graph, rules.rules());
   t.apply = Seconds(start);
   t.rewrites = report->rewrites();
   start = std::chrono::steady_clock::now();
@@ -140,15 +146,15 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "%s", d.Render().c_str());
     return 1;
   }
-  std::printf("%10s %10s %9s %9s %9s %14s %12s\n", "nodes", "rewrites", "load s", "apply s",
-              "save s", "apply nodes/s", "load nodes/s");
+  std::printf("%10s %10s %9s %9s %9s %14s %12s\n", "nodes", "rewrites",
+              "load s", "apply s", "save s", "apply nodes/s", "load nodes/s");
   std::vector<Timing> results;
   for (int size = 10000; size <= max_nodes; size *= 10) {
     Timing t = Run(size, *rules);
     results.push_back(t);
     std::printf("%10d %10lld %9.3f %9.3f %9.3f %14.0f %12.0f\n", t.nodes,
-                static_cast<long long>(t.rewrites), t.load, t.apply, t.save, t.nodes / t.apply,
-                t.nodes / t.load);
+                static_cast<long long>(t.rewrites), t.load, t.apply, t.save,
+                t.nodes / t.apply, t.nodes / t.load);
   }
   if (results.size() >= 3) {
     const Timing& k100 = results[1];

@@ -12,10 +12,10 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/arena.h"
 #include "engine/graph.h"
 #include "engine/graph_io.h"
 #include "engine/rewriter.h"
+#include "google/protobuf/arena.h"
 #include "proto/graph.pb.h"
 
 namespace graft {
@@ -61,7 +61,8 @@ tf::GraphDef SyntheticGraph(int num_nodes) {
     (*w->mutable_attr())["dtype"] = TypeAttr(tf::DT_FLOAT);
     tf::TensorProto* t = (*w->mutable_attr())["value"].mutable_tensor();
     t->set_dtype(tf::DT_FLOAT);
-    for (int d : {1, 1, 4, 4}) t->mutable_tensor_shape()->add_dim()->set_size(d);
+    for (int d : {1, 1, 4, 4})
+      t->mutable_tensor_shape()->add_dim()->set_size(d);
     t->set_tensor_content(weights);
     tf::NodeDef* conv = AddNode(&g, scope + "conv/Conv2D", "Conv2D");
     conv->add_input(x);
@@ -103,7 +104,8 @@ double Best(int repeats, const std::function<void()>& setup,
     setup();
     auto start = std::chrono::steady_clock::now();
     body();
-    std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    std::chrono::duration<double> took =
+        std::chrono::steady_clock::now() - start;
     best = std::min(best, took.count());
   }
   return best;
@@ -135,21 +137,29 @@ int Main(int argc, char** argv) {
 
   // Binary load.
   tf::GraphDef parsed;
-  double parse = Best(repeats, [&] { parsed.Clear(); },
-                      [&] { parsed.ParseFromString(bytes); });
+  double parse = Best(
+      repeats, [&] { parsed.Clear(); }, [&] { parsed.ParseFromString(bytes); });
   Report("protobuf parse (baseline)", parse, bytes.size(), n, 0);
-  double arena_parse = Best(repeats, [] {}, [&] {
-    google::protobuf::Arena arena;
-    auto* g = google::protobuf::Arena::CreateMessage<tf::GraphDef>(&arena);
-    g->ParseFromString(bytes);
-  });
+  double arena_parse = Best(
+      repeats, [] {},
+      [&] {
+        google::protobuf::Arena arena;
+        auto* g = google::protobuf::Arena::CreateMessage<tf::GraphDef>(&arena);
+        g->ParseFromString(bytes);
+      });
   Report("protobuf parse into an arena", arena_parse, bytes.size(), n, parse);
 
   std::string copy;
   absl::StatusOr<Graph> graph;
   double load = Best(
-      repeats, [&] { graph = Graph(); copy = bytes; },
-      [&] { graph = ParseGraph(std::move(copy), GraphFormat::kBinary, "bench.pb"); });
+      repeats,
+      [&] {
+        graph = Graph();
+        copy = bytes;
+      },
+      [&] {
+        graph = ParseGraph(std::move(copy), GraphFormat::kBinary, "bench.pb");
+      });
   if (!graph.ok()) {
     std::fprintf(stderr, "%s\n", std::string(graph.status().message()).c_str());
     return 1;
@@ -161,7 +171,11 @@ int Main(int argc, char** argv) {
   tf::GraphDef to_build;
   absl::StatusOr<Graph> built;
   double ir = Best(
-      repeats, [&] { built = Graph(); to_build = parsed; },
+      repeats,
+      [&] {
+        built = Graph();
+        to_build = parsed;
+      },
       [&] { built = Graph::FromGraphDef(std::move(to_build)); });
   Report("graft IR build alone (from parsed)", ir, bytes.size(), n, parse);
   built = Graph();
@@ -169,11 +183,12 @@ int Main(int argc, char** argv) {
 
   // Binary save.
   std::string out;
-  double serialize = Best(repeats, [&] { out.clear(); },
-                          [&] { parsed.SerializeToString(&out); });
+  double serialize = Best(
+      repeats, [&] { out.clear(); }, [&] { parsed.SerializeToString(&out); });
   Report("protobuf serialize (baseline)", serialize, out.size(), n, 0);
-  double save = Best(repeats, [&] { out.clear(); },
-                     [&] { out = SerializeGraph(*graph, GraphFormat::kBinary); });
+  double save = Best(
+      repeats, [&] { out.clear(); },
+      [&] { out = SerializeGraph(*graph, GraphFormat::kBinary); });
   Report("graft save, unmodified", save, out.size(), n, serialize);
   if (out != bytes) {
     std::fprintf(stderr, "error: unmodified save is not byte-identical\n");
@@ -181,10 +196,12 @@ int Main(int argc, char** argv) {
   }
   {
     Rewriter rewriter(*graph);
-    for (NodeId id : graph->NodeIds()) (void)rewriter.SetDevice(id, "/device:CPU:0");
+    for (NodeId id : graph->NodeIds())
+      (void)rewriter.SetDevice(id, "/device:CPU:0");
   }
-  double save_all = Best(repeats, [&] { out.clear(); },
-                         [&] { out = SerializeGraph(*graph, GraphFormat::kBinary); });
+  double save_all = Best(
+      repeats, [&] { out.clear(); },
+      [&] { out = SerializeGraph(*graph, GraphFormat::kBinary); });
   Report("graft save, every node modified", save_all, out.size(), n, serialize);
 
   // Text, on a tenth of the graph (text is for small graphs and reviews).
@@ -197,10 +214,13 @@ int Main(int argc, char** argv) {
   absl::StatusOr<Graph> text_graph;
   double text_load = Best(
       repeats, [&] { text_graph = Graph(); },
-      [&] { text_graph = ParseGraph(text, GraphFormat::kText, "bench.pbtxt"); });
+      [&] {
+        text_graph = ParseGraph(text, GraphFormat::kText, "bench.pbtxt");
+      });
   Report("graft text load", text_load, text.size(), small.node_size(), 0);
-  double text_save = Best(repeats, [&] { out.clear(); },
-                          [&] { out = SerializeGraph(*text_graph, GraphFormat::kText); });
+  double text_save = Best(
+      repeats, [&] { out.clear(); },
+      [&] { out = SerializeGraph(*text_graph, GraphFormat::kText); });
   Report("graft text save", text_save, out.size(), small.node_size(), 0);
   return 0;
 }

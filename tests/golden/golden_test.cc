@@ -52,14 +52,16 @@ Result Apply(const std::string& dir, const dsl::RuleSet& rules) {
   absl::StatusOr<Graph> graph = LoadGraph(dir + "/in.pbtxt");
   EXPECT_TRUE(graph.ok()) << graph.status();
   if (!graph.ok()) return {};
-  absl::StatusOr<report::ApplyReport> report = ApplyRules(*graph, rules.rules());
+  absl::StatusOr<report::ApplyReport> report =
+      ApplyRules(*graph, rules.rules());
   EXPECT_TRUE(report.ok());
   EXPECT_TRUE(report->converged()) << report->non_convergence();
   EXPECT_TRUE(CheckValid(*graph).ok()) << CheckValid(*graph);
   Result r{SerializeGraph(*graph, GraphFormat::kText), *report};
   // Idempotence: a second application changes nothing.
   absl::StatusOr<report::ApplyReport> again = ApplyRules(*graph, rules.rules());
-  EXPECT_EQ(again->rewrites(), 0) << dir << ": the rules fire again on their own output";
+  EXPECT_EQ(again->rewrites(), 0)
+      << dir << ": the rules fire again on their own output";
   EXPECT_EQ(SerializeGraph(*graph, GraphFormat::kText), r.text);
   return r;
 }
@@ -74,11 +76,12 @@ TEST_P(GoldenTest, MatchesExpectedOutput) {
   std::istringstream params(Read(dir + "/params.txt"));
   for (std::string line; std::getline(params, line);) {
     size_t eq = line.find('=');
-    if (eq != std::string::npos) options.params[line.substr(0, eq)] = line.substr(eq + 1);
+    if (eq != std::string::npos)
+      options.params[line.substr(0, eq)] = line.substr(eq + 1);
   }
   dsl::Diagnostics diagnostics;
-  std::unique_ptr<dsl::RuleSet> rules =
-      dsl::CompileRuleFiles({dir + "/rules.graft"}, options, hooks, &diagnostics);
+  std::unique_ptr<dsl::RuleSet> rules = dsl::CompileRuleFiles(
+      {dir + "/rules.graft"}, options, hooks, &diagnostics);
   ASSERT_NE(rules, nullptr) << diagnostics.Render();
   Result first = Apply(dir, *rules);
   Result second = Apply(dir, *rules);
@@ -87,7 +90,8 @@ TEST_P(GoldenTest, MatchesExpectedOutput) {
   // is; any other case must exercise its rules.
   bool no_match = std::ifstream(dir + "/no_match").good();
   if (no_match) {
-    EXPECT_EQ(first.report.rewrites(), 0) << dir << ": a no-match case was rewritten";
+    EXPECT_EQ(first.report.rewrites(), 0)
+        << dir << ": a no-match case was rewritten";
   } else {
     EXPECT_GT(first.report.rewrites() + first.report.skipped_size(), 0)
         << dir << ": nothing happened; a golden case must exercise its rules";
@@ -95,7 +99,8 @@ TEST_P(GoldenTest, MatchesExpectedOutput) {
   std::string expected_path = dir + "/out.pbtxt";
   if (update) {
     const char* ws = std::getenv("BUILD_WORKSPACE_DIRECTORY");
-    std::ofstream(std::string(ws ? ws : ".") + "/" + expected_path) << first.text;
+    std::ofstream(std::string(ws ? ws : ".") + "/" + expected_path)
+        << first.text;
     return;
   }
   EXPECT_EQ(first.text, Read(expected_path)) << dir;
