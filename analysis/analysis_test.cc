@@ -2,6 +2,7 @@
 
 #include "analysis/memory.h"
 #include "analysis/regions.h"
+#include "analysis/schedule.h"
 #include "analysis/shapes.h"
 #include "engine/test_graphs.h"
 #include "gtest/gtest.h"
@@ -199,6 +200,60 @@ TEST(MemoryTest, ChainPeakMatchesTheFormula) {
     // The constants are persistent: 8 bytes of axes, 4 of `one`.
     EXPECT_EQ(m->devices[0].persistent_bytes, 12);
   }
+}
+
+// A TF1 while loop: x is Relu'd while i < 3. The back edges
+// (NextIteration -> Merge) make a cycle; the schedule cuts them.
+TEST(ScheduleTest, LoopsOfTf1ControlFlowSchedule) {
+  auto op = [](const std::string& name, const std::string& type,
+               std::vector<std::string> inputs,
+               const std::string& dtype = "DT_FLOAT") {
+    std::string in;
+    for (const std::string& i : inputs) in += " input: \"" + i + "\"";
+    return "node { name: \"" + name + "\" op: \"" + type + "\"" + in +
+           " attr { key: \"T\" value { type: " + dtype +
+           " } }"
+           " attr { key: \"frame_name\" value { s: \"loop\" } } }\n";
+  };
+  std::string text =
+      Placeholder("x", {2}) +
+      "node { name: \"i0\" op: \"Const\" attr { key: \"dtype\" value { type: "
+      "DT_INT32 } } "
+      "attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { } "
+      "int_val: 0 } } } }\n"
+      "node { name: \"limit\" op: \"Const\" attr { key: \"dtype\" value { "
+      "type: DT_INT32 } } "
+      "attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { } "
+      "int_val: 3 } } } }\n" +
+      op("enter_i", "Enter", {"i0"}, "DT_INT32") +
+      op("enter_x", "Enter", {"x"}) +
+      op("enter_limit", "Enter", {"limit"}, "DT_INT32") +
+      op("merge_i", "Merge", {"enter_i", "next_i"}, "DT_INT32") +
+      op("merge_x", "Merge", {"enter_x", "next_x"}) +
+      op("less", "Less", {"merge_i", "enter_limit"}, "DT_INT32") +
+      "node { name: \"cond\" op: \"LoopCond\" input: \"less\" }\n" +
+      op("switch_i", "Switch", {"merge_i", "cond"}, "DT_INT32") +
+      op("switch_x", "Switch", {"merge_x", "cond"}) +
+      op("exit_x", "Exit", {"switch_x"}) +
+      op("body_i", "AddV2", {"switch_i:1", "switch_i:1"}, "DT_INT32") +
+      op("body_x", "Relu", {"switch_x:1"}) +
+      op("next_i", "NextIteration", {"body_i"}, "DT_INT32") +
+      op("next_x", "NextIteration", {"body_x"}) +
+      op("out", "Identity", {"exit_x"});
+  Graph g = GraphFromText(text);
+  absl::StatusOr<std::vector<NodeId>> order = ExecutorOrder(g);
+  ASSERT_TRUE(order.ok()) << order.status();
+  EXPECT_EQ(order->size(), static_cast<size_t>(g.num_nodes()));
+  ShapeMap shapes = InferShapes(g);
+  EXPECT_EQ(Shape(g, shapes, "merge_x"), "[2]");
+  EXPECT_EQ(Shape(g, shapes, "switch_x", 1), "[2]");
+  EXPECT_EQ(Shape(g, shapes, "next_x"), "[2]");
+  EXPECT_EQ(Shape(g, shapes, "out"), "[2]");
+  EXPECT_TRUE(SimulateMemory(g, shapes).ok());
+  // A cycle that is not a loop's back edge is still an error.
+  Graph cyclic = GraphFromText(Op("a", "Relu", {"b"}) + Op("b", "Relu", {"a"}));
+  EXPECT_EQ(ExecutorOrder(cyclic).status().message(),
+            "the graph has a cycle: 2 node(s) never become ready");
 }
 
 TEST(RegionsTest, ForwardAndBackwardByReachability) {

@@ -8,40 +8,6 @@
 
 namespace graft::analysis {
 
-absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph) {
-  std::vector<int> pending(graph.id_limit(), 0);
-  std::vector<NodeId> ready;  // last readied runs first
-  graph.ForEachNode([&](const Node& n) {
-    int count = static_cast<int>(n.control_inputs().size());
-    for (Endpoint e : n.inputs()) count += e.node != kNoNode ? 1 : 0;
-    pending[n.id()] = count;
-    if (count == 0) ready.push_back(n.id());
-  });
-  std::vector<NodeId> order;
-  std::vector<NodeId> newly;
-  auto done_one = [&](NodeId consumer) {
-    if (--pending[consumer] == 0) newly.push_back(consumer);
-  };
-  while (!ready.empty()) {
-    NodeId id = ready.back();
-    ready.pop_back();
-    order.push_back(id);
-    const Node& n = graph.node(id);
-    for (int p = 0; p < n.num_used_ports(); ++p) {
-      for (InputSlot s : n.consumers(p)) done_one(s.node);
-    }
-    for (NodeId c : n.control_consumers()) done_one(c);
-    ready.insert(ready.end(), newly.begin(), newly.end());
-    newly.clear();
-  }
-  if (static_cast<int>(order.size()) != graph.num_nodes()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the graph has a cycle: ", graph.num_nodes() - order.size(),
-        " node(s) never become ready"));
-  }
-  return order;
-}
-
 namespace {
 
 bool SharesInputBuffer(const std::string& op) {

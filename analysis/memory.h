@@ -1,10 +1,6 @@
-// A deterministic schedule close to TensorFlow's executor, the liveness of
-// every tensor under it, and the peak live bytes per device with the tensors
-// live at that peak. The schedule keeps a stack of ready nodes: the nodes
-// with no inputs in file order, then, as each node runs, the consumers it
-// makes ready in edge order; the last readied runs next. On the training
-// graphs of tests/interop this orders 91-96% of node pairs as TensorFlow's
-// single-threaded executor does (first in, first out: 79-89%).
+// The liveness of every tensor under the executor-order schedule
+// (analysis/schedule.h), and the peak live bytes per device with the
+// tensors live at that peak.
 //
 // A tensor is allocated when its producer runs and freed when its last
 // consumer has run (at once when nothing reads it, never when it is a
@@ -20,13 +16,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analysis/schedule.h"
 #include "analysis/shapes.h"
 #include "engine/graph.h"
 
 namespace graft::analysis {
-
-// Live nodes in executor order; fails on a cycle.
-absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph);
 
 struct TensorLife {
   Endpoint tensor;

@@ -7,8 +7,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/schedule.h"
 #include "engine/const_tensor.h"
-#include "engine/graph_algorithms.h"
 #include "engine/op_registry.h"
 
 namespace graft::analysis {
@@ -380,6 +380,20 @@ class Inferrer {
           op == "SigmoidGrad") {
         if (!out[0].fully_known()) out[0] = BroadcastShapes(In(n, 0), In(n, 1));
       }
+    } else if (op == "Enter" || op == "RefEnter" || op == "Exit" ||
+               op == "RefExit" || op == "NextIteration" ||
+               op == "RefNextIteration") {
+      out[0] = In(n, 0);
+    } else if (op == "Switch" || op == "RefSwitch") {
+      for (TensorInfo& t : out) t = In(n, 0);
+    } else if (op == "Merge" || op == "RefMerge") {
+      // The first input that is known (a loop's back edge is inferred later).
+      for (int i = 0; i < n.num_inputs() && !out[0].known_rank; ++i)
+        out[0] = In(n, i);
+      out[0].value.reset();
+      if (out.size() > 1) out[1] = Shaped({});
+    } else if (op == "LoopCond") {
+      out[0] = Shaped({});
     } else if (kBroadcast.count(op)) {
       out[0] = BroadcastShapes(In(n, 0), In(n, 1));
       const auto &a = Value(n, 0), &b = Value(n, 1);
@@ -776,7 +790,7 @@ ShapeMap InferShapes(const Graph& graph) {
   ShapeMap map;
   map.outputs_.resize(graph.id_limit());
   Inferrer inferrer(graph, &map.outputs_);
-  absl::StatusOr<std::vector<NodeId>> order = TopologicalOrder(graph);
+  absl::StatusOr<std::vector<NodeId>> order = ExecutorOrder(graph);
   if (order.ok()) {
     inferrer.Run(*order);
   } else {
