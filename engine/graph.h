@@ -224,6 +224,9 @@ class Graph {
     size_t size = 0;
   };
   absl::string_view source_bytes() const { return source_bytes_; }
+  // An open descriptor of the mapped source file (kept for copying its
+  // unmodified ranges kernel-side), or -1.
+  int source_fd() const { return source_fd_; }
   const std::vector<SourceSegment>& source_segments() const {
     return source_segments_;
   }
@@ -276,6 +279,7 @@ class Graph {
   // keeps them alive.
   std::shared_ptr<const void> source_owner_;
   absl::string_view source_bytes_;
+  int source_fd_ = -1;  // owned by source_owner_
   std::vector<SourceSegment> source_segments_;
 };
 

@@ -102,13 +102,16 @@ void AppendNodeField(const tf::NodeDef& def, std::string* out) {
 // top-level field lies so that saving can copy unmodified bytes.
 class GraphBuilder {
  public:
-  // `bytes` stay alive as long as `owner` does.
+  // `bytes` (and `fd`, the file they are mapped from, or -1) stay alive as
+  // long as `owner` does.
   static absl::StatusOr<Graph> FromBinary(std::shared_ptr<const void> owner,
                                           absl::string_view bytes,
-                                          absl::string_view source) {
+                                          absl::string_view source,
+                                          int fd = -1) {
     Graph graph;
     graph.source_owner_ = std::move(owner);
     graph.source_bytes_ = bytes;
+    graph.source_fd_ = fd;
     absl::string_view data = graph.source_bytes_;
     // Pass 1: find the top-level fields without parsing them.
     std::vector<Graph::SourceSegment> segments;
@@ -330,15 +333,18 @@ absl::StatusOr<Graph> LoadGraph(const std::string& path, GraphFormat format) {
       size_t size = static_cast<size_t>(info.st_size);
       void* data =
           mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-      close(fd);
       if (data != MAP_FAILED) {
-        std::shared_ptr<const void> owner(data, [size](const void* p) {
+        // The mapping and the descriptor live as long as the graph.
+        std::shared_ptr<const void> owner(data, [size, fd](const void* p) {
           munmap(const_cast<void*>(p), size);
+          close(fd);
         });
-        return GraphBuilder::FromBinary(
+        absl::StatusOr<Graph> graph = GraphBuilder::FromBinary(
             std::move(owner),
-            absl::string_view(static_cast<const char*>(data), size), path);
+            absl::string_view(static_cast<const char*>(data), size), path, fd);
+        return graph;
       }
+      close(fd);
     } else if (fd >= 0) {
       close(fd);
     }
@@ -422,7 +428,7 @@ std::string SerializeGraph(const Graph& graph, GraphFormat format) {
 absl::Status WriteFileAtomically(const std::string& path,
                                  absl::string_view contents) {
   return WriteFileAtomicallyWith(
-      path, [&](const FileWriter& write) { return write(contents); });
+      path, [&](const FileWriter& out) { return out.write(contents); });
 }
 
 absl::Status WriteFileAtomicallyWith(
@@ -444,7 +450,8 @@ absl::Status WriteFileAtomicallyWith(
   if (fd < 0) {
     return Located(path, absl::StrCat("cannot write: ", std::strerror(errno)));
   }
-  FileWriter write_all = [&](absl::string_view contents) -> absl::Status {
+  FileWriter writer;
+  writer.write = [&](absl::string_view contents) -> absl::Status {
     size_t written = 0;
     while (written < contents.size()) {
       ssize_t n =
@@ -458,7 +465,28 @@ absl::Status WriteFileAtomicallyWith(
     }
     return absl::OkStatus();
   };
-  absl::Status filled = fill(write_all);
+  writer.copy = [&](int from, int64_t offset,
+                    size_t length) -> absl::StatusOr<bool> {
+    loff_t in = offset;
+    size_t done = 0;
+    while (done < length) {
+      ssize_t n = copy_file_range(from, &in, fd, nullptr, length - done, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && done == 0 &&
+          (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
+           errno == EOPNOTSUPP)) {
+        return false;
+      }
+      if (n <= 0) {
+        return Located(path, absl::StrCat("cannot write: ",
+                                          n < 0 ? std::strerror(errno)
+                                                : "the source file shrank"));
+      }
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  };
+  absl::Status filled = fill(writer);
   if (!filled.ok()) {
     close(fd);
     unlink(temp.c_str());
@@ -483,23 +511,36 @@ absl::Status SaveGraph(const Graph& graph, const std::string& path,
     return WriteFileAtomically(path, SerializeGraph(graph, format));
   }
   // Stream the pieces: unmodified bytes go from the source to the file with
-  // no output buffer; small pieces are gathered into 1 MiB writes.
-  return WriteFileAtomicallyWith(path, [&](const FileWriter& write) {
+  // no output buffer (large ranges copied inside the kernel when the source
+  // is a mapped file); small pieces are gathered into 1 MiB writes.
+  return WriteFileAtomicallyWith(path, [&](const FileWriter& out) {
     std::string buffer;
     absl::Status status;
+    bool can_copy = graph.source_fd() >= 0;
+    absl::string_view source = graph.source_bytes();
     auto flush = [&] {
-      if (status.ok() && !buffer.empty()) status = write(buffer);
+      if (status.ok() && !buffer.empty()) status = out.write(buffer);
       buffer.clear();
     };
     EmitBinary(graph, [&](absl::string_view piece) {
       if (!status.ok()) return;
-      if (piece.size() >= (1 << 16)) {
-        flush();
-        if (status.ok()) status = write(piece);
+      if (piece.size() < (1 << 16)) {
+        buffer.append(piece.data(), piece.size());
+        if (buffer.size() >= (1 << 20)) flush();
         return;
       }
-      buffer.append(piece.data(), piece.size());
-      if (buffer.size() >= (1 << 20)) flush();
+      flush();
+      bool in_source =
+          piece.data() >= source.data() &&
+          piece.data() + piece.size() <= source.data() + source.size();
+      if (status.ok() && can_copy && in_source) {
+        absl::StatusOr<bool> copied = out.copy(
+            graph.source_fd(), piece.data() - source.data(), piece.size());
+        if (!copied.ok()) status = copied.status();
+        if (!copied.ok() || *copied) return;
+        can_copy = false;  // not here: write from the mapping from now on
+      }
+      if (status.ok()) status = out.write(piece);
     });
     flush();
     return status;

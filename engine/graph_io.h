@@ -53,7 +53,14 @@ absl::Status WriteFileAtomically(const std::string& path,
                                  absl::string_view contents);
 // The same, the contents written piece by piece by `fill` through the
 // writer it is given; an error from either leaves nothing behind.
-using FileWriter = std::function<absl::Status(absl::string_view)>;
+struct FileWriter {
+  std::function<absl::Status(absl::string_view)> write;
+  // Appends `length` bytes at `offset` of the open file `fd` inside the
+  // kernel (copy_file_range); false when the file systems cannot, and
+  // nothing was written.
+  std::function<absl::StatusOr<bool>(int fd, int64_t offset, size_t length)>
+      copy;
+};
 absl::Status WriteFileAtomicallyWith(
     const std::string& path,
     const std::function<absl::Status(const FileWriter&)>& fill);
