@@ -43,35 +43,6 @@ std::string TensorInfo::ShapeString() const {
   return absl::StrCat("[", absl::StrJoin(parts, ", "), "]");
 }
 
-int64_t DataTypeSize(tf::DataType dtype) {
-  switch (dtype) {
-    case tf::DT_FLOAT:
-    case tf::DT_INT32:
-    case tf::DT_UINT32:
-      return 4;
-    case tf::DT_DOUBLE:
-    case tf::DT_INT64:
-    case tf::DT_UINT64:
-    case tf::DT_COMPLEX64:
-      return 8;
-    case tf::DT_COMPLEX128:
-      return 16;
-    case tf::DT_HALF:
-    case tf::DT_BFLOAT16:
-    case tf::DT_INT16:
-    case tf::DT_UINT16:
-      return 2;
-    case tf::DT_INT8:
-    case tf::DT_UINT8:
-    case tf::DT_BOOL:
-    case tf::DT_QINT8:
-    case tf::DT_QUINT8:
-      return 1;
-    default:
-      return 0;
-  }
-}
-
 const TensorInfo& ShapeMap::at(Endpoint t) const {
   if (t.node < 0 || t.node >= static_cast<NodeId>(outputs_.size()) ||
       t.port < 0 || t.port >= static_cast<int>(outputs_[t.node].size())) {

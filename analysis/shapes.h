@@ -33,9 +33,6 @@ struct TensorInfo {
   std::string ShapeString() const;
 };
 
-// Bytes per element of a dtype; 0 for resources, variants and strings.
-int64_t DataTypeSize(tf::DataType dtype);
-
 class ShapeMap {
  public:
   // The tensor's info; an unknown tensor when the node or port is unknown.

@@ -34,25 +34,23 @@ std::string EncodeContent(const Eigen::ArrayXd& values) {
   return bytes;
 }
 
-size_t ElementSize(tf::DataType dtype) {
+// The dtypes constants are computed in (half and bfloat16 through float).
+bool Supported(tf::DataType dtype) {
   switch (dtype) {
+    case tf::DT_FLOAT:
     case tf::DT_DOUBLE:
     case tf::DT_INT64:
-      return 8;
-    case tf::DT_FLOAT:
     case tf::DT_INT32:
-      return 4;
     case tf::DT_HALF:
     case tf::DT_BFLOAT16:
     case tf::DT_INT16:
     case tf::DT_UINT16:
-      return 2;
     case tf::DT_INT8:
     case tf::DT_UINT8:
     case tf::DT_BOOL:
-      return 1;
+      return true;
     default:
-      return 0;
+      return false;
   }
 }
 
@@ -99,8 +97,8 @@ absl::StatusOr<ConstTensor> FromTensorProto(const tf::TensorProto& proto) {
     t.shape.push_back(dim.size());
   }
   int64_t n = NumElements(t.shape);
-  size_t width = ElementSize(t.dtype);
-  if (width == 0) {
+  size_t width = static_cast<size_t>(DataTypeSize(t.dtype));
+  if (!Supported(t.dtype)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "constants of dtype ", DataTypeName(t.dtype), " are not supported"));
   }

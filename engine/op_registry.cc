@@ -210,4 +210,33 @@ bool GlobMatch(absl::string_view pattern, absl::string_view text) {
   return pattern == text;
 }
 
+int64_t DataTypeSize(tf::DataType dtype) {
+  switch (dtype) {
+    case tf::DT_FLOAT:
+    case tf::DT_INT32:
+    case tf::DT_UINT32:
+      return 4;
+    case tf::DT_DOUBLE:
+    case tf::DT_INT64:
+    case tf::DT_UINT64:
+    case tf::DT_COMPLEX64:
+      return 8;
+    case tf::DT_COMPLEX128:
+      return 16;
+    case tf::DT_HALF:
+    case tf::DT_BFLOAT16:
+    case tf::DT_INT16:
+    case tf::DT_UINT16:
+      return 2;
+    case tf::DT_INT8:
+    case tf::DT_UINT8:
+    case tf::DT_BOOL:
+    case tf::DT_QINT8:
+    case tf::DT_QUINT8:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 }  // namespace graft

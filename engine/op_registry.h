@@ -60,6 +60,8 @@ bool GlobMatch(absl::string_view pattern, absl::string_view text);
 
 // The value dtype of a reference dtype (DT_FLOAT_REF -> DT_FLOAT).
 tf::DataType BaseType(tf::DataType type);
+// Bytes per element of a dtype; 0 for resources, variants and strings.
+int64_t DataTypeSize(tf::DataType dtype);
 // "float32", "int64", ... (TensorFlow's Python names).
 std::string DataTypeName(tf::DataType type);
 
