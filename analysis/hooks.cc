@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/cost.h"
 #include "analysis/memory.h"
@@ -16,13 +17,16 @@ namespace {
 using VT = ValueType;
 using Args = absl::Span<const Value>;
 
-// The analyses of one graph version.
+// The analyses of one graph version, each computed when a hook first needs
+// it (a rule that only asks for `bytes` never schedules the graph).
 struct Analyses {
   const Graph* graph = nullptr;
   uint64_t version = 0;
   ShapeMap shapes;
-  absl::StatusOr<Regions> regions = absl::UnknownError("not computed");
-  absl::StatusOr<MemoryReport> memory = absl::UnknownError("not computed");
+  std::optional<absl::StatusOr<Regions>> regions;
+  std::optional<absl::StatusOr<MemoryReport>> memory;
+  absl::flat_hash_map<Endpoint, size_t>
+      life_of;  // tensor -> memory->tensors index
 };
 
 class Cache {
@@ -30,20 +34,38 @@ class Cache {
   Cache(AnalysisHookOptions options, DeviceProfile profile)
       : options_(std::move(options)), model_(std::move(profile)) {}
 
-  const Analyses& For(const Graph& graph) {
+  Analyses& For(const Graph& graph) {
     if (current_ == nullptr || current_->graph != &graph ||
         current_->version != graph.version()) {
       auto a = std::make_unique<Analyses>();
       a->graph = &graph;
       a->version = graph.version();
       a->shapes = InferShapes(graph);
-      a->regions = FindRegions(graph, a->shapes, options_.loss, options_.seed);
-      MemoryOptions m;
-      m.outputs = options_.outputs;
-      a->memory = SimulateMemory(graph, a->shapes, m);
       current_ = std::move(a);
     }
     return *current_;
+  }
+
+  const absl::StatusOr<Regions>& RegionsFor(const Graph& graph) {
+    Analyses& a = For(graph);
+    if (!a.regions)
+      a.regions = FindRegions(graph, a.shapes, options_.loss, options_.seed);
+    return *a.regions;
+  }
+
+  const absl::StatusOr<MemoryReport>& MemoryFor(const Graph& graph) {
+    Analyses& a = For(graph);
+    if (!a.memory) {
+      MemoryOptions m;
+      m.outputs = options_.outputs;
+      a.memory = SimulateMemory(graph, a.shapes, m);
+      if (a.memory->ok()) {
+        for (size_t i = 0; i < (*a.memory)->tensors.size(); ++i) {
+          a.life_of[(*a.memory)->tensors[i].tensor] = i;
+        }
+      }
+    }
+    return *a.memory;
   }
 
   const RooflineModel& model() const { return model_; }
@@ -74,20 +96,20 @@ absl::Status RegisterAnalysisHooks(HookRegistry& r,
   Add(r, "topo_order", {VT::kNode}, VT::kInt,
       "the node's step in the executor-order schedule",
       [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        const Analyses& an = cache->For(ctx.graph);
-        if (!an.memory.ok()) return an.memory.status();
-        return Value::Int(an.memory->step_of[a[0].tensor.node]);
+        const absl::StatusOr<MemoryReport>& m = cache->MemoryFor(ctx.graph);
+        if (!m.ok()) return m.status();
+        return Value::Int(m->step_of[a[0].tensor.node]);
       });
   Add(r, "lifetime", {VT::kTensor}, VT::kInt,
       "schedule steps from the tensor's producer to its last reader",
       [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const absl::StatusOr<MemoryReport>& m = cache->MemoryFor(ctx.graph);
+        if (!m.ok()) return m.status();
         const Analyses& an = cache->For(ctx.graph);
-        if (!an.memory.ok()) return an.memory.status();
-        for (const TensorLife& life : an.memory->tensors) {
-          if (life.tensor == a[0].tensor)
-            return Value::Int(life.free - life.alloc);
-        }
-        return Value::Int(-1);
+        auto it = an.life_of.find(a[0].tensor);
+        if (it == an.life_of.end()) return Value::Int(-1);
+        const TensorLife& life = m->tensors[it->second];
+        return Value::Int(life.free - life.alloc);
       });
   for (const char* name : {"in_forward", "in_backward"}) {
     bool forward = std::string(name) == "in_forward";
@@ -96,11 +118,10 @@ absl::Status RegisterAnalysisHooks(HookRegistry& r,
                 : "the node is downstream of the gradient seed",
         [cache, forward](const HookContext& ctx,
                          Args a) -> absl::StatusOr<Value> {
-          const Analyses& an = cache->For(ctx.graph);
-          if (!an.regions.ok()) return an.regions.status();
+          const absl::StatusOr<Regions>& r = cache->RegionsFor(ctx.graph);
+          if (!r.ok()) return r.status();
           NodeId id = a[0].tensor.node;
-          return Value::Bool(forward ? an.regions->in_forward(id)
-                                     : an.regions->in_backward(id));
+          return Value::Bool(forward ? r->in_forward(id) : r->in_backward(id));
         });
   }
   Add(r, "cost.flops", {VT::kNode}, VT::kFloat,
@@ -121,9 +142,9 @@ absl::Status RegisterAnalysisHooks(HookRegistry& r,
   Add(r, "peak_bytes", {VT::kString}, VT::kInt,
       "the peak live bytes on a device (\"\" for the only or first device)",
       [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        const Analyses& an = cache->For(ctx.graph);
-        if (!an.memory.ok()) return an.memory.status();
-        for (const DeviceMemory& d : an.memory->devices) {
+        const absl::StatusOr<MemoryReport>& m = cache->MemoryFor(ctx.graph);
+        if (!m.ok()) return m.status();
+        for (const DeviceMemory& d : m->devices) {
           if (a[0].s.empty() || d.device == a[0].s)
             return Value::Int(d.peak_bytes);
         }
