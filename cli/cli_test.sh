@@ -187,6 +187,9 @@ check "mem names TensorFlow's unknown reserve space" grep -q "stem_bn:5 (FusedBa
 expect "mem --json" 0 "" -- "$GRAFT" mem --json $D/mlp_train.pb
 check "mem --json is JSON with a peak" python3 -c "import json,sys; d=json.load(open('$TMP/out')); assert d['devices'][0]['peak_bytes'] > 0 and d['unknown_shapes'] == 0"
 expect "mem with a loss that is not there" 1 "no loss node \`nope\`" -- "$GRAFT" mem --loss nope $D/mlp_train.pb
+expect "mem on a missing file" 1 "mem: $TMP/nope.pb: error: no such file" -- "$GRAFT" mem "$TMP/nope.pb"
+printf 'garbage' > "$TMP/garbage.pb"
+expect "cost on a garbled file" 1 "cost: $TMP/garbage.pb: error: not a valid binary GraphDef" -- "$GRAFT" cost "$TMP/garbage.pb"
 expect "mem on an inference graph (no regions)" 0 "" -- "$GRAFT" mem "$EXAMPLE"
 check "... says why there are no regions" grep -q "regions: none (found no gradient seed" "$TMP/out"
 expect "cost on H100" 0 "" -- "$GRAFT" cost $D/convnet_train.pb --device h100_sxm --top 5
