@@ -13,32 +13,9 @@ namespace {
 using ::graft::testing::GraphFromText;
 using ::graft::testing::Id;
 
-std::string Placeholder(const std::string& name, std::vector<int> dims,
-                        const std::string& dtype = "DT_FLOAT") {
-  std::string shape;
-  for (int d : dims) shape += " dim { size: " + std::to_string(d) + " }";
-  return "node { name: \"" + name +
-         "\" op: \"Placeholder\" attr { key: \"dtype\" value { type: " + dtype +
-         " } } attr { key: \"shape\" value { shape {" + shape + " } } } }\n";
-}
-
-std::string IntConst(const std::string& name, std::vector<int> values) {
-  std::string vals;
-  for (int v : values) vals += " int_val: " + std::to_string(v);
-  return "node { name: \"" + name +
-         "\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } } "
-         "attr { key: \"value\" "
-         "value { tensor { dtype: DT_INT32 tensor_shape { dim { size: " +
-         std::to_string(values.size()) + " } }" + vals + " } } } }\n";
-}
-
-std::string Op(const std::string& name, const std::string& op,
-               std::vector<std::string> inputs, const std::string& attrs = "") {
-  std::string in;
-  for (const std::string& i : inputs) in += " input: \"" + i + "\"";
-  return "node { name: \"" + name + "\" op: \"" + op + "\"" + in +
-         " attr { key: \"T\" value { type: DT_FLOAT } }" + attrs + " }\n";
-}
+using ::graft::testing::IntConstNode;
+using ::graft::testing::OpNode;
+using ::graft::testing::PlaceholderNode;
 
 std::string Shape(const Graph& g, const ShapeMap& s, const std::string& node,
                   int port = 0) {
@@ -50,23 +27,26 @@ TEST(ShapesTest, ConvolutionsAndTheirGradients) {
       " attr { key: \"strides\" value { list { i: 1 i: 2 i: 2 i: 1 } } }"
       " attr { key: \"padding\" value { s: \"SAME\" } }";
   Graph g = GraphFromText(
-      Placeholder("x", {8, 33, 32, 3}) + Placeholder("w", {3, 3, 3, 16}) +
-      Placeholder("dw", {5, 5, 3, 2}) +
-      Op("conv", "Conv2D", {"x", "w"}, conv_attrs) +
-      Op("valid", "Conv2D", {"x", "w"},
-         " attr { key: \"strides\" value { list { i: 1 i: 1 i: 1 i: 1 } } }"
-         " attr { key: \"padding\" value { s: \"VALID\" } }") +
-      Op("depthwise", "DepthwiseConv2dNative", {"x", "dw"}, conv_attrs) +
-      IntConst("in_sizes", {8, 33, 32, 3}) +
-      IntConst("w_sizes", {3, 3, 3, 16}) +
-      Op("dx", "Conv2DBackpropInput", {"in_sizes", "w", "conv"}, conv_attrs) +
-      Op("dwt", "Conv2DBackpropFilter", {"x", "w_sizes", "conv"}, conv_attrs) +
-      Op("pool", "MaxPool", {"conv"},
-         " attr { key: \"ksize\" value { list { i: 1 i: 3 i: 3 i: 1 } } }"
-         " attr { key: \"strides\" value { list { i: 1 i: 2 i: 2 i: 1 } } }"
-         " attr { key: \"padding\" value { s: \"VALID\" } }") +
-      Op("pool_grad", "MaxPoolGrad", {"conv", "pool", "pool"}) +
-      Op("bias_grad", "BiasAddGrad", {"conv"}));
+      PlaceholderNode("x", {8, 33, 32, 3}) +
+      PlaceholderNode("w", {3, 3, 3, 16}) +
+      PlaceholderNode("dw", {5, 5, 3, 2}) +
+      OpNode("conv", "Conv2D", {"x", "w"}, conv_attrs) +
+      OpNode("valid", "Conv2D", {"x", "w"},
+             " attr { key: \"strides\" value { list { i: 1 i: 1 i: 1 i: 1 } } }"
+             " attr { key: \"padding\" value { s: \"VALID\" } }") +
+      OpNode("depthwise", "DepthwiseConv2dNative", {"x", "dw"}, conv_attrs) +
+      IntConstNode("in_sizes", {8, 33, 32, 3}) +
+      IntConstNode("w_sizes", {3, 3, 3, 16}) +
+      OpNode("dx", "Conv2DBackpropInput", {"in_sizes", "w", "conv"},
+             conv_attrs) +
+      OpNode("dwt", "Conv2DBackpropFilter", {"x", "w_sizes", "conv"},
+             conv_attrs) +
+      OpNode("pool", "MaxPool", {"conv"},
+             " attr { key: \"ksize\" value { list { i: 1 i: 3 i: 3 i: 1 } } }"
+             " attr { key: \"strides\" value { list { i: 1 i: 2 i: 2 i: 1 } } }"
+             " attr { key: \"padding\" value { s: \"VALID\" } }") +
+      OpNode("pool_grad", "MaxPoolGrad", {"conv", "pool", "pool"}) +
+      OpNode("bias_grad", "BiasAddGrad", {"conv"}));
   ShapeMap s = InferShapes(g);
   EXPECT_EQ(Shape(g, s, "conv"), "[8, 17, 16, 16]");
   EXPECT_EQ(Shape(g, s, "valid"), "[8, 31, 30, 16]");
@@ -81,11 +61,11 @@ TEST(ShapesTest, ConvolutionsAndTheirGradients) {
 
 TEST(ShapesTest, MatMulBroadcastReductionsAndShapeArithmetic) {
   Graph g = GraphFromText(
-      Placeholder("a", {32, 64}) + Placeholder("b", {10, 64}) +
-      Placeholder("bias", {10}) +
-      Op("mm", "MatMul", {"a", "b"},
-         " attr { key: \"transpose_b\" value { b: true } }") +
-      Op("add", "AddV2", {"mm", "bias"}) +
+      PlaceholderNode("a", {32, 64}) + PlaceholderNode("b", {10, 64}) +
+      PlaceholderNode("bias", {10}) +
+      OpNode("mm", "MatMul", {"a", "b"},
+             " attr { key: \"transpose_b\" value { b: true } }") +
+      OpNode("add", "AddV2", {"mm", "bias"}) +
       "node { name: \"s0\" op: \"Shape\" input: \"add\" attr { key: \"T\" "
       "value { type: DT_FLOAT } } }\n"
       "node { name: \"s1\" op: \"Shape\" input: \"bias\" attr { key: \"T\" "
@@ -98,17 +78,17 @@ TEST(ShapesTest, MatMulBroadcastReductionsAndShapeArithmetic) {
       "node { name: \"back\" op: \"Reshape\" input: \"sum\" input: \"s1\" attr "
       "{ key: \"T\" value { type: DT_FLOAT } } attr { key: \"Tshape\" value { "
       "type: DT_INT32 } } }\n" +
-      IntConst("flat_shape", {-1}) +
+      IntConstNode("flat_shape", {-1}) +
       "node { name: \"flat\" op: \"Reshape\" input: \"mm\" input: "
       "\"flat_shape\" attr { key: \"T\" value { type: DT_FLOAT } } attr { key: "
       "\"Tshape\" value { type: DT_INT32 } } }\n" +
-      IntConst("axes", {1}) +
+      IntConstNode("axes", {1}) +
       "node { name: \"mean\" op: \"Mean\" input: \"mm\" input: \"axes\" attr { "
       "key: \"T\" value { type: DT_FLOAT } } attr { key: \"Tidx\" value { "
       "type: DT_INT32 } } attr { key: \"keep_dims\" value { b: true } } }\n"
       "node { name: \"xent\" op: \"SoftmaxCrossEntropyWithLogits\" input: "
       "\"mm\" input: \"mm\" attr { key: \"T\" value { type: DT_FLOAT } } }\n" +
-      Placeholder("unknown", {-1, 10}) + Op("u", "Relu", {"unknown"}));
+      PlaceholderNode("unknown", {-1, 10}) + OpNode("u", "Relu", {"unknown"}));
   ShapeMap s = InferShapes(g);
   EXPECT_EQ(Shape(g, s, "mm"), "[32, 10]");
   EXPECT_EQ(Shape(g, s, "add"), "[32, 10]");
@@ -126,17 +106,17 @@ TEST(ShapesTest, MatMulBroadcastReductionsAndShapeArithmetic) {
 }
 
 TEST(ShapesTest, BatchNormGradientsAndOutputShapesAttrs) {
-  Graph g =
-      GraphFromText(Placeholder("x", {4, 8, 8, 16}) + Placeholder("c", {16}) +
-                    Op("bn", "FusedBatchNormV3", {"x", "c", "c", "c", "c"},
-                       " attr { key: \"U\" value { type: DT_FLOAT } } attr { "
-                       "key: \"is_training\" value { b: true } }") +
-                    Op("bn_grad", "FusedBatchNormGradV3",
-                       {"bn", "x", "c", "bn:3", "bn:4", "bn:5"},
-                       " attr { key: \"U\" value { type: DT_FLOAT } }") +
-                    "node { name: \"opaque\" op: \"SomeCustomOp\" attr { key: "
-                    "\"_output_shapes\" value { list { shape { dim { size: 2 } "
-                    "dim { size: 3 } } } } } }\n");
+  Graph g = GraphFromText(
+      PlaceholderNode("x", {4, 8, 8, 16}) + PlaceholderNode("c", {16}) +
+      OpNode("bn", "FusedBatchNormV3", {"x", "c", "c", "c", "c"},
+             " attr { key: \"U\" value { type: DT_FLOAT } } attr { "
+             "key: \"is_training\" value { b: true } }") +
+      OpNode("bn_grad", "FusedBatchNormGradV3",
+             {"bn", "x", "c", "bn:3", "bn:4", "bn:5"},
+             " attr { key: \"U\" value { type: DT_FLOAT } }") +
+      "node { name: \"opaque\" op: \"SomeCustomOp\" attr { key: "
+      "\"_output_shapes\" value { list { shape { dim { size: 2 } "
+      "dim { size: 3 } } } } } }\n");
   ShapeMap s = InferShapes(g);
   EXPECT_EQ(Shape(g, s, "bn", 0), "[4, 8, 8, 16]");
   EXPECT_EQ(Shape(g, s, "bn", 1), "[16]");
@@ -154,10 +134,11 @@ TEST(ShapesTest, BatchNormGradientsAndOutputShapesAttrs) {
 // g_{N-1} = ReluGrad(g_N, h_N): h_1..h_N, g_N and g_{N-1} are live, plus the
 // fetched 4-byte loss: (N + 2)·s + 4.
 std::string Chain(int n, int b, int d) {
-  std::string text = Placeholder("h0", {b, d});
+  std::string text = PlaceholderNode("h0", {b, d});
   for (int i = 1; i <= n; ++i)
-    text += Op("h" + std::to_string(i), "Relu", {"h" + std::to_string(i - 1)});
-  text += IntConst("axes", {0, 1});
+    text +=
+        OpNode("h" + std::to_string(i), "Relu", {"h" + std::to_string(i - 1)});
+  text += IntConstNode("axes", {0, 1});
   text += "node { name: \"loss\" op: \"Sum\" input: \"h" + std::to_string(n) +
           "\" input: \"axes\" attr { key: \"T\" value { type: DT_FLOAT } } "
           "attr { key: \"Tidx\" value { type: DT_INT32 } } }\n";
@@ -176,8 +157,8 @@ std::string Chain(int n, int b, int d) {
       "\" op: \"OnesLike\" input: \"h" + std::to_string(n) +
       "\" input: \"^seed\" attr { key: \"T\" value { type: DT_FLOAT } } }\n";
   for (int i = n; i >= 1; --i) {
-    text += Op("g" + std::to_string(i - 1), "ReluGrad",
-               {"g" + std::to_string(i), "h" + std::to_string(i)});
+    text += OpNode("g" + std::to_string(i - 1), "ReluGrad",
+                   {"g" + std::to_string(i), "h" + std::to_string(i)});
   }
   return text;
 }
@@ -216,7 +197,7 @@ TEST(ScheduleTest, LoopsOfTf1ControlFlowSchedule) {
            " attr { key: \"frame_name\" value { s: \"loop\" } } }\n";
   };
   std::string text =
-      Placeholder("x", {2}) +
+      PlaceholderNode("x", {2}) +
       "node { name: \"i0\" op: \"Const\" attr { key: \"dtype\" value { type: "
       "DT_INT32 } } "
       "attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { } "
@@ -251,7 +232,8 @@ TEST(ScheduleTest, LoopsOfTf1ControlFlowSchedule) {
   EXPECT_EQ(Shape(g, shapes, "out"), "[2]");
   EXPECT_TRUE(SimulateMemory(g, shapes).ok());
   // A cycle that is not a loop's back edge is still an error.
-  Graph cyclic = GraphFromText(Op("a", "Relu", {"b"}) + Op("b", "Relu", {"a"}));
+  Graph cyclic =
+      GraphFromText(OpNode("a", "Relu", {"b"}) + OpNode("b", "Relu", {"a"}));
   EXPECT_EQ(ExecutorOrder(cyclic).status().message(),
             "the graph has a cycle: 2 node(s) never become ready");
 }
@@ -274,7 +256,8 @@ TEST(RegionsTest, ForwardAndBackwardByReachability) {
   EXPECT_EQ(g.node(readers[0]).name(), "g3");
   EXPECT_EQ(g.node(readers[1]).name(), "g2");
   EXPECT_FALSE(FindRegions(g, shapes, "nope").ok());
-  Graph no_seed = GraphFromText(Placeholder("x", {2}) + Op("y", "Relu", {"x"}));
+  Graph no_seed =
+      GraphFromText(PlaceholderNode("x", {2}) + OpNode("y", "Relu", {"x"}));
   EXPECT_NE(FindRegions(no_seed, InferShapes(no_seed))
                 .status()
                 .message()

@@ -175,8 +175,7 @@ std::string MatMulKey(const std::vector<int64_t>& a,
                       " ta=", ta ? 1 : 0, " tb=", tb ? 1 : 0);
 }
 
-std::string MeasurementKey(const Graph& graph, const ShapeMap& shapes,
-                           const Node& n) {
+std::string MeasurementKey(const ShapeMap& shapes, const Node& n) {
   if (n.num_inputs() < 2) return "";
   const TensorInfo &a = shapes.at(n.input(0)), &b = shapes.at(n.input(1));
   if (!a.fully_known() || !b.fully_known()) return "";
@@ -198,12 +197,10 @@ std::string MeasurementKey(const Graph& graph, const ShapeMap& shapes,
   if (n.op() == "MatMul")
     return MatMulKey(a.dims, b.dims, attr_b("transpose_a"),
                      attr_b("transpose_b"));
-  (void)graph;
   return "";
 }
 
-double Flops(const Graph& graph, const ShapeMap& shapes, const Node& n) {
-  (void)graph;
+double Flops(const ShapeMap& shapes, const Node& n) {
   const std::string& op = n.op();
   auto in = [&](int i) -> const TensorInfo& { return shapes.at(n.input(i)); };
   const TensorInfo& out = shapes.at({n.id(), 0});
@@ -299,12 +296,12 @@ NodeCost RooflineModel::Cost(const Graph& graph, const ShapeMap& shapes,
     else
       c.bytes_written += static_cast<double>(b);
   }
-  c.flops = Flops(graph, shapes, n);
+  c.flops = Flops(shapes, n);
   if (c.flops < 0) {
     c.known = false;
     c.flops = 0;
   }
-  std::string key = MeasurementKey(graph, shapes, n);
+  std::string key = MeasurementKey(shapes, n);
   if (auto it = profile_.measured_us.find(key);
       !key.empty() && it != profile_.measured_us.end()) {
     c.time_us = it->second;

@@ -75,13 +75,12 @@ class RooflineModel : public CostModel {
 // backprops, MatMul and BatchMatMul are exact; element-wise ops count one
 // per output element, reductions one per input element, pooling one per
 // window element, batch norm 8 and softmax 5 per element.
-double Flops(const Graph& graph, const ShapeMap& shapes, const Node& node);
+double Flops(const ShapeMap& shapes, const Node& node);
 
 // "Conv2D x=[8,32,32,3] w=[3,3,3,16] strides=[1,1,1,1] SAME NHWC",
 // "MatMul a=[32,64] b=[64,10] ta=0 tb=0"; empty for other ops or unknown
 // shapes. The CUDA profiler writes its measurements under these keys.
-std::string MeasurementKey(const Graph& graph, const ShapeMap& shapes,
-                           const Node& node);
+std::string MeasurementKey(const ShapeMap& shapes, const Node& node);
 std::string ConvKey(const std::vector<int64_t>& x,
                     const std::vector<int64_t>& w,
                     const std::vector<int64_t>& strides,

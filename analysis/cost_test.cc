@@ -9,117 +9,16 @@ namespace {
 using ::graft::testing::GraphFromText;
 using ::graft::testing::Id;
 
-constexpr char kConvAndMatMul[] = R"pb(
-  node {
-    name: "x"
-    op: "Placeholder"
-    attr {
-      key: "dtype"
-      value { type: DT_FLOAT }
-    }
-    attr {
-      key: "shape"
-      value {
-        shape {
-          dim { size: 8 }
-          dim { size: 32 }
-          dim { size: 32 }
-          dim { size: 64 }
-        }
-      }
-    }
-  }
-  node {
-    name: "w"
-    op: "Placeholder"
-    attr {
-      key: "dtype"
-      value { type: DT_FLOAT }
-    }
-    attr {
-      key: "shape"
-      value {
-        shape {
-          dim { size: 3 }
-          dim { size: 3 }
-          dim { size: 64 }
-          dim { size: 128 }
-        }
-      }
-    }
-  }
-  node {
-    name: "conv"
-    op: "Conv2D"
-    input: "x"
-    input: "w"
-    attr {
-      key: "T"
-      value { type: DT_FLOAT }
-    }
-    attr {
-      key: "strides"
-      value { list { i: 1 i: 1 i: 1 i: 1 } }
-    }
-    attr {
-      key: "padding"
-      value { s: "SAME" }
-    }
-  }
-  node {
-    name: "a"
-    op: "Placeholder"
-    attr {
-      key: "dtype"
-      value { type: DT_FLOAT }
-    }
-    attr {
-      key: "shape"
-      value {
-        shape {
-          dim { size: 1024 }
-          dim { size: 4096 }
-        }
-      }
-    }
-  }
-  node {
-    name: "b"
-    op: "Placeholder"
-    attr {
-      key: "dtype"
-      value { type: DT_FLOAT }
-    }
-    attr {
-      key: "shape"
-      value {
-        shape {
-          dim { size: 4096 }
-          dim { size: 4096 }
-        }
-      }
-    }
-  }
-  node {
-    name: "mm"
-    op: "MatMul"
-    input: "a"
-    input: "b"
-    attr {
-      key: "T"
-      value { type: DT_FLOAT }
-    }
-  }
-  node {
-    name: "relu"
-    op: "Relu"
-    input: "mm"
-    attr {
-      key: "T"
-      value { type: DT_FLOAT }
-    }
-  }
-)pb";
+using ::graft::testing::ConvAttrs;
+using ::graft::testing::OpNode;
+using ::graft::testing::PlaceholderNode;
+
+const std::string kConvAndMatMul =
+    PlaceholderNode("x", {8, 32, 32, 64}) +
+    PlaceholderNode("w", {3, 3, 64, 128}) +
+    OpNode("conv", "Conv2D", {"x", "w"}, ConvAttrs(1, "SAME")) +
+    PlaceholderNode("a", {1024, 4096}) + PlaceholderNode("b", {4096, 4096}) +
+    OpNode("mm", "MatMul", {"a", "b"}) + OpNode("relu", "Relu", {"mm"});
 
 TEST(RooflineTest, Conv2DByHand) {
   Graph g = GraphFromText(kConvAndMatMul);
@@ -162,9 +61,9 @@ TEST(RooflineTest, MatMulByHandOnTwoDevices) {
 TEST(RooflineTest, MeasuredTimesReplaceTheEstimate) {
   Graph g = GraphFromText(kConvAndMatMul);
   ShapeMap shapes = InferShapes(g);
-  std::string key = MeasurementKey(g, shapes, g.node(Id(g, "mm")));
+  std::string key = MeasurementKey(shapes, g.node(Id(g, "mm")));
   EXPECT_EQ(key, "MatMul a=[1024,4096] b=[4096,4096] ta=0 tb=0");
-  EXPECT_EQ(MeasurementKey(g, shapes, g.node(Id(g, "conv"))),
+  EXPECT_EQ(MeasurementKey(shapes, g.node(Id(g, "conv"))),
             "Conv2D x=[8,32,32,64] w=[3,3,64,128] strides=[1,1,1,1] SAME NHWC");
   absl::StatusOr<DeviceProfile> p = ParseDeviceProfile(
       "name: measured\npeak_tflops: {float32: 100}\nmemory_bandwidth_gbps: "

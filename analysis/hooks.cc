@@ -76,11 +76,6 @@ class Cache {
   std::unique_ptr<Analyses> current_;
 };
 
-void Add(HookRegistry& r, const char* name, std::vector<ValueType> params,
-         ValueType result, const char* doc, HookFn fn) {
-  AddBuiltinHook(r, name, std::move(params), result, doc, std::move(fn));
-}
-
 }  // namespace
 
 absl::Status RegisterAnalysisHooks(HookRegistry& r,
@@ -88,19 +83,22 @@ absl::Status RegisterAnalysisHooks(HookRegistry& r,
   absl::StatusOr<DeviceProfile> profile = LoadDeviceProfile(options.device);
   if (!profile.ok()) return profile.status();
   auto cache = std::make_shared<Cache>(options, *std::move(profile));
-  Add(r, "bytes", {VT::kTensor}, VT::kInt,
+  AddBuiltinHook(
+      r, "bytes", {VT::kTensor}, VT::kInt,
       "the tensor's size in bytes, or -1 when unknown",
       [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         return Value::Int(cache->For(ctx.graph).shapes.at(a[0].tensor).bytes());
       });
-  Add(r, "topo_order", {VT::kNode}, VT::kInt,
+  AddBuiltinHook(
+      r, "topo_order", {VT::kNode}, VT::kInt,
       "the node's step in the executor-order schedule",
       [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         const absl::StatusOr<MemoryReport>& m = cache->MemoryFor(ctx.graph);
         if (!m.ok()) return m.status();
         return Value::Int(m->step_of[a[0].tensor.node]);
       });
-  Add(r, "lifetime", {VT::kTensor}, VT::kInt,
+  AddBuiltinHook(
+      r, "lifetime", {VT::kTensor}, VT::kInt,
       "schedule steps from the tensor's producer to its last reader",
       [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         const absl::StatusOr<MemoryReport>& m = cache->MemoryFor(ctx.graph);
@@ -113,7 +111,8 @@ absl::Status RegisterAnalysisHooks(HookRegistry& r,
       });
   for (const char* name : {"in_forward", "in_backward"}) {
     bool forward = std::string(name) == "in_forward";
-    Add(r, name, {VT::kNode}, VT::kBool,
+    AddBuiltinHook(
+        r, name, {VT::kNode}, VT::kBool,
         forward ? "the loss depends on the node"
                 : "the node is downstream of the gradient seed",
         [cache, forward](const HookContext& ctx,
@@ -124,14 +123,16 @@ absl::Status RegisterAnalysisHooks(HookRegistry& r,
           return Value::Bool(forward ? r->in_forward(id) : r->in_backward(id));
         });
   }
-  Add(r, "cost.flops", {VT::kNode}, VT::kFloat,
+  AddBuiltinHook(
+      r, "cost.flops", {VT::kNode}, VT::kFloat,
       "the node's floating-point operations",
       [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         const Analyses& an = cache->For(ctx.graph);
         return Value::Float(
             cache->model().Cost(ctx.graph, an.shapes, a[0].tensor.node).flops);
       });
-  Add(r, "cost.time_us", {VT::kNode}, VT::kFloat,
+  AddBuiltinHook(
+      r, "cost.time_us", {VT::kNode}, VT::kFloat,
       "the node's estimated time on the device profile, in microseconds",
       [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         const Analyses& an = cache->For(ctx.graph);
@@ -139,7 +140,8 @@ absl::Status RegisterAnalysisHooks(HookRegistry& r,
                                 .Cost(ctx.graph, an.shapes, a[0].tensor.node)
                                 .time_us);
       });
-  Add(r, "peak_bytes", {VT::kString}, VT::kInt,
+  AddBuiltinHook(
+      r, "peak_bytes", {VT::kString}, VT::kInt,
       "the peak live bytes on a device (\"\" for the only or first device)",
       [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         const absl::StatusOr<MemoryReport>& m = cache->MemoryFor(ctx.graph);

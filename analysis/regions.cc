@@ -24,7 +24,7 @@ NodeId LossOfSeed(const Graph& g, const Node& seed) {
 }
 
 // A Fill of ones whose shape is a constant or Shape(x).
-bool IsSeedFill(const Graph& g, const ShapeMap& shapes, const Node& n) {
+bool IsSeedFill(const Graph& g, const Node& n) {
   if (n.op() != "Fill" || n.num_inputs() != 2) return false;
   if (!IsConstLike(g, n.input(0)) || g.node(n.input(1).node).op() != "Const")
     return false;
@@ -35,7 +35,6 @@ bool IsSeedFill(const Graph& g, const ShapeMap& shapes, const Node& n) {
              (t.double_val_size() == 1 && t.double_val(0) == 1.0) ||
              (t.tensor_content().size() == 4 &&
               t.tensor_content() == std::string("\0\0\x80\x3f", 4));
-  (void)shapes;
   return one;
 }
 
@@ -61,7 +60,7 @@ absl::StatusOr<Regions> FindRegions(const Graph& graph, const ShapeMap& shapes,
     for (NodeId id : graph.NodesWithOp("Fill")) {
       const Node& n = graph.node(id);
       NodeId l = LossOfSeed(graph, n);
-      if (IsSeedFill(graph, shapes, n) &&
+      if (IsSeedFill(graph, n) &&
           (r.loss == kNoNode || l == kNoNode || l == r.loss)) {
         candidates.push_back(id);
       }

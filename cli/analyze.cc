@@ -117,10 +117,9 @@ int RunMem(const MemOptions& options) {
   std::cout << options.model << ": " << graph->num_nodes()
             << " nodes, schedule of " << m->schedule.size() << " steps\n";
   std::cout << "shapes: "
-            << (shapes.Unknown(*graph).empty()
-                    ? "all known"
-                    : absl::StrCat(unknown.size(),
-                                   " tensor(s) not fully known"));
+            << (unknown.empty() ? "all known"
+                                : absl::StrCat(unknown.size(),
+                                               " tensor(s) not fully known"));
   if (!unknown.empty()) {
     std::vector<std::string> names;
     for (size_t i = 0; i < unknown.size() && i < 5; ++i) {

@@ -246,6 +246,16 @@ struct Requirement {
   std::string where;  // "file:line"
 };
 
+// What a rule set checks before it rewrites anything (its files' `require`s
+// and range tables), shared by its rules; the driver prepares every rule,
+// so the result is kept for the graph version it was computed on.
+struct SetChecks {
+  std::vector<Requirement> requirements;
+  const Graph* graph = nullptr;
+  uint64_t version = 0;
+  absl::Status result;
+};
+
 class CompiledRule : public ::graft::Rule {
  public:
   CompiledRule(std::string name, int priority, std::vector<PNode> pnodes,
@@ -267,9 +277,19 @@ class CompiledRule : public ::graft::Rule {
   }
 
   // The files' `require`s hold, and every range table a param names names
-  // tensors of this graph.
+  // tensors of this graph (once per set and graph version).
   absl::Status Prepare(const Graph& graph) const override {
-    for (const Requirement& req : requirements_) {
+    SetChecks& checks = *checks_;
+    if (checks.graph != &graph || checks.version != graph.version()) {
+      checks.result = RunSetChecks(graph);
+      checks.graph = &graph;
+      checks.version = graph.version();
+    }
+    return checks.result;
+  }
+
+  absl::Status RunSetChecks(const Graph& graph) const {
+    for (const Requirement& req : checks_->requirements) {
       absl::StatusOr<Value> v = Eval(graph, params_, *req.expr, nullptr);
       if (!v.ok())
         return absl::FailedPreconditionError(
@@ -282,9 +302,7 @@ class CompiledRule : public ::graft::Rule {
     for (const auto& [name, v] : params_) {
       if (v.type != ValueType::kRanges || v.ranges == nullptr) continue;
       absl::Status s = CheckTensorRanges(*v.ranges, graph);
-      if (!s.ok())
-        return absl::Status(s.code(),
-                            absl::StrCat("param `", name, "`: ", s.message()));
+      if (!s.ok()) return Prefixed(absl::StrCat("param `", name, "`: "), s);
     }
     return absl::OkStatus();
   }
@@ -309,10 +327,7 @@ class CompiledRule : public ::graft::Rule {
     for (const Action& action : actions_) {
       absl::Status s = Run(exec, action);
       if (!s.ok()) {
-        std::string where = absl::StrCat("line ", action.loc.line, ": ");
-        if (IsFailRewrite(s))
-          return FailRewrite(absl::StrCat(where, s.message()));
-        return absl::Status(s.code(), absl::StrCat(where, s.message()));
+        return Prefixed(absl::StrCat("line ", action.loc.line, ": "), s);
       }
     }
     return absl::OkStatus();
@@ -928,11 +943,7 @@ class CompiledRule : public ::graft::Rule {
         }
         absl::StatusOr<ConsumerFilter> filter = FilterOf(x, a, {});
         if (!filter.ok()) return filter.status();
-        for (size_t i = 0; i < from->size(); ++i) {
-          absl::Status s = r.Swap((*from)[i], (*to)[i], *filter).status();
-          if (!s.ok()) return s;
-        }
-        return absl::OkStatus();
+        return r.Swap(*from, *to, *filter).status();
       }
       case AK::kReplace: {
         absl::StatusOr<Endpoint> from = TensorArg(x, *a.a);
@@ -1007,9 +1018,7 @@ class CompiledRule : public ::graft::Rule {
           absl::StatusOr<tf::GraphDef> p = surgery::AncestorsOf(
               *source.graph, {Substitute(a.splice_root, g, x.env)});
           if (!p.ok())
-            return absl::Status(
-                p.status().code(),
-                absl::StrCat(source.what, ": ", p.status().message()));
+            return Prefixed(absl::StrCat(source.what, ": "), p.status());
           part = *std::move(p);
           def = &part;
         }
@@ -1068,7 +1077,7 @@ class CompiledRule : public ::graft::Rule {
  public:
   // Graphs of `splice` actions, by action index, loaded when compiling.
   std::map<std::ptrdiff_t, SpliceSource> splices_;
-  std::vector<Requirement> requirements_;
+  std::shared_ptr<SetChecks> checks_;
 };
 
 // ---- loading and checking ----
@@ -1174,7 +1183,7 @@ class Compiler {
               *file, req.expr->loc,
               absl::StrCat("`require` needs a bool, not a ", ValueTypeName(t)));
         }
-        requirements_.push_back(
+        checks_->requirements.push_back(
             {req.expr, absl::StrCat(file->path, ":", req.loc.line)});
       }
     }
@@ -1965,7 +1974,7 @@ class Compiler {
         rule.name, priority, std::move(all), root, std::move(guards),
         rule.actions, params_, hooks_);
     compiled->splices_ = std::move(splice_graphs_);
-    compiled->requirements_ = requirements_;
+    compiled->checks_ = checks_;
     splice_graphs_.clear();
     set_->rules_.push_back(std::move(compiled));
   }
@@ -1977,7 +1986,7 @@ class Compiler {
   std::map<std::string, Value> params_;
   std::map<std::string, std::string> param_types_;
   std::map<std::ptrdiff_t, SpliceSource> splice_graphs_;
-  std::vector<Requirement> requirements_;
+  std::shared_ptr<SetChecks> checks_ = std::make_shared<SetChecks>();
   std::map<std::string, int> param_uses_;
 };
 

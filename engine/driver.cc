@@ -359,6 +359,15 @@ bool IsFailRewrite(const absl::Status& status) {
   return status.GetPayload("graft.fail").has_value();
 }
 
+absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
+  if (status.ok()) return status;
+  absl::Status out(status.code(), absl::StrCat(prefix, status.message()));
+  status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
+    out.SetPayload(url, payload);
+  });
+  return out;
+}
+
 absl::StatusOr<report::ApplyReport> ApplyRules(
     Graph& graph, absl::Span<const Rule* const> rules,
     const ApplyOptions& options) {

@@ -72,6 +72,9 @@ class Rule {
 // An error that stops the apply (a rule's `fail`), not just this rewrite.
 absl::Status FailRewrite(absl::string_view message);
 bool IsFailRewrite(const absl::Status& status);
+// `status` with `prefix` before its message; its code and payloads (a
+// FailRewrite mark among them) are kept.
+absl::Status Prefixed(absl::string_view prefix, const absl::Status& status);
 
 struct ApplyOptions {
   int64_t max_rewrites = 1000000;

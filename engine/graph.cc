@@ -1,6 +1,7 @@
 #include "engine/graph.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 
 #include "absl/status/status.h"
@@ -69,10 +70,15 @@ google::protobuf::ArenaOptions GraphArenaOptions() {
   return options;
 }
 
+std::atomic<uint64_t> next_version{1};
+
 }  // namespace
 
 Graph::Graph()
-    : arena_(std::make_unique<google::protobuf::Arena>(GraphArenaOptions())) {}
+    : arena_(std::make_unique<google::protobuf::Arena>(GraphArenaOptions())),
+      version_(next_version++) {}
+
+void Graph::BumpVersion() { version_ = next_version++; }
 
 tf::NodeDef* Graph::NewNodeDef() {
   return google::protobuf::Arena::CreateMessage<tf::NodeDef>(arena_.get());

@@ -166,8 +166,11 @@ class Graph {
 
   // Number of live nodes.
   int num_nodes() const { return num_alive_; }
-  // Changes with every edit (for caches of analyses).
+  // Changes with every edit (for caches of analyses). Versions are unique
+  // in the process: two graphs never share one, even at the same address.
   uint64_t version() const { return version_; }
+  // Gives the graph a new version (the Rewriter calls it on every edit).
+  void BumpVersion();
   // One past the largest node id ever used.
   NodeId id_limit() const { return static_cast<NodeId>(nodes_.size()); }
 
@@ -263,7 +266,7 @@ class Graph {
   std::vector<std::unique_ptr<tf::NodeDef>> heap_defs_;
   internal::NodeStore nodes_;
   int num_alive_ = 0;
-  uint64_t version_ = 0;
+  uint64_t version_;
   absl::flat_hash_map<absl::string_view, NodeId> name_index_;
   // Per op: node ids in increasing order. Removal is lazy (erased nodes stay
   // listed and are skipped) so that removing a node costs O(1); the list is

@@ -175,3 +175,22 @@ TEST(GraphTest, CarriesGraphLevelFieldsThrough) {
 
 }  // namespace
 }  // namespace graft
+
+namespace graft {
+namespace {
+
+TEST(GraphVersionTest, UniqueAcrossGraphsAndEdits) {
+  uint64_t first;
+  {
+    Graph g;
+    first = g.version();
+  }
+  Graph h;  // may sit where `g` was: still a new version
+  EXPECT_NE(h.version(), first);
+  uint64_t before = h.version();
+  h.BumpVersion();
+  EXPECT_NE(h.version(), before);
+}
+
+}  // namespace
+}  // namespace graft

@@ -174,7 +174,7 @@ void Rewriter::Commit() {
 }
 
 void Rewriter::Rollback() {
-  ++graph_.version_;
+  graph_.BumpVersion();
   recording_ = false;
   ranks_valid_ = false;  // restored edges may not respect ranks made since
   for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) (*it)();
@@ -230,7 +230,7 @@ void Rewriter::NotifyChanged(std::vector<NodeId> ids) {
 
 void Rewriter::NotifyChanged(NodeId id) {
   if (id == kNoNode) return;
-  ++graph_.version_;
+  graph_.BumpVersion();
   for (RewriteListener* l : listeners_) l->NodeChanged(graph_, id);
 }
 
@@ -279,7 +279,7 @@ absl::StatusOr<NodeId> Rewriter::AddNode(NodeSpec spec) {
   def->set_device(std::move(spec.device));
   *def->mutable_attr() = std::move(spec.attrs);
   NodeId id = Insert(def, spec.inputs, spec.control_inputs);
-  ++graph_.version_;
+  graph_.BumpVersion();
   for (RewriteListener* l : listeners_) l->NodeInserted(graph_, id);
   for (Endpoint e : spec.inputs) NotifyChanged(e.node);
   for (NodeId c : spec.control_inputs) NotifyChanged(c);
@@ -335,7 +335,7 @@ absl::Status Rewriter::RemoveNodes(absl::Span<const NodeId> ids) {
     }
   }
   for (NodeId id : sorted) {
-    ++graph_.version_;
+    graph_.BumpVersion();
     for (RewriteListener* l : listeners_) l->NodeErased(graph_, id);
     Node& node = graph_.mutable_node(id);
     graph_.UnindexOp(id);
@@ -592,8 +592,21 @@ absl::StatusOr<int> Rewriter::Reroute(absl::Span<const Endpoint> from,
 
 absl::StatusOr<int> Rewriter::Swap(Endpoint a, Endpoint b,
                                    const ConsumerFilter& filter) {
-  Endpoint from[] = {a, b};
-  Endpoint to[] = {b, a};
+  return Swap(absl::MakeConstSpan(&a, 1), absl::MakeConstSpan(&b, 1), filter);
+}
+
+absl::StatusOr<int> Rewriter::Swap(absl::Span<const Endpoint> a,
+                                   absl::Span<const Endpoint> b,
+                                   const ConsumerFilter& filter) {
+  if (a.size() != b.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("swap: ", a.size(), " tensor(s) against ", b.size()));
+  }
+  // One reroute of both directions: it finds every pair's consumers
+  // before it changes any.
+  std::vector<Endpoint> from(a.begin(), a.end()), to(b.begin(), b.end());
+  from.insert(from.end(), b.begin(), b.end());
+  to.insert(to.end(), a.begin(), a.end());
   return Reroute(from, to, filter);
 }
 
@@ -656,7 +669,7 @@ absl::StatusOr<CloneResult> Rewriter::Clone(
   }
   ranks_valid_ = false;  // edges among the copies were added directly
   for (NodeId id : result.created) {
-    ++graph_.version_;
+    graph_.BumpVersion();
     for (RewriteListener* l : listeners_) l->NodeInserted(graph_, id);
   }
   return result;
@@ -762,7 +775,7 @@ absl::StatusOr<SpliceResult> Rewriter::Splice(
   }
   ranks_valid_ = false;
   for (NodeId id : result.created) {
-    ++graph_.version_;
+    graph_.BumpVersion();
     for (RewriteListener* l : listeners_) l->NodeInserted(graph_, id);
   }
   NotifyChanged(std::move(touched));

@@ -128,6 +128,11 @@ class Rewriter {
   absl::StatusOr<int> Swap(
       Endpoint a, Endpoint b,
       const ConsumerFilter& filter = ConsumerFilter::All());
+  // Pairwise: a[i] and b[i] trade consumers; all pairs are checked, and
+  // all consumers found, before any input changes.
+  absl::StatusOr<int> Swap(
+      absl::Span<const Endpoint> a, absl::Span<const Endpoint> b,
+      const ConsumerFilter& filter = ConsumerFilter::All());
 
   // Copies `nodes`. Edges among them are copied; an input from outside reads
   // `replacements[input]` if given, else the original tensor. Control inputs

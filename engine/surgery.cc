@@ -207,35 +207,8 @@ absl::StatusOr<int> SwapOutputs(Rewriter& rewriter, const SubgraphView& a,
                                 const SubgraphView& b) {
   absl::Status s = CheckSameCount(a, b);
   if (!s.ok()) return s;
-  std::vector<NodeId> inside = Union(a, b);
-  ConsumerFilter outside = ConsumerFilter::Except(inside);
-  // Who reads what, before anything changes.
-  const Graph& g = rewriter.graph();
-  std::vector<std::vector<InputSlot>> readers_a, readers_b;
-  for (size_t i = 0; i < a.outputs().size(); ++i) {
-    for (auto [t, readers] : {std::pair{a.outputs()[i], &readers_a},
-                              std::pair{b.outputs()[i], &readers_b}}) {
-      std::vector<InputSlot> r;
-      for (InputSlot slot : g.node(t.node).consumers(t.port)) {
-        if (outside.Allows(slot.node)) r.push_back(slot);
-      }
-      readers->push_back(std::move(r));
-    }
-  }
-  int changed = 0;
-  for (size_t i = 0; i < a.outputs().size(); ++i) {
-    for (InputSlot slot : readers_a[i]) {
-      s = rewriter.SetInput(slot.node, slot.index, b.outputs()[i]);
-      if (!s.ok()) return s;
-      ++changed;
-    }
-    for (InputSlot slot : readers_b[i]) {
-      s = rewriter.SetInput(slot.node, slot.index, a.outputs()[i]);
-      if (!s.ok()) return s;
-      ++changed;
-    }
-  }
-  return changed;
+  return rewriter.Swap(a.outputs(), b.outputs(),
+                       ConsumerFilter::Except(Union(a, b)));
 }
 
 absl::StatusOr<tf::GraphDef> AncestorsOf(

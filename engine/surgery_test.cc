@@ -11,19 +11,11 @@ using ::graft::testing::GraphFromText;
 using ::graft::testing::Id;
 using ::graft::testing::InputNames;
 
-std::string Const(const std::string& name, int size) {
-  return "node { name: \"" + name +
-         "\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } "
-         "attr { key: \"value\" "
-         "value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: " +
-         std::to_string(size) + " } } } } } }\n";
-}
+using ::graft::testing::FloatConstNode;
 
 std::string Add(const std::string& name, const std::string& a,
                 const std::string& b) {
-  return "node { name: \"" + name + "\" op: \"AddV2\" input: \"" + a +
-         "\" input: \"" + b +
-         "\" attr { key: \"T\" value { type: DT_FLOAT } } }\n";
+  return testing::OpNode(name, "AddV2", {a, b});
 }
 
 std::vector<std::string> Names(const Graph& g, const std::vector<NodeId>& ids) {
@@ -42,9 +34,11 @@ std::vector<std::string> Names(const Graph& g,
 // graph_editor's reroute_test fixture: c_i = a_i + b_i; a2, b2 have shape
 // [3], the others [2].
 Graph RerouteFixture() {
-  return GraphFromText(Const("a0", 2) + Const("b0", 2) + Add("c0", "a0", "b0") +
-                       Const("a1", 2) + Const("b1", 2) + Add("c1", "a1", "b1") +
-                       Const("a2", 3) + Const("b2", 3) + Add("c2", "a2", "b2"));
+  return GraphFromText(FloatConstNode("a0", 2) + FloatConstNode("b0", 2) +
+                       Add("c0", "a0", "b0") + FloatConstNode("a1", 2) +
+                       FloatConstNode("b1", 2) + Add("c1", "a1", "b1") +
+                       FloatConstNode("a2", 3) + FloatConstNode("b2", 3) +
+                       Add("c2", "a2", "b2"));
 }
 
 TEST(GraphEditorScenarios, TestCompatibility) {
@@ -64,8 +58,9 @@ TEST(GraphEditorScenarios, TestCompatibility) {
 TEST(GraphEditorScenarios, TestRerouteCanModify) {
   // a is both an input and an output of sgv0 = {a, b, c}; swap_outputs with
   // sgv1 = {e, f} leaves the edge inside sgv0 (c reads a) alone.
-  Graph g = GraphFromText(Const("a", 2) + Const("b", 2) + Add("c", "a", "b") +
-                          Add("d", "a", "c") + Const("e", 2) + Const("f", 2) +
+  Graph g = GraphFromText(FloatConstNode("a", 2) + FloatConstNode("b", 2) +
+                          Add("c", "a", "b") + Add("d", "a", "c") +
+                          FloatConstNode("e", 2) + FloatConstNode("f", 2) +
                           Add("g", "e", "f"));
   SubgraphView sgv0(g, {Id(g, "a"), Id(g, "b"), Id(g, "c")});
   SubgraphView sgv1(g, {Id(g, "e"), Id(g, "f")});
@@ -463,8 +458,9 @@ namespace {
 // own control edges, and postprocessing leaves the raw output's control
 // consumers on it.
 TEST(ControlEdgeTest, KeptThroughEveryOperation) {
-  Graph g = GraphFromText(Const("a", 2) + Const("b", 2) + Add("c", "a", "b") +
-                          Const("e", 2) + Add("g", "e", "e") + R"pb(
+  Graph g = GraphFromText(FloatConstNode("a", 2) + FloatConstNode("b", 2) +
+                          Add("c", "a", "b") + FloatConstNode("e", 2) +
+                          Add("g", "e", "e") + R"pb(
     node { name: "init" op: "NoOp" input: "^c" }
     node {
       name: "h"

@@ -11,13 +11,12 @@
 namespace graft {
 
 std::string CanonicalTensorName(const std::string& tensor) {
-  size_t colon = tensor.rfind(':');
+  absl::string_view node;
   int port = 0;
-  if (colon != std::string::npos && colon + 1 < tensor.size() &&
-      absl::SimpleAtoi(tensor.substr(colon + 1), &port)) {
-    return tensor;
+  if (!Graph::ParseTensorName(tensor, &node, &port) || port < 0) {
+    return tensor + ":0";  // not a tensor name; no graph has it
   }
-  return tensor + ":0";
+  return absl::StrCat(node, ":", port);
 }
 
 const TensorRange* TensorRanges::Find(const std::string& tensor) const {
@@ -100,10 +99,10 @@ TensorRanges LoadTensorRanges(const std::string& path,
 
 absl::Status CheckTensorRanges(const TensorRanges& table, const Graph& graph) {
   for (const auto& [tensor, range] : table.ranges) {
-    size_t colon = tensor.rfind(':');
-    std::string node_name = tensor.substr(0, colon);
+    absl::string_view parsed;
     int port = 0;
-    (void)absl::SimpleAtoi(tensor.substr(colon + 1), &port);
+    (void)Graph::ParseTensorName(tensor, &parsed, &port);  // canonical keys
+    std::string node_name(parsed);
     std::string where =
         absl::StrCat(table.path, ":", range.line, ":", range.column, ": ");
     const Node* node = graph.FindNode(node_name);

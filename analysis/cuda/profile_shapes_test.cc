@@ -24,64 +24,11 @@ TEST(ProfileShapesTest, WrittenProfilesLoadAndMatchGraphOps) {
   EXPECT_EQ(p->peak_tflops, base.peak_tflops);
   EXPECT_EQ(p->measured_us.size(), measured.size());
 
-  Graph g = testing::GraphFromText(R"pb(
-    node {
-      name: "x"
-      op: "Placeholder"
-      attr {
-        key: "dtype"
-        value { type: DT_FLOAT }
-      }
-      attr {
-        key: "shape"
-        value {
-          shape {
-            dim { size: 32 }
-            dim { size: 56 }
-            dim { size: 56 }
-            dim { size: 64 }
-          }
-        }
-      }
-    }
-    node {
-      name: "w"
-      op: "Placeholder"
-      attr {
-        key: "dtype"
-        value { type: DT_FLOAT }
-      }
-      attr {
-        key: "shape"
-        value {
-          shape {
-            dim { size: 3 }
-            dim { size: 3 }
-            dim { size: 64 }
-            dim { size: 64 }
-          }
-        }
-      }
-    }
-    node {
-      name: "conv"
-      op: "Conv2D"
-      input: "x"
-      input: "w"
-      attr {
-        key: "T"
-        value { type: DT_FLOAT }
-      }
-      attr {
-        key: "strides"
-        value { list { i: 1 i: 1 i: 1 i: 1 } }
-      }
-      attr {
-        key: "padding"
-        value { s: "SAME" }
-      }
-    }
-  )pb");
+  Graph g =
+      testing::GraphFromText(testing::PlaceholderNode("x", {32, 56, 56, 64}) +
+                             testing::PlaceholderNode("w", {3, 3, 64, 64}) +
+                             testing::OpNode("conv", "Conv2D", {"x", "w"},
+                                             testing::ConvAttrs(1, "SAME")));
   ShapeMap shapes = InferShapes(g);
   NodeCost c = RooflineModel(*p).Cost(g, shapes, testing::Id(g, "conv"));
   EXPECT_EQ(c.bound, "measured");
