@@ -28,13 +28,13 @@ bool IsSeedFill(const Graph& g, const Node& n) {
   if (n.op() != "Fill" || n.num_inputs() != 2) return false;
   if (!IsConstLike(g, n.input(0)) || g.node(n.input(1).node).op() != "Const")
     return false;
-  const tf::AttrValue* v = g.node(n.input(1).node).attr("value");
+  const Node& value = g.node(n.input(1).node);
+  const tf::AttrValue* v = value.attr("value");
   if (v == nullptr) return false;
   const tf::TensorProto& t = v->tensor();
   bool one = (t.float_val_size() == 1 && t.float_val(0) == 1.0f) ||
              (t.double_val_size() == 1 && t.double_val(0) == 1.0) ||
-             (t.tensor_content().size() == 4 &&
-              t.tensor_content() == std::string("\0\0\x80\x3f", 4));
+             value.value_content() == absl::string_view("\0\0\x80\x3f", 4);
   return one;
 }
 

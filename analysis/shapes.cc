@@ -321,7 +321,8 @@ class Inferrer {
       out[0] = Shaped(dims);
       if (IsIntType(v->tensor().dtype()) &&
           out[0].num_elements() <= 64) {  // flattened
-        absl::StatusOr<ConstTensor> c = FromTensorProto(v->tensor());
+        absl::StatusOr<ConstTensor> c =
+            FromTensorProto(v->tensor(), n.value_content());
         if (c.ok()) {
           Dims values;
           for (double x : c->values) values.push_back(static_cast<int64_t>(x));

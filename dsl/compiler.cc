@@ -784,8 +784,12 @@ class CompiledRule : public ::graft::Rule {
         if (it == exec->env.end())
           return absl::NotFoundError(
               absl::StrCat("`", item.name, "` is not bound"));
-        for (const auto& [k, v] : g.node(it->second.tensor.node).attrs())
-          spec.attrs[k] = v;
+        const Node& from = g.node(it->second.tensor.node);
+        for (const auto& [k, v] : from.attrs()) spec.attrs[k] = v;
+        if (from.value_content_borrowed()) {
+          spec.attrs["value"].mutable_tensor()->set_tensor_content(
+              std::string(from.value_content()));
+        }
         continue;
       }
       absl::StatusOr<Value> v = Eval(g, exec->env, *item.value, exec);

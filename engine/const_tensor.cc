@@ -13,7 +13,7 @@ namespace graft {
 namespace {
 
 template <typename T>
-void DecodeContent(const std::string& bytes, Eigen::ArrayXd* out) {
+void DecodeContent(absl::string_view bytes, Eigen::ArrayXd* out) {
   size_t n = bytes.size() / sizeof(T);
   out->resize(static_cast<Eigen::Index>(n));
   for (size_t i = 0; i < n; ++i) {
@@ -88,6 +88,11 @@ std::string ConstTensor::ShapeString() const {
 }
 
 absl::StatusOr<ConstTensor> FromTensorProto(const tf::TensorProto& proto) {
+  return FromTensorProto(proto, proto.tensor_content());
+}
+
+absl::StatusOr<ConstTensor> FromTensorProto(const tf::TensorProto& proto,
+                                            absl::string_view content) {
   ConstTensor t;
   t.dtype = proto.dtype();
   for (const auto& dim : proto.tensor_shape().dim()) {
@@ -102,8 +107,8 @@ absl::StatusOr<ConstTensor> FromTensorProto(const tf::TensorProto& proto) {
     return absl::InvalidArgumentError(absl::StrCat(
         "constants of dtype ", DataTypeName(t.dtype), " are not supported"));
   }
-  if (!proto.tensor_content().empty()) {
-    const std::string& c = proto.tensor_content();
+  if (!content.empty()) {
+    absl::string_view c = content;
     if (c.size() != static_cast<size_t>(n) * width) {
       return absl::InvalidArgumentError(
           absl::StrCat("constant holds ", c.size(), " bytes; shape ",

@@ -28,6 +28,9 @@ struct ConstTensor {
 // uint8/16, bool), from tensor_content or the typed value fields, expanding
 // a single repeated value to the full shape as TensorFlow does.
 absl::StatusOr<ConstTensor> FromTensorProto(const tf::TensorProto& proto);
+// The same with the content bytes given apart (Node::value_content()).
+absl::StatusOr<ConstTensor> FromTensorProto(const tf::TensorProto& proto,
+                                            absl::string_view content);
 // Writes a TensorProto in `tensor.dtype` (values rounded for integers).
 tf::TensorProto ToTensorProto(const ConstTensor& tensor);
 

@@ -15,6 +15,13 @@ const tf::AttrValue* Node::attr(absl::string_view name) const {
   return it == def_->attr().end() ? nullptr : &it->second;
 }
 
+absl::string_view Node::value_content() const {
+  if (!borrowed_content_.empty()) return borrowed_content_;
+  const tf::AttrValue* value = attr("value");
+  return value == nullptr ? absl::string_view()
+                          : absl::string_view(value->tensor().tensor_content());
+}
+
 absl::Span<const InputSlot> Node::consumers(int port) const {
   if (port < 0 || port >= static_cast<int>(consumers_.size())) return {};
   return consumers_[port];
@@ -299,6 +306,10 @@ const std::string& Graph::Provenance(NodeId id) const {
 tf::NodeDef Graph::ExportNodeDef(NodeId id) const {
   const Node& node = nodes_[id];
   tf::NodeDef def = *node.def_;
+  if (!node.borrowed_content_.empty()) {
+    (*def.mutable_attr())["value"].mutable_tensor()->set_tensor_content(
+        std::string(node.borrowed_content_));
+  }
   if (!node.modified_) return def;
   def.clear_input();
   for (int i = 0; i < node.num_inputs(); ++i) {

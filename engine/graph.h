@@ -104,6 +104,14 @@ class Node {
   // True when the node no longer matches its bytes in the source file.
   bool modified() const { return modified_; }
 
+  // The bytes of the `value` attr's tensor_content. A large tensor of a
+  // binary file is not copied into def(): its bytes stay in the file's
+  // mapping and def()'s tensor_content is empty, so read them here (and
+  // whole NodeDefs through Graph::ExportNodeDef).
+  absl::string_view value_content() const;
+  // True when value_content() lies in the source file's mapping.
+  bool value_content_borrowed() const { return !borrowed_content_.empty(); }
+
  private:
   friend class Graph;
   friend class GraphBuilder;
@@ -114,6 +122,8 @@ class Node {
   bool modified_ = false;
   int32_t provenance_ = -1;
   tf::NodeDef* def_ = nullptr;  // owned by the graph (arena or source storage)
+  // The `value` tensor_content left in the source mapping, or empty.
+  absl::string_view borrowed_content_;
   absl::InlinedVector<Endpoint, 2> inputs_;
   absl::InlinedVector<NodeId, 1> control_inputs_;
   absl::InlinedVector<absl::InlinedVector<InputSlot, 2>, 1> consumers_;

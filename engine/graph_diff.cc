@@ -76,7 +76,8 @@ GraphDiff DiffGraphs(const Graph& before, const Graph& after) {
             absl::StrCat("attr `", k, "` added: ", Show(*vb)));
       } else if (vb == nullptr) {
         change.changes.push_back(absl::StrCat("attr `", k, "` removed"));
-      } else if (SerializeDeterministic(*va) != SerializeDeterministic(*vb)) {
+      } else if (SerializeDeterministic(*va) != SerializeDeterministic(*vb) ||
+                 (k == "value" && a->value_content() != b.value_content())) {
         std::string sa = Show(*va), sb = Show(*vb);
         change.changes.push_back(
             sa == sb ? absl::StrCat("attr `", k, "`: ", sa, " (values changed)")

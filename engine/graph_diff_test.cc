@@ -85,5 +85,32 @@ TEST(GraphDiffHtmlTest, DrawsEveryNodeWithItsColour) {
   EXPECT_NE(html.find("fill=\"#ffe4e1\""), std::string::npos);  // removed
 }
 
+// Large constants read from binary files keep their bytes apart from the
+// NodeDef; a change of those bytes alone is still a change.
+TEST(GraphDiffTest, ChangedBytesOfALargeConstant) {
+  auto graph_with = [](char fill) {
+    tf::GraphDef def;
+    tf::NodeDef* w = def.add_node();
+    w->set_name("w");
+    w->set_op("Const");
+    tf::TensorProto* t = (*w->mutable_attr())["value"].mutable_tensor();
+    t->set_dtype(tf::DT_FLOAT);
+    t->mutable_tensor_shape()->add_dim()->set_size(4096);
+    t->set_tensor_content(std::string(4096 * 4, fill));
+    absl::StatusOr<Graph> g =
+        ParseGraph(def.SerializeAsString(), GraphFormat::kBinary, "w.pb");
+    EXPECT_TRUE(g.ok()) << g.status();
+    return std::move(*g);
+  };
+  Graph a = graph_with('a'), b = graph_with('b'), a2 = graph_with('a');
+  ASSERT_TRUE(a.FindNode("w")->value_content_borrowed());
+  GraphDiff diff = DiffGraphs(a, b);
+  ASSERT_EQ(diff.changed.size(), 1u);
+  EXPECT_EQ(diff.changed[0].changes,
+            (std::vector<std::string>{
+                "attr `value`: tensor float32 [4096] (values changed)"}));
+  EXPECT_TRUE(DiffGraphs(a, a2).changed.empty());
+}
+
 }  // namespace
 }  // namespace graft

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -44,6 +45,175 @@ bool ReadVarint(absl::string_view bytes, size_t* pos, uint64_t* value) {
   return false;
 }
 
+// A field of a serialized message: [start, end) the whole field (tag,
+// length and payload), [payload, end) what a length-delimited field holds.
+struct WireField {
+  int number = 0;
+  int wire_type = 0;
+  size_t start = 0;
+  size_t payload = 0;
+  size_t end = 0;
+};
+
+// The fields of `message` in order; false when its bytes are malformed.
+bool ReadFields(absl::string_view message, std::vector<WireField>* fields) {
+  size_t pos = 0;
+  while (pos < message.size()) {
+    WireField f;
+    f.start = pos;
+    uint64_t tag = 0, length = 0;
+    if (!ReadVarint(message, &pos, &tag) || (tag >> 3) == 0) return false;
+    f.number = static_cast<int>(tag >> 3);
+    f.wire_type = static_cast<int>(tag & 7);
+    switch (f.wire_type) {
+      case 0:
+        if (!ReadVarint(message, &pos, &length)) return false;
+        break;
+      case 1:
+        pos += 8;
+        break;
+      case 5:
+        pos += 4;
+        break;
+      case 2:
+        if (!ReadVarint(message, &pos, &length) ||
+            length > message.size() - pos) {
+          return false;
+        }
+        pos += length;
+        break;
+      default:
+        return false;
+    }
+    if (pos > message.size()) return false;
+    f.payload = f.wire_type == 2 ? pos - length : f.start;
+    f.end = pos;
+    fields->push_back(f);
+  }
+  return true;
+}
+
+size_t VarintSize(uint64_t value) {
+  size_t n = 1;
+  while (value >= 0x80) {
+    value >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+void AppendVarint(uint64_t value, std::string* out) {
+  while (value >= 0x80) {
+    out->push_back(static_cast<char>((value & 0x7f) | 0x80));
+    value >>= 7;
+  }
+  out->push_back(static_cast<char>(value));
+}
+
+// Tensors at least this large are left in the source mapping.
+constexpr size_t kBorrowMinBytes = 4096;
+
+// A NodeDef's bytes without the tensor_content of its `value` attr, and
+// where that content lies in the NodeDef's bytes.
+struct StrippedNode {
+  std::string bytes;
+  size_t content_offset = 0;
+  size_t content_size = 0;
+};
+
+// NodeDef.attr["value"].tensor.tensor_content (fields 5 -> 2 -> 8 -> 4)
+// when it is large and stands alone: exactly one `value` entry, holding
+// only a tensor, with exactly one content field. Anything else is parsed
+// as it is.
+std::optional<StrippedNode> StripValueContent(absl::string_view node) {
+  std::vector<WireField> fields;
+  if (!ReadFields(node, &fields)) return std::nullopt;
+  const WireField* entry = nullptr;
+  WireField value, tensor, content;
+  for (const WireField& f : fields) {
+    if (f.number != 5 || f.wire_type != 2) continue;
+    absl::string_view entry_bytes = node.substr(f.payload, f.end - f.payload);
+    std::vector<WireField> parts;
+    if (!ReadFields(entry_bytes, &parts)) return std::nullopt;
+    const WireField* key = nullptr;
+    const WireField* val = nullptr;
+    for (const WireField& p : parts) {
+      if (p.number == 1 && p.wire_type == 2) key = &p;
+      if (p.number == 2 && p.wire_type == 2) val = &p;
+    }
+    if (key == nullptr ||
+        entry_bytes.substr(key->payload, key->end - key->payload) != "value") {
+      continue;
+    }
+    if (entry != nullptr || val == nullptr || parts.size() != 2) {
+      return std::nullopt;
+    }
+    entry = &f;
+    value = *val;
+  }
+  if (entry == nullptr) return std::nullopt;
+  // Offsets below are relative to the node.
+  value.start += entry->payload;
+  value.payload += entry->payload;
+  value.end += entry->payload;
+  std::vector<WireField> attr_fields;
+  if (!ReadFields(node.substr(value.payload, value.end - value.payload),
+                  &attr_fields) ||
+      attr_fields.size() != 1 || attr_fields[0].number != 8 ||
+      attr_fields[0].wire_type != 2) {
+    return std::nullopt;
+  }
+  tensor = attr_fields[0];
+  tensor.start += value.payload;
+  tensor.payload += value.payload;
+  tensor.end += value.payload;
+  std::vector<WireField> tensor_fields;
+  if (!ReadFields(node.substr(tensor.payload, tensor.end - tensor.payload),
+                  &tensor_fields)) {
+    return std::nullopt;
+  }
+  int contents = 0;
+  for (const WireField& f : tensor_fields) {
+    if (f.number == 4) {
+      if (f.wire_type != 2) return std::nullopt;
+      content = f;
+      ++contents;
+    }
+  }
+  if (contents != 1 || content.end - content.payload < kBorrowMinBytes) {
+    return std::nullopt;
+  }
+  content.start += tensor.payload;
+  content.payload += tensor.payload;
+  content.end += tensor.payload;
+  // Rebuild the three enclosing length prefixes without the content field.
+  size_t removed = content.end - content.start;
+  size_t tensor_length = tensor.end - tensor.payload - removed;
+  size_t value_length = 1 + VarintSize(tensor_length) + tensor_length;
+  size_t entry_length = (value.start - entry->payload) + 1 +
+                        VarintSize(value_length) + value_length +
+                        (entry->end - value.end);
+  StrippedNode out;
+  out.bytes.reserve(node.size() - removed);
+  auto copy = [&](size_t from, size_t to) {
+    out.bytes.append(node.data() + from, to - from);
+  };
+  copy(0, entry->start);
+  out.bytes.push_back(static_cast<char>((5 << 3) | 2));
+  AppendVarint(entry_length, &out.bytes);
+  copy(entry->payload, value.start);
+  out.bytes.push_back(static_cast<char>((2 << 3) | 2));
+  AppendVarint(value_length, &out.bytes);
+  out.bytes.push_back(static_cast<char>((8 << 3) | 2));
+  AppendVarint(tensor_length, &out.bytes);
+  copy(tensor.payload, content.start);
+  copy(content.end, entry->end);
+  copy(entry->end, node.size());
+  out.content_offset = content.payload;
+  out.content_size = content.end - content.payload;
+  return out;
+}
+
 bool LooksLikeText(absl::string_view bytes) {
   absl::string_view head(bytes.data(), std::min<size_t>(bytes.size(), 64));
   head = absl::StripLeadingAsciiWhitespace(head);
@@ -73,14 +243,6 @@ class TextErrorCollector : public google::protobuf::io::ErrorCollector {
   int column_ = 0;
   std::string message_;
 };
-
-void AppendVarint(uint64_t value, std::string* out) {
-  while (value >= 0x80) {
-    out->push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out->push_back(static_cast<char>(value));
-}
 
 void AppendNodeField(const tf::NodeDef& def, std::string* out) {
   size_t size = def.ByteSizeLong();
@@ -175,13 +337,24 @@ class GraphBuilder {
     // for large graphs; the arena is thread-safe and the result does not
     // depend on the thread count), then index them in file order.
     std::vector<tf::NodeDef*> defs(payloads.size());
+    std::vector<absl::string_view> borrowed(payloads.size());
     std::atomic<size_t> first_bad{defs.size()};
     auto parse_range = [&](size_t begin, size_t end) {
       for (size_t i = begin; i < end; ++i) {
         defs[i] = graph.NewNodeDef();
         const auto& [payload, length] = payloads[i];
-        if (!defs[i]->ParseFromArray(data.data() + payload,
-                                     static_cast<int>(length))) {
+        absl::string_view node = data.substr(payload, length);
+        // A large constant is parsed without its content, which stays in
+        // the mapping (no copy of the weights).
+        std::optional<StrippedNode> stripped;
+        if (length >= kBorrowMinBytes) stripped = StripValueContent(node);
+        if (stripped) {
+          borrowed[i] =
+              node.substr(stripped->content_offset, stripped->content_size);
+          node = stripped->bytes;
+        }
+        if (!defs[i]->ParseFromArray(node.data(),
+                                     static_cast<int>(node.size()))) {
           size_t seen = first_bad.load();
           while (i < seen && !first_bad.compare_exchange_weak(seen, i)) {
           }
@@ -217,6 +390,7 @@ class GraphBuilder {
       }
       absl::StatusOr<NodeId> id = graph.AddSourceNode(defs[ordinal], ordinal);
       if (!id.ok()) return Located(source, id.status().message());
+      graph.mutable_node(*id).borrowed_content_ = borrowed[ordinal];
       segment.node = *id;
       ++ordinal;
     }

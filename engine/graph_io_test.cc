@@ -283,8 +283,7 @@ TEST(GraphIoTest, LoadsNodesLargerThanProtobufDefaultLimit) {
   ASSERT_TRUE(def.SerializeToString(&bytes));
   absl::StatusOr<Graph> g = ParseGraph(bytes, GraphFormat::kBinary, "big.pb");
   ASSERT_TRUE(g.ok()) << g.status();
-  EXPECT_EQ(g->FindNode("big")->attr("value")->tensor().tensor_content().size(),
-            80u << 20);
+  EXPECT_EQ(g->FindNode("big")->value_content().size(), 80u << 20);
   EXPECT_EQ(SerializeGraph(*g, GraphFormat::kBinary), bytes);
 }
 
@@ -367,6 +366,101 @@ TEST(GraphIoTest, StreamedSaveOfAMappedSourceEqualsSerialization) {
   bytes.assign((std::istreambuf_iterator<char>(changed)), {});
   EXPECT_EQ(bytes, SerializeGraph(*graph, GraphFormat::kBinary));
   EXPECT_NE(bytes, def.SerializeAsString());
+}
+
+}  // namespace
+}  // namespace graft
+
+namespace graft {
+namespace {
+
+tf::NodeDef ConstNodeDef(const std::string& name, int64_t count, char fill) {
+  tf::NodeDef n;
+  n.set_name(name);
+  n.set_op("Const");
+  n.set_device("/device:CPU:0");
+  tf::TensorProto* t = (*n.mutable_attr())["value"].mutable_tensor();
+  t->set_dtype(tf::DT_FLOAT);
+  t->mutable_tensor_shape()->add_dim()->set_size(count);
+  std::string content(static_cast<size_t>(count) * 4, fill);
+  for (size_t i = 0; i < content.size(); i += 7) content[i] = char(i % 251);
+  t->set_tensor_content(content);
+  (*n.mutable_attr())["dtype"].set_type(tf::DT_FLOAT);
+  return n;
+}
+
+// A large constant's bytes stay in the source; every way of reading the
+// graph still sees them, and edits keep or drop them as they should.
+TEST(GraphIoTest, LargeConstantsStayInTheSourceAndEveryReaderSeesThem) {
+  tf::GraphDef def;
+  *def.add_node() = ConstNodeDef("w", 4096, 'w');  // 16 KiB: left in place
+  *def.add_node() = ConstNodeDef("s", 4, 's');     // small: parsed
+  // Two `value` entries (the last wins): parsed as it is, not split.
+  tf::NodeDef twice = ConstNodeDef("twice", 4096, 'a');
+  std::string twice_bytes =
+      twice.SerializeAsString() +
+      ConstNodeDef("twice", 4096, 'b').SerializeAsString();
+  ASSERT_TRUE(twice.ParseFromString(twice_bytes));
+  tf::NodeDef* id = def.add_node();
+  id->set_name("id");
+  id->set_op("Identity");
+  id->add_input("w");
+  std::string bytes = def.SerializeAsString();
+  // Append `twice` by hand: its bytes hold two `value` entries.
+  bytes.push_back(static_cast<char>((1 << 3) | 2));
+  for (uint64_t v = twice_bytes.size();; v >>= 7) {
+    bytes.push_back(static_cast<char>((v & 0x7f) | (v >= 0x80 ? 0x80 : 0)));
+    if (v < 0x80) break;
+  }
+  bytes += twice_bytes;
+  *def.add_node() = twice;
+
+  absl::StatusOr<Graph> g = ParseGraph(bytes, GraphFormat::kBinary, "w.pb");
+  ASSERT_TRUE(g.ok()) << g.status();
+  const Node& w = *g->FindNode("w");
+  EXPECT_TRUE(w.value_content_borrowed());
+  EXPECT_TRUE(w.attr("value")->tensor().tensor_content().empty());
+  EXPECT_EQ(w.value_content(),
+            def.node(0).attr().at("value").tensor().tensor_content());
+  EXPECT_FALSE(g->FindNode("s")->value_content_borrowed());
+  EXPECT_FALSE(g->FindNode("twice")->value_content_borrowed());
+  EXPECT_EQ(g->FindNode("twice")->value_content(),
+            twice.attr().at("value").tensor().tensor_content());
+
+  // Whole NodeDefs, text and binary saves all carry the bytes.
+  EXPECT_TRUE(
+      MessageDifferencer::Equals(g->ExportNodeDef(w.id()), def.node(0)));
+  EXPECT_TRUE(MessageDifferencer::Equals(g->ToGraphDef(), def));
+  EXPECT_EQ(SerializeGraph(*g, GraphFormat::kBinary), bytes);
+  absl::StatusOr<Graph> text = ParseGraph(
+      SerializeGraph(*g, GraphFormat::kText), GraphFormat::kText, "w.pbtxt");
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_TRUE(MessageDifferencer::Equals(text->ToGraphDef(), def));
+
+  // A modified node is re-encoded with its bytes; a clone shares them.
+  Rewriter rewriter(*g);
+  ASSERT_TRUE(rewriter.SetDevice(w.id(), "/device:GPU:0").ok());
+  absl::StatusOr<CloneResult> clone = rewriter.Clone({w.id()}, {}, "copy/");
+  ASSERT_TRUE(clone.ok()) << clone.status();
+  tf::GraphDef saved;
+  ASSERT_TRUE(saved.ParseFromString(SerializeGraph(*g, GraphFormat::kBinary)));
+  tf::NodeDef expected = def.node(0);
+  expected.set_device("/device:GPU:0");
+  EXPECT_TRUE(MessageDifferencer::Equals(saved.node(0), expected));
+  expected.set_name("copy/w");
+  EXPECT_TRUE(
+      MessageDifferencer::Equals(saved.node(saved.node_size() - 1), expected));
+
+  // Setting the value drops the kept bytes; rolling back restores them.
+  rewriter.Begin();
+  tf::AttrValue small = def.node(1).attr().at("value");
+  ASSERT_TRUE(rewriter.SetAttr(w.id(), "value", small).ok());
+  EXPECT_FALSE(w.value_content_borrowed());
+  EXPECT_EQ(w.value_content(), small.tensor().tensor_content());
+  rewriter.Rollback();
+  EXPECT_TRUE(w.value_content_borrowed());
+  EXPECT_EQ(w.value_content(),
+            def.node(0).attr().at("value").tensor().tensor_content());
 }
 
 }  // namespace

@@ -93,12 +93,14 @@ absl::StatusOr<ConstTensor> ConstantOf(const Graph& graph, Endpoint tensor) {
     return absl::InvalidArgumentError(
         absl::StrCat("Const `", node.name(), "` has no value"));
   }
-  return FromTensorProto(value->tensor());
+  return FromTensorProto(value->tensor(), node.value_content());
 }
 
 namespace {
 
-Value FromAttr(const tf::AttrValue& attr) {
+// `content`: the tensor's bytes when they are kept apart from `attr`
+// (Node::value_content()).
+Value FromAttr(const tf::AttrValue& attr, absl::string_view content = {}) {
   switch (attr.value_case()) {
     case tf::AttrValue::kB:
       return Value::Bool(attr.b());
@@ -117,7 +119,9 @@ Value FromAttr(const tf::AttrValue& attr) {
       return Value::List(std::move(dims));
     }
     case tf::AttrValue::kTensor: {
-      absl::StatusOr<ConstTensor> t = FromTensorProto(attr.tensor());
+      absl::StatusOr<ConstTensor> t =
+          content.empty() ? FromTensorProto(attr.tensor())
+                          : FromTensorProto(attr.tensor(), content);
       return t.ok() ? Value::Constant(*t) : Value();
     }
     case tf::AttrValue::kList: {
@@ -387,7 +391,10 @@ void AddBuiltinHook(HookRegistry& registry, const std::string& name,
 }
 
 absl::StatusOr<Value> AttrValueOf(const Node& node, const std::string& name) {
-  if (const tf::AttrValue* v = node.attr(name)) return FromAttr(*v);
+  if (const tf::AttrValue* v = node.attr(name)) {
+    return FromAttr(
+        *v, name == "value" ? node.value_content() : absl::string_view());
+  }
   if (const tf::OpDef* op = OpRegistry::Tensorflow().Find(node.op())) {
     for (const auto& attr : op->attr()) {
       if (attr.name() == name && attr.has_default_value()) {

@@ -411,8 +411,16 @@ absl::Status Rewriter::SetAttr(NodeId id, absl::string_view name,
   absl::Status s = CheckLive(id, "set attr");
   if (!s.ok()) return s;
   if (name.empty()) return absl::InvalidArgumentError("set attr: empty name");
-  tf::NodeDef* def = graph_.mutable_node(id).def_;
+  Node& node = graph_.mutable_node(id);
+  tf::NodeDef* def = node.def_;
   std::string key(name);
+  if (key == "value" && !node.borrowed_content_.empty()) {
+    // The new value replaces the one whose bytes were kept apart.
+    OnUndo([&node, old = node.borrowed_content_] {
+      node.borrowed_content_ = old;
+    });
+    node.borrowed_content_ = {};
+  }
   auto old = def->attr().find(key);
   if (old == def->attr().end()) {
     OnUndo([def, key] { def->mutable_attr()->erase(key); });
@@ -642,6 +650,9 @@ absl::StatusOr<CloneResult> Rewriter::Clone(
     def->CopyFrom(graph_.node(id).def());
     def->set_name(UniqueName(absl::StrCat(name_prefix, def->name())));
     NodeId copy = Insert(def, {}, {});
+    // The clone shares the source mapping's bytes of a large constant.
+    graph_.mutable_node(copy).borrowed_content_ =
+        graph_.node(id).borrowed_content_;
     result.mapping[id] = copy;
     result.created.push_back(copy);
   }
