@@ -310,25 +310,32 @@ tf::NodeDef Graph::ExportNodeDef(NodeId id) const {
     (*def.mutable_attr())["value"].mutable_tensor()->set_tensor_content(
         std::string(node.borrowed_content_));
   }
-  if (!node.modified_) return def;
-  def.clear_input();
+  if (node.modified_) *def.mutable_input() = ExportInputs(id);
+  return def;
+}
+
+google::protobuf::RepeatedPtrField<std::string> Graph::ExportInputs(
+    NodeId id) const {
+  const Node& node = nodes_[id];
+  if (!node.modified_) return node.def_->input();
+  google::protobuf::RepeatedPtrField<std::string> out;
   for (int i = 0; i < node.num_inputs(); ++i) {
     Endpoint e = node.inputs_[i];
     if (e.valid()) {
-      def.add_input(TensorName(e));
+      *out.Add() = TensorName(e);
     } else {
       absl::string_view name = UnresolvedInputName(id, i);
-      def.add_input(e.port == 0 ? std::string(name)
-                                : absl::StrCat(name, ":", e.port));
+      *out.Add() =
+          e.port == 0 ? std::string(name) : absl::StrCat(name, ":", e.port);
     }
   }
   for (size_t i = 0; i < node.control_inputs_.size(); ++i) {
     NodeId c = node.control_inputs_[i];
-    def.add_input(absl::StrCat(
+    *out.Add() = absl::StrCat(
         "^", c == kNoNode ? UnresolvedControlInputName(id, static_cast<int>(i))
-                          : absl::string_view(nodes_[c].name())));
+                          : absl::string_view(nodes_[c].name()));
   }
-  return def;
+  return out;
 }
 
 tf::GraphDef Graph::ToGraphDef() const {

@@ -225,6 +225,8 @@ class Graph {
 
   // The NodeDef of `id` with its `input` field rebuilt from the IR.
   tf::NodeDef ExportNodeDef(NodeId id) const;
+  // Just that `input` field: data inputs, then `^name` control inputs.
+  google::protobuf::RepeatedPtrField<std::string> ExportInputs(NodeId id) const;
   // The whole graph as a GraphDef (nodes in id order).
   tf::GraphDef ToGraphDef() const;
 

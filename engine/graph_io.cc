@@ -532,6 +532,88 @@ absl::StatusOr<Graph> LoadGraph(const std::string& path, GraphFormat format) {
 
 namespace {
 
+// The field (tag, length, NodeDef) of a modified or new node, serialized
+// deterministically (attrs sorted), as pieces: a large `value` tensor's
+// content is passed on where it lies (the source mapping or the node's own
+// string) instead of being copied into `scratch` with the rest. The bytes
+// equal AppendNodeField(graph.ExportNodeDef(id)).
+template <typename Sink>
+void EmitNode(const Graph& graph, NodeId id, std::string* scratch,
+              Sink&& sink) {
+  const Node& node = graph.node(id);
+  const tf::NodeDef& def = node.def();
+  const tf::AttrValue* value = node.attr("value");
+  absl::string_view content = node.value_content();
+  bool apart = value != nullptr && content.size() >= kBorrowMinBytes &&
+               value->value_case() == tf::AttrValue::kTensor &&
+               value->GetReflection()->GetUnknownFields(*value).empty() &&
+               def.GetReflection()->GetUnknownFields(def).empty();
+  // The tensor without its content: dtype, shape and version.
+  tf::TensorProto head;
+  size_t content_field = 1 + VarintSize(content.size()) + content.size();
+  if (apart) {
+    const tf::TensorProto& tensor = value->tensor();
+    head.set_dtype(tensor.dtype());
+    *head.mutable_tensor_shape() = tensor.tensor_shape();
+    head.set_version_number(tensor.version_number());
+    size_t whole = tensor.ByteSizeLong() +
+                   (node.value_content_borrowed() ? content_field : 0);
+    // Anything else in the tensor (typed values, unknown fields): the
+    // plain path.
+    apart = head.ByteSizeLong() + content_field == whole;
+  }
+  scratch->clear();
+  if (!apart) {
+    AppendNodeField(graph.ExportNodeDef(id), scratch);
+    sink(absl::string_view(*scratch));
+    return;
+  }
+  // Fields in number order: name, op, input, device; attrs sorted by key
+  // with `value` built by hand; debug info and type.
+  tf::NodeDef first, before, after, last;
+  first.set_name(def.name());
+  first.set_op(def.op());
+  *first.mutable_input() = graph.ExportInputs(id);
+  first.set_device(def.device());
+  for (const auto& [key, attr] : def.attr()) {
+    if (key < "value") (*before.mutable_attr())[key] = attr;
+    if (key > "value") (*after.mutable_attr())[key] = attr;
+  }
+  if (def.has_experimental_debug_info()) {
+    *last.mutable_experimental_debug_info() = def.experimental_debug_info();
+  }
+  if (def.has_experimental_type()) {
+    *last.mutable_experimental_type() = def.experimental_type();
+  }
+  std::string head_bytes = SerializeDeterministic(head);
+  std::string prefix =
+      SerializeDeterministic(first) + SerializeDeterministic(before);
+  std::string suffix =
+      SerializeDeterministic(after) + SerializeDeterministic(last);
+  size_t tensor_length = head_bytes.size() + content_field;
+  size_t attr_length = 1 + VarintSize(tensor_length) + tensor_length;
+  size_t entry_length = 7 + 1 + VarintSize(attr_length) + attr_length;
+  size_t node_length = prefix.size() + 1 + VarintSize(entry_length) +
+                       entry_length + suffix.size();
+  scratch->push_back(static_cast<char>((1 << 3) | 2));  // GraphDef.node
+  AppendVarint(node_length, scratch);
+  scratch->append(prefix);
+  scratch->push_back(static_cast<char>((5 << 3) | 2));  // NodeDef.attr
+  AppendVarint(entry_length, scratch);
+  scratch->append("\x0a\x05value", 7);                  // key
+  scratch->push_back(static_cast<char>((2 << 3) | 2));  // value
+  AppendVarint(attr_length, scratch);
+  scratch->push_back(static_cast<char>((8 << 3) | 2));  // AttrValue.tensor
+  AppendVarint(tensor_length, scratch);
+  scratch->append(head_bytes);
+  scratch->push_back(static_cast<char>((4 << 3) | 2));  // tensor_content
+  AppendVarint(content.size(), scratch);
+  sink(absl::string_view(*scratch));
+  sink(content);
+  scratch->swap(suffix);
+  sink(absl::string_view(*scratch));
+}
+
 // The binary graph as pieces, in order: copies of unmodified source bytes
 // (views into the source) and re-encoded nodes (in `scratch`, valid until
 // the next piece). Erased nodes are dropped; new nodes follow the source's
@@ -541,11 +623,7 @@ void EmitBinary(const Graph& graph, Sink&& sink) {
   const auto& segments = graph.source_segments();
   absl::string_view source = graph.source_bytes();
   std::string scratch;
-  auto emit_node = [&](NodeId id) {
-    scratch.clear();
-    AppendNodeField(graph.ExportNodeDef(id), &scratch);
-    sink(absl::string_view(scratch));
-  };
+  auto emit_node = [&](NodeId id) { EmitNode(graph, id, &scratch, sink); };
   NodeId first_new = 0;
   size_t last_node_segment = segments.size();
   for (size_t i = 0; i < segments.size(); ++i) {

@@ -405,7 +405,7 @@ TEST(GraphIoTest, LargeConstantsStayInTheSourceAndEveryReaderSeesThem) {
   id->set_name("id");
   id->set_op("Identity");
   id->add_input("w");
-  std::string bytes = def.SerializeAsString();
+  std::string bytes = SerializeDeterministic(def);
   // Append `twice` by hand: its bytes hold two `value` entries.
   bytes.push_back(static_cast<char>((1 << 3) | 2));
   for (uint64_t v = twice_bytes.size();; v >>= 7) {
@@ -450,6 +450,26 @@ TEST(GraphIoTest, LargeConstantsStayInTheSourceAndEveryReaderSeesThem) {
   expected.set_name("copy/w");
   EXPECT_TRUE(
       MessageDifferencer::Equals(saved.node(saved.node_size() - 1), expected));
+
+  // A new node holding its own large tensor, attrs on both sides of
+  // `value`: its content too is passed on apart, with the same bytes as a
+  // whole-message serialization.
+  NodeSpec spec;
+  spec.name = "fresh";
+  spec.op = "Const";
+  spec.attrs = def.node(0).attr();
+  spec.attrs["zz_after"].set_i(7);
+  spec.attrs["_before"].set_s("x");
+  absl::StatusOr<NodeId> fresh = rewriter.AddNode(spec);
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_FALSE(g->node(*fresh).value_content_borrowed());
+  // (`twice` is not in canonical form: without it, the whole graph is.)
+  ASSERT_TRUE(rewriter.RemoveNode(g->FindId("twice")).ok());
+  std::string canonical = SerializeDeterministic(g->ToGraphDef());
+  EXPECT_TRUE(SerializeGraph(*g, GraphFormat::kBinary) == canonical);
+  std::string out = TempDir() + "/apart.pb";
+  ASSERT_TRUE(SaveGraph(*g, out).ok());
+  EXPECT_TRUE(Slurp(out) == canonical);
 
   // Setting the value drops the kept bytes; rolling back restores them.
   rewriter.Begin();
