@@ -676,7 +676,7 @@ class CompiledRule : public ::graft::Rule {
       for (absl::StatusOr<Value>* v : {&a, &b}) {
         if ((*v)->type == ValueType::kConst &&
             (*v)->constant->num_elements() == 1) {
-          **v = Value::Float((*v)->constant->values[0]);
+          **v = Value::Float(Materialize(*(*v)->constant).values[0]);
         }
       }
       int cmp = 0;
@@ -758,10 +758,21 @@ class CompiledRule : public ::graft::Rule {
       args.push_back(*std::move(v));
     }
     if (is_const) {
-      absl::StatusOr<ConstTensor> c = ToConstant(ctx, args[0]);
+      // A computed constant is encoded where it is, not copied first.
+      bool computed = args[0].type == ValueType::kConst;
+      absl::StatusOr<ConstTensor> c =
+          computed ? ConstTensor() : ToConstant(ctx, args[0]);
       if (!c.ok()) return c.status();
-      spec.attrs["dtype"].set_type(c->dtype);
-      tf::TensorProto value = ToTensorProto(*c);
+      const ConstTensor& t = computed ? *args[0].constant : *c;
+      spec.attrs["dtype"].set_type(t.dtype);
+      tf::TensorProto value;
+      if (t.deferred != nullptr) {
+        // Its bytes are made when they are written (or read).
+        value = DeferredTensorProto(t);
+        spec.value_content = t.deferred;
+      } else {
+        value = ToTensorProto(t);
+      }
       spec.attrs["value"].mutable_tensor()->Swap(&value);
     } else {
       for (size_t i = 0; i < args.size(); ++i) {
@@ -786,10 +797,7 @@ class CompiledRule : public ::graft::Rule {
               absl::StrCat("`", item.name, "` is not bound"));
         const Node& from = g.node(it->second.tensor.node);
         for (const auto& [k, v] : from.attrs()) spec.attrs[k] = v;
-        if (from.value_content_borrowed()) {
-          spec.attrs["value"].mutable_tensor()->set_tensor_content(
-              std::string(from.value_content()));
-        }
+        spec.value_content = from.value_content_apart();
         continue;
       }
       absl::StatusOr<Value> v = Eval(g, exec->env, *item.value, exec);
@@ -797,6 +805,7 @@ class CompiledRule : public ::graft::Rule {
       absl::StatusOr<tf::AttrValue> attr = ToAttr(spec.op, item.name, *v, ctx);
       if (!attr.ok()) return attr.status();
       spec.attrs[item.name] = *std::move(attr);
+      if (item.name == "value") spec.value_content = nullptr;
     }
     InferTypeAttrs(g, &spec);
     if (e.has_name_template) {

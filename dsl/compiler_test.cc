@@ -1,7 +1,12 @@
 #include "dsl/compiler.h"
 
+#include <cmath>
+#include <cstring>
+
 #include "engine/graph_io.h"
 #include "engine/test_graphs.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 
 namespace graft::dsl {
@@ -315,6 +320,91 @@ TEST(CompiledRuleTest, OutputIsByteIdenticalAcrossRuns) {
     std::string bytes = SerializeGraph(*g, GraphFormat::kBinary);
     if (run == 0) first = bytes;
     EXPECT_EQ(bytes, first) << "run " << run;
+  }
+}
+
+// Folding a graph read from a binary file (its weights left in the file's
+// mapping, folded filters computed as they are written) gives what folding
+// the same GraphDef in memory gives, and so does quantizing after it (which
+// reads the folded filters).
+TEST(CompiledRuleTest, FoldingWeightsKeptApartEqualsFoldingInMemory) {
+  using namespace graft::testing;  // NOLINT: the graph builders
+  tf::GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      PlaceholderNode("x", {1, 8, 8, 64}) + FloatConstNode("w", 1) +
+          OpNode("conv", "Conv2D", {"x", "w"},
+                 ConvAttrs(1, "SAME") +
+                     " attr { key: \"data_format\" value { s: \"NHWC\" } }") +
+          FloatConstNode("gamma", 128) + FloatConstNode("beta", 128) +
+          FloatConstNode("mean", 128) + FloatConstNode("var", 128) +
+          OpNode("bn", "FusedBatchNormV3",
+                 {"conv", "gamma", "beta", "mean", "var"},
+                 " attr { key: \"U\" value { type: DT_FLOAT } }"
+                 " attr { key: \"epsilon\" value { f: 0.001 } }"
+                 " attr { key: \"is_training\" value { b: false } }") +
+          OpNode("relu", "Relu", {"bn"}),
+      &def));
+  auto fill = [&](const std::string& name, std::vector<int64_t> shape,
+                  double offset) {
+    for (tf::NodeDef& n : *def.mutable_node()) {
+      if (n.name() != name) continue;
+      tf::TensorProto* t = (*n.mutable_attr())["value"].mutable_tensor();
+      t->clear_tensor_shape();
+      int64_t count = 1;
+      for (int64_t d : shape) {
+        t->mutable_tensor_shape()->add_dim()->set_size(d);
+        count *= d;
+      }
+      std::string bytes(count * 4, '\0');
+      for (int64_t i = 0; i < count; ++i) {
+        float v = static_cast<float>(offset + std::sin(0.1 * i + offset));
+        std::memcpy(bytes.data() + 4 * i, &v, 4);
+      }
+      t->set_tensor_content(bytes);
+    }
+  };
+  fill("w", {3, 3, 64, 128}, 0.0);  // 288 KiB
+  fill("gamma", {128}, 1.5);
+  fill("beta", {128}, 0.0);
+  fill("mean", {128}, 0.2);
+  fill("var", {128}, 2.0);
+  std::string bytes = SerializeDeterministic(def);
+
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  std::vector<std::unique_ptr<RuleSet>> stages;
+  for (const char* file :
+       {"rules/fold_batch_norms.graft", "rules/quantize.graft"}) {
+    Diagnostics d;
+    stages.push_back(CompileRuleFiles({file}, {}, hooks, &d));
+    ASSERT_NE(stages.back(), nullptr) << d.Render();
+  }
+  for (size_t count : {size_t{1}, size_t{2}}) {
+    SCOPED_TRACE(count == 1 ? "fold" : "fold, quantize");
+    absl::StatusOr<Graph> from_file =
+        ParseGraph(bytes, GraphFormat::kBinary, "model.pb");
+    ASSERT_TRUE(from_file.ok()) << from_file.status();
+    ASSERT_NE(from_file->FindNode("w")->value_content_apart(), nullptr);
+    absl::StatusOr<Graph> in_memory = Graph::FromGraphDef(def);
+    ASSERT_TRUE(in_memory.ok());
+    for (size_t s = 0; s < count; ++s) {
+      ASSERT_TRUE(ApplyRules(*from_file, stages[s]->rules()).ok());
+      ASSERT_TRUE(ApplyRules(*in_memory, stages[s]->rules()).ok());
+    }
+    EXPECT_EQ(from_file->FindNode("bn")->op(), "BiasAdd");
+    bool deferred = false;
+    from_file->ForEachNode([&](const Node& n) {
+      if (n.op() == "Const" && n.value_content_apart() != nullptr &&
+          n.name() != "w") {
+        deferred = true;
+      }
+    });
+    EXPECT_TRUE(deferred);
+    tf::GraphDef saved;
+    ASSERT_TRUE(saved.ParseFromString(
+        SerializeGraph(*from_file, GraphFormat::kBinary)));
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(
+        saved, in_memory->ToGraphDef()));
   }
 }
 

@@ -1,9 +1,12 @@
 #include "engine/const_tensor.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -75,6 +78,47 @@ int64_t NumElements(const std::vector<int64_t>& shape) {
 }
 
 }  // namespace
+
+int64_t ConstTensor::num_elements() const {
+  return deferred != nullptr ? NumElements(shape) : values.size();
+}
+
+ConstTensor Materialize(const ConstTensor& tensor) {
+  if (tensor.deferred == nullptr) return tensor;
+  absl::StatusOr<ConstTensor> t =
+      FromTensorProto(DeferredTensorProto(tensor), tensor.deferred->bytes());
+  // A deferred tensor's bytes always match its float / double shape.
+  return *std::move(t);
+}
+
+std::optional<ConstTensor> DeferredTensor(
+    const tf::TensorProto& proto,
+    std::shared_ptr<const TensorContent> content) {
+  if (content == nullptr ||
+      (proto.dtype() != tf::DT_FLOAT && proto.dtype() != tf::DT_DOUBLE)) {
+    return std::nullopt;
+  }
+  ConstTensor t;
+  t.dtype = proto.dtype();
+  for (const auto& dim : proto.tensor_shape().dim()) {
+    if (dim.size() < 0) return std::nullopt;
+    t.shape.push_back(dim.size());
+  }
+  if (static_cast<size_t>(NumElements(t.shape)) * DataTypeSize(t.dtype) !=
+      content->size()) {
+    return std::nullopt;
+  }
+  t.deferred = std::move(content);
+  return t;
+}
+
+tf::TensorProto DeferredTensorProto(const ConstTensor& t) {
+  tf::TensorProto proto;
+  proto.set_dtype(t.dtype);
+  for (int64_t d : t.shape)
+    proto.mutable_tensor_shape()->add_dim()->set_size(d);
+  return proto;
+}
 
 ConstTensor ConstTensor::Scalar(double value, tf::DataType dtype) {
   ConstTensor t;
@@ -213,6 +257,11 @@ absl::StatusOr<ConstTensor> FromTensorProto(const tf::TensorProto& proto,
 }
 
 tf::TensorProto ToTensorProto(const ConstTensor& t) {
+  if (t.deferred != nullptr) {
+    tf::TensorProto proto = DeferredTensorProto(t);
+    proto.set_tensor_content(std::string(t.deferred->bytes()));
+    return proto;
+  }
   tf::TensorProto proto;
   proto.set_dtype(t.dtype);
   for (int64_t d : t.shape)
@@ -269,6 +318,9 @@ tf::TensorProto ToTensorProto(const ConstTensor& t) {
 absl::StatusOr<ConstTensor> Broadcast(const ConstTensor& a,
                                       const ConstTensor& b,
                                       absl::string_view op) {
+  if (a.deferred != nullptr || b.deferred != nullptr) {
+    return Broadcast(Materialize(a), Materialize(b), op);
+  }
   // Align shapes from the right (NumPy rules).
   size_t rank = std::max(a.shape.size(), b.shape.size());
   std::vector<int64_t> sa(rank, 1), sb(rank, 1), out(rank, 1);
@@ -325,15 +377,15 @@ absl::StatusOr<ConstTensor> Broadcast(const ConstTensor& a,
 }
 
 absl::StatusOr<ConstTensor> Unary(const ConstTensor& a, absl::string_view op) {
-  ConstTensor r = a;
+  ConstTensor r = Materialize(a);
   if (op == "rsqrt")
-    r.values = a.values.rsqrt();
+    r.values = r.values.rsqrt();
   else if (op == "sqrt")
-    r.values = a.values.sqrt();
+    r.values = r.values.sqrt();
   else if (op == "neg")
-    r.values = -a.values;
+    r.values = -r.values;
   else if (op == "abs")
-    r.values = a.values.abs();
+    r.values = r.values.abs();
   else
     return absl::InvalidArgumentError(
         absl::StrCat("unknown function `", op, "`"));
@@ -341,6 +393,7 @@ absl::StatusOr<ConstTensor> Unary(const ConstTensor& a, absl::string_view op) {
 }
 
 ConstTensor Reduce(const ConstTensor& a, absl::string_view op) {
+  if (a.deferred != nullptr) return Reduce(Materialize(a), op);
   double v = a.values.size() == 0 ? 0.0
              : op == "min"        ? a.values.minCoeff()
                                   : a.values.maxCoeff();
@@ -349,6 +402,7 @@ ConstTensor Reduce(const ConstTensor& a, absl::string_view op) {
 
 absl::StatusOr<ConstTensor> Reshape(const ConstTensor& a,
                                     std::vector<int64_t> shape) {
+  if (a.deferred != nullptr) return Reshape(Materialize(a), std::move(shape));
   int64_t known = 1;
   int unknown = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -413,11 +467,88 @@ Eigen::Map<const Eigen::ArrayXXd> AsMatrix(const ConstTensor& t,
                                                  l.channels);
 }
 
+// A filter scaled per output channel, computed from the source filter's
+// bytes only when read: w'[i] = T(double(w[i]) * scale[(i / inner) %
+// channels]), the eager path's arithmetic. Written out piece by piece, it
+// never exists whole unless something asks for all its bytes.
+template <typename T>
+class ScaledContent : public TensorContent {
+ public:
+  ScaledContent(std::shared_ptr<const TensorContent> source,
+                ChannelLayout layout, Eigen::ArrayXd scale)
+      : source_(std::move(source)), layout_(layout), scale_(std::move(scale)) {}
+
+  size_t size() const override { return source_->size(); }
+
+  absl::string_view bytes() const override {
+    std::call_once(once_, [this] {
+      bytes_.resize(size());
+      Compute(0, count(), bytes_.data());
+      computed_.store(true, std::memory_order_release);
+    });
+    return bytes_;
+  }
+
+  void Emit(const std::function<void(absl::string_view)>& sink) const override {
+    if (computed()) {
+      sink(bytes());
+      return;
+    }
+    // Whole units of the layout (a row of channels, or inner x channels)
+    // of about 1 MiB each.
+    int64_t unit = layout_.inner == 1 ? layout_.channels
+                                      : layout_.inner * layout_.channels;
+    int64_t per_piece = std::max<int64_t>(1, (int64_t{1} << 18) / unit) * unit;
+    std::string piece;
+    for (int64_t begin = 0; begin < count(); begin += per_piece) {
+      int64_t n = std::min(per_piece, count() - begin);
+      piece.resize(static_cast<size_t>(n) * sizeof(T));
+      Compute(begin, n, piece.data());
+      sink(piece);
+    }
+  }
+
+ private:
+  int64_t count() const { return static_cast<int64_t>(size() / sizeof(T)); }
+  bool computed() const { return computed_.load(std::memory_order_acquire); }
+
+  // Elements [begin, begin + n) into `out`; begin and n are whole units.
+  void Compute(int64_t begin, int64_t n, char* out) const {
+    using Matrix = Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic>;
+    const T* in = reinterpret_cast<const T*>(source_->bytes().data()) + begin;
+    T* to = reinterpret_cast<T*>(out);
+    int64_t channels = layout_.channels, inner = layout_.inner;
+    if (n == 0 || channels == 0) return;
+    if (inner == 1) {
+      Eigen::Map<const Matrix, Eigen::Unaligned> w(in, channels, n / channels);
+      Eigen::Map<Matrix, Eigen::Unaligned> r(to, channels, n / channels);
+      r = (w.template cast<double>().colwise() * scale_).template cast<T>();
+      return;
+    }
+    for (int64_t u = 0; u < n; u += inner * channels) {
+      Eigen::Map<const Matrix, Eigen::Unaligned> w(in + u, inner, channels);
+      Eigen::Map<Matrix, Eigen::Unaligned> r(to + u, inner, channels);
+      r = (w.template cast<double>().rowwise() * scale_.transpose())
+              .template cast<T>();
+    }
+  }
+
+  std::shared_ptr<const TensorContent> source_;
+  ChannelLayout layout_;
+  Eigen::ArrayXd scale_;
+  mutable std::once_flag once_;
+  mutable std::string bytes_;
+  mutable std::atomic<bool> computed_{false};
+};
+
 }  // namespace
 
 absl::StatusOr<ConstTensor> ChannelReduce(const ConstTensor& filter,
                                           absl::string_view op,
                                           bool transpose_b, bool minimum) {
+  if (filter.deferred != nullptr) {
+    return ChannelReduce(Materialize(filter), op, transpose_b, minimum);
+  }
   absl::StatusOr<ChannelLayout> layout = LayoutOf(filter, op, transpose_b);
   if (!layout.ok()) return layout.status();
   ConstTensor r;
@@ -440,10 +571,14 @@ absl::StatusOr<ConstTensor> ChannelReduce(const ConstTensor& filter,
   return r;
 }
 
-absl::StatusOr<ConstTensor> ScaleOutputChannels(const ConstTensor& filter,
+absl::StatusOr<ConstTensor> ScaleOutputChannels(ConstTensor filter,
                                                 const ConstTensor& scale,
                                                 absl::string_view op,
                                                 bool transpose_b) {
+  if (scale.deferred != nullptr) {
+    return ScaleOutputChannels(std::move(filter), Materialize(scale), op,
+                               transpose_b);
+  }
   absl::StatusOr<ChannelLayout> layout = LayoutOf(filter, op, transpose_b);
   if (!layout.ok()) return layout.status();
   int64_t channels = layout->channels;
@@ -452,20 +587,30 @@ absl::StatusOr<ConstTensor> ScaleOutputChannels(const ConstTensor& filter,
         "scale has ", scale.num_elements(), " values; ", op, " filter ",
         filter.ShapeString(), " has ", channels, " output channels"));
   }
-  ConstTensor r;
-  r.dtype = filter.dtype;
-  r.shape = filter.shape;
-  r.values.resize(filter.num_elements());
-  if (channels == 0 || filter.num_elements() == 0) return r;
+  if (filter.deferred != nullptr && channels > 0 && filter.num_elements() > 0) {
+    ConstTensor r;
+    r.dtype = filter.dtype;
+    r.shape = filter.shape;
+    if (filter.dtype == tf::DT_FLOAT) {
+      r.deferred = std::make_shared<ScaledContent<float>>(
+          std::move(filter.deferred), *layout, scale.values);
+    } else {
+      r.deferred = std::make_shared<ScaledContent<double>>(
+          std::move(filter.deferred), *layout, scale.values);
+    }
+    return r;
+  }
+  if (filter.deferred != nullptr) filter = Materialize(filter);
+  if (channels == 0 || filter.num_elements() == 0) return filter;
   auto in = AsMatrix(filter, *layout);
-  Eigen::Map<Eigen::ArrayXXd> out(r.values.data(), in.rows(), in.cols());
+  Eigen::Map<Eigen::ArrayXXd> w(filter.values.data(), in.rows(), in.cols());
   // w'[..., c] = w[..., c] * scale[c]
   if (layout->inner == 1) {
-    out = in.colwise() * scale.values;
+    w.colwise() *= scale.values;
   } else {
-    out = in.rowwise() * scale.values.transpose();
+    w.rowwise() *= scale.values.transpose();
   }
-  return r;
+  return filter;
 }
 
 }  // namespace graft

@@ -4,12 +4,15 @@
 #define GRAFT_ENGINE_CONST_TENSOR_H_
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "Eigen/Core"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "engine/tensor_content.h"
 #include "proto/graph.pb.h"
 
 namespace graft {
@@ -18,11 +21,24 @@ struct ConstTensor {
   tf::DataType dtype = tf::DT_FLOAT;
   std::vector<int64_t> shape;  // empty: a scalar
   Eigen::ArrayXd values;       // row-major
+  // Set for a large float or double tensor whose values are not decoded:
+  // its encoded bytes, computed only when asked (`values` is then empty;
+  // Materialize() decodes). Only ScaleOutputChannels and the Const that
+  // takes its result see such a tensor; everything else gets values.
+  std::shared_ptr<const TensorContent> deferred;
 
-  int64_t num_elements() const { return values.size(); }
+  int64_t num_elements() const;
   static ConstTensor Scalar(double value, tf::DataType dtype = tf::DT_FLOAT);
   std::string ShapeString() const;  // "[3, 3, 16]"
 };
+
+// The tensor with its values decoded (a copy when it is not deferred).
+ConstTensor Materialize(const ConstTensor& tensor);
+// A Const's value left undecoded when its bytes are kept apart
+// (`content`, see Node::value_content_apart()) and it is a float or
+// double; nullopt otherwise.
+std::optional<ConstTensor> DeferredTensor(
+    const tf::TensorProto& proto, std::shared_ptr<const TensorContent> content);
 
 // Reads a TensorProto (float, double, half, bfloat16, int8/16/32/64,
 // uint8/16, bool), from tensor_content or the typed value fields, expanding
@@ -33,6 +49,10 @@ absl::StatusOr<ConstTensor> FromTensorProto(const tf::TensorProto& proto,
                                             absl::string_view content);
 // Writes a TensorProto in `tensor.dtype` (values rounded for integers).
 tf::TensorProto ToTensorProto(const ConstTensor& tensor);
+// A deferred tensor's TensorProto without its content (dtype and shape):
+// the Const node takes `tensor.deferred` as its content
+// (NodeSpec::value_content).
+tf::TensorProto DeferredTensorProto(const ConstTensor& tensor);
 
 // Elementwise a (op) b with NumPy broadcasting; op is one of + - * /
 // "min" "max". The result takes a's dtype (b's if a is a scalar literal).
@@ -49,8 +69,11 @@ absl::StatusOr<ConstTensor> Reshape(const ConstTensor& a,
 // Scales the output channels of a filter by `scale` (one value per output
 // channel): Conv2D filters are HWIO (axis 3), DepthwiseConv2dNative filters
 // HWCM (output channel c * M + m), MatMul weights [in, out] (or [out, in]
-// with transpose_b).
-absl::StatusOr<ConstTensor> ScaleOutputChannels(const ConstTensor& filter,
+// with transpose_b). The filter is scaled in place (move one in to save a
+// copy); a deferred filter gives a deferred result, scaled (in float64,
+// rounded once to the dtype, the eager path's bytes) as its bytes are read;
+// its values, if something reads them, are those of the rounded bytes.
+absl::StatusOr<ConstTensor> ScaleOutputChannels(ConstTensor filter,
                                                 const ConstTensor& scale,
                                                 absl::string_view op,
                                                 bool transpose_b);

@@ -1,5 +1,8 @@
 #include "engine/const_tensor.h"
 
+#include <cmath>
+#include <cstring>
+
 #include "gtest/gtest.h"
 
 namespace graft {
@@ -100,6 +103,109 @@ TEST(ConstTensorTest, ScalesOutputChannelsByLayout) {
             (std::vector<double>{2, 2, 3, 3}));
   EXPECT_FALSE(ScaleOutputChannels(conv, s4, "Conv2D", false).ok());
   EXPECT_FALSE(ScaleOutputChannels(conv, s, "Relu", false).ok());
+}
+
+// A filter whose bytes are kept apart is scaled when its bytes are read,
+// piece by piece when written: the same bytes as the eager path, for each
+// layout and both float widths.
+template <typename T>
+std::string Encode(const std::vector<double>& values) {
+  std::string bytes(values.size() * sizeof(T), '\0');
+  for (size_t i = 0; i < values.size(); ++i) {
+    T v = static_cast<T>(values[i]);
+    std::memcpy(bytes.data() + i * sizeof(T), &v, sizeof(T));
+  }
+  return bytes;
+}
+
+TEST(ConstTensorTest, DeferredScalingEqualsEagerScaling) {
+  struct Case {
+    const char* op;
+    std::vector<int64_t> shape;
+    bool transpose_b;
+    int64_t channels;
+  };
+  // Large enough for several pieces when written (2^18 elements each).
+  std::vector<Case> cases = {
+      {"Conv2D", {3, 3, 64, 512}, false, 512},
+      {"DepthwiseConv2dNative", {3, 3, 32, 2}, false, 64},
+      {"MatMul", {600, 1000}, false, 1000},
+      {"MatMul", {1000, 600}, true, 1000}};
+  for (tf::DataType dtype : {tf::DT_FLOAT, tf::DT_DOUBLE}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(c.op) + (c.transpose_b ? " transposed" : "") +
+                   (dtype == tf::DT_FLOAT ? " float" : " double"));
+      int64_t n = 1;
+      for (int64_t d : c.shape) n *= d;
+      std::vector<double> w(n), s(c.channels);
+      for (int64_t i = 0; i < n; ++i) w[i] = std::sin(0.37 * i) * 3.1;
+      for (int64_t i = 0; i < c.channels; ++i) s[i] = 0.5 + 0.01 * i;
+      std::string bytes =
+          dtype == tf::DT_FLOAT ? Encode<float>(w) : Encode<double>(w);
+      tf::TensorProto proto;
+      proto.set_dtype(dtype);
+      for (int64_t d : c.shape)
+        proto.mutable_tensor_shape()->add_dim()->set_size(d);
+      proto.set_tensor_content(bytes);
+      ConstTensor scale = Make({c.channels}, s);
+      absl::StatusOr<ConstTensor> eager = ScaleOutputChannels(
+          *FromTensorProto(proto), scale, c.op, c.transpose_b);
+      ASSERT_TRUE(eager.ok()) << eager.status();
+      std::string expected = ToTensorProto(*eager).tensor_content();
+
+      std::optional<ConstTensor> filter =
+          DeferredTensor(proto, ViewContent(bytes, nullptr));
+      ASSERT_TRUE(filter.has_value());
+      EXPECT_EQ(filter->num_elements(), n);
+      absl::StatusOr<ConstTensor> deferred =
+          ScaleOutputChannels(*filter, scale, c.op, c.transpose_b);
+      ASSERT_TRUE(deferred.ok()) << deferred.status();
+      ASSERT_NE(deferred->deferred, nullptr);
+      EXPECT_TRUE(deferred->values.size() == 0);
+      // Written before anything reads it: computed in pieces.
+      std::string written;
+      int pieces = 0;
+      deferred->deferred->Emit([&](absl::string_view piece) {
+        written.append(piece.data(), piece.size());
+        ++pieces;
+      });
+      EXPECT_TRUE(written == expected);
+      if (n > (1 << 18) && !c.transpose_b) {
+        EXPECT_GT(pieces, 1);
+      }
+      // Read whole, then written from what was kept.
+      EXPECT_TRUE(deferred->deferred->bytes() == expected);
+      written.clear();
+      deferred->deferred->Emit([&](absl::string_view piece) {
+        written.append(piece.data(), piece.size());
+      });
+      EXPECT_TRUE(written == expected);
+      // Everything else sees the values of those bytes (rounded to the
+      // dtype, as a Const holds them).
+      tf::TensorProto rounded = proto;
+      rounded.set_tensor_content(expected);
+      EXPECT_TRUE(
+          (Materialize(*deferred).values == FromTensorProto(rounded)->values)
+              .all());
+      EXPECT_TRUE(ToTensorProto(*deferred).tensor_content() == expected);
+      absl::StatusOr<ConstTensor> doubled =
+          Broadcast(*deferred, ConstTensor::Scalar(2.0), "*");
+      ASSERT_TRUE(doubled.ok());
+      EXPECT_DOUBLE_EQ(doubled->values[5],
+                       2 * Materialize(*deferred).values[5]);
+    }
+  }
+  // Not float or double, or bytes that do not fit the shape: decoded.
+  tf::TensorProto ints;
+  ints.set_dtype(tf::DT_INT32);
+  ints.mutable_tensor_shape()->add_dim()->set_size(2);
+  EXPECT_FALSE(
+      DeferredTensor(ints, ViewContent(std::string(8, '\0'), nullptr)));
+  tf::TensorProto floats;
+  floats.set_dtype(tf::DT_FLOAT);
+  floats.mutable_tensor_shape()->add_dim()->set_size(3);
+  EXPECT_FALSE(
+      DeferredTensor(floats, ViewContent(std::string(8, '\0'), nullptr)));
 }
 
 TEST(ConstTensorTest, ReducesPerOutputChannel) {

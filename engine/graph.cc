@@ -16,7 +16,7 @@ const tf::AttrValue* Node::attr(absl::string_view name) const {
 }
 
 absl::string_view Node::value_content() const {
-  if (!borrowed_content_.empty()) return borrowed_content_;
+  if (content_ != nullptr) return content_->bytes();
   const tf::AttrValue* value = attr("value");
   return value == nullptr ? absl::string_view()
                           : absl::string_view(value->tensor().tensor_content());
@@ -306,9 +306,9 @@ const std::string& Graph::Provenance(NodeId id) const {
 tf::NodeDef Graph::ExportNodeDef(NodeId id) const {
   const Node& node = nodes_[id];
   tf::NodeDef def = *node.def_;
-  if (!node.borrowed_content_.empty()) {
+  if (node.content_ != nullptr) {
     (*def.mutable_attr())["value"].mutable_tensor()->set_tensor_content(
-        std::string(node.borrowed_content_));
+        std::string(node.content_->bytes()));
   }
   if (node.modified_) *def.mutable_input() = ExportInputs(id);
   return def;

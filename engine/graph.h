@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "engine/tensor_content.h"
 #include "google/protobuf/arena.h"
 #include "google/protobuf/repeated_ptr_field.h"
 #include "proto/graph.pb.h"
@@ -105,12 +106,15 @@ class Node {
   bool modified() const { return modified_; }
 
   // The bytes of the `value` attr's tensor_content. A large tensor of a
-  // binary file is not copied into def(): its bytes stay in the file's
-  // mapping and def()'s tensor_content is empty, so read them here (and
-  // whole NodeDefs through Graph::ExportNodeDef).
+  // binary file is not copied into def(), nor is a large folded filter
+  // computed into it: their bytes are kept apart (engine/tensor_content.h)
+  // and def()'s tensor_content is empty, so read them here (and whole
+  // NodeDefs through Graph::ExportNodeDef).
   absl::string_view value_content() const;
-  // True when value_content() lies in the source file's mapping.
-  bool value_content_borrowed() const { return !borrowed_content_.empty(); }
+  // The content kept apart, or nullptr when it is in def().
+  const std::shared_ptr<const TensorContent>& value_content_apart() const {
+    return content_;
+  }
 
  private:
   friend class Graph;
@@ -122,8 +126,8 @@ class Node {
   bool modified_ = false;
   int32_t provenance_ = -1;
   tf::NodeDef* def_ = nullptr;  // owned by the graph (arena or source storage)
-  // The `value` tensor_content left in the source mapping, or empty.
-  absl::string_view borrowed_content_;
+  // The `value` tensor_content kept apart from def_, or nullptr.
+  std::shared_ptr<const TensorContent> content_;
   absl::InlinedVector<Endpoint, 2> inputs_;
   absl::InlinedVector<NodeId, 1> control_inputs_;
   absl::InlinedVector<absl::InlinedVector<InputSlot, 2>, 1> consumers_;

@@ -103,7 +103,7 @@ TEST(GraphDiffTest, ChangedBytesOfALargeConstant) {
     return std::move(*g);
   };
   Graph a = graph_with('a'), b = graph_with('b'), a2 = graph_with('a');
-  ASSERT_TRUE(a.FindNode("w")->value_content_borrowed());
+  ASSERT_TRUE(a.FindNode("w")->value_content_apart());
   GraphDiff diff = DiffGraphs(a, b);
   ASSERT_EQ(diff.changed.size(), 1u);
   EXPECT_EQ(diff.changed[0].changes,

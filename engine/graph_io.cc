@@ -390,7 +390,10 @@ class GraphBuilder {
       }
       absl::StatusOr<NodeId> id = graph.AddSourceNode(defs[ordinal], ordinal);
       if (!id.ok()) return Located(source, id.status().message());
-      graph.mutable_node(*id).borrowed_content_ = borrowed[ordinal];
+      if (!borrowed[ordinal].empty()) {
+        graph.mutable_node(*id).content_ =
+            ViewContent(borrowed[ordinal], graph.source_owner_);
+      }
       segment.node = *id;
       ++ordinal;
     }
@@ -543,21 +546,26 @@ void EmitNode(const Graph& graph, NodeId id, std::string* scratch,
   const Node& node = graph.node(id);
   const tf::NodeDef& def = node.def();
   const tf::AttrValue* value = node.attr("value");
-  absl::string_view content = node.value_content();
-  bool apart = value != nullptr && content.size() >= kBorrowMinBytes &&
+  // (Not value_content(): a computed content is made piece by piece below.)
+  const std::shared_ptr<const TensorContent>& kept = node.value_content_apart();
+  size_t content_size = kept != nullptr ? kept->size()
+                        : value != nullptr
+                            ? value->tensor().tensor_content().size()
+                            : 0;
+  bool apart = value != nullptr && content_size >= kBorrowMinBytes &&
                value->value_case() == tf::AttrValue::kTensor &&
                value->GetReflection()->GetUnknownFields(*value).empty() &&
                def.GetReflection()->GetUnknownFields(def).empty();
   // The tensor without its content: dtype, shape and version.
   tf::TensorProto head;
-  size_t content_field = 1 + VarintSize(content.size()) + content.size();
+  size_t content_field = 1 + VarintSize(content_size) + content_size;
   if (apart) {
     const tf::TensorProto& tensor = value->tensor();
     head.set_dtype(tensor.dtype());
     *head.mutable_tensor_shape() = tensor.tensor_shape();
     head.set_version_number(tensor.version_number());
-    size_t whole = tensor.ByteSizeLong() +
-                   (node.value_content_borrowed() ? content_field : 0);
+    size_t whole =
+        tensor.ByteSizeLong() + (kept != nullptr ? content_field : 0);
     // Anything else in the tensor (typed values, unknown fields): the
     // plain path.
     apart = head.ByteSizeLong() + content_field == whole;
@@ -607,9 +615,13 @@ void EmitNode(const Graph& graph, NodeId id, std::string* scratch,
   AppendVarint(tensor_length, scratch);
   scratch->append(head_bytes);
   scratch->push_back(static_cast<char>((4 << 3) | 2));  // tensor_content
-  AppendVarint(content.size(), scratch);
+  AppendVarint(content_size, scratch);
   sink(absl::string_view(*scratch));
-  sink(content);
+  if (kept != nullptr) {
+    kept->Emit([&](absl::string_view piece) { sink(piece); });
+  } else {
+    sink(absl::string_view(value->tensor().tensor_content()));
+  }
   scratch->swap(suffix);
   sink(absl::string_view(*scratch));
 }

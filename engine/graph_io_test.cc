@@ -418,12 +418,12 @@ TEST(GraphIoTest, LargeConstantsStayInTheSourceAndEveryReaderSeesThem) {
   absl::StatusOr<Graph> g = ParseGraph(bytes, GraphFormat::kBinary, "w.pb");
   ASSERT_TRUE(g.ok()) << g.status();
   const Node& w = *g->FindNode("w");
-  EXPECT_TRUE(w.value_content_borrowed());
+  EXPECT_TRUE(w.value_content_apart());
   EXPECT_TRUE(w.attr("value")->tensor().tensor_content().empty());
   EXPECT_EQ(w.value_content(),
             def.node(0).attr().at("value").tensor().tensor_content());
-  EXPECT_FALSE(g->FindNode("s")->value_content_borrowed());
-  EXPECT_FALSE(g->FindNode("twice")->value_content_borrowed());
+  EXPECT_FALSE(g->FindNode("s")->value_content_apart());
+  EXPECT_FALSE(g->FindNode("twice")->value_content_apart());
   EXPECT_EQ(g->FindNode("twice")->value_content(),
             twice.attr().at("value").tensor().tensor_content());
 
@@ -462,7 +462,7 @@ TEST(GraphIoTest, LargeConstantsStayInTheSourceAndEveryReaderSeesThem) {
   spec.attrs["_before"].set_s("x");
   absl::StatusOr<NodeId> fresh = rewriter.AddNode(spec);
   ASSERT_TRUE(fresh.ok()) << fresh.status();
-  EXPECT_FALSE(g->node(*fresh).value_content_borrowed());
+  EXPECT_FALSE(g->node(*fresh).value_content_apart());
   // (`twice` is not in canonical form: without it, the whole graph is.)
   ASSERT_TRUE(rewriter.RemoveNode(g->FindId("twice")).ok());
   std::string canonical = SerializeDeterministic(g->ToGraphDef());
@@ -475,10 +475,10 @@ TEST(GraphIoTest, LargeConstantsStayInTheSourceAndEveryReaderSeesThem) {
   rewriter.Begin();
   tf::AttrValue small = def.node(1).attr().at("value");
   ASSERT_TRUE(rewriter.SetAttr(w.id(), "value", small).ok());
-  EXPECT_FALSE(w.value_content_borrowed());
+  EXPECT_FALSE(w.value_content_apart());
   EXPECT_EQ(w.value_content(), small.tensor().tensor_content());
   rewriter.Rollback();
-  EXPECT_TRUE(w.value_content_borrowed());
+  EXPECT_TRUE(w.value_content_apart());
   EXPECT_EQ(w.value_content(),
             def.node(0).attr().at("value").tensor().tensor_content());
 }

@@ -147,7 +147,7 @@ Value FromAttr(const tf::AttrValue& attr, absl::string_view content = {}) {
 absl::StatusOr<ConstTensor> ToConstant(const HookContext& ctx, const Value& v) {
   switch (v.type) {
     case ValueType::kConst:
-      return *v.constant;
+      return Materialize(*v.constant);
     case ValueType::kInt:
       return ConstTensor::Scalar(static_cast<double>(v.i), tf::DT_INT32);
     case ValueType::kFloat:
@@ -595,14 +595,25 @@ void RegisterBuiltinHooks(HookRegistry& r) {
       "a filter scaled per output channel, in the layout of the given "
       "conv/matmul",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        absl::StatusOr<ConstTensor> w = ToConstant(ctx, a[0]);
+        // A large filter read from its Const stays undecoded: the result
+        // is scaled when its bytes are needed (written out, or read).
+        std::optional<ConstTensor> deferred;
+        if (a[0].type == VT::kTensor || a[0].type == VT::kNode) {
+          const Node& c = ctx.graph.node(a[0].tensor.node);
+          const tf::AttrValue* value = c.attr("value");
+          if (c.op() == "Const" && a[0].tensor.port == 0 && value != nullptr) {
+            deferred = DeferredTensor(value->tensor(), c.value_content_apart());
+          }
+        }
+        absl::StatusOr<ConstTensor> w =
+            deferred ? *std::move(deferred) : ToConstant(ctx, a[0]);
         if (!w.ok()) return w.status();
         absl::StatusOr<ConstTensor> s = ToConstant(ctx, a[1]);
         if (!s.ok()) return s.status();
         const Node& op = ctx.graph.node(a[2].tensor.node);
         const tf::AttrValue* tb = op.attr("transpose_b");
-        absl::StatusOr<ConstTensor> r =
-            ScaleOutputChannels(*w, *s, op.op(), tb != nullptr && tb->b());
+        absl::StatusOr<ConstTensor> r = ScaleOutputChannels(
+            *std::move(w), *s, op.op(), tb != nullptr && tb->b());
         if (!r.ok()) return r.status();
         return Value::Constant(*std::move(r));
       });

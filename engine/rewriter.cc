@@ -279,6 +279,7 @@ absl::StatusOr<NodeId> Rewriter::AddNode(NodeSpec spec) {
   def->set_device(std::move(spec.device));
   *def->mutable_attr() = std::move(spec.attrs);
   NodeId id = Insert(def, spec.inputs, spec.control_inputs);
+  graph_.mutable_node(id).content_ = std::move(spec.value_content);
   graph_.BumpVersion();
   for (RewriteListener* l : listeners_) l->NodeInserted(graph_, id);
   for (Endpoint e : spec.inputs) NotifyChanged(e.node);
@@ -414,12 +415,10 @@ absl::Status Rewriter::SetAttr(NodeId id, absl::string_view name,
   Node& node = graph_.mutable_node(id);
   tf::NodeDef* def = node.def_;
   std::string key(name);
-  if (key == "value" && !node.borrowed_content_.empty()) {
+  if (key == "value" && node.content_ != nullptr) {
     // The new value replaces the one whose bytes were kept apart.
-    OnUndo([&node, old = node.borrowed_content_] {
-      node.borrowed_content_ = old;
-    });
-    node.borrowed_content_ = {};
+    OnUndo([&node, old = node.content_] { node.content_ = old; });
+    node.content_ = nullptr;
   }
   auto old = def->attr().find(key);
   if (old == def->attr().end()) {
@@ -651,8 +650,7 @@ absl::StatusOr<CloneResult> Rewriter::Clone(
     def->set_name(UniqueName(absl::StrCat(name_prefix, def->name())));
     NodeId copy = Insert(def, {}, {});
     // The clone shares the source mapping's bytes of a large constant.
-    graph_.mutable_node(copy).borrowed_content_ =
-        graph_.node(id).borrowed_content_;
+    graph_.mutable_node(copy).content_ = graph_.node(id).content_;
     result.mapping[id] = copy;
     result.created.push_back(copy);
   }

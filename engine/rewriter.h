@@ -66,6 +66,9 @@ struct NodeSpec {
   std::vector<NodeId> control_inputs;
   std::string device;
   google::protobuf::Map<std::string, tf::AttrValue> attrs;
+  // The `value` tensor's content, kept apart (its tensor_content in attrs
+  // stays empty); see Node::value_content().
+  std::shared_ptr<const TensorContent> value_content;
 };
 
 // The nodes a Clone or Splice created, keyed by the original.
