@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <mutex>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -499,13 +501,53 @@ class ScaledContent : public TensorContent {
     int64_t unit = layout_.inner == 1 ? layout_.channels
                                       : layout_.inner * layout_.channels;
     int64_t per_piece = std::max<int64_t>(1, (int64_t{1} << 18) / unit) * unit;
-    std::string piece;
-    for (int64_t begin = 0; begin < count(); begin += per_piece) {
-      int64_t n = std::min(per_piece, count() - begin);
+    int64_t pieces = (count() + per_piece - 1) / per_piece;
+    std::string buffers[2];
+    auto compute = [&](int64_t k) {
+      int64_t begin = k * per_piece, n = std::min(per_piece, count() - begin);
+      std::string& piece = buffers[k % 2];
       piece.resize(static_cast<size_t>(n) * sizeof(T));
       Compute(begin, n, piece.data());
-      sink(piece);
+    };
+    if (pieces < 2 || std::thread::hardware_concurrency() < 2) {
+      for (int64_t k = 0; k < pieces; ++k) {
+        compute(k);
+        sink(buffers[k % 2]);
+      }
+      return;
     }
+    // Two buffers: a second thread computes the next piece while this one
+    // passes the last to the sink (the file write).
+    std::mutex mutex;
+    std::condition_variable changed;
+    int64_t computed = 0, consumed = 0;
+    std::thread worker([&] {
+      for (int64_t k = 0; k < pieces; ++k) {
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          changed.wait(lock, [&] { return k - consumed < 2; });
+        }
+        compute(k);
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          computed = k + 1;
+        }
+        changed.notify_all();
+      }
+    });
+    for (int64_t k = 0; k < pieces; ++k) {
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        changed.wait(lock, [&] { return computed > k; });
+      }
+      sink(buffers[k % 2]);
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        consumed = k + 1;
+      }
+      changed.notify_all();
+    }
+    worker.join();
   }
 
  private:
