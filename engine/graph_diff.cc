@@ -18,8 +18,8 @@ std::string Label(const Node& n) {
 }
 
 std::vector<std::string> Inputs(const Graph& g, NodeId id) {
-  tf::NodeDef def = g.ExportNodeDef(id);
-  return {def.input().begin(), def.input().end()};
+  google::protobuf::RepeatedPtrField<std::string> inputs = g.ExportInputs(id);
+  return {inputs.begin(), inputs.end()};
 }
 
 // A short, readable form of an attr value; tensors by dtype and shape.
