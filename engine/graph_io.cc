@@ -55,39 +55,61 @@ struct WireField {
   size_t end = 0;
 };
 
+// What is wrong with a field's bytes.
+enum class WireProblem {
+  kNone,
+  kBadTag,
+  kTruncatedVarint,
+  kTruncated,
+  kBadWireType
+};
+
+// Reads the field at `*pos` and moves past it; `field` gets its number and
+// wire type even when the rest is malformed.
+WireProblem ReadField(absl::string_view message, size_t* pos,
+                      WireField* field) {
+  WireField& f = *field;
+  f.start = *pos;
+  uint64_t tag = 0, length = 0;
+  if (!ReadVarint(message, pos, &tag) || (tag >> 3) == 0) {
+    return WireProblem::kBadTag;
+  }
+  f.number = static_cast<int>(tag >> 3);
+  f.wire_type = static_cast<int>(tag & 7);
+  switch (f.wire_type) {
+    case 0:
+      if (!ReadVarint(message, pos, &length)) {
+        return WireProblem::kTruncatedVarint;
+      }
+      break;
+    case 1:
+      *pos += 8;
+      break;
+    case 5:
+      *pos += 4;
+      break;
+    case 2:
+      if (!ReadVarint(message, pos, &length) ||
+          length > message.size() - *pos) {
+        return WireProblem::kTruncated;
+      }
+      *pos += length;
+      break;
+    default:
+      return WireProblem::kBadWireType;
+  }
+  if (*pos > message.size()) return WireProblem::kTruncated;
+  f.payload = f.wire_type == 2 ? *pos - length : f.start;
+  f.end = *pos;
+  return WireProblem::kNone;
+}
+
 // The fields of `message` in order; false when its bytes are malformed.
 bool ReadFields(absl::string_view message, std::vector<WireField>* fields) {
   size_t pos = 0;
   while (pos < message.size()) {
     WireField f;
-    f.start = pos;
-    uint64_t tag = 0, length = 0;
-    if (!ReadVarint(message, &pos, &tag) || (tag >> 3) == 0) return false;
-    f.number = static_cast<int>(tag >> 3);
-    f.wire_type = static_cast<int>(tag & 7);
-    switch (f.wire_type) {
-      case 0:
-        if (!ReadVarint(message, &pos, &length)) return false;
-        break;
-      case 1:
-        pos += 8;
-        break;
-      case 5:
-        pos += 4;
-        break;
-      case 2:
-        if (!ReadVarint(message, &pos, &length) ||
-            length > message.size() - pos) {
-          return false;
-        }
-        pos += length;
-        break;
-      default:
-        return false;
-    }
-    if (pos > message.size()) return false;
-    f.payload = f.wire_type == 2 ? pos - length : f.start;
-    f.end = pos;
+    if (ReadField(message, &pos, &f) != WireProblem::kNone) return false;
     fields->push_back(f);
   }
   return true;
@@ -281,55 +303,38 @@ class GraphBuilder {
     size_t pos = 0;
     while (pos < data.size()) {
       size_t start = pos;
-      uint64_t tag = 0;
-      if (!ReadVarint(data, &pos, &tag) || (tag >> 3) == 0) {
-        return Garbled(source, data, start, "a malformed field tag");
-      }
-      int field = static_cast<int>(tag >> 3);
-      int wire_type = static_cast<int>(tag & 7);
-      size_t payload = pos;
-      uint64_t length = 0;
-      switch (wire_type) {
-        case 0:
-          if (!ReadVarint(data, &pos, &length)) {
-            return Garbled(source, data, start, "a truncated varint");
-          }
+      WireField f;
+      switch (ReadField(data, &pos, &f)) {
+        case WireProblem::kNone:
           break;
-        case 1:
-          pos += 8;
-          break;
-        case 5:
-          pos += 4;
-          break;
-        case 2:
-          if (!ReadVarint(data, &pos, &length) || length > data.size() - pos) {
-            return Garbled(source, data, start,
-                           field == 1 ? absl::StrCat("node #", payloads.size(),
-                                                     " is truncated")
-                                      : "a truncated field");
-          }
-          payload = pos;
-          pos += length;
-          break;
-        default:
+        case WireProblem::kBadTag:
+          return Garbled(source, data, start, "a malformed field tag");
+        case WireProblem::kTruncatedVarint:
+          return Garbled(source, data, start, "a truncated varint");
+        case WireProblem::kTruncated:
+          return Garbled(
+              source, data, start,
+              f.number == 1 && f.wire_type == 2
+                  ? absl::StrCat("node #", payloads.size(), " is truncated")
+                  : "a truncated field");
+        case WireProblem::kBadWireType:
           return Garbled(source, data, start,
-                         absl::StrCat("an invalid wire type ", wire_type));
+                         absl::StrCat("an invalid wire type ", f.wire_type));
       }
-      if (pos > data.size()) {
-        return Garbled(source, data, start, "a truncated field");
-      }
+      int field = f.number;
+      size_t length = f.end - f.payload;
       Graph::SourceSegment segment;
       segment.field_number = field;
       segment.offset = start;
       segment.size = pos - start;
       if (field == 1) {
-        if (wire_type != 2) {
+        if (f.wire_type != 2) {
           return Garbled(source, data, start, "a node field of the wrong type");
         }
-        if (length > static_cast<uint64_t>(std::numeric_limits<int>::max())) {
+        if (length > static_cast<size_t>(std::numeric_limits<int>::max())) {
           return Garbled(source, data, start, "a node larger than 2 GiB");
         }
-        payloads.emplace_back(payload, length);
+        payloads.emplace_back(f.payload, length);
       }
       segments.push_back(segment);
     }
