@@ -485,3 +485,80 @@ TEST(GraphIoTest, LargeConstantsStayInTheSourceAndEveryReaderSeesThem) {
 
 }  // namespace
 }  // namespace graft
+
+namespace graft {
+namespace {
+
+// Wire-format pieces, for node bytes in orders a serializer would not write.
+std::string Varint(uint64_t v) {
+  std::string out;
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+  return out;
+}
+std::string Field(int number, const std::string& payload) {
+  return Varint((static_cast<uint64_t>(number) << 3) | 2) +
+         Varint(payload.size()) + payload;
+}
+
+// Valid but unusual encodings of a large constant: each loads to the same
+// NodeDef protobuf parses from the bytes, whether its content is kept apart
+// or not, and saves back byte for byte.
+TEST(GraphIoTest, UnusualEncodingsOfALargeConstantLoadAsProtobufReadsThem) {
+  std::string content(8192, '\0');
+  for (size_t i = 0; i < content.size(); ++i) content[i] = char(i * 31 % 251);
+  tf::TensorShapeProto shape;
+  shape.add_dim()->set_size(2048);
+  std::string dtype = Varint(1 << 3) + Varint(tf::DT_FLOAT);  // field 1
+  std::string shape_field = Field(2, shape.SerializeAsString());
+  std::string content_field = Field(4, content);
+  std::string float_val = Field(5, std::string(4, '\0'));  // packed 0.0f
+  auto node = [&](const std::string& tensor, bool value_first) {
+    std::string attr_value = Field(8, tensor);
+    std::string entry = value_first ? Field(2, attr_value) + Field(1, "value")
+                                    : Field(1, "value") + Field(2, attr_value);
+    return Field(1, "w") + Field(2, "Const") + Field(5, entry);
+  };
+  struct Case {
+    const char* name;
+    std::string node;
+    bool apart;
+  };
+  std::vector<Case> cases = {
+      {"canonical", node(dtype + shape_field + content_field, false), true},
+      {"value before key", node(dtype + shape_field + content_field, true),
+       true},
+      {"content first", node(content_field + dtype + shape_field, false), true},
+      {"content and typed values",
+       node(dtype + shape_field + content_field + float_val, false), true},
+      {"content twice",
+       node(dtype + shape_field + content_field + content_field, false), false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string bytes = Field(1, c.node);
+    tf::NodeDef expected;
+    ASSERT_TRUE(expected.ParseFromString(c.node));
+    absl::StatusOr<Graph> g = ParseGraph(bytes, GraphFormat::kBinary, "w.pb");
+    ASSERT_TRUE(g.ok()) << g.status();
+    const Node& w = *g->FindNode("w");
+    EXPECT_EQ(w.value_content_apart() != nullptr, c.apart);
+    EXPECT_TRUE(w.value_content() == content);
+    EXPECT_TRUE(MessageDifferencer::Equals(g->ExportNodeDef(w.id()), expected));
+    EXPECT_TRUE(SerializeGraph(*g, GraphFormat::kBinary) == bytes);
+    // Modified: re-encoded in canonical form, still the same message.
+    Rewriter rewriter(*g);
+    ASSERT_TRUE(rewriter.SetDevice(w.id(), "/device:CPU:0").ok());
+    tf::GraphDef saved;
+    ASSERT_TRUE(
+        saved.ParseFromString(SerializeGraph(*g, GraphFormat::kBinary)));
+    expected.set_device("/device:CPU:0");
+    EXPECT_TRUE(MessageDifferencer::Equals(saved.node(0), expected));
+  }
+}
+
+}  // namespace
+}  // namespace graft
