@@ -768,7 +768,7 @@ class CompiledRule : public ::graft::Rule {
       tf::TensorProto value;
       if (t.deferred != nullptr) {
         // Its bytes are made when they are written (or read).
-        value = DeferredTensorProto(t);
+        value = TensorProtoWithoutContent(t);
         spec.value_content = t.deferred;
       } else {
         value = ToTensorProto(t);

@@ -79,6 +79,19 @@ int64_t NumElements(const std::vector<int64_t>& shape) {
   return n;
 }
 
+// A TensorProto's dtype and shape, no values yet.
+absl::StatusOr<ConstTensor> DtypeAndShape(const tf::TensorProto& proto) {
+  ConstTensor t;
+  t.dtype = proto.dtype();
+  for (const auto& dim : proto.tensor_shape().dim()) {
+    if (dim.size() < 0) {
+      return absl::InvalidArgumentError("constant has an unknown dimension");
+    }
+    t.shape.push_back(dim.size());
+  }
+  return t;
+}
+
 }  // namespace
 
 int64_t ConstTensor::num_elements() const {
@@ -87,8 +100,8 @@ int64_t ConstTensor::num_elements() const {
 
 ConstTensor Materialize(const ConstTensor& tensor) {
   if (tensor.deferred == nullptr) return tensor;
-  absl::StatusOr<ConstTensor> t =
-      FromTensorProto(DeferredTensorProto(tensor), tensor.deferred->bytes());
+  absl::StatusOr<ConstTensor> t = FromTensorProto(
+      TensorProtoWithoutContent(tensor), tensor.deferred->bytes());
   // A deferred tensor's bytes always match its float / double shape.
   return *std::move(t);
 }
@@ -100,21 +113,17 @@ std::optional<ConstTensor> DeferredTensor(
       (proto.dtype() != tf::DT_FLOAT && proto.dtype() != tf::DT_DOUBLE)) {
     return std::nullopt;
   }
-  ConstTensor t;
-  t.dtype = proto.dtype();
-  for (const auto& dim : proto.tensor_shape().dim()) {
-    if (dim.size() < 0) return std::nullopt;
-    t.shape.push_back(dim.size());
-  }
-  if (static_cast<size_t>(NumElements(t.shape)) * DataTypeSize(t.dtype) !=
-      content->size()) {
+  absl::StatusOr<ConstTensor> t = DtypeAndShape(proto);
+  if (!t.ok() ||
+      static_cast<size_t>(NumElements(t->shape)) * DataTypeSize(t->dtype) !=
+          content->size()) {
     return std::nullopt;
   }
-  t.deferred = std::move(content);
-  return t;
+  t->deferred = std::move(content);
+  return *std::move(t);
 }
 
-tf::TensorProto DeferredTensorProto(const ConstTensor& t) {
+tf::TensorProto TensorProtoWithoutContent(const ConstTensor& t) {
   tf::TensorProto proto;
   proto.set_dtype(t.dtype);
   for (int64_t d : t.shape)
@@ -139,14 +148,9 @@ absl::StatusOr<ConstTensor> FromTensorProto(const tf::TensorProto& proto) {
 
 absl::StatusOr<ConstTensor> FromTensorProto(const tf::TensorProto& proto,
                                             absl::string_view content) {
-  ConstTensor t;
-  t.dtype = proto.dtype();
-  for (const auto& dim : proto.tensor_shape().dim()) {
-    if (dim.size() < 0) {
-      return absl::InvalidArgumentError("constant has an unknown dimension");
-    }
-    t.shape.push_back(dim.size());
-  }
+  absl::StatusOr<ConstTensor> header = DtypeAndShape(proto);
+  if (!header.ok()) return header.status();
+  ConstTensor t = *std::move(header);
   int64_t n = NumElements(t.shape);
   size_t width = static_cast<size_t>(DataTypeSize(t.dtype));
   if (!Supported(t.dtype)) {
@@ -260,14 +264,11 @@ absl::StatusOr<ConstTensor> FromTensorProto(const tf::TensorProto& proto,
 
 tf::TensorProto ToTensorProto(const ConstTensor& t) {
   if (t.deferred != nullptr) {
-    tf::TensorProto proto = DeferredTensorProto(t);
+    tf::TensorProto proto = TensorProtoWithoutContent(t);
     proto.set_tensor_content(std::string(t.deferred->bytes()));
     return proto;
   }
-  tf::TensorProto proto;
-  proto.set_dtype(t.dtype);
-  for (int64_t d : t.shape)
-    proto.mutable_tensor_shape()->add_dim()->set_size(d);
+  tf::TensorProto proto = TensorProtoWithoutContent(t);
   if (t.dtype == tf::DT_FLOAT ||
       t.dtype == tf::DT_DOUBLE) {  // no rounding to do
     proto.set_tensor_content(t.dtype == tf::DT_FLOAT

@@ -49,10 +49,10 @@ absl::StatusOr<ConstTensor> FromTensorProto(const tf::TensorProto& proto,
                                             absl::string_view content);
 // Writes a TensorProto in `tensor.dtype` (values rounded for integers).
 tf::TensorProto ToTensorProto(const ConstTensor& tensor);
-// A deferred tensor's TensorProto without its content (dtype and shape):
-// the Const node takes `tensor.deferred` as its content
+// The tensor's dtype and shape as a TensorProto, without values: for a
+// deferred tensor, whose Const node takes `tensor.deferred` as its content
 // (NodeSpec::value_content).
-tf::TensorProto DeferredTensorProto(const ConstTensor& tensor);
+tf::TensorProto TensorProtoWithoutContent(const ConstTensor& tensor);
 
 // Elementwise a (op) b with NumPy broadcasting; op is one of + - * /
 // "min" "max". The result takes a's dtype (b's if a is a scalar literal).

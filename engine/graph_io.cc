@@ -133,7 +133,7 @@ void AppendVarint(uint64_t value, std::string* out) {
 }
 
 // Tensors at least this large are left in the source mapping.
-constexpr size_t kBorrowMinBytes = 4096;
+constexpr size_t kApartMinBytes = 4096;
 
 // A NodeDef's bytes without the tensor_content of its `value` attr, and
 // where that content lies in the NodeDef's bytes.
@@ -202,7 +202,7 @@ std::optional<StrippedNode> StripValueContent(absl::string_view node) {
       ++contents;
     }
   }
-  if (contents != 1 || content.end - content.payload < kBorrowMinBytes) {
+  if (contents != 1 || content.end - content.payload < kApartMinBytes) {
     return std::nullopt;
   }
   content.start += tensor.payload;
@@ -342,7 +342,7 @@ class GraphBuilder {
     // for large graphs; the arena is thread-safe and the result does not
     // depend on the thread count), then index them in file order.
     std::vector<tf::NodeDef*> defs(payloads.size());
-    std::vector<absl::string_view> borrowed(payloads.size());
+    std::vector<absl::string_view> kept_apart(payloads.size());
     std::atomic<size_t> first_bad{defs.size()};
     auto parse_range = [&](size_t begin, size_t end) {
       for (size_t i = begin; i < end; ++i) {
@@ -352,9 +352,9 @@ class GraphBuilder {
         // A large constant is parsed without its content, which stays in
         // the mapping (no copy of the weights).
         std::optional<StrippedNode> stripped;
-        if (length >= kBorrowMinBytes) stripped = StripValueContent(node);
+        if (length >= kApartMinBytes) stripped = StripValueContent(node);
         if (stripped) {
-          borrowed[i] =
+          kept_apart[i] =
               node.substr(stripped->content_offset, stripped->content_size);
           node = stripped->bytes;
         }
@@ -395,9 +395,9 @@ class GraphBuilder {
       }
       absl::StatusOr<NodeId> id = graph.AddSourceNode(defs[ordinal], ordinal);
       if (!id.ok()) return Located(source, id.status().message());
-      if (!borrowed[ordinal].empty()) {
+      if (!kept_apart[ordinal].empty()) {
         graph.mutable_node(*id).content_ =
-            ViewContent(borrowed[ordinal], graph.source_owner_);
+            ViewContent(kept_apart[ordinal], graph.source_owner_);
       }
       segment.node = *id;
       ++ordinal;
@@ -557,14 +557,14 @@ void EmitNode(const Graph& graph, NodeId id, std::string* scratch,
                         : value != nullptr
                             ? value->tensor().tensor_content().size()
                             : 0;
-  bool apart = value != nullptr && content_size >= kBorrowMinBytes &&
-               value->value_case() == tf::AttrValue::kTensor &&
-               value->GetReflection()->GetUnknownFields(*value).empty() &&
-               def.GetReflection()->GetUnknownFields(def).empty();
+  bool in_pieces = value != nullptr && content_size >= kApartMinBytes &&
+                   value->value_case() == tf::AttrValue::kTensor &&
+                   value->GetReflection()->GetUnknownFields(*value).empty() &&
+                   def.GetReflection()->GetUnknownFields(def).empty();
   // The tensor without its content: dtype, shape and version.
   tf::TensorProto head;
   size_t content_field = 1 + VarintSize(content_size) + content_size;
-  if (apart) {
+  if (in_pieces) {
     const tf::TensorProto& tensor = value->tensor();
     head.set_dtype(tensor.dtype());
     *head.mutable_tensor_shape() = tensor.tensor_shape();
@@ -573,10 +573,10 @@ void EmitNode(const Graph& graph, NodeId id, std::string* scratch,
         tensor.ByteSizeLong() + (kept != nullptr ? content_field : 0);
     // Anything else in the tensor (typed values, unknown fields): the
     // plain path.
-    apart = head.ByteSizeLong() + content_field == whole;
+    in_pieces = head.ByteSizeLong() + content_field == whole;
   }
   scratch->clear();
-  if (!apart) {
+  if (!in_pieces) {
     AppendNodeField(graph.ExportNodeDef(id), scratch);
     sink(absl::string_view(*scratch));
     return;

@@ -81,7 +81,8 @@ std::vector<const Hook*> HookRegistry::All() const {
   return out;
 }
 
-absl::StatusOr<ConstTensor> ConstantOf(const Graph& graph, Endpoint tensor) {
+absl::StatusOr<ConstTensor> ConstantOf(const Graph& graph, Endpoint tensor,
+                                       bool deferred_ok) {
   const Node& node = graph.node(tensor.node);
   if (node.op() != "Const" || tensor.port != 0) {
     return absl::InvalidArgumentError(
@@ -92,6 +93,11 @@ absl::StatusOr<ConstTensor> ConstantOf(const Graph& graph, Endpoint tensor) {
   if (value == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("Const `", node.name(), "` has no value"));
+  }
+  if (deferred_ok) {
+    std::optional<ConstTensor> deferred =
+        DeferredTensor(value->tensor(), node.value_content_apart());
+    if (deferred) return *std::move(deferred);
   }
   return FromTensorProto(value->tensor(), node.value_content());
 }
@@ -144,17 +150,18 @@ Value FromAttr(const tf::AttrValue& attr, absl::string_view content = {}) {
 
 }  // namespace
 
-absl::StatusOr<ConstTensor> ToConstant(const HookContext& ctx, const Value& v) {
+absl::StatusOr<ConstTensor> ToConstant(const HookContext& ctx, const Value& v,
+                                       bool deferred_ok) {
   switch (v.type) {
     case ValueType::kConst:
-      return Materialize(*v.constant);
+      return deferred_ok ? *v.constant : Materialize(*v.constant);
     case ValueType::kInt:
       return ConstTensor::Scalar(static_cast<double>(v.i), tf::DT_INT32);
     case ValueType::kFloat:
       return ConstTensor::Scalar(v.f);
     case ValueType::kTensor:
     case ValueType::kNode:
-      return ConstantOf(ctx.graph, v.tensor);
+      return ConstantOf(ctx.graph, v.tensor, deferred_ok);
     case ValueType::kList: {
       // A nested list of numbers: [[1, 2], [3, 4]] has shape [2, 2].
       ConstTensor t;
@@ -595,18 +602,10 @@ void RegisterBuiltinHooks(HookRegistry& r) {
       "a filter scaled per output channel, in the layout of the given "
       "conv/matmul",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        // A large filter read from its Const stays undecoded: the result
-        // is scaled when its bytes are needed (written out, or read).
-        std::optional<ConstTensor> deferred;
-        if (a[0].type == VT::kTensor || a[0].type == VT::kNode) {
-          const Node& c = ctx.graph.node(a[0].tensor.node);
-          const tf::AttrValue* value = c.attr("value");
-          if (c.op() == "Const" && a[0].tensor.port == 0 && value != nullptr) {
-            deferred = DeferredTensor(value->tensor(), c.value_content_apart());
-          }
-        }
+        // A large filter stays undecoded: the result is scaled when its
+        // bytes are needed (written out, or read).
         absl::StatusOr<ConstTensor> w =
-            deferred ? *std::move(deferred) : ToConstant(ctx, a[0]);
+            ToConstant(ctx, a[0], /*deferred_ok=*/true);
         if (!w.ok()) return w.status();
         absl::StatusOr<ConstTensor> s = ToConstant(ctx, a[1]);
         if (!s.ok()) return s.status();

@@ -69,9 +69,14 @@ void AddBuiltinHook(HookRegistry& registry, const std::string& name,
 // The value of attr `name` of `node` (or its op's default), as a Value.
 absl::StatusOr<Value> AttrValueOf(const Node& node, const std::string& name);
 // A value as a constant: numbers become scalars, Const tensors their value.
-absl::StatusOr<ConstTensor> ToConstant(const HookContext& ctx, const Value& v);
-// The constant a Const tensor holds.
-absl::StatusOr<ConstTensor> ConstantOf(const Graph& graph, Endpoint tensor);
+// With `deferred_ok`, a large float or double constant whose bytes are kept
+// apart stays undecoded (ConstTensor::deferred), for the hooks that handle
+// such a tensor; otherwise the values are always decoded.
+absl::StatusOr<ConstTensor> ToConstant(const HookContext& ctx, const Value& v,
+                                       bool deferred_ok = false);
+// The constant a Const tensor holds (`deferred_ok` as for ToConstant).
+absl::StatusOr<ConstTensor> ConstantOf(const Graph& graph, Endpoint tensor,
+                                       bool deferred_ok = false);
 
 }  // namespace graft
 
