@@ -1,5 +1,6 @@
 #include "analysis/hooks.h"
 
+#include "builtins/builtins.h"
 #include "dsl/compiler.h"
 #include "engine/driver.h"
 #include "engine/graph_io.h"

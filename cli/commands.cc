@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "analysis/hooks.h"
+#include "builtins/builtins.h"
 #include "dsl/compiler.h"
 #include "dsl/format.h"
 #include "dsl/parser.h"

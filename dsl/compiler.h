@@ -1,6 +1,11 @@
 // From rule files to rules the driver runs: loading (with imports), checking
 // and compiling. Every problem is a located diagnostic; a rule set with any
 // error does not compile.
+//
+// The stages: dsl/parser.h (text -> AST), dsl/checker.h (names, types,
+// diagnostics, lint), dsl/matcher.h (compiled patterns and the search),
+// dsl/evaluator.h (expressions), dsl/actions.h (rewrite actions),
+// dsl/compiled_rule.h (a rule the driver runs).
 #ifndef GRAFT_DSL_COMPILER_H_
 #define GRAFT_DSL_COMPILER_H_
 
@@ -16,6 +21,8 @@
 
 namespace graft::dsl {
 
+// A compiled rule set is immutable: its rules may match, explain and
+// rewrite (each on its own graph) from several threads at once.
 class RuleSet {
  public:
   std::vector<const ::graft::Rule*> rules() const;
@@ -31,7 +38,7 @@ class RuleSet {
   const ::graft::Rule* Find(const std::string& name) const;
 
  private:
-  friend class Compiler;
+  friend class Checker;
   std::vector<std::unique_ptr<::graft::Rule>> rules_;
   std::vector<std::string> files_;
   std::vector<std::string> params_;

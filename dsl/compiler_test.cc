@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <thread>
 
+#include "builtins/builtins.h"
 #include "engine/graph_io.h"
 #include "engine/test_graphs.h"
 #include "google/protobuf/text_format.h"
@@ -98,7 +100,16 @@ const DiagnosticCase kCases[] = {
     {"wrong_argument_type",
      "rule a {\n  match { c = Relu(_) where name_matches(c, 3) }\n  rewrite { "
      "erase c }\n}\n",
-     2, 45, "argument 2 of `name_matches` must be a string, not a int"},
+     2, 45, "argument 2 of `name_matches` must be a regex, not a int"},
+    // Regexes compile with the rules: a bad one is an error at its text.
+    {"bad_regex",
+     "rule a {\n  match { c = Relu(_) where name_matches(c, \"m[\") }\n  "
+     "rewrite { erase c }\n}\n",
+     2, 45, "bad regex `m[`"},
+    {"bad_regex_param",
+     "param pattern: string = \"(\"\nrule a {\n  match { c = Relu(_) where "
+     "scope_matches(c, pattern) }\n  rewrite { erase c }\n}\n",
+     3, 46, "bad regex `(`"},
     {"duplicate_rule",
      "rule a {\n  match { c = Relu(_) }\n  rewrite { erase c }\n}\nrule a {\n  "
      "match { c = Relu(_) }\n  rewrite { erase c }\n}\n",
@@ -501,6 +512,55 @@ TEST_F(ExplainTest, WrongProducer) {
   Explanation e = At("tests/golden/rewrite_set_attr_device/in.pbtxt", "bn");
   EXPECT_FALSE(e.matched);
   EXPECT_EQ(e.reason, "`conv`: expected Conv2D, found Placeholder `x`");
+}
+
+// What one thread makes of a graph with a rule set: the rewritten text and
+// every node's explanation.
+std::string ApplyAndExplain(const RuleSet& set, const std::string& model) {
+  absl::StatusOr<Graph> graph = LoadGraph(model);
+  if (!graph.ok()) return "cannot load";
+  std::string out;
+  graph->ForEachNode([&](const Node& n) {
+    for (const ::graft::Rule* rule : set.rules()) {
+      Explanation e = ExplainAt(set, rule->name(), *graph, n.id());
+      out += e.matched ? "match " + n.name() + "\n" : e.reason + "\n";
+    }
+  });
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(*graph, set.rules());
+  if (!report.ok()) return std::string(report.status().message());
+  return out + SerializeGraph(*graph, GraphFormat::kText);
+}
+
+// A compiled rule set is immutable: threads that match, explain and rewrite
+// with it at once (each on its own graph) get what one thread alone gets.
+TEST(RuleSetTest, SharedBetweenThreads) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  Diagnostics d;
+  std::unique_ptr<RuleSet> set = CompileRuleFiles(
+      {"rules/fold_batch_norms.graft", "rules/quantize.graft"}, {}, hooks, &d);
+  ASSERT_NE(set, nullptr) << d.Render();
+  const std::vector<std::string> models = {
+      "tests/golden/fold_bn_lib_nchw_conv/in.pbtxt",
+      "tests/golden/fold_bn_lib_matmul_transpose_b/in.pbtxt",
+      "tests/golden/pattern_use_count/in.pbtxt"};
+  std::vector<std::string> alone;
+  for (const std::string& m : models) alone.push_back(ApplyAndExplain(*set, m));
+  constexpr int kThreads = 4, kRounds = 20;
+  std::vector<int> differences(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < kRounds; ++round) {
+        size_t i = (t + round) % models.size();
+        if (ApplyAndExplain(*set, models[i]) != alone[i]) ++differences[t];
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(differences[t], 0);
+  // The rules did something, so the comparison means something.
+  EXPECT_NE(alone[0].find("match "), std::string::npos);
 }
 
 }  // namespace

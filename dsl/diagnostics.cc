@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
@@ -64,6 +65,42 @@ std::string Diagnostics::Render() const {
     }
   }
   return out;
+}
+
+namespace {
+
+int EditDistance(const std::string& a, const std::string& b) {
+  std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= b.size(); ++j) {
+      int sub =
+          prev[j - 1] +
+          (absl::ascii_tolower(a[i - 1]) == absl::ascii_tolower(b[j - 1]) ? 0
+                                                                          : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+std::vector<std::string> Suggest(const std::string& name,
+                                 const std::vector<std::string>& known) {
+  std::string best;
+  int best_d = 3;
+  for (const std::string& k : known) {
+    int d = EditDistance(name, k);
+    if (d < best_d) {
+      best_d = d;
+      best = k;
+    }
+  }
+  if (best.empty()) return {};
+  return {absl::StrCat("did you mean `", best, "`?")};
 }
 
 }  // namespace graft::dsl

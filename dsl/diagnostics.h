@@ -43,6 +43,11 @@ class Diagnostics {
   std::vector<std::pair<std::string, std::string>> sources_;
 };
 
+// "did you mean `x`?" for the known name closest to `name` (at most two
+// edits away), or nothing.
+std::vector<std::string> Suggest(const std::string& name,
+                                 const std::vector<std::string>& known);
+
 }  // namespace graft::dsl
 
 #endif  // GRAFT_DSL_DIAGNOSTICS_H_

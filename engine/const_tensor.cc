@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "Eigen/Core"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/op_registry.h"
@@ -17,25 +18,36 @@
 namespace graft {
 namespace {
 
+// A tensor's values as an Eigen array (no copy).
+Eigen::Map<Eigen::ArrayXd> Array(std::vector<double>& v) {
+  return Eigen::Map<Eigen::ArrayXd>(v.data(),
+                                    static_cast<Eigen::Index>(v.size()));
+}
+Eigen::Map<const Eigen::ArrayXd> Array(const std::vector<double>& v) {
+  return Eigen::Map<const Eigen::ArrayXd>(v.data(),
+                                          static_cast<Eigen::Index>(v.size()));
+}
+
 template <typename T>
-void DecodeContent(absl::string_view bytes, Eigen::ArrayXd* out) {
+void DecodeContent(absl::string_view bytes, std::vector<double>* out) {
   size_t n = bytes.size() / sizeof(T);
-  out->resize(static_cast<Eigen::Index>(n));
+  out->resize(n);
   for (size_t i = 0; i < n; ++i) {
     T v;
     std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof(T));
-    (*out)[static_cast<Eigen::Index>(i)] = static_cast<double>(v);
+    (*out)[i] = static_cast<double>(v);
   }
 }
 
 template <typename T>
-std::string EncodeContent(const Eigen::ArrayXd& values) {
+std::string EncodeContent(const std::vector<double>& values) {
   std::string bytes(values.size() * sizeof(T), '\0');
   // Little-endian, as TensorFlow writes tensor_content on every platform it
   // runs on.
   Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> out(
-      reinterpret_cast<T*>(bytes.data()), values.size());
-  out = values.template cast<T>();
+      reinterpret_cast<T*>(bytes.data()),
+      static_cast<Eigen::Index>(values.size()));
+  out = Array(values).template cast<T>();
   return bytes;
 }
 
@@ -95,7 +107,8 @@ absl::StatusOr<ConstTensor> DtypeAndShape(const tf::TensorProto& proto) {
 }  // namespace
 
 int64_t ConstTensor::num_elements() const {
-  return deferred != nullptr ? NumElements(shape) : values.size();
+  return deferred != nullptr ? NumElements(shape)
+                             : static_cast<int64_t>(values.size());
 }
 
 ConstTensor Materialize(const ConstTensor& tensor) {
@@ -134,7 +147,7 @@ tf::TensorProto TensorProtoWithoutContent(const ConstTensor& t) {
 ConstTensor ConstTensor::Scalar(double value, tf::DataType dtype) {
   ConstTensor t;
   t.dtype = dtype;
-  t.values = Eigen::ArrayXd::Constant(1, value);
+  t.values = {value};
   return t;
 }
 
@@ -276,8 +289,9 @@ tf::TensorProto ToTensorProto(const ConstTensor& t) {
                                  : EncodeContent<double>(t.values));
     return proto;
   }
-  Eigen::ArrayXd v =
-      t.values.unaryExpr([&](double x) { return RoundFor(t.dtype, x); });
+  std::vector<double> v(t.values.size());
+  std::transform(t.values.begin(), t.values.end(), v.begin(),
+                 [&](double x) { return RoundFor(t.dtype, x); });
   switch (t.dtype) {
     case tf::DT_INT32:
       proto.set_tensor_content(EncodeContent<int32_t>(v));
@@ -301,7 +315,7 @@ tf::TensorProto ToTensorProto(const ConstTensor& t) {
     case tf::DT_HALF:
     case tf::DT_BFLOAT16: {
       std::string bytes(v.size() * 2, '\0');
-      for (Eigen::Index i = 0; i < v.size(); ++i) {
+      for (size_t i = 0; i < v.size(); ++i) {
         uint16_t bits = t.dtype == tf::DT_HALF
                             ? Eigen::numext::bit_cast<uint16_t>(
                                   Eigen::half(static_cast<float>(v[i])))
@@ -382,13 +396,13 @@ absl::StatusOr<ConstTensor> Broadcast(const ConstTensor& a,
 absl::StatusOr<ConstTensor> Unary(const ConstTensor& a, absl::string_view op) {
   ConstTensor r = Materialize(a);
   if (op == "rsqrt")
-    r.values = r.values.rsqrt();
+    Array(r.values) = Array(r.values).rsqrt();
   else if (op == "sqrt")
-    r.values = r.values.sqrt();
+    Array(r.values) = Array(r.values).sqrt();
   else if (op == "neg")
-    r.values = -r.values;
+    Array(r.values) = -Array(r.values);
   else if (op == "abs")
-    r.values = r.values.abs();
+    Array(r.values) = Array(r.values).abs();
   else
     return absl::InvalidArgumentError(
         absl::StrCat("unknown function `", op, "`"));
@@ -398,8 +412,8 @@ absl::StatusOr<ConstTensor> Unary(const ConstTensor& a, absl::string_view op) {
 ConstTensor Reduce(const ConstTensor& a, absl::string_view op) {
   if (a.deferred != nullptr) return Reduce(Materialize(a), op);
   double v = a.values.size() == 0 ? 0.0
-             : op == "min"        ? a.values.minCoeff()
-                                  : a.values.maxCoeff();
+             : op == "min"        ? Array(a.values).minCoeff()
+                                  : Array(a.values).maxCoeff();
   return ConstTensor::Scalar(v, a.dtype);
 }
 
@@ -478,7 +492,7 @@ template <typename T>
 class ScaledContent : public TensorContent {
  public:
   ScaledContent(std::shared_ptr<const TensorContent> source,
-                ChannelLayout layout, Eigen::ArrayXd scale)
+                ChannelLayout layout, std::vector<double> scale)
       : source_(std::move(source)), layout_(layout), scale_(std::move(scale)) {}
 
   size_t size() const override { return source_->size(); }
@@ -565,20 +579,21 @@ class ScaledContent : public TensorContent {
     if (inner == 1) {
       Eigen::Map<const Matrix, Eigen::Unaligned> w(in, channels, n / channels);
       Eigen::Map<Matrix, Eigen::Unaligned> r(to, channels, n / channels);
-      r = (w.template cast<double>().colwise() * scale_).template cast<T>();
+      r = (w.template cast<double>().colwise() * Array(scale_))
+              .template cast<T>();
       return;
     }
     for (int64_t u = 0; u < n; u += inner * channels) {
       Eigen::Map<const Matrix, Eigen::Unaligned> w(in + u, inner, channels);
       Eigen::Map<Matrix, Eigen::Unaligned> r(to + u, inner, channels);
-      r = (w.template cast<double>().rowwise() * scale_.transpose())
+      r = (w.template cast<double>().rowwise() * Array(scale_).transpose())
               .template cast<T>();
     }
   }
 
   std::shared_ptr<const TensorContent> source_;
   ChannelLayout layout_;
-  Eigen::ArrayXd scale_;
+  std::vector<double> scale_;
   mutable std::once_flag once_;
   mutable std::string bytes_;
   mutable std::atomic<bool> computed_{false};
@@ -598,18 +613,20 @@ absl::StatusOr<ConstTensor> ChannelReduce(const ConstTensor& filter,
   r.dtype = filter.dtype;
   r.shape = {layout->channels};
   if (layout->channels == 0 || filter.num_elements() == 0) {
-    r.values = Eigen::ArrayXd::Zero(layout->channels);
+    r.values.assign(layout->channels, 0.0);
     return r;
   }
   auto m = AsMatrix(filter, *layout);
+  r.values.resize(layout->channels);
+  Eigen::Map<Eigen::ArrayXd> out = Array(r.values);
   if (layout->inner == 1 && minimum) {
-    r.values = m.rowwise().minCoeff();
+    out = m.rowwise().minCoeff();
   } else if (layout->inner == 1) {
-    r.values = m.rowwise().maxCoeff();
+    out = m.rowwise().maxCoeff();
   } else if (minimum) {
-    r.values = m.colwise().minCoeff().transpose();
+    out = m.colwise().minCoeff().transpose();
   } else {
-    r.values = m.colwise().maxCoeff().transpose();
+    out = m.colwise().maxCoeff().transpose();
   }
   return r;
 }
@@ -649,9 +666,9 @@ absl::StatusOr<ConstTensor> ScaleOutputChannels(ConstTensor filter,
   Eigen::Map<Eigen::ArrayXXd> w(filter.values.data(), in.rows(), in.cols());
   // w'[..., c] = w[..., c] * scale[c]
   if (layout->inner == 1) {
-    w.colwise() *= scale.values;
+    w.colwise() *= Array(scale.values);
   } else {
-    w.rowwise() *= scale.values.transpose();
+    w.rowwise() *= Array(scale.values).transpose();
   }
   return filter;
 }

@@ -1,5 +1,6 @@
 // Constant tensor math for rewrites: values of matched Const nodes, computed
-// in float64 with Eigen and cast back to the tensor's dtype.
+// in float64 (with Eigen, inside the implementation) and cast back to the
+// tensor's dtype.
 #ifndef GRAFT_ENGINE_CONST_TENSOR_H_
 #define GRAFT_ENGINE_CONST_TENSOR_H_
 
@@ -9,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "Eigen/Core"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "engine/tensor_content.h"
@@ -20,7 +20,7 @@ namespace graft {
 struct ConstTensor {
   tf::DataType dtype = tf::DT_FLOAT;
   std::vector<int64_t> shape;  // empty: a scalar
-  Eigen::ArrayXd values;       // row-major
+  std::vector<double> values;  // row-major
   // Set for a large float or double tensor whose values are not decoded:
   // its encoded bytes, computed only when asked (`values` is then empty;
   // Materialize() decodes). Only ScaleOutputChannels and the Const that

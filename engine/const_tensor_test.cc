@@ -13,13 +13,12 @@ ConstTensor Make(std::vector<int64_t> shape, std::vector<double> values,
   ConstTensor t;
   t.dtype = dtype;
   t.shape = std::move(shape);
-  t.values = Eigen::Map<Eigen::ArrayXd>(values.data(), values.size());
+  t.values = values;
   return t;
 }
 
 std::vector<double> Values(const ConstTensor& t) {
-  return std::vector<double>(t.values.data(),
-                             t.values.data() + t.values.size());
+  return t.values;
 }
 
 TEST(ConstTensorTest, ProtoRoundTripForEachDtype) {
@@ -184,9 +183,8 @@ TEST(ConstTensorTest, DeferredScalingEqualsEagerScaling) {
       // dtype, as a Const holds them).
       tf::TensorProto rounded = proto;
       rounded.set_tensor_content(expected);
-      EXPECT_TRUE(
-          (Materialize(*deferred).values == FromTensorProto(rounded)->values)
-              .all());
+      EXPECT_EQ(Materialize(*deferred).values,
+                FromTensorProto(rounded)->values);
       EXPECT_TRUE(ToTensorProto(*deferred).tensor_content() == expected);
       absl::StatusOr<ConstTensor> doubled =
           Broadcast(*deferred, ConstTensor::Scalar(2.0), "*");

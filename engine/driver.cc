@@ -12,7 +12,6 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/hooks.h"
 #include "engine/op_registry.h"
 
 namespace graft {

@@ -1,6 +1,6 @@
 // The hook registry: native C++ functions that rules call by name, with
 // typed signatures the rule compiler checks. Registration is explicit, from
-// one place per component (RegisterBuiltinHooks below); no static
+// one place per component (builtins/builtins.h, analysis/hooks.h); no static
 // initializers.
 #ifndef GRAFT_ENGINE_HOOKS_H_
 #define GRAFT_ENGINE_HOOKS_H_
@@ -54,29 +54,11 @@ class HookRegistry {
   std::map<std::string, Hook> hooks_;
 };
 
-// The builtins: graph queries (uses, consumed_by, dtype, rank, ...),
-// constant math (rsqrt, min, reshape, scale_output_channels, ...), surgery
-// (forward_walk, filter_ops, subgraph_outputs, node_named, ...), ranges and
-// graph params; the README lists them all.
-void RegisterBuiltinHooks(HookRegistry& registry);
-
 // Registers one of graft's own hooks (whose names never collide).
 void AddBuiltinHook(HookRegistry& registry, const std::string& name,
                     std::vector<ValueType> params, ValueType result,
                     const std::string& doc, HookFn fn, bool variadic = false,
                     int optional = 0);
-
-// The value of attr `name` of `node` (or its op's default), as a Value.
-absl::StatusOr<Value> AttrValueOf(const Node& node, const std::string& name);
-// A value as a constant: numbers become scalars, Const tensors their value.
-// With `deferred_ok`, a large float or double constant whose bytes are kept
-// apart stays undecoded (ConstTensor::deferred), for the hooks that handle
-// such a tensor; otherwise the values are always decoded.
-absl::StatusOr<ConstTensor> ToConstant(const HookContext& ctx, const Value& v,
-                                       bool deferred_ok = false);
-// The constant a Const tensor holds (`deferred_ok` as for ToConstant).
-absl::StatusOr<ConstTensor> ConstantOf(const Graph& graph, Endpoint tensor,
-                                       bool deferred_ok = false);
 
 }  // namespace graft
 

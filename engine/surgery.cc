@@ -1,7 +1,6 @@
 #include "engine/surgery.h"
 
 #include <deque>
-#include <regex>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -147,18 +146,12 @@ std::vector<NodeId> FilterByOp(const Graph& graph,
   return out;
 }
 
-absl::StatusOr<std::vector<NodeId>> FilterByName(const Graph& graph,
-                                                 absl::Span<const NodeId> nodes,
-                                                 const std::string& regex) {
-  std::regex re;
-  try {
-    re = std::regex(regex);
-  } catch (const std::regex_error&) {
-    return absl::InvalidArgumentError(absl::StrCat("bad regex `", regex, "`"));
-  }
+std::vector<NodeId> FilterByName(const Graph& graph,
+                                 absl::Span<const NodeId> nodes,
+                                 const NameRegex& regex) {
   std::vector<NodeId> out;
   for (NodeId id : nodes) {
-    if (std::regex_match(graph.node(id).name(), re)) out.push_back(id);
+    if (regex.FullMatch(graph.node(id).name())) out.push_back(id);
   }
   return out;
 }

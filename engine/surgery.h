@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "engine/graph.h"
+#include "engine/name_regex.h"
 #include "engine/rewriter.h"
 
 namespace graft::surgery {
@@ -73,10 +74,10 @@ std::vector<NodeId> WalksIntersection(const Graph& graph,
 std::vector<NodeId> FilterByOp(const Graph& graph,
                                absl::Span<const NodeId> nodes,
                                absl::string_view ops);
-// The nodes whose whole name matches the regex; fails on a bad regex.
-absl::StatusOr<std::vector<NodeId>> FilterByName(const Graph& graph,
-                                                 absl::Span<const NodeId> nodes,
-                                                 const std::string& regex);
+// The nodes whose whole name matches the regex.
+std::vector<NodeId> FilterByName(const Graph& graph,
+                                 absl::Span<const NodeId> nodes,
+                                 const NameRegex& regex);
 // The live node called `name`, or a NotFound error naming it.
 absl::StatusOr<NodeId> GetByName(const Graph& graph, absl::string_view name);
 // Removes the node called `name`; it must have no consumers.

@@ -214,10 +214,15 @@ TEST(FilterTest, ByOpAndByName) {
   std::vector<NodeId> all = g.NodeIds();
   EXPECT_EQ(Names(g, FilterByOp(g, all, "Neg|Relu*")),
             (std::vector<std::string>{"relu", "m0", "m1"}));
-  absl::StatusOr<std::vector<NodeId>> named = FilterByName(g, all, "m[0-9]");
-  ASSERT_TRUE(named.ok());
-  EXPECT_EQ(Names(g, *named), (std::vector<std::string>{"m0", "m1"}));
-  EXPECT_FALSE(FilterByName(g, all, "m[").ok());
+  absl::StatusOr<std::shared_ptr<const NameRegex>> re =
+      NameRegex::Compile("m[0-9]");
+  ASSERT_TRUE(re.ok());
+  EXPECT_EQ(Names(g, FilterByName(g, all, **re)),
+            (std::vector<std::string>{"m0", "m1"}));
+  absl::StatusOr<std::shared_ptr<const NameRegex>> bad =
+      NameRegex::Compile("m[");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "bad regex `m[`");
 }
 
 TEST(ByNameTest, GetContainsRemove) {

@@ -7,11 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "engine/const_tensor.h"
 #include "engine/graph.h"
 #include "engine/tensor_ranges.h"
 
 namespace graft {
+
+class NameRegex;
 
 enum class ValueType {
   kNone,
@@ -25,6 +28,7 @@ enum class ValueType {
   kList,
   kRanges,  // a table of calibrated tensor ranges (a `ranges` param)
   kGraph,   // another graph, loaded from a file (a `graph` param)
+  kRegex,   // a hook parameter: a string compiled as a regex (Value::regex)
   kAny,
 };
 
@@ -41,6 +45,9 @@ struct Value {
   std::vector<Value> list;
   std::shared_ptr<const TensorRanges> ranges;
   std::shared_ptr<const Graph> graph;  // kGraph (null: none given); s: its path
+  // A string passed where a hook takes a regex: compiled when the rules
+  // compiled (or, for a computed string, when it was computed).
+  std::shared_ptr<const NameRegex> regex;
 
   static Value Bool(bool v) {
     Value x;
@@ -114,6 +121,21 @@ struct Value {
 
 // Whether a value of type `have` may be passed where `want` is expected.
 bool Accepts(ValueType want, ValueType have);
+
+// The value of attr `name` of `node` (or its op's default), as a Value.
+absl::StatusOr<Value> AttrValueOf(const Node& node, const std::string& name);
+// A value as a constant: numbers become scalars, Const tensors their value.
+// With `deferred_ok`, a large float or double constant whose bytes are kept
+// apart stays undecoded (ConstTensor::deferred), for the hooks that handle
+// such a tensor; otherwise the values are always decoded.
+absl::StatusOr<ConstTensor> ToConstant(const Graph& graph, const Value& v,
+                                       bool deferred_ok = false);
+// The constant a Const tensor holds (`deferred_ok` as for ToConstant).
+absl::StatusOr<ConstTensor> ConstantOf(const Graph& graph, Endpoint tensor,
+                                       bool deferred_ok = false);
+// The compiled regex of a string value: the one compiled with the rules, or
+// compiled now (a bad regex is an error).
+absl::StatusOr<std::shared_ptr<const NameRegex>> RegexOf(const Value& v);
 
 }  // namespace graft
 

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dsl/compiler.h"
+#include "builtins/builtins.h"
 #include "engine/driver.h"
 #include "engine/graph_io.h"
 #include "proto/graph.pb.h"

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "dsl/compiler.h"
+#include "builtins/builtins.h"
 #include "engine/driver.h"
 #include "engine/graph_io.h"
 #include "engine/validate.h"

@@ -1,0 +1,64 @@
+// Constant math over matched Const tensors and numbers.
+#include "builtins/internal.h"
+#include "engine/const_tensor.h"
+
+namespace graft::builtins {
+
+namespace {
+
+absl::StatusOr<Value> ConstUnary(const HookContext& ctx, Args a,
+                                 const char* op) {
+  absl::StatusOr<ConstTensor> x = ToConstant(ctx.graph, a[0]);
+  if (!x.ok()) return x.status();
+  absl::StatusOr<ConstTensor> r = Unary(*x, op);
+  if (!r.ok()) return r.status();
+  return Value::Constant(*std::move(r));
+}
+
+absl::StatusOr<Value> MinMax(const HookContext& ctx, Args a, const char* op) {
+  absl::StatusOr<ConstTensor> x = ToConstant(ctx.graph, a[0]);
+  if (!x.ok()) return x.status();
+  if (a.size() == 1) return Value::Constant(Reduce(*x, op));
+  for (size_t i = 1; i < a.size(); ++i) {
+    absl::StatusOr<ConstTensor> y = ToConstant(ctx.graph, a[i]);
+    if (!y.ok()) return y.status();
+    absl::StatusOr<ConstTensor> r = Broadcast(*x, *y, op);
+    if (!r.ok()) return r.status();
+    x = *std::move(r);
+  }
+  return Value::Constant(*std::move(x));
+}
+
+}  // namespace
+
+void RegisterConstantHooks(HookRegistry& r) {
+  Add(r, "rsqrt", {VT::kConst}, VT::kConst, false, "1 / sqrt(x), elementwise",
+      [](const HookContext& ctx, Args a) {
+        return ConstUnary(ctx, a, "rsqrt");
+      });
+  Add(r, "sqrt", {VT::kConst}, VT::kConst, false, "sqrt(x), elementwise",
+      [](const HookContext& ctx, Args a) {
+        return ConstUnary(ctx, a, "sqrt");
+      });
+  Add(r, "abs", {VT::kConst}, VT::kConst, false, "|x|, elementwise",
+      [](const HookContext& ctx, Args a) { return ConstUnary(ctx, a, "abs"); });
+  Add(r, "min", {VT::kConst}, VT::kConst, true,
+      "min(x): the smallest value; min(x, y, ...): elementwise",
+      [](const HookContext& ctx, Args a) { return MinMax(ctx, a, "min"); });
+  Add(r, "max", {VT::kConst}, VT::kConst, true,
+      "max(x): the largest value; max(x, y, ...): elementwise",
+      [](const HookContext& ctx, Args a) { return MinMax(ctx, a, "max"); });
+  Add(r, "reshape", {VT::kConst, VT::kList}, VT::kConst, false,
+      "the constant with a new shape (one dimension may be -1)",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        absl::StatusOr<ConstTensor> x = ToConstant(ctx.graph, a[0]);
+        if (!x.ok()) return x.status();
+        std::vector<int64_t> shape;
+        for (const Value& d : a[1].list) shape.push_back(d.i);
+        absl::StatusOr<ConstTensor> y = Reshape(*x, shape);
+        if (!y.ok()) return y.status();
+        return Value::Constant(*std::move(y));
+      });
+}
+
+}  // namespace graft::builtins

@@ -1,0 +1,120 @@
+// Graph queries: uses, consumers, dtypes, ranks, names and scopes, attrs.
+#include "absl/strings/str_cat.h"
+#include "builtins/internal.h"
+#include "engine/name_regex.h"
+#include "engine/op_registry.h"
+
+namespace graft::builtins {
+
+void RegisterGraphQueryHooks(HookRegistry& r) {
+  Add(r, "uses", {VT::kAny}, VT::kInt, false,
+      "data consumers of a tensor; of a node: of all its outputs, plus control",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const Node& n = ctx.graph.node(a[0].tensor.node);
+        if (a[0].type == VT::kTensor) {
+          return Value::Int(
+              static_cast<int64_t>(n.consumers(a[0].tensor.port).size()));
+        }
+        int64_t count = static_cast<int64_t>(n.control_consumers().size());
+        for (int p = 0; p < n.num_used_ports(); ++p)
+          count += n.consumers(p).size();
+        return Value::Int(count);
+      });
+  Add(r, "unused", {VT::kTensor}, VT::kBool, true, "no tensor has a consumer",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        for (const Value& v : a) {
+          if (!ctx.graph.node(v.tensor.node).consumers(v.tensor.port).empty()) {
+            return Value::Bool(false);
+          }
+        }
+        return Value::Bool(true);
+      });
+  Add(r, "consumed_by", {VT::kTensor, VT::kString}, VT::kBool, false,
+      "some consumer's op matches the glob (`FakeQuant*`)",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const Node& n = ctx.graph.node(a[0].tensor.node);
+        for (InputSlot s : n.consumers(a[0].tensor.port)) {
+          if (GlobMatch(a[1].s, ctx.graph.node(s.node).op()))
+            return Value::Bool(true);
+        }
+        return Value::Bool(false);
+      });
+  Add(r, "is_const", {VT::kTensor}, VT::kBool, false, "produced by a Const",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return Value::Bool(ctx.graph.node(a[0].tensor.node).op() == "Const");
+      });
+  Add(r, "dtype", {VT::kTensor}, VT::kString, false,
+      "the tensor's dtype (`float32`), or `unknown`",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        tf::DataType t = OpRegistry::Tensorflow().OutputType(
+            ctx.graph.node(a[0].tensor.node), a[0].tensor.port);
+        return Value::String(t == tf::DT_INVALID ? "unknown" : DataTypeName(t));
+      });
+  Add(r, "rank", {VT::kTensor}, VT::kInt, false, "the tensor's rank, or -1",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        auto shape = StaticShape(ctx.graph, a[0].tensor);
+        return Value::Int(shape ? static_cast<int64_t>(shape->size()) : -1);
+      });
+  Add(r, "name_matches", {VT::kNode, VT::kRegex}, VT::kBool, false,
+      "the node's whole name matches the regex",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        absl::StatusOr<std::shared_ptr<const NameRegex>> re = RegexOf(a[1]);
+        if (!re.ok()) return re.status();
+        return Value::Bool(
+            (*re)->FullMatch(ctx.graph.node(a[0].tensor.node).name()));
+      });
+  Add(r, "scope_matches", {VT::kNode, VT::kRegex}, VT::kBool, false,
+      "the node's scope (its name up to the last `/`) matches the regex",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        absl::StatusOr<std::shared_ptr<const NameRegex>> re = RegexOf(a[1]);
+        if (!re.ok()) return re.status();
+        const std::string& name = ctx.graph.node(a[0].tensor.node).name();
+        size_t slash = name.rfind('/');
+        return Value::Bool((*re)->FullMatch(
+            slash == std::string::npos ? "" : name.substr(0, slash)));
+      });
+  Add(r, "has_control_edge", {VT::kNode, VT::kNode}, VT::kBool, false,
+      "a control edge runs from the first node to the second",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const Node& to = ctx.graph.node(a[1].tensor.node);
+        for (NodeId c : to.control_inputs()) {
+          if (c == a[0].tensor.node) return Value::Bool(true);
+        }
+        return Value::Bool(false);
+      });
+  Add(r, "attr", {VT::kNode, VT::kString, VT::kAny}, VT::kAny, false,
+      "attr(n, \"name\", default): the attr, its op default, or the given "
+      "default",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        absl::StatusOr<Value> v =
+            AttrValueOf(ctx.graph.node(a[0].tensor.node), a[1].s);
+        return v.ok() ? *v : a[2];
+      });
+  Add(r, "len", {VT::kList}, VT::kInt, false, "the number of items of a list",
+      [](const HookContext&, Args a) -> absl::StatusOr<Value> {
+        return Value::Int(static_cast<int64_t>(a[0].list.size()));
+      });
+  Add(r, "in_scope", {VT::kNode, VT::kString}, VT::kBool, false,
+      "the node is under the name scope (`scope/...`); an empty scope holds "
+      "every node",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const std::string& name = ctx.graph.node(a[0].tensor.node).name();
+        const std::string& scope = a[1].s;
+        return Value::Bool(scope.empty() || name.rfind(scope + "/", 0) == 0);
+      });
+  Add(r, "consumers_in_scope", {VT::kTensor, VT::kString}, VT::kBool, false,
+      "every consumer of the tensor is under the scope (an empty scope holds "
+      "all)",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const std::string& scope = a[1].s;
+        if (scope.empty()) return Value::Bool(true);
+        for (InputSlot s :
+             ctx.graph.node(a[0].tensor.node).consumers(a[0].tensor.port)) {
+          if (ctx.graph.node(s.node).name().rfind(scope + "/", 0) != 0)
+            return Value::Bool(false);
+        }
+        return Value::Bool(true);
+      });
+}
+
+}  // namespace graft::builtins

@@ -1,0 +1,140 @@
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "builtins/internal.h"
+#include "engine/name_regex.h"
+#include "engine/surgery.h"
+
+namespace graft::builtins {
+namespace {
+
+// Walk options from hook arguments a[first..]: inclusive, within, stop_at,
+// control; absent ones keep their defaults; an empty `within` is all nodes.
+surgery::WalkOptions WalkOptionsOf(Args a, size_t first,
+                                   absl::flat_hash_set<NodeId>* within) {
+  surgery::WalkOptions o;
+  if (a.size() > first) o.inclusive = a[first].b;
+  if (a.size() > first + 1 && !a[first + 1].list.empty()) {
+    for (NodeId id : NodesOf(a[first + 1])) within->insert(id);
+    o.within = within;
+  }
+  if (a.size() > first + 2) {
+    for (const Value& t : a[first + 2].list) o.stop_at.push_back(t.tensor);
+  }
+  if (a.size() > first + 3) o.control = a[first + 3].b;
+  return o;
+}
+
+}  // namespace
+
+// The graph surgery hooks: walks, filters, views, nodes by name, and the
+// `graph` params of pre-/post-processing grafts.
+void RegisterSurgeryHooks(HookRegistry& r) {
+  // forward_walk / backward_walk(seeds [, inclusive [, within [, stop_at [,
+  // control]]]])
+  for (const char* name : {"forward_walk", "backward_walk"}) {
+    bool forward = std::string(name) == "forward_walk";
+    AddBuiltinHook(
+        r, name, {VT::kAny, VT::kBool, VT::kList, VT::kList, VT::kBool},
+        VT::kList,
+        forward ? "nodes reachable from seeds (a node or list): (seeds, "
+                  "inclusive = true, "
+                  "within = [] (all), stop_at = [] tensors, control = false)"
+                : "nodes the seeds depend on: (seeds, inclusive = true, within "
+                  "= [] (all), "
+                  "stop_at = [] tensors, control = false)",
+        [forward](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+          absl::flat_hash_set<NodeId> within;
+          surgery::WalkOptions options = WalkOptionsOf(a, 1, &within);
+          std::vector<NodeId> seeds = NodesOf(a[0]);
+          return NodeList(
+              forward ? surgery::ForwardWalk(ctx.graph, seeds, options)
+                      : surgery::BackwardWalk(ctx.graph, seeds, options));
+        },
+        false, 4);
+  }
+  AddBuiltinHook(
+      r, "walks_intersection",
+      {VT::kAny, VT::kAny, VT::kBool, VT::kBool, VT::kList, VT::kBool},
+      VT::kList,
+      "nodes forward of the first seeds and backward of the second: "
+      "(forward_seeds, "
+      "backward_seeds, forward_inclusive = true, backward_inclusive = true, "
+      "within = [] (all), "
+      "control = false)",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        absl::flat_hash_set<NodeId> within;
+        surgery::WalkOptions forward, backward;
+        forward.inclusive = a.size() > 2 ? a[2].b : true;
+        backward.inclusive = a.size() > 3 ? a[3].b : true;
+        if (a.size() > 4 && !a[4].list.empty()) {
+          for (NodeId id : NodesOf(a[4])) within.insert(id);
+          forward.within = backward.within = &within;
+        }
+        forward.control = backward.control = a.size() > 5 && a[5].b;
+        return NodeList(surgery::WalksIntersection(
+            ctx.graph, NodesOf(a[0]), NodesOf(a[1]), forward, backward));
+      },
+      false, 4);
+  Add(r, "filter_ops", {VT::kList, VT::kString}, VT::kList, false,
+      "the nodes whose op matches `A|B*`",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return NodeList(surgery::FilterByOp(ctx.graph, NodesOf(a[0]), a[1].s));
+      });
+  Add(r, "filter_names", {VT::kList, VT::kRegex}, VT::kList, false,
+      "the nodes whose whole name matches the regex",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        absl::StatusOr<std::shared_ptr<const NameRegex>> re = RegexOf(a[1]);
+        if (!re.ok()) return re.status();
+        return NodeList(surgery::FilterByName(ctx.graph, NodesOf(a[0]), **re));
+      });
+  Add(r, "subgraph_inputs", {VT::kList}, VT::kList, false,
+      "the tensors the nodes read from outside them",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return TensorList(
+            surgery::SubgraphView(ctx.graph, NodesOf(a[0])).inputs());
+      });
+  Add(r, "subgraph_outputs", {VT::kList}, VT::kList, false,
+      "the tensors of the nodes read outside them, or by nothing",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return TensorList(
+            surgery::SubgraphView(ctx.graph, NodesOf(a[0])).outputs());
+      });
+  Add(r, "contains", {VT::kString}, VT::kBool, false,
+      "the graph has a node of that name",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return Value::Bool(ctx.graph.Contains(a[0].s));
+      });
+  Add(r, "node_named", {VT::kString}, VT::kNode, false,
+      "the node of that name (an error if none)",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        absl::StatusOr<NodeId> id = surgery::GetByName(ctx.graph, a[0].s);
+        if (!id.ok()) return id.status();
+        return Value::NodeRef(*id);
+      });
+  Add(r, "graph_op", {VT::kGraph, VT::kString}, VT::kString, false,
+      "the op of the named node of a `graph` param, or \"\" (no such node, no "
+      "graph)",
+      [](const HookContext&, Args a) -> absl::StatusOr<Value> {
+        const Node* n = a[0].graph ? a[0].graph->FindNode(a[1].s) : nullptr;
+        return Value::String(n ? n->op() : "");
+      });
+  for (const char* name : {"check_preprocessing", "check_postprocessing"}) {
+    bool pre = std::string(name) == "check_preprocessing";
+    Add(r, name, {VT::kGraph}, VT::kBool, false,
+        "the `graph` param can be grafted onto this graph (an error says why "
+        "not); true "
+        "when no graph is given",
+        [pre](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+          if (a[0].graph == nullptr) return Value::Bool(true);
+          absl::Status s =
+              pre ? surgery::CheckPreprocessing(ctx.graph, *a[0].graph)
+                  : surgery::CheckPostprocessing(ctx.graph, *a[0].graph);
+          if (!s.ok())
+            return absl::Status(s.code(),
+                                absl::StrCat("`", a[0].s, "`: ", s.message()));
+          return Value::Bool(true);
+        });
+  }
+}
+
+}  // namespace graft::builtins

@@ -1,0 +1,453 @@
+#include "dsl/actions.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "engine/op_registry.h"
+#include "engine/surgery.h"
+
+namespace graft::dsl {
+namespace {
+
+using AK = Action::Kind;
+
+// Sets type attrs a new node's op needs from the dtypes of its inputs
+// (`BiasAdd(a, b)` gets `T` from `a`).
+void InferTypeAttrs(const Graph& g, NodeSpec* spec) {
+  const tf::OpDef* def = OpRegistry::Tensorflow().Find(spec->op);
+  if (def == nullptr) return;
+  size_t index = 0;
+  for (const auto& arg : def->input_arg()) {
+    if (index >= spec->inputs.size()) break;
+    if (!arg.type_attr().empty() && spec->attrs.count(arg.type_attr()) == 0) {
+      tf::DataType t = OpRegistry::Tensorflow().OutputType(
+          g.node(spec->inputs[index].node), spec->inputs[index].port);
+      if (t != tf::DT_INVALID)
+        spec->attrs[arg.type_attr()].set_type(BaseType(t));
+    }
+    int count = 1;
+    if (!arg.number_attr().empty()) {
+      auto it = spec->attrs.find(arg.number_attr());
+      if (it == spec->attrs.end()) {
+        count = static_cast<int>(spec->inputs.size() - index);
+        spec->attrs[arg.number_attr()].set_i(count);
+      } else {
+        count = static_cast<int>(it->second.i());
+      }
+    }
+    index += count;
+  }
+}
+
+class ActionRunner : public NodeFactory {
+ public:
+  ActionRunner(const RewriteProgram& program, const Evaluator& evaluator,
+               NodeId root, Bindings& bindings, Rewriter& rewriter,
+               RewritePlan* plan)
+      : program_(program),
+        evaluator_(evaluator),
+        root_(root),
+        b_(bindings),
+        r_(rewriter),
+        plan_(plan) {}
+
+  absl::Status Run(const Action& a) {
+    switch (a.kind) {
+      case AK::kLet:
+      case AK::kAssign:
+        return RunLetOrAssign(a);
+      case AK::kReroute:
+      case AK::kSwap:
+        return RunRerouteOrSwap(a);
+      case AK::kReplace:
+        return RunReplace(a);
+      case AK::kErase:
+        return RunErase(a);
+      case AK::kRename:
+      case AK::kDevice:
+        return RunRenameOrDevice(a);
+      case AK::kControl:
+      case AK::kUncontrol:
+        return RunControl(a);
+      case AK::kClone:
+        return RunClone(a);
+      case AK::kSplice:
+        return RunSplice(a);
+      case AK::kFail:
+        return RunFail(a);
+      case AK::kSet:
+        return RunSet(a);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Value> Create(const Expr& e,
+                               const std::string& binding) override;
+
+ private:
+  const Graph& graph() const { return r_.graph(); }
+
+  absl::StatusOr<Value> Eval(const Expr& e) {
+    return evaluator_.Eval(graph(), b_, e, this);
+  }
+
+  absl::Status Bind(const std::string& name, Value v) {
+    if (!b_.Set(name, std::move(v)))
+      return absl::InternalError(absl::StrCat("`", name, "` has no slot"));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<NodeId> NodeArg(const std::string& name) const {
+    const Value* v = b_.Find(name);
+    if (v == nullptr ||
+        (v->type != ValueType::kNode && v->type != ValueType::kTensor)) {
+      return absl::NotFoundError(absl::StrCat("`", name, "` is not a node"));
+    }
+    return v->tensor.node;
+  }
+
+  absl::StatusOr<Endpoint> TensorArg(const Expr& e) {
+    absl::StatusOr<Value> v = Eval(e);
+    if (!v.ok()) return v.status();
+    if (v->type != ValueType::kTensor && v->type != ValueType::kNode) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("expected a tensor, got a ", ValueTypeName(v->type)));
+    }
+    return v->tensor;
+  }
+
+  // A tensor, or each tensor of a list.
+  absl::StatusOr<std::vector<Endpoint>> TensorsArg(const Expr& e) {
+    absl::StatusOr<Value> v = Eval(e);
+    if (!v.ok()) return v.status();
+    std::vector<Endpoint> out;
+    for (const Value& item :
+         v->type == ValueType::kList ? v->list : std::vector<Value>{*v}) {
+      if (item.type != ValueType::kTensor && item.type != ValueType::kNode) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "expected a tensor, got a ", ValueTypeName(item.type)));
+      }
+      out.push_back(item.tensor);
+    }
+    return out;
+  }
+
+  // The consumers an action's `only` / `except` set allows; `also_except`
+  // are never allowed unless the set is `only`.
+  absl::StatusOr<ConsumerFilter> FilterOf(const Action& a,
+                                          std::vector<NodeId> also_except) {
+    std::vector<NodeId> nodes;
+    for (const auto& [name, loc] : a.filter_nodes) {
+      absl::StatusOr<NodeId> n = NodeArg(name);
+      if (!n.ok()) return n.status();
+      nodes.push_back(*n);
+    }
+    if (a.filter == Action::Filter::kOnly) return ConsumerFilter::Only(nodes);
+    nodes.insert(nodes.end(), also_except.begin(), also_except.end());
+    return ConsumerFilter::Except(nodes);
+  }
+
+  // reroute / replace of one tensor: the consumers the filter allows read
+  // `to`; replace also removes `from`'s node.
+  absl::Status RerouteOne(const Action& a, Endpoint from, Endpoint to) {
+    // Never the new tensor's own node: it must not read itself.
+    absl::StatusOr<ConsumerFilter> filter = FilterOf(a, {to.node});
+    if (!filter.ok()) return filter.status();
+    absl::StatusOr<int> n = r_.Reroute(from, to, *filter);
+    if (!n.ok()) return n.status();
+    if (a.kind == AK::kReplace && from.port == 0) {
+      plan_->remove.push_back(from.node);
+      if (created_.count(to.node) > 0)
+        plan_->takeover.emplace_back(from.node, to.node);
+    }
+    return absl::OkStatus();
+  }
+
+  // let s = expr; x = Op(...)
+  absl::Status RunLetOrAssign(const Action& a) {
+    absl::StatusOr<Value> v =
+        a.kind == AK::kAssign && a.a->kind == Expr::Kind::kCreate
+            ? Create(*a.a, a.name)
+            : Eval(*a.a);
+    if (!v.ok()) return v.status();
+    return Bind(a.name, *std::move(v));
+  }
+
+  // reroute t -> u / swap t, u: lists (from walks and views) go pairwise,
+  // as graph_editor's reroute_ts.
+  absl::Status RunRerouteOrSwap(const Action& a) {
+    absl::StatusOr<std::vector<Endpoint>> from = TensorsArg(*a.a);
+    if (!from.ok()) return from.status();
+    absl::StatusOr<std::vector<Endpoint>> to = TensorsArg(*a.b);
+    if (!to.ok()) return to.status();
+    if (from->size() != to->size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot pair ", from->size(), " tensor(s) with ", to->size()));
+    }
+    if (a.kind == AK::kReroute) {
+      for (size_t i = 0; i < from->size(); ++i) {
+        absl::Status s = RerouteOne(a, (*from)[i], (*to)[i]);
+        if (!s.ok()) return s;
+      }
+      return absl::OkStatus();
+    }
+    absl::StatusOr<ConsumerFilter> filter = FilterOf(a, {});
+    if (!filter.ok()) return filter.status();
+    return r_.Swap(*from, *to, *filter).status();
+  }
+
+  // replace t with u
+  absl::Status RunReplace(const Action& a) {
+    absl::StatusOr<Endpoint> from = TensorArg(*a.a);
+    if (!from.ok()) return from.status();
+    absl::StatusOr<Endpoint> to = TensorArg(*a.b);
+    if (!to.ok()) return to.status();
+    return RerouteOne(a, *from, *to);
+  }
+
+  // erase n
+  absl::Status RunErase(const Action& a) {
+    absl::StatusOr<NodeId> n = NodeArg(a.name);
+    if (!n.ok()) return n.status();
+    plan_->erase.push_back(*n);
+    return absl::OkStatus();
+  }
+
+  // rename n to "..." / device n "..."
+  absl::Status RunRenameOrDevice(const Action& a) {
+    absl::StatusOr<NodeId> n = NodeArg(a.name);
+    if (!n.ok()) return n.status();
+    absl::StatusOr<Value> v = Eval(*a.a);
+    if (!v.ok()) return v.status();
+    if (v->type != ValueType::kString)
+      return absl::InvalidArgumentError("expected a string");
+    std::string text = Substitute(v->s, graph(), b_);
+    return a.kind == AK::kRename ? r_.Rename(*n, text) : r_.SetDevice(*n, text);
+  }
+
+  // control a -> b / uncontrol a -> b
+  absl::Status RunControl(const Action& a) {
+    absl::StatusOr<NodeId> from = NodeArg(a.name);
+    if (!from.ok()) return from.status();
+    absl::StatusOr<NodeId> to = NodeArg(a.target);
+    if (!to.ok()) return to.status();
+    return a.kind == AK::kControl ? r_.AddControlEdge(*from, *to)
+                                  : r_.RemoveControlEdge(*from, *to);
+  }
+
+  // clone a, b as a2, b2 with {x -> y}
+  absl::Status RunClone(const Action& a) {
+    std::vector<NodeId> nodes;
+    for (const auto& [name, loc] : a.clone_from) {
+      absl::StatusOr<NodeId> n = NodeArg(name);
+      if (!n.ok()) return n.status();
+      nodes.push_back(*n);
+    }
+    absl::flat_hash_map<Endpoint, Endpoint> replacements;
+    for (const auto& [from, to] : a.replacements) {
+      absl::StatusOr<Endpoint> f = TensorArg(*from);
+      if (!f.ok()) return f.status();
+      absl::StatusOr<Endpoint> t = TensorArg(*to);
+      if (!t.ok()) return t.status();
+      replacements[*f] = *t;
+    }
+    absl::StatusOr<CloneResult> copies = r_.Clone(nodes, replacements);
+    if (!copies.ok()) return copies.status();
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      NodeId copy = copies->mapping.at(nodes[i]);
+      created_.insert(copy);
+      absl::Status s = Bind(a.clone_to[i].first, Value::NodeRef(copy));
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status RunSplice(const Action& a);
+
+  // fail "message {n}"
+  absl::Status RunFail(const Action& a) {
+    absl::StatusOr<Value> v = Eval(*a.a);
+    if (!v.ok()) return v.status();
+    return FailRewrite(Substitute(v->s, graph(), b_));
+  }
+
+  // set n.attr = value
+  absl::Status RunSet(const Action& a) {
+    absl::StatusOr<NodeId> n = NodeArg(a.name);
+    if (!n.ok()) return n.status();
+    absl::StatusOr<Value> v = Eval(*a.a);
+    if (!v.ok()) return v.status();
+    absl::StatusOr<tf::AttrValue> attr =
+        ToAttr(graph().node(*n).op(), a.target, *v, graph());
+    if (!attr.ok()) return attr.status();
+    return r_.SetAttr(*n, a.target, *std::move(attr));
+  }
+
+  absl::Status AddInputs(const std::vector<Value>& args, NodeSpec* spec);
+  absl::Status AddAttrs(const Expr& e, NodeSpec* spec);
+
+  const RewriteProgram& program_;
+  const Evaluator& evaluator_;
+  NodeId root_;
+  Bindings& b_;
+  Rewriter& r_;
+  RewritePlan* plan_;
+  std::set<NodeId> created_;
+};
+
+// splice "g.pbtxt" [for "node"] [prefix "p/"] [inputs {...}] [take {...}]
+absl::Status ActionRunner::RunSplice(const Action& a) {
+  auto it = program_.splices.find(&a - program_.actions.data());
+  if (it == program_.splices.end())
+    return absl::InternalError("splice graph not loaded");
+  const SpliceSource& source = it->second;
+  if (source.graph == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source.what, " names no graph file"));
+  }
+  const Graph& g = graph();
+  const tf::GraphDef* def = source.whole.get();
+  tf::GraphDef part;
+  if (!a.splice_root.empty()) {
+    absl::StatusOr<tf::GraphDef> p =
+        surgery::AncestorsOf(*source.graph, {Substitute(a.splice_root, g, b_)});
+    if (!p.ok()) return Prefixed(absl::StrCat(source.what, ": "), p.status());
+    part = *std::move(p);
+    def = &part;
+  }
+  absl::flat_hash_map<std::string, Endpoint> input_map;
+  for (const auto& [name, expr] : a.splice_inputs) {
+    absl::StatusOr<Endpoint> t = TensorArg(*expr);
+    if (!t.ok()) return t.status();
+    input_map[Substitute(name, g, b_)] = *t;
+  }
+  absl::StatusOr<SpliceResult> spliced =
+      r_.Splice(*def, Substitute(a.prefix, g, b_), input_map);
+  if (!spliced.ok()) return spliced.status();
+  for (NodeId id : spliced->created) created_.insert(id);
+  for (const auto& [binding, node] : a.take) {
+    std::string name = Substitute(node, g, b_);
+    auto m = spliced->mapping.find(name);
+    if (m == spliced->mapping.end()) {
+      return absl::NotFoundError(
+          absl::StrCat(source.what, " has no node `", name, "` to take"));
+    }
+    absl::Status s = Bind(binding.first, Value::NodeRef(m->second));
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// A new node's data inputs: tensors, or the tensors of a list (`xs...`).
+absl::Status ActionRunner::AddInputs(const std::vector<Value>& args,
+                                     NodeSpec* spec) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Value& v = args[i];
+    if (v.type == ValueType::kTensor || v.type == ValueType::kNode) {
+      spec->inputs.push_back(v.tensor);
+    } else if (v.type == ValueType::kList) {
+      for (const Value& item : v.list) spec->inputs.push_back(item.tensor);
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("argument ", i + 1, " of `", spec->op, "` is a ",
+                       ValueTypeName(v.type),
+                       ", not a tensor; wrap constants in `Const(...)`"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// `{ ..conv.attrs, name: value }`: copied attrs, then set ones.
+absl::Status ActionRunner::AddAttrs(const Expr& e, NodeSpec* spec) {
+  const Graph& g = graph();
+  for (const AttrItem& item : e.attrs) {
+    if (item.spread) {
+      const Value* v = b_.Find(item.name);
+      if (v == nullptr)
+        return absl::NotFoundError(
+            absl::StrCat("`", item.name, "` is not bound"));
+      const Node& from = g.node(v->tensor.node);
+      for (const auto& [k, attr] : from.attrs()) spec->attrs[k] = attr;
+      spec->value_content = from.value_content_apart();
+      continue;
+    }
+    absl::StatusOr<Value> v = Eval(*item.value);
+    if (!v.ok()) return v.status();
+    absl::StatusOr<tf::AttrValue> attr = ToAttr(spec->op, item.name, *v, g);
+    if (!attr.ok()) return attr.status();
+    spec->attrs[item.name] = *std::move(attr);
+    if (item.name == "value") spec->value_content = nullptr;
+  }
+  return absl::OkStatus();
+}
+
+// Op(a, b) { attrs } named "template": a new node.
+absl::StatusOr<Value> ActionRunner::Create(const Expr& e,
+                                           const std::string& binding) {
+  const Graph& g = graph();
+  NodeSpec spec;
+  spec.op = e.text;
+  if (!e.op_of.empty()) {
+    const Value* of = b_.Find(e.op_of);
+    if (of == nullptr)
+      return absl::NotFoundError(absl::StrCat("`", e.op_of, "` is not bound"));
+    spec.op = g.node(of->tensor.node).op();
+  }
+  const Node& root = g.node(root_);
+  spec.device = root.device();
+  std::vector<Value> args;
+  for (const auto& a : e.args) {
+    absl::StatusOr<Value> v = Eval(*a);
+    if (!v.ok()) return v.status();
+    args.push_back(*std::move(v));
+  }
+  if (spec.op == "Const" && e.args.size() == 1) {
+    // A computed constant is encoded where it is, not copied first.
+    bool computed = args[0].type == ValueType::kConst;
+    absl::StatusOr<ConstTensor> c =
+        computed ? ConstTensor() : ToConstant(g, args[0]);
+    if (!c.ok()) return c.status();
+    const ConstTensor& t = computed ? *args[0].constant : *c;
+    spec.attrs["dtype"].set_type(t.dtype);
+    tf::TensorProto value;
+    if (t.deferred != nullptr) {
+      // Its bytes are made when they are written (or read).
+      value = TensorProtoWithoutContent(t);
+      spec.value_content = t.deferred;
+    } else {
+      value = ToTensorProto(t);
+    }
+    spec.attrs["value"].mutable_tensor()->Swap(&value);
+  } else {
+    absl::Status s = AddInputs(args, &spec);
+    if (!s.ok()) return s;
+  }
+  absl::Status s = AddAttrs(e, &spec);
+  if (!s.ok()) return s;
+  InferTypeAttrs(g, &spec);
+  spec.name =
+      e.has_name_template
+          ? Substitute(e.name_template, g, b_)
+          : absl::StrCat(root.name(), "/", binding.empty() ? spec.op : binding);
+  absl::StatusOr<NodeId> id = r_.AddNode(std::move(spec));
+  if (!id.ok()) return id.status();
+  created_.insert(*id);
+  return Value::NodeRef(*id);
+}
+
+}  // namespace
+
+absl::Status RunRewrite(const RewriteProgram& program,
+                        const Evaluator& evaluator, NodeId root,
+                        Bindings& bindings, Rewriter& rewriter,
+                        RewritePlan* plan) {
+  ActionRunner runner(program, evaluator, root, bindings, rewriter, plan);
+  for (const Action& action : program.actions) {
+    absl::Status s = runner.Run(action);
+    if (!s.ok()) {
+      return Prefixed(absl::StrCat("line ", action.loc.line, ": "), s);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace graft::dsl

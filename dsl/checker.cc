@@ -1,0 +1,382 @@
+#include "dsl/checker.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dsl/parser.h"
+#include "engine/op_registry.h"
+
+namespace graft::dsl {
+namespace {
+
+using K = Expr::Kind;
+using OK = OperandPattern::Kind;
+
+void CollectNames(const Expr& e, std::set<std::string>* out) {
+  if (e.kind == K::kName || e.kind == K::kPort) out->insert(e.text);
+  if (e.kind == K::kCreate && !e.op_of.empty()) out->insert(e.op_of);
+  for (const auto& a : e.args) CollectNames(*a, out);
+  for (const auto& attr : e.attrs) {
+    if (attr.spread) out->insert(attr.name);
+    if (attr.value) CollectNames(*attr.value, out);
+  }
+}
+
+// Splits `a and b and c` into its conjuncts.
+void Conjuncts(const ExprPtr& e, std::vector<ExprPtr>* out) {
+  if (e->kind == K::kBinary && e->text == "and") {
+    Conjuncts(e->args[0], out);
+    Conjuncts(e->args[1], out);
+  } else {
+    out->push_back(e);
+  }
+}
+
+}  // namespace
+
+Checker::Checker(const CompileOptions& options, const HookRegistry& hooks,
+                 Diagnostics* d)
+    : options_(options),
+      hooks_(hooks),
+      d_(d),
+      evaluator_(std::make_shared<Evaluator>(hooks)) {}
+
+void Checker::Error(const RuleFile& f, Loc loc, std::string msg,
+                    std::vector<std::string> notes) {
+  d_->Error(f.path, loc, std::move(msg), std::move(notes));
+}
+
+void Checker::Load(const std::string& path, const std::string* text,
+                   const std::string& from, Loc from_loc) {
+  if (std::find(set_->files_.begin(), set_->files_.end(), path) !=
+      set_->files_.end())
+    return;
+  std::string source;
+  if (text != nullptr) {
+    source = *text;
+  } else {
+    std::ifstream in(path);
+    if (!in) {
+      if (from.empty()) {
+        d_->Error(path, {}, "cannot read the rule file");
+      } else {
+        d_->Error(from, from_loc,
+                  absl::StrCat("cannot import `", path, "`: no such file"));
+      }
+      return;
+    }
+    std::stringstream buf;
+    buf << in.rdbuf();
+    source = buf.str();
+  }
+  set_->files_.push_back(path);
+  auto file = std::make_shared<RuleFile>(ParseRuleFile(path, source, d_));
+  set_->asts_.push_back(file);
+  for (const Import& imp : file->imports) {
+    Load(PathRelativeTo(path, imp.path), nullptr, path, imp.loc);
+  }
+}
+
+std::unique_ptr<RuleSet> Checker::Compile(const std::vector<std::string>& paths,
+                                          const std::string* text) {
+  set_ = std::make_unique<RuleSet>();
+  for (const std::string& p : paths) Load(p, text, "", {});
+  CollectParams();
+  for (const auto& file : set_->asts_) {
+    for (const Require& req : file->requirements) {
+      Names names;  // params only
+      ValueType t = CheckExpr(*file, *req.expr, &names, true);
+      if (t != ValueType::kBool && t != ValueType::kAny) {
+        Error(*file, req.expr->loc,
+              absl::StrCat("`require` needs a bool, not a ", ValueTypeName(t)));
+      }
+      checks_->requirements.push_back(
+          {req.expr, absl::StrCat(file->path, ":", req.loc.line)});
+    }
+  }
+  std::map<std::string, std::pair<std::string, Loc>> seen;
+  for (const auto& file : set_->asts_) {
+    for (const Rule& rule : file->rules) {
+      auto [it, fresh] =
+          seen.emplace(rule.name, std::make_pair(file->path, rule.loc));
+      if (!fresh) {
+        d_->Error(
+            file->path, rule.loc,
+            absl::StrCat("duplicate rule `", rule.name, "`"),
+            {absl::StrCat("first defined at ", it->second.first, ":",
+                          it->second.second.line, ":", it->second.second.col)});
+        continue;
+      }
+      CompileRule(*file, rule);
+    }
+  }
+  Lint();
+  if (d_->has_errors()) return nullptr;
+  return std::move(set_);
+}
+
+// ---- patterns ----
+
+void Checker::CheckOp(const RuleFile& f, const std::string& op, Loc loc) {
+  const OpRegistry& ops = OpRegistry::Tensorflow();
+  if (op.find('*') != std::string::npos || ops.Find(op) != nullptr) return;
+  Error(f, loc, absl::StrCat("unknown op `", op, "`"),
+        Suggest(op, ops.OpNames()));
+}
+
+// Registers the names a pattern binds; returns the pattern node index.
+int Checker::AddPattern(const RuleFile& f, const NodePattern& p,
+                        const std::string& binding, const std::string& what,
+                        std::vector<PatternNode>* pnodes, Names* names,
+                        const std::map<std::string, int>& stmts, int slot) {
+  int index = slot;
+  if (index < 0) {
+    index = static_cast<int>(pnodes->size());
+    pnodes->emplace_back();
+  }
+  PatternNode pn;
+  pn.ops = p.ops;
+  pn.binding = binding;
+  pn.what = what;
+  pn.has_operands = p.has_operands;
+  for (const std::string& op : p.ops) CheckOp(f, op, p.loc);
+  for (size_t i = 0; i < p.operands.size(); ++i) {
+    AddOperand(f, p, i, what, &pn, pnodes, names, stmts);
+  }
+  (*pnodes)[index] = std::move(pn);
+  return index;
+}
+
+// Operand `i` of `p`, added to `pn` (its data or control operands).
+bool Checker::AddOperand(const RuleFile& f, const NodePattern& p, size_t i,
+                         const std::string& what, PatternNode* pn,
+                         std::vector<PatternNode>* pnodes, Names* names,
+                         const std::map<std::string, int>& stmts) {
+  const OperandPattern& o = p.operands[i];
+  PatternOperand po;
+  po.kind = o.kind;
+  po.name = o.name;
+  po.port = o.port;
+  auto stmt = stmts.find(o.name);
+  std::string nested_what =
+      absl::StrCat("operand ", pn->data.size(), " of ", what);
+  switch (o.kind) {
+    case OK::kName:
+      if (stmt != stmts.end()) {
+        po.stmt = stmt->second;
+        (*names)[o.name].uses++;
+      } else {
+        Bind(f, o.name, NameInfo::Kind::kTensor, ValueType::kTensor, o.loc,
+             names);
+      }
+      break;
+    case OK::kPort:
+      if (stmt == stmts.end()) {
+        Error(f, o.loc,
+              absl::StrCat("`", o.name, ":", o.port, "` needs `", o.name,
+                           "` to be a pattern of this match"));
+      } else {
+        po.stmt = stmt->second;
+        (*names)[o.name].uses++;
+      }
+      break;
+    case OK::kBound:
+      if (stmt != stmts.end()) {
+        Error(f, o.loc,
+              absl::StrCat("`", o.name, "` is already a pattern; use `", o.name,
+                           "` alone to refer to it"));
+      }
+      Bind(f, o.name, NameInfo::Kind::kTensor, ValueType::kTensor, o.loc,
+           names);
+      po.nested =
+          AddPattern(f, *o.nested, "", nested_what, pnodes, names, stmts);
+      break;
+    case OK::kNested:
+      po.nested =
+          AddPattern(f, *o.nested, "", nested_what, pnodes, names, stmts);
+      break;
+    case OK::kVariadic: {
+      bool last = true;
+      for (size_t j = i + 1; j < p.operands.size(); ++j) {
+        if (p.operands[j].kind != OK::kControl) last = false;
+      }
+      if (!last) {
+        Error(f, o.loc,
+              absl::StrCat("`", o.name.empty() ? "_" : o.name,
+                           "...` must be the last data operand"));
+      }
+      pn->variadic = true;
+      if (!o.name.empty())
+        Bind(f, o.name, NameInfo::Kind::kList, ValueType::kList, o.loc, names);
+      break;
+    }
+    case OK::kControl:
+      if (stmt != stmts.end()) {
+        po.stmt = stmt->second;
+        (*names)[o.name].uses++;
+      } else {
+        Bind(f, o.name, NameInfo::Kind::kControl, ValueType::kNode, o.loc,
+             names);
+      }
+      pn->control.push_back(po);
+      return true;
+    case OK::kWildcard:
+      break;
+  }
+  pn->data.push_back(po);
+  return false;
+}
+
+void Checker::Bind(const RuleFile& f, const std::string& name,
+                   NameInfo::Kind kind, ValueType type, Loc loc, Names* names) {
+  auto it = names->find(name);
+  if (it != names->end()) {
+    if (it->second.kind == kind && kind == NameInfo::Kind::kTensor) {
+      it->second.uses++;  // the same tensor twice: a DAG pattern
+      return;
+    }
+    Error(f, loc, absl::StrCat("`", name, "` is already bound"));
+    return;
+  }
+  if (params_->count(name) != 0) {
+    Error(f, loc, absl::StrCat("`", name, "` hides the param of that name"));
+  }
+  (*names)[name] = {kind, type, loc, 0};
+}
+
+// The root: the one statement no other pattern refers to; -1 (reported)
+// when there is none or more than one.
+int Checker::FindRoot(const RuleFile& f, const Rule& rule, const Names& names) {
+  std::vector<int> roots;
+  for (size_t i = 0; i < rule.patterns.size(); ++i) {
+    if (names.at(rule.patterns[i].name).uses == 0)
+      roots.push_back(static_cast<int>(i));
+  }
+  if (roots.size() == 1) return roots[0];
+  if (roots.empty()) {
+    Error(f, rule.match_loc,
+          "the patterns refer to each other in a cycle: no root");
+    return -1;
+  }
+  std::vector<std::string> list;
+  for (int r : roots)
+    list.push_back(absl::StrCat("`", rule.patterns[r].name, "`"));
+  Error(f, rule.match_loc,
+        absl::StrCat("the pattern has ", roots.size(), " roots (",
+                     absl::StrJoin(list, ", "),
+                     "); connect them, or split the rule"));
+  return -1;
+}
+
+// ---- rules ----
+
+std::vector<Guard> Checker::CheckGuards(const RuleFile& f, const Rule& rule,
+                                        Names* names) {
+  std::vector<Guard> guards;
+  for (const ExprPtr& g : rule.guards) {
+    ValueType t = CheckExpr(f, *g, names, true);
+    if (t != ValueType::kBool && t != ValueType::kAny) {
+      Error(f, g->loc,
+            absl::StrCat("`where` needs a bool, not a ", ValueTypeName(t)));
+    }
+    std::vector<ExprPtr> parts;
+    Conjuncts(g, &parts);
+    for (const ExprPtr& p : parts) {
+      Guard guard;
+      guard.expr = p;
+      guards.push_back(std::move(guard));
+    }
+  }
+  return guards;
+}
+
+void Checker::CompileRule(const RuleFile& f, const Rule& rule) {
+  size_t errors_before = d_->errors().size();
+  splice_graphs_.clear();
+  if (!rule.has_match)
+    Error(f, rule.loc,
+          absl::StrCat("rule `", rule.name, "` has no `match` block"));
+  if (!rule.has_rewrite)
+    Error(f, rule.loc,
+          absl::StrCat("rule `", rule.name, "` has no `rewrite` block"));
+  if (rule.has_match && rule.patterns.empty()) {
+    Error(f, rule.match_loc, "the match block has no pattern");
+  }
+  if (!rule.has_match || rule.patterns.empty()) return;
+
+  std::map<std::string, int> stmts;
+  Names names;
+  for (size_t i = 0; i < rule.patterns.size(); ++i) {
+    const PatternStmt& s = rule.patterns[i];
+    if (!stmts.emplace(s.name, static_cast<int>(i)).second) {
+      Error(f, s.loc, absl::StrCat("`", s.name, "` is already a pattern"));
+    }
+    names[s.name] = {NameInfo::Kind::kPattern, ValueType::kNode, s.loc, 0};
+  }
+  // Statement patterns occupy the first slots; nested ones follow.
+  CompiledPattern pattern;
+  pattern.nodes.resize(rule.patterns.size());
+  for (size_t i = 0; i < rule.patterns.size(); ++i) {
+    const std::string& name = rule.patterns[i].name;
+    AddPattern(f, rule.patterns[i].pattern, name, absl::StrCat("`", name, "`"),
+               &pattern.nodes, &names, stmts, static_cast<int>(i));
+  }
+  pattern.root = FindRoot(f, rule, names);
+  pattern.guards = CheckGuards(f, rule, &names);
+  for (const Action& a : rule.actions) CheckAction(f, rule, a, &names);
+  CheckUnused(f, names);
+  if (d_->errors().size() != errors_before || pattern.root < 0) return;
+  BuildRule(rule, std::move(pattern), names);
+}
+
+// Gives every name a slot, resolves the pattern's names to slots, and adds
+// the compiled rule to the set.
+void Checker::BuildRule(const Rule& rule, CompiledPattern pattern,
+                        const Names& names) {
+  SlotTable slots;
+  for (const auto& [name, info] : names) slots.Add(name);
+  for (PatternNode& pn : pattern.nodes) {
+    if (!pn.binding.empty()) pn.slot = slots.Find(pn.binding);
+    for (PatternOperand& o : pn.data) {
+      if (!o.name.empty()) o.slot = slots.Find(o.name);
+    }
+    for (PatternOperand& o : pn.control) o.slot = slots.Find(o.name);
+  }
+  for (Guard& g : pattern.guards) {
+    std::set<std::string> read;
+    CollectNames(*g.expr, &read);
+    for (const std::string& n : read) {
+      if (int slot = slots.Find(n); slot >= 0) g.slots.push_back(slot);
+    }
+  }
+  int priority = rule.has_priority ? rule.priority
+                                   : static_cast<int>(pattern.nodes.size());
+  RewriteProgram program{rule.actions, std::move(splice_graphs_)};
+  splice_graphs_.clear();
+  RuleSetShared shared{params_, evaluator_, checks_};
+  set_->rules_.push_back(std::make_unique<CompiledRule>(
+      rule.name, priority, std::move(pattern), std::move(slots),
+      std::move(program), std::move(shared)));
+}
+
+void Checker::CheckUnused(const RuleFile& f, const Names& names) {
+  for (const auto& [n, info] : names) {
+    if (info.uses > 0 || info.kind == NameInfo::Kind::kPattern) continue;
+    if (info.kind == NameInfo::Kind::kTensor ||
+        info.kind == NameInfo::Kind::kList ||
+        info.kind == NameInfo::Kind::kControl) {
+      Error(f, info.loc,
+            absl::StrCat(
+                "`", n,
+                "` is bound but never used; write `_` to match any input"));
+    } else {
+      Error(f, info.loc, absl::StrCat("`", n, "` is never used"));
+    }
+  }
+}
+
+}  // namespace graft::dsl

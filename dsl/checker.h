@@ -1,0 +1,132 @@
+// The checker: loads rule files (with their imports), resolves names and
+// types, reports located diagnostics, lints, and builds the compiled rules
+// (dsl/compiled_rule.h). Internal to the compiler; its entry points are in
+// dsl/compiler.h. Params live in checker_params.cc, lint in lint.cc.
+#ifndef GRAFT_DSL_CHECKER_H_
+#define GRAFT_DSL_CHECKER_H_
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dsl/actions.h"
+#include "dsl/ast.h"
+#include "dsl/compiled_rule.h"
+#include "dsl/compiler.h"
+#include "dsl/diagnostics.h"
+#include "dsl/matcher.h"
+
+namespace graft::dsl {
+
+struct NameInfo {
+  enum class Kind {
+    kPattern,
+    kTensor,
+    kList,
+    kLet,
+    kCreated,
+    kParam,
+    kControl
+  };
+  Kind kind;
+  ValueType type;
+  Loc loc;
+  int uses = 0;
+};
+
+using Names = std::map<std::string, NameInfo>;
+
+// The value type of a param declared as `type` (int, float, bool, ...).
+ValueType ParamType(const std::string& type);
+
+class Checker {
+ public:
+  Checker(const CompileOptions& options, const HookRegistry& hooks,
+          Diagnostics* d);
+  std::unique_ptr<RuleSet> Compile(const std::vector<std::string>& paths,
+                                   const std::string* text);
+
+ private:
+  void Load(const std::string& path, const std::string* text,
+            const std::string& from, Loc from_loc);
+  void Error(const RuleFile& f, Loc loc, std::string msg,
+             std::vector<std::string> notes = {});
+
+  // ---- params (checker_params.cc) ----
+  void CollectParams();
+  void DeclareParams();
+  void CheckParamValues();
+  Value DefaultValue(const RuleFile& file, const Param& p);
+  absl::StatusOr<Value> ParseParam(const std::string& type,
+                                   const std::string& text);
+  Value LoadRanges(const std::string& path);
+  Value LoadGraphParam(const std::string& path);
+  // Params named in `{...}` of a name template or a string count as used.
+  void CountTemplateParams(const std::string& text);
+
+  // ---- lint (lint.cc) ----
+  void Lint();
+
+  // ---- patterns ----
+  void CheckOp(const RuleFile& f, const std::string& op, Loc loc);
+  int AddPattern(const RuleFile& f, const NodePattern& p,
+                 const std::string& binding, const std::string& what,
+                 std::vector<PatternNode>* pnodes, Names* names,
+                 const std::map<std::string, int>& stmts, int slot = -1);
+  bool AddOperand(const RuleFile& f, const NodePattern& p, size_t i,
+                  const std::string& what, PatternNode* pn,
+                  std::vector<PatternNode>* pnodes, Names* names,
+                  const std::map<std::string, int>& stmts);
+  void Bind(const RuleFile& f, const std::string& name, NameInfo::Kind kind,
+            ValueType type, Loc loc, Names* names);
+  int FindRoot(const RuleFile& f, const Rule& rule, const Names& names);
+
+  // ---- expressions ----
+  ValueType CheckExpr(const RuleFile& f, const Expr& e, Names* names,
+                      bool in_guard);
+  ValueType CheckName(const RuleFile& f, const Expr& e, Names* names);
+  ValueType CheckCall(const RuleFile& f, const Expr& e, Names* names,
+                      bool in_guard);
+  ValueType CheckBinary(const RuleFile& f, const Expr& e, Names* names,
+                        bool in_guard);
+  ValueType CheckCreate(const RuleFile& f, const Expr& e, Names* names,
+                        bool in_guard);
+  void CompileRegexArg(const RuleFile& f, const Expr& arg);
+
+  // ---- actions ----
+  void BindAction(const RuleFile& f, const std::string& name,
+                  NameInfo::Kind kind, ValueType type, Loc loc, Names* names);
+  void RequireNode(const RuleFile& f, const std::string& name, Loc loc,
+                   Names* names);
+  void CheckAction(const RuleFile& f, const Rule& rule, const Action& a,
+                   Names* names);
+  void CheckTensorAction(const RuleFile& f, const Action& a, Names* names);
+  void CheckClone(const RuleFile& f, const Action& a, Names* names);
+  void CheckSplice(const RuleFile& f, const Rule& rule, const Action& a,
+                   Names* names);
+  void CheckUnused(const RuleFile& f, const Names& names);
+
+  // ---- rules ----
+  void CompileRule(const RuleFile& f, const Rule& rule);
+  std::vector<Guard> CheckGuards(const RuleFile& f, const Rule& rule,
+                                 Names* names);
+  void BuildRule(const Rule& rule, CompiledPattern pattern, const Names& names);
+
+  const CompileOptions& options_;
+  const HookRegistry& hooks_;
+  Diagnostics* d_;
+  std::unique_ptr<RuleSet> set_;
+  std::shared_ptr<ParamTable> params_ = std::make_shared<ParamTable>();
+  std::map<std::string, std::string> param_types_;
+  std::map<std::string, int> param_uses_;
+  std::shared_ptr<Evaluator> evaluator_;
+  std::shared_ptr<SetChecks> checks_ = std::make_shared<SetChecks>();
+  // The current rule's splice graphs, by action index.
+  std::map<std::ptrdiff_t, SpliceSource> splice_graphs_;
+};
+
+}  // namespace graft::dsl
+
+#endif  // GRAFT_DSL_CHECKER_H_

@@ -1,0 +1,172 @@
+// The checker's rewrite actions: what each action reads must be bound and
+// of the right kind; what it binds gets a name.
+#include "absl/strings/str_cat.h"
+#include "dsl/checker.h"
+#include "engine/graph_io.h"
+
+namespace graft::dsl {
+
+using AK = Action::Kind;
+
+// A name a rewrite action binds (let, a new node, a copy, a spliced node).
+void Checker::BindAction(const RuleFile& f, const std::string& name,
+                         NameInfo::Kind kind, ValueType type, Loc loc,
+                         Names* names) {
+  if (names->count(name)) {
+    Error(f, loc, absl::StrCat("`", name, "` is already bound"));
+  } else {
+    (*names)[name] = {kind, type, loc, 0};
+  }
+}
+
+void Checker::RequireNode(const RuleFile& f, const std::string& name, Loc loc,
+                          Names* names) {
+  auto it = names->find(name);
+  if (it == names->end()) {
+    Error(f, loc, absl::StrCat("unknown name `", name, "`"));
+    return;
+  }
+  it->second.uses++;
+  bool let_node = it->second.kind == NameInfo::Kind::kLet &&
+                  (it->second.type == ValueType::kNode ||
+                   it->second.type == ValueType::kTensor);
+  if ((it->second.kind == NameInfo::Kind::kLet && !let_node) ||
+      it->second.kind == NameInfo::Kind::kList) {
+    Error(f, loc, absl::StrCat("`", name, "` is not a node"));
+  }
+}
+
+// replace / reroute / swap: tensors (reroute and swap also take lists).
+void Checker::CheckTensorAction(const RuleFile& f, const Action& a,
+                                Names* names) {
+  for (const ExprPtr& x : {a.a, a.b}) {
+    ValueType t = CheckExpr(f, *x, names, false);
+    bool list_ok = a.kind != AK::kReplace && t == ValueType::kList;
+    if (t != ValueType::kTensor && t != ValueType::kNode &&
+        t != ValueType::kAny && !list_ok) {
+      Error(f, x->loc,
+            absl::StrCat("expected a tensor, not a ", ValueTypeName(t)));
+    }
+  }
+  for (const auto& [n, loc] : a.filter_nodes) RequireNode(f, n, loc, names);
+}
+
+void Checker::CheckClone(const RuleFile& f, const Action& a, Names* names) {
+  for (const auto& [n, loc] : a.clone_from) RequireNode(f, n, loc, names);
+  if (a.clone_from.size() != a.clone_to.size()) {
+    Error(f, a.loc,
+          absl::StrCat("`clone` copies ", a.clone_from.size(),
+                       " node(s) but names ", a.clone_to.size(), " copies"));
+  }
+  for (const auto& [from, to] : a.replacements) {
+    CheckExpr(f, *from, names, false);
+    CheckExpr(f, *to, names, false);
+  }
+  for (const auto& [n, loc] : a.clone_to) {
+    BindAction(f, n, NameInfo::Kind::kCreated, ValueType::kNode, loc, names);
+  }
+}
+
+// The graph a splice copies from is loaded now (a file, or a `graph`
+// param), and the names the splice uses are checked against it.
+void Checker::CheckSplice(const RuleFile& f, const Rule& rule, const Action& a,
+                          Names* names) {
+  SpliceSource source;
+  bool known = true;  // the graph is known now (a file, or a param given one)
+  if (!a.path_param.empty()) {
+    source.what = absl::StrCat("param `", a.path_param, "`");
+    auto p = param_types_.find(a.path_param);
+    if (p == param_types_.end() || p->second != "graph") {
+      Error(f, a.path_loc,
+            absl::StrCat("`", a.path_param, "` is not a `graph` param"));
+      return;
+    }
+    ++param_uses_[a.path_param];
+    source.graph = (*params_)[a.path_param].graph;
+    known = source.graph != nullptr;
+  } else {
+    source.what = absl::StrCat("`", a.path, "`");
+    absl::StatusOr<Graph> graph = LoadGraph(PathRelativeTo(f.path, a.path));
+    if (!graph.ok()) {
+      Error(f, a.path_loc,
+            absl::StrCat("cannot splice `", a.path,
+                         "`: ", graph.status().message()));
+      return;
+    }
+    source.graph = std::make_shared<const Graph>(*std::move(graph));
+  }
+  if (known && a.splice_root.empty()) {
+    source.whole =
+        std::make_shared<const tf::GraphDef>(source.graph->ToGraphDef());
+  }
+  // Names with `{...}` templates are looked up when the rule runs.
+  auto check_name = [&](const std::string& name, Loc loc) {
+    if (known && name.find('{') == std::string::npos &&
+        !source.graph->Contains(name.substr(0, name.find(':')))) {
+      Error(f, loc, absl::StrCat(source.what, " has no node `", name, "`"));
+    }
+  };
+  if (!a.splice_root.empty()) check_name(a.splice_root, a.path_loc);
+  for (const auto& [name, expr] : a.splice_inputs) {
+    CheckExpr(f, *expr, names, false);
+    check_name(name, expr->loc);
+  }
+  for (const auto& [binding, node] : a.take) {
+    check_name(node, binding.second);
+    BindAction(f, binding.first, NameInfo::Kind::kCreated, ValueType::kNode,
+               binding.second, names);
+  }
+  splice_graphs_[&a - rule.actions.data()] = std::move(source);
+}
+
+void Checker::CheckAction(const RuleFile& f, const Rule& rule, const Action& a,
+                          Names* names) {
+  switch (a.kind) {
+    case AK::kLet:
+    case AK::kAssign: {
+      ValueType t = CheckExpr(f, *a.a, names, false);
+      BindAction(
+          f, a.name,
+          a.kind == AK::kLet ? NameInfo::Kind::kLet : NameInfo::Kind::kCreated,
+          t, a.name_loc, names);
+      return;
+    }
+    case AK::kReplace:
+    case AK::kReroute:
+    case AK::kSwap:
+      return CheckTensorAction(f, a, names);
+    case AK::kErase:
+      return RequireNode(f, a.name, a.name_loc, names);
+    case AK::kRename:
+    case AK::kDevice:
+    case AK::kSet: {
+      RequireNode(f, a.name, a.name_loc, names);
+      ValueType t = CheckExpr(f, *a.a, names, false);
+      if (a.kind != AK::kSet && t != ValueType::kString &&
+          t != ValueType::kAny) {
+        Error(f, a.a->loc,
+              absl::StrCat("expected a string, not a ", ValueTypeName(t)));
+      }
+      return;
+    }
+    case AK::kControl:
+    case AK::kUncontrol:
+      RequireNode(f, a.name, a.name_loc, names);
+      return RequireNode(f, a.target, a.target_loc, names);
+    case AK::kFail: {
+      ValueType t = CheckExpr(f, *a.a, names, false);
+      if (t != ValueType::kString && t != ValueType::kAny) {
+        Error(f, a.a->loc,
+              absl::StrCat("expected the message, a string, not a ",
+                           ValueTypeName(t)));
+      }
+      return;
+    }
+    case AK::kClone:
+      return CheckClone(f, a, names);
+    case AK::kSplice:
+      return CheckSplice(f, rule, a, names);
+  }
+}
+
+}  // namespace graft::dsl

@@ -1,0 +1,203 @@
+// The checker's expressions: names, member access, hook calls (with their
+// typed signatures and regexes compiled now), operators and node creation.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "dsl/checker.h"
+
+namespace graft::dsl {
+
+using K = Expr::Kind;
+
+ValueType Checker::CheckExpr(const RuleFile& f, const Expr& e, Names* names,
+                             bool in_guard) {
+  switch (e.kind) {
+    case K::kBool:
+      return ValueType::kBool;
+    case K::kInt:
+      return ValueType::kInt;
+    case K::kFloat:
+      return ValueType::kFloat;
+    case K::kString:
+      CountTemplateParams(e.text);
+      return ValueType::kString;
+    case K::kName:
+    case K::kPort:
+      return CheckName(f, e, names);
+    case K::kMember: {
+      ValueType base = CheckExpr(f, *e.args[0], names, in_guard);
+      if (base != ValueType::kNode && base != ValueType::kTensor &&
+          base != ValueType::kAny) {
+        Error(f, e.loc,
+              absl::StrCat("`.", e.text, "` needs a node, not a ",
+                           ValueTypeName(base)));
+      }
+      if (e.text == "op" || e.text == "name" || e.text == "device")
+        return ValueType::kString;
+      return ValueType::kAny;
+    }
+    case K::kList:
+      for (const auto& a : e.args) CheckExpr(f, *a, names, in_guard);
+      return ValueType::kList;
+    case K::kCall:
+      return CheckCall(f, e, names, in_guard);
+    case K::kUnary: {
+      ValueType t = CheckExpr(f, *e.args[0], names, in_guard);
+      return e.text == "not" ? ValueType::kBool : t;
+    }
+    case K::kBinary:
+      return CheckBinary(f, e, names, in_guard);
+    case K::kCreate:
+      return CheckCreate(f, e, names, in_guard);
+  }
+  return ValueType::kAny;
+}
+
+ValueType Checker::CheckName(const RuleFile& f, const Expr& e, Names* names) {
+  auto it = names->find(e.text);
+  if (it == names->end()) {
+    auto p = param_types_.find(e.text);
+    if (p != param_types_.end() && e.kind == K::kName) {
+      ++param_uses_[e.text];
+      return ParamType(p->second);
+    }
+    std::vector<std::string> known;
+    for (const auto& [k, v] : *names) known.push_back(k);
+    Error(f, e.loc, absl::StrCat("unknown name `", e.text, "`"),
+          Suggest(e.text, known));
+    return ValueType::kAny;
+  }
+  it->second.uses++;
+  if (e.kind == K::kPort) return ValueType::kTensor;
+  return it->second.type;
+}
+
+// A regex argument known now (a literal, or a string param) is compiled
+// once, here; a bad one is an error at the argument.
+void Checker::CompileRegexArg(const RuleFile& f, const Expr& arg) {
+  const std::string* text = nullptr;
+  if (arg.kind == K::kString) {
+    text = &arg.text;
+  } else if (arg.kind == K::kName) {
+    auto p = params_->find(arg.text);
+    if (p != params_->end() && p->second.type == ValueType::kString)
+      text = &p->second.s;
+  }
+  if (text == nullptr) return;  // computed when the rule runs
+  absl::StatusOr<std::shared_ptr<const NameRegex>> re =
+      NameRegex::Compile(*text);
+  if (!re.ok()) {
+    Error(f, arg.loc, std::string(re.status().message()));
+    return;
+  }
+  evaluator_->AddRegex(&arg, *std::move(re));
+}
+
+ValueType Checker::CheckCall(const RuleFile& f, const Expr& e, Names* names,
+                             bool in_guard) {
+  const Hook* hook = hooks_.Find(e.text);
+  std::vector<ValueType> types;
+  for (const auto& a : e.args)
+    types.push_back(CheckExpr(f, *a, names, in_guard));
+  if (hook == nullptr) {
+    std::vector<std::string> known;
+    for (const Hook* h : hooks_.All()) known.push_back(h->name);
+    Error(f, e.loc, absl::StrCat("unknown function `", e.text, "`"),
+          Suggest(e.text, known));
+    return ValueType::kAny;
+  }
+  const HookSignature& sig = hook->signature;
+  size_t n = e.args.size();
+  size_t least = sig.params.size() - sig.optional;
+  bool count_ok = sig.variadic ? n >= sig.params.size()
+                               : n >= least && n <= sig.params.size();
+  if (!count_ok) {
+    std::string takes =
+        sig.variadic       ? absl::StrCat("at least ", sig.params.size())
+        : sig.optional > 0 ? absl::StrCat(least, " to ", sig.params.size())
+                           : absl::StrCat(sig.params.size());
+    Error(
+        f, e.loc,
+        absl::StrCat("`", e.text, "` takes ", takes, " argument(s), got ", n));
+    return sig.result;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    ValueType want = sig.params[std::min(i, sig.params.size() - 1)];
+    if (!Accepts(want, types[i])) {
+      Error(f, e.args[i]->loc,
+            absl::StrCat("argument ", i + 1, " of `", e.text, "` must be a ",
+                         ValueTypeName(want), ", not a ",
+                         ValueTypeName(types[i])));
+    } else if (want == ValueType::kRegex) {
+      CompileRegexArg(f, *e.args[i]);
+    }
+  }
+  return sig.result;
+}
+
+ValueType Checker::CheckBinary(const RuleFile& f, const Expr& e, Names* names,
+                               bool in_guard) {
+  ValueType a = CheckExpr(f, *e.args[0], names, in_guard);
+  ValueType b = CheckExpr(f, *e.args[1], names, in_guard);
+  const std::string& op = e.text;
+  if (op == "and" || op == "or" || op == "==" || op == "!=" || op == "<" ||
+      op == ">" || op == "<=" || op == ">=") {
+    return ValueType::kBool;
+  }
+  bool text = a == ValueType::kString || b == ValueType::kString;
+  if (op == "+" && text && (a == ValueType::kString || a == ValueType::kAny) &&
+      (b == ValueType::kString || b == ValueType::kAny)) {
+    return ValueType::kString;  // joins strings
+  }
+  for (ValueType t : {a, b}) {
+    if (t == ValueType::kString || t == ValueType::kBool) {
+      Error(f, e.loc,
+            absl::StrCat("`", op, "` needs numbers or constants, not a ",
+                         ValueTypeName(t)));
+    }
+  }
+  if (a == ValueType::kInt && b == ValueType::kInt) return ValueType::kInt;
+  if ((a == ValueType::kInt || a == ValueType::kFloat) &&
+      (b == ValueType::kInt || b == ValueType::kFloat)) {
+    return ValueType::kFloat;
+  }
+  return ValueType::kConst;
+}
+
+ValueType Checker::CheckCreate(const RuleFile& f, const Expr& e, Names* names,
+                               bool in_guard) {
+  if (e.has_name_template) CountTemplateParams(e.name_template);
+  if (in_guard) Error(f, e.loc, "a guard cannot create nodes");
+  if (!e.text.empty()) CheckOp(f, e.text, e.loc);
+  if (!e.op_of.empty()) {
+    auto it = names->find(e.op_of);
+    if (it == names->end()) {
+      Error(f, e.loc, absl::StrCat("unknown name `", e.op_of, "`"));
+    } else {
+      it->second.uses++;
+    }
+  }
+  for (const auto& a : e.args) {
+    ValueType t = CheckExpr(f, *a, names, in_guard);
+    bool is_const_op = e.text == "Const" && e.args.size() == 1;
+    if (!is_const_op && (t == ValueType::kConst || t == ValueType::kInt ||
+                         t == ValueType::kFloat)) {
+      Error(f, a->loc, "a constant is not a tensor; wrap it in `Const(...)`");
+    }
+  }
+  for (const AttrItem& item : e.attrs) {
+    if (item.spread) {
+      auto it = names->find(item.name);
+      if (it == names->end()) {
+        Error(f, item.loc, absl::StrCat("unknown name `", item.name, "`"));
+      } else {
+        it->second.uses++;
+      }
+    } else {
+      CheckExpr(f, *item.value, names, in_guard);
+    }
+  }
+  return ValueType::kNode;
+}
+
+}  // namespace graft::dsl

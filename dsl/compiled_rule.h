@@ -1,0 +1,95 @@
+// A compiled rule: its pattern (dsl/matcher.h), its rewrite
+// (dsl/actions.h) and what it shares with the other rules of its set (the
+// params, the evaluator, the set's `require`s). Immutable once compiled:
+// one rule set may match and rewrite from many threads at once.
+#ifndef GRAFT_DSL_COMPILED_RULE_H_
+#define GRAFT_DSL_COMPILED_RULE_H_
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dsl/actions.h"
+#include "dsl/bindings.h"
+#include "dsl/evaluator.h"
+#include "dsl/matcher.h"
+#include "engine/driver.h"
+
+namespace graft::dsl {
+
+// A file's `require` statement, with where it is.
+struct Requirement {
+  ExprPtr expr;
+  std::string where;  // "file:line"
+};
+
+// What a rule set checks before it rewrites anything (its files'
+// `require`s, and that range tables name tensors of the graph). The driver
+// prepares every rule, so the result is kept for the graph version it was
+// computed on.
+class SetChecks {
+ public:
+  std::vector<Requirement> requirements;
+
+  absl::Status CheckOnce(const Graph& graph, const Evaluator& evaluator,
+                         const ParamTable& params);
+
+ private:
+  std::mutex mu_;
+  uint64_t version_ = 0;  // graph versions are unique per process; 0: none
+  absl::Status result_;
+};
+
+// What the rules of one set share.
+struct RuleSetShared {
+  std::shared_ptr<const ParamTable> params;
+  std::shared_ptr<const Evaluator> evaluator;
+  std::shared_ptr<SetChecks> checks;
+};
+
+class CompiledRule : public ::graft::Rule {
+ public:
+  CompiledRule(std::string name, int priority, CompiledPattern pattern,
+               SlotTable slots, RewriteProgram program, RuleSetShared shared)
+      : name_(std::move(name)),
+        priority_(priority),
+        pattern_(std::move(pattern)),
+        slots_(std::move(slots)),
+        program_(std::move(program)),
+        shared_(std::move(shared)) {}
+
+  const std::string& name() const override { return name_; }
+  int priority() const override { return priority_; }
+  std::vector<std::string> anchor_ops() const override {
+    return pattern_.nodes[pattern_.root].ops;
+  }
+  absl::Status Prepare(const Graph& graph) const override;
+  std::unique_ptr<MatchState> Match(const Graph& graph,
+                                    NodeId root) const override;
+  absl::Status Rewrite(const MatchState& match, Rewriter& rewriter,
+                       RewritePlan* plan) const override;
+
+  // The match at `root`, or nullptr and in `sink` why not.
+  std::unique_ptr<MatchState> Explain(const Graph& graph, NodeId root,
+                                      ExplainSink* sink) const;
+  // The names a match binds and the params, sorted by name.
+  static std::vector<std::pair<std::string, Value>> BoundValues(
+      const MatchState& match);
+
+ private:
+  std::unique_ptr<MatchState> MatchAt(const Graph& graph, NodeId root,
+                                      ExplainSink* sink) const;
+
+  std::string name_;
+  int priority_;
+  CompiledPattern pattern_;
+  SlotTable slots_;
+  RewriteProgram program_;
+  RuleSetShared shared_;
+};
+
+}  // namespace graft::dsl
+
+#endif  // GRAFT_DSL_COMPILED_RULE_H_

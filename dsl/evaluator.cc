@@ -1,0 +1,339 @@
+#include "dsl/evaluator.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/op_registry.h"
+
+namespace graft::dsl {
+
+using K = Expr::Kind;
+
+// Source-like text of an expression, for explanations.
+std::string ExprText(const Expr& e) {
+  switch (e.kind) {
+    case K::kBool:
+      return e.bool_value ? "true" : "false";
+    case K::kInt:
+      return absl::StrCat(e.int_value);
+    case K::kFloat:
+      return absl::StrCat(e.float_value);
+    case K::kString:
+      return absl::StrCat("\"", e.text, "\"");
+    case K::kName:
+      return e.text;
+    case K::kPort:
+      return absl::StrCat(ExprText(*e.args[0]), ":", e.port);
+    case K::kMember:
+      return absl::StrCat(ExprText(*e.args[0]), ".", e.text);
+    case K::kUnary:
+      return e.text == "not" ? "not " + ExprText(*e.args[0])
+                             : "-" + ExprText(*e.args[0]);
+    case K::kBinary:
+      return absl::StrCat(ExprText(*e.args[0]), " ", e.text, " ",
+                          ExprText(*e.args[1]));
+    case K::kCall:
+    case K::kList:
+    case K::kCreate: {
+      std::vector<std::string> args;
+      for (const auto& a : e.args) args.push_back(ExprText(*a));
+      std::string head = e.kind == K::kCall     ? e.text
+                         : e.kind == K::kCreate ? e.text
+                                                : "";
+      return e.kind == K::kList
+                 ? absl::StrCat("[", absl::StrJoin(args, ", "), "]")
+                 : absl::StrCat(head, "(", absl::StrJoin(args, ", "), ")");
+    }
+  }
+  return "?";
+}
+
+std::string Substitute(const std::string& text, const Graph& g,
+                       const Bindings& bindings) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    size_t close = text.find('}', i);
+    if (text[i] == '{' && close != std::string::npos) {
+      std::string key = text.substr(i + 1, close - i - 1);
+      const Value* v = bindings.Find(key);
+      if (v != nullptr &&
+          (v->type == ValueType::kNode || v->type == ValueType::kTensor)) {
+        out += g.node(v->tensor.node).name();
+      } else if (v != nullptr && v->type == ValueType::kString) {
+        out += v->s;
+      } else {
+        out += text.substr(i, close - i + 1);
+      }
+      i = close;
+    } else {
+      out.push_back(text[i]);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<tf::DataType> ParseDtype(const std::string& name) {
+  static const std::pair<const char*, tf::DataType> kNames[] = {
+      {"float32", tf::DT_FLOAT},     {"float", tf::DT_FLOAT},
+      {"float64", tf::DT_DOUBLE},    {"double", tf::DT_DOUBLE},
+      {"float16", tf::DT_HALF},      {"half", tf::DT_HALF},
+      {"bfloat16", tf::DT_BFLOAT16}, {"int8", tf::DT_INT8},
+      {"int16", tf::DT_INT16},       {"int32", tf::DT_INT32},
+      {"int64", tf::DT_INT64},       {"uint8", tf::DT_UINT8},
+      {"uint16", tf::DT_UINT16},     {"bool", tf::DT_BOOL},
+      {"string", tf::DT_STRING}};
+  for (const auto& [n, t] : kNames) {
+    if (name == n) return t;
+  }
+  tf::DataType t;
+  if (tf::DataType_Parse(name, &t)) return t;
+  return absl::InvalidArgumentError(absl::StrCat("unknown dtype `", name, "`"));
+}
+
+// The AttrValue for `value` set as attr `name` of an `op` node.
+absl::StatusOr<tf::AttrValue> ToAttr(const std::string& op,
+                                     const std::string& name,
+                                     const Value& value, const Graph& graph) {
+  std::string type;
+  if (const tf::OpDef* def = OpRegistry::Tensorflow().Find(op)) {
+    for (const auto& a : def->attr()) {
+      if (a.name() == name) type = a.type();
+    }
+  }
+  tf::AttrValue attr;
+  switch (value.type) {
+    case ValueType::kBool:
+      attr.set_b(value.b);
+      break;
+    case ValueType::kInt:
+      if (type == "float")
+        attr.set_f(static_cast<float>(value.i));
+      else
+        attr.set_i(value.i);
+      break;
+    case ValueType::kFloat:
+      attr.set_f(static_cast<float>(value.f));
+      break;
+    case ValueType::kString:
+      if (type == "type") {
+        absl::StatusOr<tf::DataType> t = ParseDtype(value.s);
+        if (!t.ok()) return t.status();
+        attr.set_type(*t);
+      } else {
+        attr.set_s(value.s);
+      }
+      break;
+    case ValueType::kList:
+      for (const Value& v : value.list) {
+        if (v.type == ValueType::kInt)
+          attr.mutable_list()->add_i(v.i);
+        else if (v.type == ValueType::kFloat)
+          attr.mutable_list()->add_f(static_cast<float>(v.f));
+        else if (v.type == ValueType::kString)
+          attr.mutable_list()->add_s(v.s);
+        else if (v.type == ValueType::kBool)
+          attr.mutable_list()->add_b(v.b);
+      }
+      break;
+    case ValueType::kConst:
+    case ValueType::kTensor:
+    case ValueType::kNode: {
+      absl::StatusOr<ConstTensor> c = ToConstant(graph, value);
+      if (!c.ok()) return c.status();
+      *attr.mutable_tensor() = ToTensorProto(*c);
+      break;
+    }
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("attr `", name, "` has no value"));
+  }
+  return attr;
+}
+
+absl::StatusOr<Value> Evaluator::Eval(const Graph& graph, const Bindings& b,
+                                      const Expr& e,
+                                      NodeFactory* factory) const {
+  switch (e.kind) {
+    case K::kBool:
+      return Value::Bool(e.bool_value);
+    case K::kInt:
+      return Value::Int(e.int_value);
+    case K::kFloat:
+      return Value::Float(e.float_value);
+    case K::kString:
+      return Value::String(e.text);
+    case K::kName: {
+      const Value* v = b.Find(e.text);
+      if (v == nullptr)
+        return absl::NotFoundError(absl::StrCat("`", e.text, "` is not bound"));
+      return *v;
+    }
+    case K::kPort: {
+      absl::StatusOr<Value> base = Eval(graph, b, *e.args[0], factory);
+      if (!base.ok()) return base.status();
+      return Value::Tensor({base->tensor.node, e.port});
+    }
+    case K::kMember:
+      return EvalMember(graph, b, e, factory);
+    case K::kList: {
+      std::vector<Value> items;
+      for (const auto& a : e.args) {
+        absl::StatusOr<Value> v = Eval(graph, b, *a, factory);
+        if (!v.ok()) return v.status();
+        items.push_back(*std::move(v));
+      }
+      return Value::List(std::move(items));
+    }
+    case K::kCall:
+      return EvalCall(graph, b, e, factory);
+    case K::kUnary:
+      return EvalUnary(graph, b, e, factory);
+    case K::kBinary:
+      return EvalBinary(graph, b, e, factory);
+    case K::kCreate:
+      if (factory == nullptr)
+        return absl::InvalidArgumentError("cannot create nodes in a guard");
+      return factory->Create(e, "");
+  }
+  return absl::InternalError("bad expression");
+}
+
+absl::StatusOr<Value> Evaluator::EvalMember(const Graph& graph,
+                                            const Bindings& b, const Expr& e,
+                                            NodeFactory* factory) const {
+  absl::StatusOr<Value> base = Eval(graph, b, *e.args[0], factory);
+  if (!base.ok()) return base.status();
+  if (base->type != ValueType::kNode && base->type != ValueType::kTensor) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("`.", e.text, "` of a non-node"));
+  }
+  const Node& n = graph.node(base->tensor.node);
+  if (e.text == "op") return Value::String(n.op());
+  if (e.text == "name") return Value::String(n.name());
+  if (e.text == "device") return Value::String(n.device());
+  return AttrValueOf(n, e.text);
+}
+
+absl::StatusOr<Value> Evaluator::EvalCall(const Graph& graph, const Bindings& b,
+                                          const Expr& e,
+                                          NodeFactory* factory) const {
+  const Hook* hook = hooks_.Find(e.text);
+  if (hook == nullptr)
+    return absl::NotFoundError(absl::StrCat("unknown function `", e.text, "`"));
+  const std::vector<ValueType>& params = hook->signature.params;
+  std::vector<Value> args;
+  args.reserve(e.args.size());
+  for (size_t i = 0; i < e.args.size(); ++i) {
+    absl::StatusOr<Value> v = Eval(graph, b, *e.args[i], factory);
+    if (!v.ok()) return v.status();
+    if (!params.empty() &&
+        params[std::min(i, params.size() - 1)] == ValueType::kRegex &&
+        v->regex == nullptr) {
+      // Compiled with the rules when the argument is a literal or a param;
+      // a computed string is compiled now.
+      auto it = regexes_.find(e.args[i].get());
+      absl::StatusOr<std::shared_ptr<const NameRegex>> re =
+          it != regexes_.end() ? it->second : RegexOf(*v);
+      if (!re.ok()) return re.status();
+      v->regex = *std::move(re);
+    }
+    args.push_back(*std::move(v));
+  }
+  HookContext ctx{graph};
+  return hook->fn(ctx, args);
+}
+
+absl::StatusOr<Value> Evaluator::EvalUnary(const Graph& graph,
+                                           const Bindings& b, const Expr& e,
+                                           NodeFactory* factory) const {
+  absl::StatusOr<Value> v = Eval(graph, b, *e.args[0], factory);
+  if (!v.ok()) return v.status();
+  if (e.text == "not")
+    return Value::Bool(!(v->type == ValueType::kBool && v->b));
+  if (v->type == ValueType::kInt) return Value::Int(-v->i);
+  if (v->type == ValueType::kFloat) return Value::Float(-v->f);
+  absl::StatusOr<ConstTensor> c = ToConstant(graph, *v);
+  if (!c.ok()) return c.status();
+  absl::StatusOr<ConstTensor> r = Unary(*c, "neg");
+  if (!r.ok()) return r.status();
+  return Value::Constant(*std::move(r));
+}
+
+absl::StatusOr<Value> Evaluator::EvalBinary(const Graph& graph,
+                                            const Bindings& bindings,
+                                            const Expr& e,
+                                            NodeFactory* factory) const {
+  const std::string& op = e.text;
+  absl::StatusOr<Value> a = Eval(graph, bindings, *e.args[0], factory);
+  if (!a.ok()) return a.status();
+  if (op == "and" || op == "or") {
+    bool av = a->type == ValueType::kBool && a->b;
+    if (op == "and" && !av) return Value::Bool(false);
+    if (op == "or" && av) return Value::Bool(true);
+    absl::StatusOr<Value> b = Eval(graph, bindings, *e.args[1], factory);
+    if (!b.ok()) return b.status();
+    return Value::Bool(b->type == ValueType::kBool && b->b);
+  }
+  absl::StatusOr<Value> b = Eval(graph, bindings, *e.args[1], factory);
+  if (!b.ok()) return b.status();
+  if (op == "==" || op == "!=" || op == "<" || op == ">" || op == "<=" ||
+      op == ">=") {
+    // A one-value constant compares as a number.
+    for (absl::StatusOr<Value>* v : {&a, &b}) {
+      if ((*v)->type == ValueType::kConst &&
+          (*v)->constant->num_elements() == 1) {
+        **v = Value::Float(Materialize(*(*v)->constant).values[0]);
+      }
+    }
+    int cmp = 0;
+    if (a->is_number() && b->is_number()) {
+      double x = a->number(), y = b->number();
+      cmp = x < y ? -1 : x > y ? 1 : 0;
+    } else if (a->type == ValueType::kString && b->type == ValueType::kString) {
+      cmp = a->s.compare(b->s);
+    } else if (a->type == ValueType::kBool && b->type == ValueType::kBool) {
+      cmp = static_cast<int>(a->b) - static_cast<int>(b->b);
+    } else if ((a->type == ValueType::kTensor || a->type == ValueType::kNode) &&
+               (b->type == ValueType::kTensor || b->type == ValueType::kNode)) {
+      cmp = a->tensor == b->tensor ? 0 : 1;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot compare a ", ValueTypeName(a->type), " with a ",
+                       ValueTypeName(b->type)));
+    }
+    bool r = op == "=="   ? cmp == 0
+             : op == "!=" ? cmp != 0
+             : op == "<"  ? cmp < 0
+             : op == ">"  ? cmp > 0
+             : op == "<=" ? cmp <= 0
+                          : cmp >= 0;
+    return Value::Bool(r);
+  }
+  if (op == "+" && a->type == ValueType::kString &&
+      b->type == ValueType::kString) {
+    return Value::String(a->s + b->s);
+  }
+  if (a->type == ValueType::kInt && b->type == ValueType::kInt && op != "/") {
+    return Value::Int(op == "+"   ? a->i + b->i
+                      : op == "-" ? a->i - b->i
+                                  : a->i * b->i);
+  }
+  if (a->is_number() && b->is_number()) {
+    double x = a->number(), y = b->number();
+    return Value::Float(op == "+"   ? x + y
+                        : op == "-" ? x - y
+                        : op == "*" ? x * y
+                                    : x / y);
+  }
+  absl::StatusOr<ConstTensor> x = ToConstant(graph, *a);
+  if (!x.ok()) return x.status();
+  absl::StatusOr<ConstTensor> y = ToConstant(graph, *b);
+  if (!y.ok()) return y.status();
+  // A bare number takes the tensor's dtype.
+  if (a->is_number()) x->dtype = y->dtype;
+  if (b->is_number()) y->dtype = x->dtype;
+  absl::StatusOr<ConstTensor> r = Broadcast(*x, *y, op);
+  if (!r.ok()) return r.status();
+  return Value::Constant(*std::move(r));
+}
+
+}  // namespace graft::dsl
