@@ -121,6 +121,18 @@ check "no output after bad rules" test ! -e "$TMP/never2.pbtxt"
 printf 'steps:\n  - rulez: x.graft\n' > "$TMP/bad.yaml"
 expect "bad pipeline is located" 1 "bad.yaml:2:5: error: unknown key \`rulez\`" -- "$GRAFT" apply --pipeline "$TMP/bad.yaml" $G/fold_bn_conv/in.pbtxt -o "$TMP/never2.pbtxt"
 expect "apply needs rules or a pipeline" 2 "give rule files" -- "$GRAFT" apply $G/fold_bn_conv/in.pbtxt -o "$TMP/never2.pbtxt"
+# A pipeline step that does not converge stops the pipeline: later steps do
+# not run, nothing is written (an existing output is left as it was), and the
+# message names the step and the rules still firing.
+expect "non-converging pipeline step" 1 "step 1 of 2 \(\`rules/pipelines/../fold_batch_norms.graft\`\) did not converge; 1 later step\(s\) not run: no fixpoint after 1 rewrites; still firing: \`const_through_identity\`" -- "$GRAFT" apply --pipeline rules/pipelines/inference.yaml --max-rewrites 1 "$EXAMPLE" -o "$TMP/never_pipe.pb" --report "$TMP/never_pipe.json"
+check "no output after a non-converging step" test ! -e "$TMP/never_pipe.pb"
+check "no report after a non-converging step" test ! -e "$TMP/never_pipe.json"
+check "later steps reported as not run" grep -q "step 2 of 2 .*: not run" "$TMP/err"
+echo "keep me" > "$TMP/kept.pb"
+expect "non-converging step leaves an existing output" 1 "did not converge" -- "$GRAFT" apply --pipeline rules/pipelines/inference.yaml --max-rewrites 1 "$EXAMPLE" -o "$TMP/kept.pb"
+check "existing output intact" grep -qx "keep me" "$TMP/kept.pb"
+expect "a non-converging -r run writes nothing" 1 "did not converge: no fixpoint" -- "$GRAFT" apply -r rules/fold_batch_norms.graft --max-rewrites 1 "$EXAMPLE" -o "$TMP/never_r.pb"
+check "no output after a non-converging -r run" test ! -e "$TMP/never_r.pb"
 expect "apply reports skipped rewrites" 0 "skipped bypass_identity at \`output\`" -- "$GRAFT" apply -r $G/safety_skips_unsafe_rewrite/rules.graft $G/safety_skips_unsafe_rewrite/in.pbtxt -o "$TMP/s.pbtxt"
 
 # diff

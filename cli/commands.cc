@@ -20,6 +20,7 @@
 #include "dsl/format.h"
 #include "dsl/parser.h"
 #include "dsl/pipeline.h"
+#include "dsl/runner.h"
 #include "engine/driver.h"
 #include "engine/graph_diff.h"
 #include "engine/graph_stats.h"
@@ -212,14 +213,23 @@ double MsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-void MergeStats(const report::ApplyReport& step, report::ApplyReport* total) {
-  total->set_rewrites(total->rewrites() + step.rewrites());
-  total->set_converged(total->converged() && step.converged());
-  if (!step.non_convergence().empty())
-    total->set_non_convergence(step.non_convergence());
-  for (const auto& r : step.rules()) *total->add_rules() = r;
-  for (const auto& s : step.skipped()) {
-    if (total->skipped_size() < 100) *total->add_skipped() = s;
+// What each rule did, on stderr.
+void PrintApplySummary(const report::ApplyReport& total) {
+  std::cerr << "graft apply: " << total.rewrites() << " rewrite(s); nodes "
+            << total.nodes_before() << " -> " << total.nodes_after() << "; "
+            << absl::StrFormat("%.1f ms load, %.1f ms apply, %.1f ms save",
+                               total.load_ms(), total.apply_ms(),
+                               total.save_ms())
+            << "\n";
+  for (const auto& r : total.rules()) {
+    if (r.applied() == 0 && r.skipped() == 0) continue;
+    std::cerr << "  " << r.name() << ": " << r.applied() << " applied";
+    if (r.skipped() > 0) std::cerr << ", " << r.skipped() << " skipped";
+    std::cerr << "\n";
+  }
+  for (const auto& s : total.skipped()) {
+    std::cerr << "  skipped " << s.rule() << " at `" << s.node()
+              << "`: " << s.reason() << "\n";
   }
 }
 
@@ -290,35 +300,17 @@ int RunApply(const ApplyCommandOptions& options) {
   } else {
     steps.push_back({options.rule_files, {}});
   }
-  absl::StatusOr<HookRegistry> registry = CommandHooks(options.device);
-  if (!registry.ok()) {
-    std::cerr << "apply: error: " << registry.status().message() << "\n";
+  absl::StatusOr<HookRegistry> hooks = CommandHooks(options.device);
+  if (!hooks.ok()) {
+    std::cerr << "apply: error: " << hooks.status().message() << "\n";
     return kExitFailure;
   }
-  HookRegistry& hooks = *registry;
-  std::vector<std::unique_ptr<dsl::RuleSet>> sets;
-  std::set<std::string> declared;
-  for (const dsl::PipelineStep& step : steps) {
-    dsl::CompileOptions compile;
-    compile.params = step.params;
-    for (const auto& [k, v] : cli_params) compile.params[k] = v;
-    compile.ignore_unknown_params = !options.pipeline.empty();
-    dsl::Diagnostics diagnostics;
-    std::unique_ptr<dsl::RuleSet> set =
-        dsl::CompileRuleFiles(step.rule_files, compile, hooks, &diagnostics);
-    if (set == nullptr) {
-      std::cerr << diagnostics.Render();
-      return kExitFailure;
-    }
-    declared.insert(set->params().begin(), set->params().end());
-    sets.push_back(std::move(set));
-  }
-  for (const auto& [k, v] : cli_params) {
-    if (declared.count(k) == 0) {
-      std::cerr << "--param: error: no rule file declares param `" << k
-                << "`\n";
-      return kExitFailure;
-    }
+  dsl::Diagnostics diagnostics;
+  std::vector<dsl::CompiledStep> compiled;
+  if (!dsl::CompileSteps(steps, cli_params, !options.pipeline.empty(), *hooks,
+                         &diagnostics, &compiled)) {
+    std::cerr << diagnostics.Render();
+    return kExitFailure;
   }
 
   auto start = std::chrono::steady_clock::now();
@@ -336,31 +328,19 @@ int RunApply(const ApplyCommandOptions& options) {
   total.set_input(options.input);
   total.set_output(options.output);
   total.set_load_ms(MsSince(start));
-  total.set_nodes_before(graph->num_nodes());
-  total.set_converged(true);
   start = std::chrono::steady_clock::now();
-  ApplyOptions apply;
-  apply.outputs = options.outputs;
-  apply.max_rewrites = options.max_rewrites;
-  for (const auto& set : sets) {
-    for (const std::string& f : set->files()) total.add_rule_files(f);
-    absl::StatusOr<report::ApplyReport> step =
-        ApplyRules(*graph, set->rules(), apply);
-    if (!step.ok()) {
-      std::cerr << "apply: error: " << step.status().message() << "\n";
-      return kExitFailure;
-    }
-    MergeStats(*step, &total);
-  }
+  dsl::RunOptions run;
+  run.outputs = options.outputs;
+  run.max_rewrites = options.max_rewrites;
+  absl::Status ran = dsl::RunPipeline(*graph, compiled, run, &total);
   total.set_apply_ms(MsSince(start));
-  total.set_nodes_after(graph->num_nodes());
-  ValidateOptions validate;
-  validate.outputs = options.outputs;
-  absl::Status valid = CheckValid(*graph, validate);
-  if (!valid.ok()) {
-    std::cerr << options.input
-              << ": error: the rewritten graph is invalid, nothing written: "
-              << valid.message() << "\n";
+  if (!ran.ok()) {
+    std::cerr << options.input << ": error: " << ran.message() << "\n";
+    if (total.steps_size() > 1) {
+      for (const report::StepReport& s : total.steps())
+        std::cerr << "  " << s.name() << ": " << s.outcome() << "\n";
+    }
+    std::cerr << "nothing written\n";
     return kExitFailure;
   }
   start = std::chrono::steady_clock::now();
@@ -377,30 +357,9 @@ int RunApply(const ApplyCommandOptions& options) {
       return kExitFailure;
     }
   }
-  if (!options.quiet) {
-    std::cerr << "graft apply: " << total.rewrites() << " rewrite(s); nodes "
-              << total.nodes_before() << " -> " << total.nodes_after() << "; "
-              << absl::StrFormat("%.1f ms load, %.1f ms apply, %.1f ms save",
-                                 total.load_ms(), total.apply_ms(),
-                                 total.save_ms())
-              << "\n";
-    for (const auto& r : total.rules()) {
-      if (r.applied() == 0 && r.skipped() == 0) continue;
-      std::cerr << "  " << r.name() << ": " << r.applied() << " applied";
-      if (r.skipped() > 0) std::cerr << ", " << r.skipped() << " skipped";
-      std::cerr << "\n";
-    }
-    for (const auto& s : total.skipped()) {
-      std::cerr << "  skipped " << s.rule() << " at `" << s.node()
-                << "`: " << s.reason() << "\n";
-    }
-  }
+  if (!options.quiet) PrintApplySummary(total);
   if (options.diff && original.ok())
     std::cout << FormatDiffText(DiffGraphs(*original, *graph));
-  if (!total.converged()) {
-    std::cerr << "apply: error: " << total.non_convergence() << "\n";
-    return kExitFailure;
-  }
   return kExitOk;
 }
 
@@ -425,40 +384,25 @@ int RunExplain(const ExplainOptions& options) {
       return kExitFailure;
     }
   }
-  bool found_rule = options.rule.empty();
-  for (const Rule* rule : set->rules()) {
-    if (!options.rule.empty() && rule->name() != options.rule) continue;
-    found_rule = true;
-    std::vector<std::string> anchors = rule->anchor_ops();
-    auto print = [&](NodeId id, const dsl::Explanation& e) {
-      std::cout << rule->name() << " at `" << graph->node(id).name() << "`: ";
+  std::vector<dsl::RuleExplanations> all =
+      dsl::ExplainRules(*set, options.rule, *graph, only);
+  for (const dsl::RuleExplanations& r : all) {
+    const std::string& name = r.rule->name();
+    for (const auto& [id, e] : r.at) {
+      std::cout << name << " at `" << graph->node(id).name() << "`: ";
       if (!e.matched) {
         std::cout << "no match: " << e.reason << "\n";
-        return;
+        continue;
       }
       std::cout << "matches";
-      for (const auto& [name, value] : e.bindings)
-        std::cout << "\n    " << name << " = " << value;
+      for (const auto& [binding, value] : e.bindings)
+        std::cout << "\n    " << binding << " = " << value;
       std::cout << "\n";
-    };
-    if (only != kNoNode) {
-      print(only, dsl::ExplainAt(*set, rule->name(), *graph, only));
-      continue;
     }
-    int matches = 0;
-    graph->ForEachNode([&](const Node& n) {
-      bool anchored = anchors.empty();
-      for (const std::string& a : anchors)
-        anchored = anchored || GlobMatch(a, n.op());
-      if (!anchored) return;
-      dsl::Explanation e = dsl::ExplainAt(*set, rule->name(), *graph, n.id());
-      if (e.matched) {
-        print(n.id(), e);
-        ++matches;
-      }
-    });
-    std::cout << rule->name() << ": " << matches << " match(es)\n";
+    if (only == kNoNode)
+      std::cout << name << ": " << r.at.size() << " match(es)\n";
   }
+  bool found_rule = !all.empty();
   if (!found_rule) {
     std::cerr << "explain: error: no rule `" << options.rule
               << "` in the rule files\n";
@@ -598,70 +542,6 @@ void CollectRuleFiles(const std::string& path, std::vector<std::string>* out) {
   }
 }
 
-// Runs one test block; returns an empty string on success, else why not.
-std::string RunOneTest(const dsl::RuleFile& file, const dsl::Rule& rule,
-                       const dsl::RuleTest& test, const dsl::RuleSet& set) {
-  const Rule* compiled = set.Find(rule.name);
-  if (compiled == nullptr) return "the rule did not compile";
-  if (test.input.empty()) return "the test names no `input`";
-  absl::StatusOr<Graph> graph =
-      LoadGraph(dsl::PathRelativeTo(file.path, test.input));
-  if (!graph.ok()) return std::string(graph.status().message());
-  const Rule* rules[] = {compiled};
-  ApplyOptions apply;
-  apply.max_rewrites = 10000;  // a test graph is small; fail fast
-  absl::StatusOr<report::ApplyReport> report = ApplyRules(*graph, rules, apply);
-  if (!report.ok()) return std::string(report.status().message());
-  if (!report->converged()) return report->non_convergence();
-  std::vector<std::string> problems;
-  if (test.no_match && report->rewrites() > 0) {
-    problems.push_back(absl::StrCat("expected no match, got ",
-                                    report->rewrites(), " rewrite(s)"));
-  }
-  for (const auto& [op, want] : test.expect_ops) {
-    int got = static_cast<int>(graph->NodesWithOp(op).size());
-    if (got != want)
-      problems.push_back(
-          absl::StrCat(op, ": ", got, " node(s), expected ", want));
-  }
-  for (const std::string& n : test.expect_nodes) {
-    if (!graph->Contains(n))
-      problems.push_back(absl::StrCat("no node `", n, "`"));
-  }
-  for (const auto& [tensor, node] : test.expect_edges) {
-    const Node* n = graph->FindNode(node);
-    if (n == nullptr) {
-      problems.push_back(absl::StrCat("no node `", node, "`"));
-      continue;
-    }
-    google::protobuf::RepeatedPtrField<std::string> inputs =
-        graph->ExportInputs(n->id());
-    std::string want = tensor;
-    if (want.size() > 2 && want.substr(want.size() - 2) == ":0")
-      want.resize(want.size() - 2);
-    bool found = false;
-    for (const std::string& in : inputs) {
-      std::string have = in;
-      if (have.size() > 2 && have.substr(have.size() - 2) == ":0")
-        have.resize(have.size() - 2);
-      found = found || have == want;
-    }
-    if (!found)
-      problems.push_back(
-          absl::StrCat("`", tensor, "` does not feed `", node, "`"));
-  }
-  for (const std::string& n : test.expect_no_nodes) {
-    if (graph->Contains(n))
-      problems.push_back(absl::StrCat("node `", n, "` is still there"));
-  }
-  absl::Status valid = CheckValid(*graph);
-  if (!valid.ok()) problems.push_back(std::string(valid.message()));
-  std::string out;
-  for (const std::string& p : problems)
-    absl::StrAppend(&out, out.empty() ? "" : "; ", p);
-  return out;
-}
-
 }  // namespace
 
 int RunTests(const TestCommandOptions& options) {
@@ -683,19 +563,13 @@ int RunTests(const TestCommandOptions& options) {
       ++failed;
       continue;
     }
-    const dsl::RuleFile& file = *set->files_ast().front();
-    for (const dsl::Rule& rule : file.rules) {
-      for (const dsl::RuleTest& test : rule.tests) {
-        std::string why = RunOneTest(file, rule, test, *set);
-        std::string name = absl::StrCat(path, ":", test.loc.line, ": ",
-                                        rule.name, " / ", test.name);
-        if (why.empty()) {
-          std::cout << "ok   " << name << "\n";
-          ++passed;
-        } else {
-          std::cout << "FAIL " << name << ": " << why << "\n";
-          ++failed;
-        }
+    for (const dsl::RuleTestResult& t : dsl::RunRuleTests(*set)) {
+      if (t.failure.empty()) {
+        std::cout << "ok   " << t.name << "\n";
+        ++passed;
+      } else {
+        std::cout << "FAIL " << t.name << ": " << t.failure << "\n";
+        ++failed;
       }
     }
   }

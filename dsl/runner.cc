@@ -1,0 +1,221 @@
+#include "dsl/runner.h"
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/driver.h"
+#include "engine/graph_io.h"
+#include "engine/op_registry.h"
+#include "engine/validate.h"
+
+namespace graft::dsl {
+namespace {
+
+std::string StepName(const PipelineStep& step, size_t index, size_t count) {
+  std::vector<std::string> files;
+  for (const std::string& f : step.rule_files)
+    files.push_back(absl::StrCat("`", f, "`"));
+  std::string list = absl::StrJoin(files, ", ");
+  if (count == 1) return list;
+  return absl::StrCat("step ", index + 1, " of ", count, " (", list, ")");
+}
+
+void MergeStats(const report::ApplyReport& step, report::ApplyReport* total) {
+  total->set_rewrites(total->rewrites() + step.rewrites());
+  total->set_converged(total->converged() && step.converged());
+  if (!step.non_convergence().empty())
+    total->set_non_convergence(step.non_convergence());
+  for (const auto& r : step.rules()) *total->add_rules() = r;
+  for (const auto& s : step.skipped()) {
+    if (total->skipped_size() < 100) *total->add_skipped() = s;
+  }
+}
+
+}  // namespace
+
+bool CompileSteps(const std::vector<PipelineStep>& steps,
+                  const std::map<std::string, std::string>& params,
+                  bool shared_params, const HookRegistry& hooks,
+                  Diagnostics* diagnostics, std::vector<CompiledStep>* out) {
+  std::set<std::string> declared;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    CompileOptions compile;
+    compile.params = steps[i].params;
+    for (const auto& [k, v] : params) compile.params[k] = v;
+    compile.ignore_unknown_params = shared_params;
+    std::unique_ptr<RuleSet> set =
+        CompileRuleFiles(steps[i].rule_files, compile, hooks, diagnostics);
+    if (set == nullptr) return false;
+    declared.insert(set->params().begin(), set->params().end());
+    out->push_back({StepName(steps[i], i, steps.size()), std::move(set)});
+  }
+  for (const auto& [k, v] : params) {
+    if (declared.count(k) == 0) {
+      diagnostics->Error("--param", {},
+                         absl::StrCat("no rule file declares param `", k, "`"));
+    }
+  }
+  return !diagnostics->has_errors();
+}
+
+absl::Status RunPipeline(Graph& graph, const std::vector<CompiledStep>& steps,
+                         const RunOptions& options,
+                         report::ApplyReport* report) {
+  report->set_converged(true);
+  report->set_nodes_before(graph.num_nodes());
+  for (const CompiledStep& step : steps) {
+    report::StepReport* s = report->add_steps();
+    s->set_name(step.name);
+    for (const std::string& f : step.rules->files()) s->add_rule_files(f);
+    s->set_outcome("not run");
+  }
+  ApplyOptions apply;
+  apply.outputs = options.outputs;
+  apply.max_rewrites = options.max_rewrites;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const CompiledStep& step = steps[i];
+    report::StepReport* outcome = report->mutable_steps(static_cast<int>(i));
+    for (const std::string& f : step.rules->files()) report->add_rule_files(f);
+    absl::StatusOr<report::ApplyReport> result =
+        ApplyRules(graph, step.rules->rules(), apply);
+    std::string later =
+        i + 1 < steps.size()
+            ? absl::StrCat("; ", steps.size() - i - 1, " later step(s) not run")
+            : "";
+    if (!result.ok()) {
+      outcome->set_outcome("failed");
+      outcome->set_error(std::string(result.status().message()));
+      report->set_converged(false);
+      return Prefixed(absl::StrCat(step.name, " failed", later, ": "),
+                      result.status());
+    }
+    MergeStats(*result, report);
+    outcome->set_rewrites(result->rewrites());
+    if (!result->converged()) {
+      outcome->set_outcome("did not converge");
+      outcome->set_error(result->non_convergence());
+      return absl::FailedPreconditionError(
+          absl::StrCat(step.name, " did not converge", later, ": ",
+                       result->non_convergence()));
+    }
+    outcome->set_outcome("ok");
+  }
+  report->set_nodes_after(graph.num_nodes());
+  ValidateOptions validate;
+  validate.outputs = options.outputs;
+  absl::Status valid = CheckValid(graph, validate);
+  if (!valid.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the rewritten graph is invalid, nothing written: ", valid.message()));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// What must hold after a test's rule ran; each problem found.
+std::vector<std::string> CheckExpectations(const RuleTest& test,
+                                           const Graph& graph,
+                                           const report::ApplyReport& report) {
+  std::vector<std::string> problems;
+  if (test.no_match && report.rewrites() > 0) {
+    problems.push_back(absl::StrCat("expected no match, got ",
+                                    report.rewrites(), " rewrite(s)"));
+  }
+  for (const auto& [op, want] : test.expect_ops) {
+    int got = static_cast<int>(graph.NodesWithOp(op).size());
+    if (got != want)
+      problems.push_back(
+          absl::StrCat(op, ": ", got, " node(s), expected ", want));
+  }
+  for (const std::string& n : test.expect_nodes) {
+    if (!graph.Contains(n))
+      problems.push_back(absl::StrCat("no node `", n, "`"));
+  }
+  auto strip_port0 = [](std::string t) {
+    if (t.size() > 2 && t.substr(t.size() - 2) == ":0") t.resize(t.size() - 2);
+    return t;
+  };
+  for (const auto& [tensor, node] : test.expect_edges) {
+    const Node* n = graph.FindNode(node);
+    if (n == nullptr) {
+      problems.push_back(absl::StrCat("no node `", node, "`"));
+      continue;
+    }
+    bool found = false;
+    for (const std::string& in : graph.ExportInputs(n->id()))
+      found = found || strip_port0(in) == strip_port0(tensor);
+    if (!found)
+      problems.push_back(
+          absl::StrCat("`", tensor, "` does not feed `", node, "`"));
+  }
+  for (const std::string& n : test.expect_no_nodes) {
+    if (graph.Contains(n))
+      problems.push_back(absl::StrCat("node `", n, "` is still there"));
+  }
+  absl::Status valid = CheckValid(graph);
+  if (!valid.ok()) problems.push_back(std::string(valid.message()));
+  return problems;
+}
+
+// Runs one test block; returns an empty string on success, else why not.
+std::string RunOneTest(const RuleFile& file, const Rule& rule,
+                       const RuleTest& test, const RuleSet& set) {
+  const ::graft::Rule* compiled = set.Find(rule.name);
+  if (compiled == nullptr) return "the rule did not compile";
+  if (test.input.empty()) return "the test names no `input`";
+  absl::StatusOr<Graph> graph =
+      LoadGraph(PathRelativeTo(file.path, test.input));
+  if (!graph.ok()) return std::string(graph.status().message());
+  const ::graft::Rule* rules[] = {compiled};
+  ApplyOptions apply;
+  apply.max_rewrites = 10000;  // a test graph is small; fail fast
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(*graph, rules, apply);
+  if (!report.ok()) return std::string(report.status().message());
+  if (!report->converged()) return report->non_convergence();
+  return absl::StrJoin(CheckExpectations(test, *graph, *report), "; ");
+}
+
+}  // namespace
+
+std::vector<RuleTestResult> RunRuleTests(const RuleSet& set) {
+  std::vector<RuleTestResult> out;
+  if (set.files_ast().empty()) return out;
+  const RuleFile& file = *set.files_ast().front();
+  for (const Rule& rule : file.rules) {
+    for (const RuleTest& test : rule.tests) {
+      out.push_back({absl::StrCat(file.path, ":", test.loc.line, ": ",
+                                  rule.name, " / ", test.name),
+                     RunOneTest(file, rule, test, set)});
+    }
+  }
+  return out;
+}
+
+std::vector<RuleExplanations> ExplainRules(const RuleSet& set,
+                                           const std::string& rule,
+                                           const Graph& graph, NodeId node) {
+  std::vector<RuleExplanations> out;
+  for (const ::graft::Rule* r : set.rules()) {
+    if (!rule.empty() && r->name() != rule) continue;
+    RuleExplanations& e = out.emplace_back();
+    e.rule = r;
+    if (node != kNoNode) {
+      e.at.emplace_back(node, ExplainAt(set, r->name(), graph, node));
+      continue;
+    }
+    std::vector<std::string> anchors = r->anchor_ops();
+    graph.ForEachNode([&](const Node& n) {
+      bool anchored = anchors.empty();
+      for (const std::string& a : anchors)
+        anchored = anchored || GlobMatch(a, n.op());
+      if (!anchored) return;
+      Explanation x = ExplainAt(set, r->name(), graph, n.id());
+      if (x.matched) e.at.emplace_back(n.id(), std::move(x));
+    });
+  }
+  return out;
+}
+
+}  // namespace graft::dsl
