@@ -21,6 +21,19 @@ bool IsPersistent(const std::string& op) {
   return op == "Const" || op == "VarHandleOp" || op == "VariableV2";
 }
 
+// The bytes of the variable a VarHandleOp holds (its `shape` and `dtype`),
+// or `otherwise` when its shape is unknown.
+int64_t VariableBytes(const Node& n, int64_t otherwise) {
+  const tf::AttrValue* s = n.attr("shape");
+  if (s == nullptr || s->shape().unknown_rank()) return otherwise;
+  TensorInfo var;
+  var.known_rank = true;
+  for (const auto& d : s->shape().dim()) var.dims.push_back(d.size());
+  const tf::AttrValue* dt = n.attr("dtype");
+  var.dtype = dt ? dt->type() : tf::DT_INVALID;
+  return var.bytes();
+}
+
 }  // namespace
 
 absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,
@@ -82,17 +95,7 @@ absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,
         b.free = last;
         b.persistent = life.persistent;
         b.device = n.device().empty() ? "(unplaced)" : n.device();
-        if (n.op() == "VarHandleOp") {  // the variable itself
-          if (const tf::AttrValue* s = n.attr("shape");
-              s && !s->shape().unknown_rank()) {
-            TensorInfo var;
-            var.known_rank = true;
-            for (const auto& d : s->shape().dim()) var.dims.push_back(d.size());
-            const tf::AttrValue* dt = n.attr("dtype");
-            var.dtype = dt ? dt->type() : tf::DT_INVALID;
-            b.bytes = var.bytes();
-          }
-        }
+        if (n.op() == "VarHandleOp") b.bytes = VariableBytes(n, b.bytes);
         buffers.push_back(b);
       }
       buffer_of[t] = buffer;

@@ -15,6 +15,10 @@ bazel test //... --test_output=all
 bazel_rc=$?
 
 checks=()
+echo "== layout (file and function sizes, layering)"
+python3 scripts/check_layout.py
+checks+=("layout=$?")
+
 echo "== bazel build --config=cuda //analysis/cuda:gpu_profile (compile and link only)"
 if [[ -e /usr/local/cuda/include/cudnn.h ]]; then
   bazel build --config=cuda //analysis/cuda:gpu_profile

@@ -1,0 +1,115 @@
+// Helpers of the shape functions (shape_functions_*.cc), and how each file
+// adds its ops to the table.
+#ifndef GRAFT_ANALYSIS_SHAPE_FUNCTIONS_INTERNAL_H_
+#define GRAFT_ANALYSIS_SHAPE_FUNCTIONS_INTERNAL_H_
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "analysis/shape_functions.h"
+#include "engine/op_registry.h"
+
+namespace graft::analysis {
+
+using ShapeTable = absl::flat_hash_map<std::string, ShapeFn>;
+// Shapes, values and layout-free ops (shape_functions_array.cc).
+void AddArrayShapeFunctions(ShapeTable* table);
+// Convolutions, pooling, matmuls, batch norms, losses
+// (shape_functions_nn.cc).
+void AddNnShapeFunctions(ShapeTable* table);
+
+inline TensorInfo UnknownRank() { return TensorInfo(); }
+
+// A tensor of known rank whose dimensions are all unknown.
+inline TensorInfo OfRank(int64_t rank) {
+  return Shaped(Dims(std::max<int64_t>(rank, 0), -1));
+}
+
+inline bool IsIntType(tf::DataType t) {
+  t = BaseType(t);
+  return t == tf::DT_INT32 || t == tf::DT_INT64 || t == tf::DT_INT16 ||
+         t == tf::DT_INT8 || t == tf::DT_UINT8;
+}
+
+// Right-aligned broadcasting; unknown where it cannot be decided.
+inline TensorInfo BroadcastShapes(const TensorInfo& a, const TensorInfo& b) {
+  if (!a.known_rank || !b.known_rank) return UnknownRank();
+  size_t rank = std::max(a.dims.size(), b.dims.size());
+  Dims out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x =
+        i < rank - a.dims.size() ? 1 : a.dims[i - (rank - a.dims.size())];
+    int64_t y =
+        i < rank - b.dims.size() ? 1 : b.dims[i - (rank - b.dims.size())];
+    if (x == y)
+      out[i] = x;
+    else if (x == 1)
+      out[i] = y;
+    else if (y == 1)
+      out[i] = x;
+    else if (x < 0)
+      out[i] = y > 1 ? y : -1;
+    else if (y < 0)
+      out[i] = x > 1 ? x : -1;
+    else
+      return UnknownRank();  // incompatible: not a valid graph
+  }
+  return Shaped(out);
+}
+
+inline std::string AttrString(const Node& n, const char* name,
+                              const char* fallback) {
+  const tf::AttrValue* v = n.attr(name);
+  return v ? v->s() : fallback;
+}
+
+inline bool AttrBool(const Node& n, const char* name, bool fallback) {
+  const tf::AttrValue* v = n.attr(name);
+  return v ? v->b() : fallback;
+}
+
+inline int64_t AttrInt(const Node& n, const char* name, int64_t fallback) {
+  const tf::AttrValue* v = n.attr(name);
+  return v ? v->i() : fallback;
+}
+
+inline Dims AttrInts(const Node& n, const char* name) {
+  const tf::AttrValue* v = n.attr(name);
+  Dims out;
+  if (v) out.assign(v->list().i().begin(), v->list().i().end());
+  return out;
+}
+
+// Output size of a window (conv, pool) along one spatial dimension.
+inline int64_t WindowOut(int64_t in, int64_t k, int64_t stride,
+                         int64_t dilation, const std::string& pad,
+                         int64_t pad_before = 0, int64_t pad_after = 0) {
+  if (in < 0 || k < 0 || stride <= 0) return -1;
+  int64_t eff = (k - 1) * dilation + 1;
+  if (pad == "SAME") return (in + stride - 1) / stride;
+  if (pad == "VALID") return in < eff ? 0 : (in - eff) / stride + 1;
+  if (pad == "EXPLICIT")
+    return (in + pad_before + pad_after - eff) / stride + 1;
+  return -1;
+}
+
+struct Layout {
+  int n = 0, h = 1, w = 2, c = 3;
+};
+
+inline Layout LayoutOf(const std::string& format) {
+  if (format == "NCHW") return {0, 2, 3, 1};
+  return {};
+}
+
+inline void SetValue(std::vector<TensorInfo>& out, int port, Dims v,
+                     bool scalar = false) {
+  out[port] = Shaped(scalar ? Dims{} : Dims{static_cast<int64_t>(v.size())});
+  out[port].value = std::move(v);
+}
+
+}  // namespace graft::analysis
+
+#endif  // GRAFT_ANALYSIS_SHAPE_FUNCTIONS_INTERNAL_H_
