@@ -1,5 +1,7 @@
 #include "analysis/hooks.h"
 
+#include <thread>
+
 #include "builtins/builtins.h"
 #include "dsl/compiler.h"
 #include "engine/driver.h"
@@ -44,6 +46,37 @@ TEST(AnalysisHooksTest, RulesSeeShapesRegionsScheduleMemoryAndCost) {
   EXPECT_TRUE(graph->Contains("Relu_saved"));
   EXPECT_TRUE(graph->Contains("Relu_1_saved"));
   EXPECT_TRUE(graph->Contains("Relu_2"));
+}
+
+// The analyses are cached per graph version and shared by the rule set's
+// users: threads rewriting their own copies at once each get the result one
+// thread alone gets.
+TEST(AnalysisHooksTest, SharedBetweenThreads) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  ASSERT_TRUE(RegisterAnalysisHooks(hooks).ok());
+  dsl::Diagnostics diagnostics;
+  std::unique_ptr<dsl::RuleSet> rules =
+      dsl::CompileRuleText("saved.graft", kRule, {}, hooks, &diagnostics);
+  ASSERT_NE(rules, nullptr) << diagnostics.Render();
+  constexpr int kThreads = 4, kRounds = 5;
+  std::vector<int> wrong(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < kRounds; ++round) {
+        absl::StatusOr<Graph> graph = LoadGraph("tests/data/mlp_train.pb");
+        absl::StatusOr<report::ApplyReport> report =
+            graph.ok() ? ApplyRules(*graph, rules->rules())
+                       : absl::StatusOr<report::ApplyReport>(graph.status());
+        if (!report.ok() || report->rewrites() != 2 ||
+            !graph->Contains("Relu_1_saved"))
+          ++wrong[t];
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(wrong[t], 0);
 }
 
 TEST(AnalysisHooksTest, AnUnknownDeviceIsAnError) {
