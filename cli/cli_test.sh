@@ -135,6 +135,14 @@ expect "a non-converging -r run writes nothing" 1 "did not converge: no fixpoint
 check "no output after a non-converging -r run" test ! -e "$TMP/never_r.pb"
 expect "apply reports skipped rewrites" 0 "skipped bypass_identity at \`output\`" -- "$GRAFT" apply -r $G/safety_skips_unsafe_rewrite/rules.graft $G/safety_skips_unsafe_rewrite/in.pbtxt -o "$TMP/s.pbtxt"
 
+# The README's five-minute rule, step by step on the bundled model.
+sed -n 1,14p examples/fold_bn.graft | sed 's/(Conv2D | DepthwiseConv2dNative)/Conv2D/' > "$TMP/tutorial1.graft"
+expect "tutorial: the first rule alone matches nothing" 0 "0 rewrite\(s\); nodes 68 -> 68" -- "$GRAFT" apply -r "$TMP/tutorial1.graft" "$EXAMPLE" -o "$TMP/tutorial1.pb"
+expect "tutorial: explain says why" 0 "" -- "$GRAFT" explain -r "$TMP/tutorial1.graft" "$EXAMPLE" --node keras_cnn/batch_normalization/FusedBatchNormV3
+check "tutorial: the reason is the Identity read" grep -q "no match: operand 4 of \`bn\`: expected Const, found Identity \`keras_cnn/batch_normalization/FusedBatchNormV3/ReadVariableOp_1\`" "$TMP/out"
+expect "tutorial: the finished rule file folds 3 of 4" 0 "fold_bn: 3 applied" -- "$GRAFT" apply -r examples/fold_bn.graft "$EXAMPLE" -o "$TMP/tutorial.pb"
+check "tutorial: nodes 68 -> 74" grep -q "nodes 68 -> 74" "$TMP/err"
+
 # diff
 expect "diff --help" 0 "" -- "$GRAFT" diff --help
 expect "diff of a fold" 0 "" -- "$GRAFT" diff $G/fold_bn_conv/in.pbtxt $G/fold_bn_conv/out.pbtxt

@@ -74,7 +74,7 @@ int RunTests(const TestCommandOptions& options);
 struct DiffOptions {
   std::string before;
   std::string after;
-  std::string format = "text";  // text or dot
+  std::string format = "text";  // text, dot or html
   bool exit_code = false;       // exit 1 when the graphs differ
 };
 int RunDiff(const DiffOptions& options);

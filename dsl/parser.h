@@ -11,7 +11,8 @@ namespace graft::dsl {
 
 // Parses `source` (named `path` in diagnostics). Syntax errors go to
 // `diagnostics`, one per top-level item: after an error the parser skips to
-// the next line that starts with `rule`, `param` or `import` and goes on.
+// the next line that starts with `rule`, `param`, `import` or `require` and
+// goes on.
 RuleFile ParseRuleFile(const std::string& path, const std::string& source,
                        Diagnostics* diagnostics);
 

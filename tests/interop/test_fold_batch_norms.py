@@ -48,6 +48,17 @@ def test_example_model(tmp_path):
     check_same(original, folded, (4, 32, 32, 3))
 
 
+def test_readme_tutorial_rule(tmp_path):
+    """examples/fold_bn.graft, the README's five-minute rule: 3 of the example's
+    4 batch norms folded (the fourth follows a BiasAdd), same numbers."""
+    original = tf.compat.v1.GraphDef()
+    original.ParseFromString(open(repo_path("examples", "keras_cnn.pb"), "rb").read())
+    folded, log = graft_apply(original, tmp_path, "tutorial", "-r", repo_path("examples", "fold_bn.graft"))
+    assert "fold_bn: 3 applied" in log, log
+    assert len([n for n in folded.node if n.op == "FusedBatchNormV3"]) == 1
+    check_same(original, folded, (4, 32, 32, 3))
+
+
 @pytest.mark.parametrize("name,ctor,size", [
     ("mobilenet_v2", tf_keras.applications.MobileNetV2, 96),
     ("resnet50", tf_keras.applications.ResNet50, 64),
