@@ -498,7 +498,9 @@ int RunDiff(const DiffOptions& options) {
     std::cerr << after.status().message() << "\n";
     return kExitFailure;
   }
-  GraphDiff diff = DiffGraphs(*before, *after);
+  graft::DiffOptions diff_options;
+  diff_options.full = options.full;
+  GraphDiff diff = DiffGraphs(*before, *after, diff_options);
   if (options.format == "dot") {
     std::cout << FormatDiffDot(*before, *after, diff);
   } else if (options.format == "html") {

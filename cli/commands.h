@@ -76,6 +76,7 @@ struct DiffOptions {
   std::string after;
   std::string format = "text";  // text, dot or html
   bool exit_code = false;       // exit 1 when the graphs differ
+  bool full = false;            // added nodes in full, tensors with values
 };
 int RunDiff(const DiffOptions& options);
 

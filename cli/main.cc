@@ -194,6 +194,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "dot", "html"}));
   diff_cmd->add_flag("--exit-code", diff.exit_code,
                      "Exit 1 when the graphs differ");
+  diff_cmd->add_flag("--full", diff.full,
+                     "Text: added nodes in full (inputs, device, attrs) and "
+                     "tensors with their values, nothing shortened");
 
   CheckOptions check;
   CLI::App* check_cmd =

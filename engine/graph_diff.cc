@@ -4,8 +4,10 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "engine/const_tensor.h"
 #include "engine/graph_algorithms.h"
 #include "engine/graph_io.h"
 #include "engine/op_registry.h"
@@ -22,18 +24,52 @@ std::vector<std::string> Inputs(const Graph& g, NodeId id) {
   return {inputs.begin(), inputs.end()};
 }
 
-// A short, readable form of an attr value; tensors by dtype and shape.
-std::string Show(const tf::AttrValue& v) {
+// The values of a tensor attr, as numbers that read back to the same
+// values ("= [0.5, 2]"), or its proto text when graft does not decode it.
+std::string TensorValues(const tf::TensorProto& t, absl::string_view content) {
+  absl::StatusOr<ConstTensor> c =
+      content.empty() ? FromTensorProto(t) : FromTensorProto(t, content);
+  if (!c.ok()) return absl::StrCat("{", t.ShortDebugString(), "}");
+  const char* format = t.dtype() == tf::DT_DOUBLE ? "%.17g" : "%.9g";
+  std::vector<std::string> values;
+  for (double v : c->values) values.push_back(absl::StrFormat(format, v));
+  return absl::StrCat("= [", absl::StrJoin(values, ", "), "]");
+}
+
+// A readable form of an attr value; tensors by dtype and shape (and, in
+// full, their values); long values shortened unless `full`.
+std::string Show(const tf::AttrValue& v, bool full,
+                 absl::string_view content = {}) {
   if (v.has_tensor()) {
     std::vector<int64_t> dims;
     for (const auto& d : v.tensor().tensor_shape().dim())
       dims.push_back(d.size());
-    return absl::StrCat("tensor ", DataTypeName(v.tensor().dtype()), " [",
-                        absl::StrJoin(dims, ", "), "]");
+    std::string head = absl::StrCat("tensor ", DataTypeName(v.tensor().dtype()),
+                                    " [", absl::StrJoin(dims, ", "), "]");
+    return full ? absl::StrCat(head, " ", TensorValues(v.tensor(), content))
+                : head;
   }
   std::string text = v.ShortDebugString();
-  if (text.size() > 80) text = text.substr(0, 77) + "...";
+  if (!full && text.size() > 80) text = text.substr(0, 77) + "...";
   return text;
+}
+
+// Everything an added node is, one line each.
+std::vector<std::string> Details(const Graph& g, const Node& n) {
+  std::vector<std::string> lines;
+  std::vector<std::string> inputs = Inputs(g, n.id());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    lines.push_back(absl::StrCat("input ", i, ": `", inputs[i], "`"));
+  if (!n.device().empty())
+    lines.push_back(absl::StrCat("device: \"", n.device(), "\""));
+  std::map<std::string, const tf::AttrValue*> attrs;
+  for (const auto& [k, v] : n.attrs()) attrs[k] = &v;
+  for (const auto& [k, v] : attrs) {
+    lines.push_back(absl::StrCat(
+        "attr `", k, "`: ",
+        Show(*v, true, k == "value" ? n.value_content() : absl::string_view())));
+  }
+  return lines;
 }
 
 std::string DotId(const std::string& name) {
@@ -42,8 +78,10 @@ std::string DotId(const std::string& name) {
 
 }  // namespace
 
-GraphDiff DiffGraphs(const Graph& before, const Graph& after) {
+GraphDiff DiffGraphs(const Graph& before, const Graph& after,
+                     const DiffOptions& options) {
   GraphDiff diff;
+  const bool full = options.full;
   before.ForEachNode([&](const Node& a) {
     if (!after.Contains(a.name())) diff.removed.push_back(Label(a));
   });
@@ -51,6 +89,7 @@ GraphDiff DiffGraphs(const Graph& before, const Graph& after) {
     const Node* a = before.FindNode(b.name());
     if (a == nullptr) {
       diff.added.push_back(Label(b));
+      if (full) diff.added_details.push_back(Details(after, b));
       return;
     }
     NodeChange change;
@@ -73,12 +112,18 @@ GraphDiff DiffGraphs(const Graph& before, const Graph& after) {
       const tf::AttrValue* vb = b.attr(k);
       if (va == nullptr) {
         change.changes.push_back(
-            absl::StrCat("attr `", k, "` added: ", Show(*vb)));
+            absl::StrCat("attr `", k, "` added: ",
+                         Show(*vb, full, k == "value" ? b.value_content()
+                                                      : absl::string_view())));
       } else if (vb == nullptr) {
         change.changes.push_back(absl::StrCat("attr `", k, "` removed"));
       } else if (SerializeDeterministic(*va) != SerializeDeterministic(*vb) ||
                  (k == "value" && a->value_content() != b.value_content())) {
-        std::string sa = Show(*va), sb = Show(*vb);
+        bool value = k == "value";
+        std::string sa = Show(*va, full,
+                              value ? a->value_content() : absl::string_view());
+        std::string sb = Show(*vb, full,
+                              value ? b.value_content() : absl::string_view());
         change.changes.push_back(
             sa == sb ? absl::StrCat("attr `", k, "`: ", sa, " (values changed)")
                      : absl::StrCat("attr `", k, "`: ", sa, " -> ", sb));
@@ -97,7 +142,13 @@ std::string FormatDiffText(const GraphDiff& diff) {
   std::string out;
   for (const std::string& r : diff.removed)
     absl::StrAppend(&out, "- ", r, "\n");
-  for (const std::string& a : diff.added) absl::StrAppend(&out, "+ ", a, "\n");
+  for (size_t i = 0; i < diff.added.size(); ++i) {
+    absl::StrAppend(&out, "+ ", diff.added[i], "\n");
+    if (i < diff.added_details.size()) {
+      for (const std::string& line : diff.added_details[i])
+        absl::StrAppend(&out, "    ", line, "\n");
+    }
+  }
   for (const NodeChange& c : diff.changed) {
     absl::StrAppend(&out, "~ ", c.name, "\n");
     for (const std::string& line : c.changes)

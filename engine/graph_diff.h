@@ -18,6 +18,9 @@ struct NodeChange {
 
 struct GraphDiff {
   std::vector<std::string> added;    // "name (Op)", in the second graph's order
+  // With DiffOptions::full, what each added node is: its inputs, device and
+  // attrs (parallel to `added`).
+  std::vector<std::vector<std::string>> added_details;
   std::vector<std::string> removed;  // "name (Op)", in the first graph's order
   std::vector<NodeChange> changed;   // in the second graph's order
   bool empty() const {
@@ -25,7 +28,15 @@ struct GraphDiff {
   }
 };
 
-GraphDiff DiffGraphs(const Graph& before, const Graph& after);
+struct DiffOptions {
+  // Everything the second graph holds that the first does not: added nodes
+  // in full, and every attr (tensors with their values) without shortening.
+  // Golden cases store this as their expected result.
+  bool full = false;
+};
+
+GraphDiff DiffGraphs(const Graph& before, const Graph& after,
+                     const DiffOptions& options = {});
 
 // For terminals and code review: `+ added`, `- removed`, `~ changed` lines
 // and a summary line.

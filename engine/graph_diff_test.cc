@@ -41,6 +41,30 @@ TEST(GraphDiffTest, FoldedBatchNorm) {
   EXPECT_NE(dot.find("\"bn/folded\" -> \"bn\""), std::string::npos);
 }
 
+// In full, an added node is shown whole and tensors with their values, so
+// the diff says everything the output has that the input does not.
+TEST(GraphDiffTest, FullShowsAddedNodesAndValues) {
+  Graph before = Load("tests/golden/fold_bn_conv/in.pbtxt");
+  Graph after = Load("tests/golden/fold_bn_conv/out.pbtxt");
+  DiffOptions full;
+  full.full = true;
+  std::string text = FormatDiffText(DiffGraphs(before, after, full));
+  EXPECT_NE(text.find("+ bn/folded (Conv2D)\n"
+                      "    input 0: `x`\n"
+                      "    input 1: `bn/w2`\n"
+                      "    device: \"/device:CPU:0\"\n"
+                      "    attr `T`: type: DT_FLOAT\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("    attr `value`: tensor float32 [2] = [-0.5, -2.5]\n"),
+      std::string::npos)
+      << text;
+  // Without `full`, the same diff names the added nodes only.
+  std::string brief = FormatDiffText(DiffGraphs(before, after));
+  EXPECT_EQ(brief.find("input 0: `x`"), std::string::npos);
+}
+
 TEST(GraphDiffTest, AttrsAndDevices) {
   Graph before = Load("tests/golden/rewrite_set_attr_device/in.pbtxt");
   Graph after = Load("tests/golden/rewrite_set_attr_device/out.pbtxt");

@@ -1,10 +1,14 @@
 // Golden cases: each folder under tests/golden/ holds `rules.graft`,
-// `in.pbtxt` and `out.pbtxt` (and optionally `params.txt`, lines of
-// name=value). The rules applied to the input must give exactly the output;
-// applying them again must change nothing; two runs must agree byte for
-// byte. A folder with a `no_match` file is a case where nothing may change.
+// `in.pbtxt` and `expected.diff` (and optionally `params.txt`, lines of
+// name=value). The rules applied to the input must give exactly the
+// expected change, as `graft diff --full in out` prints it (every added node
+// in full, tensors with their values: readable in review); applying them
+// again must change nothing; two runs must agree byte for byte. A case
+// whose whole output file matters (other tests read it) also keeps
+// `out.pbtxt`, compared byte for byte. A folder with a `no_match` file is a
+// case where nothing may change.
 //
-// To (re)write the expected outputs after a deliberate change:
+// To (re)write the expected results after a deliberate change:
 //   bazel run //tests/golden:golden_test -- --update
 #include <dirent.h>
 
@@ -15,6 +19,7 @@
 #include "dsl/compiler.h"
 #include "builtins/builtins.h"
 #include "engine/driver.h"
+#include "engine/graph_diff.h"
 #include "engine/graph_io.h"
 #include "engine/validate.h"
 #include "gtest/gtest.h"
@@ -46,6 +51,7 @@ std::vector<std::string> Cases() {
 
 struct Result {
   std::string text;
+  std::string diff;  // graft diff --full of the input and the output
   report::ApplyReport report;
 };
 
@@ -58,7 +64,11 @@ Result Apply(const std::string& dir, const dsl::RuleSet& rules) {
   EXPECT_TRUE(report.ok());
   EXPECT_TRUE(report->converged()) << report->non_convergence();
   EXPECT_TRUE(CheckValid(*graph).ok()) << CheckValid(*graph);
-  Result r{SerializeGraph(*graph, GraphFormat::kText), *report};
+  absl::StatusOr<Graph> input = LoadGraph(dir + "/in.pbtxt");
+  DiffOptions full;
+  full.full = true;
+  Result r{SerializeGraph(*graph, GraphFormat::kText),
+           FormatDiffText(DiffGraphs(*input, *graph, full)), *report};
   // Idempotence: a second application changes nothing.
   absl::StatusOr<report::ApplyReport> again = ApplyRules(*graph, rules.rules());
   EXPECT_EQ(again->rewrites(), 0)
@@ -97,14 +107,20 @@ TEST_P(GoldenTest, MatchesExpectedOutput) {
     EXPECT_GT(first.report.rewrites() + first.report.skipped_size(), 0)
         << dir << ": nothing happened; a golden case must exercise its rules";
   }
-  std::string expected_path = dir + "/out.pbtxt";
+  std::string diff_path = dir + "/expected.diff";
+  std::string out_path = dir + "/out.pbtxt";
+  bool keeps_output = std::ifstream(out_path).good();
   if (update) {
     const char* ws = std::getenv("BUILD_WORKSPACE_DIRECTORY");
-    std::ofstream(std::string(ws ? ws : ".") + "/" + expected_path)
-        << first.text;
+    std::string root = std::string(ws ? ws : ".") + "/";
+    std::ofstream(root + diff_path) << first.diff;
+    if (keeps_output) std::ofstream(root + out_path) << first.text;
     return;
   }
-  EXPECT_EQ(first.text, Read(expected_path)) << dir;
+  EXPECT_EQ(first.diff, Read(diff_path)) << dir;
+  if (keeps_output) {
+    EXPECT_EQ(first.text, Read(out_path)) << dir;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, GoldenTest, ::testing::ValuesIn(Cases()),
