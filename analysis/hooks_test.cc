@@ -27,14 +27,21 @@ rule tag_saved_activations {
 }
 )";
 
-TEST(AnalysisHooksTest, RulesSeeShapesRegionsScheduleMemoryAndCost) {
-  HookRegistry hooks;
+// kRule, compiled with the builtin and analysis hooks (added to `hooks`).
+std::unique_ptr<dsl::RuleSet> CompileRule(HookRegistry& hooks) {
   RegisterBuiltinHooks(hooks);
-  ASSERT_TRUE(RegisterAnalysisHooks(hooks).ok());
+  EXPECT_TRUE(RegisterAnalysisHooks(hooks).ok());
   dsl::Diagnostics diagnostics;
   std::unique_ptr<dsl::RuleSet> rules =
       dsl::CompileRuleText("saved.graft", kRule, {}, hooks, &diagnostics);
-  ASSERT_NE(rules, nullptr) << diagnostics.Render();
+  EXPECT_NE(rules, nullptr) << diagnostics.Render();
+  return rules;
+}
+
+TEST(AnalysisHooksTest, RulesSeeShapesRegionsScheduleMemoryAndCost) {
+  HookRegistry hooks;
+  std::unique_ptr<dsl::RuleSet> rules = CompileRule(hooks);
+  ASSERT_NE(rules, nullptr);
   absl::StatusOr<Graph> graph = LoadGraph("tests/data/mlp_train.pb");
   ASSERT_TRUE(graph.ok()) << graph.status();
   absl::StatusOr<report::ApplyReport> report =
@@ -53,12 +60,8 @@ TEST(AnalysisHooksTest, RulesSeeShapesRegionsScheduleMemoryAndCost) {
 // thread alone gets.
 TEST(AnalysisHooksTest, SharedBetweenThreads) {
   HookRegistry hooks;
-  RegisterBuiltinHooks(hooks);
-  ASSERT_TRUE(RegisterAnalysisHooks(hooks).ok());
-  dsl::Diagnostics diagnostics;
-  std::unique_ptr<dsl::RuleSet> rules =
-      dsl::CompileRuleText("saved.graft", kRule, {}, hooks, &diagnostics);
-  ASSERT_NE(rules, nullptr) << diagnostics.Render();
+  std::unique_ptr<dsl::RuleSet> rules = CompileRule(hooks);
+  ASSERT_NE(rules, nullptr);
   constexpr int kThreads = 4, kRounds = 5;
   std::vector<int> wrong(kThreads, 0);
   std::vector<std::thread> threads;
