@@ -507,6 +507,27 @@ TEST_F(ExplainTest, WrongAttr) {
   EXPECT_EQ(e.reason, "guard `bn.is_training == false` is false");
 }
 
+TEST(NestedPatternTest, AnonymousOperandsAreCheckedAtEveryLevel) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  Diagnostics d;
+  std::unique_ptr<RuleSet> set = CompileRuleFiles(
+      {"tests/golden/pattern_nested_no_match/rules.graft"}, {}, hooks, &d);
+  ASSERT_NE(set, nullptr) << d.Render();
+  absl::StatusOr<Graph> g =
+      LoadGraph("tests/golden/pattern_nested_no_match/in.pbtxt");
+  ASSERT_TRUE(g.ok());
+  // `Relu(BiasAdd(MatMul(...)))`: r1 reads an AddV2; r2's BiasAdd reads a
+  // Sub, not a MatMul.
+  Explanation e1 = ExplainAt(*set, "tag_dense_relu", *g, g->FindId("r1"));
+  EXPECT_FALSE(e1.matched);
+  EXPECT_EQ(e1.reason, "operand 0 of `r`: expected BiasAdd, found AddV2 `add`");
+  Explanation e = ExplainAt(*set, "tag_dense_relu", *g, g->FindId("r2"));
+  EXPECT_FALSE(e.matched);
+  EXPECT_EQ(e.reason,
+            "operand 0 of operand 0 of `r`: expected MatMul, found Sub `sub`");
+}
+
 TEST_F(ExplainTest, WrongProducer) {
   // The BN reads a Placeholder where the pattern wants a Conv2D.
   Explanation e = At("tests/golden/rewrite_set_attr_device/in.pbtxt", "bn");

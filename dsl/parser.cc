@@ -322,9 +322,13 @@ class Converter {
         o.kind = OperandPattern::Kind::kBound;
         o.nested = std::make_shared<NodePattern>(PatternOf(*n.children[1]));
       }
-    } else {  // nested_operand
+    } else {  // nested_operand, holding its node_pattern
       o.kind = OperandPattern::Kind::kNested;
-      o.nested = std::make_shared<NodePattern>(PatternOf(n));
+      const Node& pattern =
+          n.children.size() == 1 && n.children[0]->is_type<g::node_pattern>()
+              ? *n.children[0]
+              : n;
+      o.nested = std::make_shared<NodePattern>(PatternOf(pattern));
     }
     return o;
   }
