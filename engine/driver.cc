@@ -191,6 +191,7 @@ class Driver {
       worklist_.Hold();
       rewriter_.Begin();
       RewritePlan plan;
+      SnapshotConsumers(*match);
       absl::Status status = rule.Rewrite(*match, rewriter_, &plan);
       int removed = 0;
       if (status.ok()) status = Finish(*match, plan, &removed);
@@ -264,6 +265,8 @@ class Driver {
     }
     std::vector<NodeId> doomed(dead.begin(), dead.end());
     std::sort(doomed.begin(), doomed.end());
+    absl::Status carried = CarryControlOrder(doomed, dead, heir);
+    if (!carried.ok()) return carried;
     for (NodeId id : doomed) {
       const Node& n = graph_.node(id);
       if (!n.alive()) continue;
@@ -312,6 +315,97 @@ class Driver {
     return absl::OkStatus();
   }
 
+  // The consumers (data and control) each matched node had before the
+  // rewrite, when a matched node carries control inputs (the only case
+  // CarryControlOrder needs them).
+  void SnapshotConsumers(const MatchState& match) {
+    consumers_before_.clear();
+    bool any_control = false;
+    for (NodeId id : match.nodes)
+      any_control = any_control || !graph_.node(id).control_inputs().empty();
+    if (!any_control) return;
+    for (NodeId id : match.nodes) {
+      const Node& n = graph_.node(id);
+      std::vector<NodeId>& out = consumers_before_[id];
+      for (int p = 0; p < n.num_used_ports(); ++p) {
+        for (InputSlot s : n.consumers(p)) out.push_back(s.node);
+      }
+      for (NodeId c : n.control_consumers()) out.push_back(c);
+    }
+  }
+
+  // Where the orderings of removed node `id` go: its heir, else every node
+  // that consumed it before the rewrite and stays (through removed
+  // consumers, to their heirs or their own consumers).
+  void OrderTargets(NodeId id, const absl::flat_hash_set<NodeId>& dead,
+                    const absl::flat_hash_map<NodeId, NodeId>& heir,
+                    absl::flat_hash_set<NodeId>* seen,
+                    std::vector<NodeId>* out) const {
+    if (!seen->insert(id).second) return;
+    if (auto h = heir.find(id); h != heir.end()) {
+      out->push_back(h->second);
+      return;
+    }
+    auto it = consumers_before_.find(id);
+    if (it == consumers_before_.end()) return;
+    for (NodeId r : it->second) {
+      if (!graph_.node(r).alive()) continue;
+      if (dead.contains(r)) {
+        OrderTargets(r, dead, heir, seen, out);
+      } else if (std::find(out->begin(), out->end(), r) == out->end()) {
+        out->push_back(r);
+      }
+    }
+  }
+
+  // A removed node's orderings are kept, never dropped: its control inputs
+  // go to what takes its place (OrderTargets), and nodes that waited on it
+  // through control edges wait on its heir. Without an heir, a control
+  // reader outside the match makes the rewrite unsafe (Finish says so).
+  absl::Status CarryControlOrder(
+      const std::vector<NodeId>& doomed,
+      const absl::flat_hash_set<NodeId>& dead,
+      const absl::flat_hash_map<NodeId, NodeId>& heir) {
+    for (NodeId id : doomed) {
+      const Node& n = graph_.node(id);
+      if (!n.alive()) continue;
+      std::vector<NodeId> inputs;
+      for (NodeId c : n.control_inputs()) {
+        if (c != kNoNode && !dead.contains(c)) inputs.push_back(c);
+      }
+      if (!inputs.empty()) {
+        if (!heir.contains(id) && !consumers_before_.contains(id) &&
+            n.HasConsumers()) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("`", n.name(),
+                           "` would be removed with its control inputs, and "
+                           "nothing says what takes its place"));
+        }
+        std::vector<NodeId> targets;
+        absl::flat_hash_set<NodeId> seen;
+        OrderTargets(id, dead, heir, &seen, &targets);
+        for (NodeId t : targets) {
+          for (NodeId c : inputs) {
+            if (c == t) continue;
+            absl::Status s = rewriter_.AddControlEdge(c, t);
+            if (!s.ok()) return Prefixed("keeping a control dependency: ", s);
+          }
+        }
+      }
+      auto h = heir.find(id);
+      if (h == heir.end()) continue;
+      std::vector<NodeId> waiting(n.control_consumers().begin(),
+                                  n.control_consumers().end());
+      for (NodeId k : waiting) {
+        if (dead.contains(k) || k == h->second) continue;
+        absl::Status s = rewriter_.RemoveControlEdge(id, k);
+        if (s.ok()) s = rewriter_.AddControlEdge(h->second, k);
+        if (!s.ok()) return Prefixed("keeping a control dependency: ", s);
+      }
+    }
+    return absl::OkStatus();
+  }
+
   std::string DescribeRecent() const {
     std::map<std::string, std::vector<std::string>> by_rule;
     for (const auto& [r, node] : recent_) {
@@ -342,6 +436,8 @@ class Driver {
   std::vector<size_t> generic_;
   absl::flat_hash_set<NodeId> outputs_;   // declared and nodes nothing reads
   absl::flat_hash_set<NodeId> declared_;  // named by the caller
+  // Matched node -> its consumers before the current rewrite.
+  absl::flat_hash_map<NodeId, std::vector<NodeId>> consumers_before_;
   std::deque<std::pair<size_t, std::string>> recent_;
   report::ApplyReport report_;
 };
