@@ -1,6 +1,7 @@
 // Constant math over matched Const tensors and numbers.
 #include "builtins/internal.h"
 #include "engine/const_tensor.h"
+#include "engine/op_registry.h"
 
 namespace graft::builtins {
 
@@ -56,6 +57,18 @@ void RegisterConstantHooks(HookRegistry& r) {
         std::vector<int64_t> shape;
         for (const Value& d : a[1].list) shape.push_back(d.i);
         absl::StatusOr<ConstTensor> y = Reshape(*x, shape);
+        if (!y.ok()) return y.status();
+        return Value::Constant(*std::move(y));
+      });
+  Add(r, "cast", {VT::kConst, VT::kString}, VT::kConst, false,
+      "the constant in another dtype (\"float16\", \"int32\", ...), values "
+      "rounded as that dtype holds them",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        absl::StatusOr<tf::DataType> dtype = ParseDataType(a[1].s);
+        if (!dtype.ok()) return dtype.status();
+        absl::StatusOr<ConstTensor> x = ToConstant(ctx.graph, a[0]);
+        if (!x.ok()) return x.status();
+        absl::StatusOr<ConstTensor> y = CastTo(*x, *dtype);
         if (!y.ok()) return y.status();
         return Value::Constant(*std::move(y));
       });

@@ -38,6 +38,43 @@ void InferTypeAttrs(const Graph& g, NodeSpec* spec) {
   }
 }
 
+// The dtype each input of a new node must have, where its op's signature
+// and attrs say so (DT_INVALID where they do not).
+std::vector<tf::DataType> RequiredInputTypes(const NodeSpec& spec) {
+  std::vector<tf::DataType> out(spec.inputs.size(), tf::DT_INVALID);
+  const tf::OpDef* def = OpRegistry::Tensorflow().Find(spec.op);
+  if (def == nullptr) return out;
+  size_t index = 0;
+  for (const auto& arg : def->input_arg()) {
+    if (!arg.type_list_attr().empty()) {
+      auto it = spec.attrs.find(arg.type_list_attr());
+      if (it == spec.attrs.end()) return out;  // the rest cannot be placed
+      for (int t : it->second.list().type()) {
+        if (index < out.size()) out[index++] = static_cast<tf::DataType>(t);
+      }
+      continue;
+    }
+    int count = 1;
+    if (!arg.number_attr().empty()) {
+      auto it = spec.attrs.find(arg.number_attr());
+      if (it == spec.attrs.end()) return out;
+      count = static_cast<int>(it->second.i());
+    }
+    tf::DataType type = arg.type();
+    if (!arg.type_attr().empty()) {
+      auto it = spec.attrs.find(arg.type_attr());
+      type = it == spec.attrs.end() ? tf::DT_INVALID : it->second.type();
+    }
+    for (int k = 0; k < count && index < out.size(); ++k) out[index++] = type;
+  }
+  return out;
+}
+
+bool IsFloating(tf::DataType t) {
+  return t == tf::DT_FLOAT || t == tf::DT_HALF || t == tf::DT_BFLOAT16 ||
+         t == tf::DT_DOUBLE;
+}
+
 class ActionRunner : public NodeFactory {
  public:
   ActionRunner(const RewriteProgram& program, const Evaluator& evaluator,
@@ -283,6 +320,7 @@ class ActionRunner : public NodeFactory {
   }
 
   absl::Status AddInputs(const std::vector<Value>& args, NodeSpec* spec);
+  absl::Status FitConstants(const NodeSpec& spec);
   absl::Status AddAttrs(const Expr& e, NodeSpec* spec);
 
   const RewriteProgram& program_;
@@ -380,6 +418,34 @@ absl::Status ActionRunner::AddAttrs(const Expr& e, NodeSpec* spec) {
   return absl::OkStatus();
 }
 
+// A constant this rewrite built takes the dtype its new reader needs
+// (a float32 bias for a float16 BiasAdd becomes float16), between floating
+// dtypes only; anything else is left for validation to report.
+absl::Status ActionRunner::FitConstants(const NodeSpec& spec) {
+  std::vector<tf::DataType> required = RequiredInputTypes(spec);
+  for (size_t i = 0; i < spec.inputs.size(); ++i) {
+    Endpoint in = spec.inputs[i];
+    if (in.port != 0 || created_.count(in.node) == 0) continue;
+    const Node& c = graph().node(in.node);
+    const tf::AttrValue* dtype = c.attr("dtype");
+    if (c.op() != "Const" || dtype == nullptr) continue;
+    tf::DataType want = BaseType(required[i]);
+    if (want == dtype->type() || !IsFloating(want) ||
+        !IsFloating(dtype->type()))
+      continue;
+    absl::StatusOr<ConstTensor> value = ConstantOf(graph(), in);
+    if (value.ok()) value = CastTo(*value, want);
+    if (!value.ok()) return value.status();
+    tf::AttrValue type_attr, value_attr;
+    type_attr.set_type(want);
+    *value_attr.mutable_tensor() = ToTensorProto(*value);
+    absl::Status s = r_.SetAttr(in.node, "dtype", std::move(type_attr));
+    if (s.ok()) s = r_.SetAttr(in.node, "value", std::move(value_attr));
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 // Op(a, b) { attrs } named "template": a new node.
 absl::StatusOr<Value> ActionRunner::Create(const Expr& e,
                                            const std::string& binding) {
@@ -424,6 +490,8 @@ absl::StatusOr<Value> ActionRunner::Create(const Expr& e,
   absl::Status s = AddAttrs(e, &spec);
   if (!s.ok()) return s;
   InferTypeAttrs(g, &spec);
+  absl::Status fit = FitConstants(spec);
+  if (!fit.ok()) return fit;
   spec.name =
       e.has_name_template
           ? Substitute(e.name_template, g, b_)

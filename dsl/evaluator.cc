@@ -71,24 +71,6 @@ std::string Substitute(const std::string& text, const Graph& g,
   return out;
 }
 
-absl::StatusOr<tf::DataType> ParseDtype(const std::string& name) {
-  static const std::pair<const char*, tf::DataType> kNames[] = {
-      {"float32", tf::DT_FLOAT},     {"float", tf::DT_FLOAT},
-      {"float64", tf::DT_DOUBLE},    {"double", tf::DT_DOUBLE},
-      {"float16", tf::DT_HALF},      {"half", tf::DT_HALF},
-      {"bfloat16", tf::DT_BFLOAT16}, {"int8", tf::DT_INT8},
-      {"int16", tf::DT_INT16},       {"int32", tf::DT_INT32},
-      {"int64", tf::DT_INT64},       {"uint8", tf::DT_UINT8},
-      {"uint16", tf::DT_UINT16},     {"bool", tf::DT_BOOL},
-      {"string", tf::DT_STRING}};
-  for (const auto& [n, t] : kNames) {
-    if (name == n) return t;
-  }
-  tf::DataType t;
-  if (tf::DataType_Parse(name, &t)) return t;
-  return absl::InvalidArgumentError(absl::StrCat("unknown dtype `", name, "`"));
-}
-
 // The AttrValue for `value` set as attr `name` of an `op` node.
 absl::StatusOr<tf::AttrValue> ToAttr(const std::string& op,
                                      const std::string& name,
@@ -115,7 +97,7 @@ absl::StatusOr<tf::AttrValue> ToAttr(const std::string& op,
       break;
     case ValueType::kString:
       if (type == "type") {
-        absl::StatusOr<tf::DataType> t = ParseDtype(value.s);
+        absl::StatusOr<tf::DataType> t = ParseDataType(value.s);
         if (!t.ok()) return t.status();
         attr.set_type(*t);
       } else {

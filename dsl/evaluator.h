@@ -62,9 +62,6 @@ class Evaluator {
 // Source-like text of an expression, for explanations and messages.
 std::string ExprText(const Expr& e);
 
-// `float32`, `half`, `DT_INT8`, ...
-absl::StatusOr<tf::DataType> ParseDtype(const std::string& name);
-
 // The AttrValue for `value` set as attr `name` of an `op` node.
 absl::StatusOr<tf::AttrValue> ToAttr(const std::string& op,
                                      const std::string& name,

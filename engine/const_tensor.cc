@@ -417,6 +417,18 @@ ConstTensor Reduce(const ConstTensor& a, absl::string_view op) {
   return ConstTensor::Scalar(v, a.dtype);
 }
 
+absl::StatusOr<ConstTensor> CastTo(const ConstTensor& a, tf::DataType dtype) {
+  if (!Supported(dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot compute constants of dtype ", DataTypeName(dtype)));
+  }
+  ConstTensor r = Materialize(a);
+  r.dtype = dtype;
+  // Encoding rounds the values as the dtype holds them; decoding reads them
+  // back, so later math sees what TensorFlow's Cast would give.
+  return FromTensorProto(ToTensorProto(r));
+}
+
 absl::StatusOr<ConstTensor> Reshape(const ConstTensor& a,
                                     std::vector<int64_t> shape) {
   if (a.deferred != nullptr) return Reshape(Materialize(a), std::move(shape));

@@ -63,6 +63,9 @@ absl::StatusOr<ConstTensor> Broadcast(const ConstTensor& a,
 absl::StatusOr<ConstTensor> Unary(const ConstTensor& a, absl::string_view op);
 // Reductions to a scalar: "min", "max".
 ConstTensor Reduce(const ConstTensor& a, absl::string_view op);
+// The tensor in another dtype, each value rounded as that dtype holds it
+// (float32 -> float16 rounds to the nearest half, float -> int rounds).
+absl::StatusOr<ConstTensor> CastTo(const ConstTensor& a, tf::DataType dtype);
 absl::StatusOr<ConstTensor> Reshape(const ConstTensor& a,
                                     std::vector<int64_t> shape);
 

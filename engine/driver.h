@@ -11,7 +11,10 @@
 //
 // Safety is the engine's, not each rule's: a node that is removed must not
 // feed anything outside the removed set (data or control) and must not be a
-// graph output, unless a new node takes over its name.
+// graph output, unless a new node takes over its name. Orderings carry
+// over: a removed node's control inputs go to its heir (the node that takes
+// its name) or else to the nodes that read it and stay, and control readers
+// of a node with an heir wait on the heir.
 #ifndef GRAFT_ENGINE_DRIVER_H_
 #define GRAFT_ENGINE_DRIVER_H_
 

@@ -239,4 +239,18 @@ int64_t DataTypeSize(tf::DataType dtype) {
   }
 }
 
+absl::StatusOr<tf::DataType> ParseDataType(absl::string_view name) {
+  if (name == "float") return tf::DT_FLOAT;
+  if (name == "double") return tf::DT_DOUBLE;
+  if (name == "half") return tf::DT_HALF;
+  const google::protobuf::EnumDescriptor* types = tf::DataType_descriptor();
+  for (int i = 0; i < types->value_count(); ++i) {
+    auto type = static_cast<tf::DataType>(types->value(i)->number());
+    if (type == tf::DT_INVALID) continue;
+    if (types->value(i)->name() == name || DataTypeName(type) == name)
+      return type;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown dtype `", name, "`"));
+}
+
 }  // namespace graft

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "engine/graph.h"
 #include "proto/graph.pb.h"
@@ -64,6 +65,10 @@ tf::DataType BaseType(tf::DataType type);
 int64_t DataTypeSize(tf::DataType dtype);
 // "float32", "int64", ... (TensorFlow's Python names).
 std::string DataTypeName(tf::DataType type);
+// The dtype a name means: TensorFlow's Python names (as DataTypeName gives
+// them: "float16", "quint8"), the short aliases "float", "double", "half",
+// or the enum name ("DT_HALF").
+absl::StatusOr<tf::DataType> ParseDataType(absl::string_view name);
 
 }  // namespace graft
 

@@ -76,6 +76,44 @@ def test_tf_keras_applications(tmp_path, name, ctor, size):
     check_same(original, folded, (2, size, size, 3), fetch)
 
 
+@pytest.mark.parametrize("policy", ["float16", "mixed_float16"])
+def test_half_precision(tmp_path, policy):
+    """float16 graphs (T=half, U=float batch norms) and mixed precision
+    (float32 weights cast to float16 on the way to the conv) fold, and give
+    TensorFlow's numbers to float16 precision."""
+    tf_keras.mixed_precision.set_global_policy(policy)
+    try:
+        inp = tf_keras.Input((16, 16, 3))
+        x = tf_keras.layers.Conv2D(8, 3, use_bias=False)(inp)
+        x = tf_keras.layers.BatchNormalization()(x)
+        x = tf_keras.layers.ReLU()(x)
+        x = tf_keras.layers.DepthwiseConv2D(3, use_bias=False)(x)
+        x = tf_keras.layers.BatchNormalization()(x)
+        x = tf_keras.layers.GlobalAveragePooling2D()(x)
+        out = tf_keras.layers.Dense(5, dtype="float32")(x)
+        model = tf_keras.Model(inp, out)
+    finally:
+        tf_keras.mixed_precision.set_global_policy("float32")
+    randomize_batch_norms(RNG, model, tf_keras.layers.BatchNormalization)
+    in_dtype = tf.float16 if policy == "float16" else tf.float32
+    fn = tf.function(lambda t: model(t, training=False)).get_concrete_function(
+        tf.TensorSpec([None, 16, 16, 3], in_dtype, name="input"))
+    from tensorflow.python.framework import convert_to_constants
+    original = convert_to_constants.convert_variables_to_constants_v2(fn).graph.as_graph_def()
+    half_bns = [n for n in original.node if n.op == "FusedBatchNormV3" and n.attr["T"].type == tf.float16.as_datatype_enum]
+    assert len(half_bns) == 2
+    folded, log = fold(original, tmp_path, policy)
+    assert foldable_left(folded) == [], log
+    x = RNG.standard_normal((4, 16, 16, 3)).astype(in_dtype.as_numpy_dtype)
+    fetch = last_identity(original)
+    want = run_graph(original, {"input:0": x}, fetch).astype(np.float32)
+    got = run_graph(folded, {"input:0": x}, fetch).astype(np.float32)
+    scale = np.abs(want).max()
+    assert scale > 0
+    # float16 keeps about 3 decimal digits; folding rounds differently.
+    assert np.abs(want - got).max() <= 1e-2 * scale, np.abs(want - got).max() / scale
+
+
 def test_keras3_unfused_batch_norms(tmp_path):
     import keras  # Keras 3
     model = keras.Sequential([
