@@ -1,11 +1,14 @@
 #include "analysis/cost.h"
 
+#include <sys/stat.h>
+
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/files.h"
 #include "engine/op_registry.h"
 #include "yaml-cpp/yaml.h"
 
@@ -149,15 +152,16 @@ absl::StatusOr<DeviceProfile> LoadDeviceProfile(
   auto it = EmbeddedProfiles().find(name_or_path + ".yaml");
   if (it != EmbeddedProfiles().end())
     return ParseDeviceProfile(it->second, "devices/" + it->first);
-  std::ifstream in(name_or_path);
-  if (!in) {
+  struct stat info;
+  if (stat(name_or_path.c_str(), &info) != 0) {
     return absl::NotFoundError(absl::StrCat(
         "no device profile `", name_or_path, "` (shipped: ",
         absl::StrJoin(DeviceProfileNames(), ", "), "; or a YAML file)"));
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseDeviceProfile(text.str(), name_or_path);
+  absl::StatusOr<std::string> text =
+      ReadFileBytes(name_or_path, kMaxTextFileBytes, "a device profile (YAML)");
+  if (!text.ok()) return text.status();
+  return ParseDeviceProfile(*text, name_or_path);
 }
 
 std::string ConvKey(const std::vector<int64_t>& x,

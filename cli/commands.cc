@@ -103,6 +103,12 @@ int RunStats(const StatsOptions& options) {
     return kExitFailure;
   }
   int64_t size = static_cast<int64_t>(bytes->size());
+  if (size == 0 && !options.allow_empty) {
+    std::cerr << options.model
+              << ": error: is empty (0 bytes), not a graph; pass "
+                 "--allow-empty to read it as a graph of no nodes\n";
+    return kExitFailure;
+  }
   GraphFormat format = ResolveGraphFormat(options.model, options.format);
   absl::StatusOr<Graph> graph =
       ParseGraph(std::move(*bytes), format, options.model);
@@ -147,7 +153,8 @@ int RunConvert(const ConvertOptions& options) {
                  "to replace it\n";
     return kExitUsage;
   }
-  absl::StatusOr<Graph> graph = LoadGraph(options.input, options.input_format);
+  absl::StatusOr<Graph> graph =
+      LoadGraph(options.input, options.input_format, options.allow_empty);
   if (!graph.ok()) {
     std::cerr << graph.status().message() << "\n";
     return kExitFailure;
@@ -165,7 +172,8 @@ int RunConvert(const ConvertOptions& options) {
 }
 
 int RunValidate(const ValidateCommandOptions& options) {
-  absl::StatusOr<Graph> graph = LoadGraph(options.model, options.format);
+  absl::StatusOr<Graph> graph =
+      LoadGraph(options.model, options.format, options.allow_empty);
   report::Validation result;
   result.set_path(options.model);
   if (!graph.ok()) {
@@ -314,11 +322,12 @@ int RunApply(const ApplyCommandOptions& options) {
   }
 
   auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<Graph> graph = LoadGraph(options.input, options.input_format);
+  absl::StatusOr<Graph> graph =
+      LoadGraph(options.input, options.input_format, options.allow_empty);
   // With --diff, a second, untouched load to compare with.
   absl::StatusOr<Graph> original =
       options.diff && graph.ok()
-          ? LoadGraph(options.input, options.input_format)
+          ? LoadGraph(options.input, options.input_format, options.allow_empty)
           : absl::StatusOr<Graph>(Graph());
   if (!graph.ok()) {
     std::cerr << graph.status().message() << "\n";

@@ -18,6 +18,7 @@ inline constexpr int kExitUsage = 2;
 std::string HumanSize(int64_t bytes);
 
 struct StatsOptions {
+  bool allow_empty = false;  // an empty (0-byte) graph file is a graph
   std::string model;
   GraphFormat format = GraphFormat::kAuto;
   bool json = false;
@@ -25,6 +26,7 @@ struct StatsOptions {
 int RunStats(const StatsOptions& options);
 
 struct ConvertOptions {
+  bool allow_empty = false;  // an empty (0-byte) graph file is a graph
   std::string input;
   std::string output;
   GraphFormat input_format = GraphFormat::kAuto;
@@ -34,6 +36,7 @@ struct ConvertOptions {
 int RunConvert(const ConvertOptions& options);
 
 struct ValidateCommandOptions {
+  bool allow_empty = false;  // an empty (0-byte) graph file is a graph
   std::string model;
   GraphFormat format = GraphFormat::kAuto;
   std::vector<std::string> outputs;
@@ -42,6 +45,7 @@ struct ValidateCommandOptions {
 int RunValidate(const ValidateCommandOptions& options);
 
 struct ApplyCommandOptions {
+  bool allow_empty = false;  // an empty (0-byte) graph file is a graph
   std::vector<std::string> rule_files;
   std::string pipeline;
   std::vector<std::string> params;  // name=value

@@ -49,6 +49,9 @@ int main(int argc, char** argv) {
       ->add_option("--format", stats_format, "pb, pbtxt or auto (by extension)")
       ->check(CheckFormat);
   stats_cmd->add_flag("--json", stats.json, "Print the numbers as JSON");
+  stats_cmd->add_flag(
+      "--allow-empty", stats.allow_empty,
+      "Read an empty (0-byte) graph file as a graph of no nodes");
 
   ConvertOptions convert;
   std::string in_format = "auto", out_format = "auto";
@@ -64,6 +67,9 @@ int main(int argc, char** argv) {
       ->check(CheckFormat);
   convert_cmd->add_flag("--in-place", convert.in_place,
                         "Allow OUTPUT to be the INPUT file");
+  convert_cmd->add_flag(
+      "--allow-empty", convert.allow_empty,
+      "Read an empty (0-byte) graph file as a graph of no nodes");
 
   ValidateCommandOptions validate;
   std::string validate_format = "auto";
@@ -78,6 +84,9 @@ int main(int argc, char** argv) {
                    "Nodes that must be present (comma separated)")
       ->delimiter(',');
   validate_cmd->add_flag("--json", validate.json, "Print the result as JSON");
+  validate_cmd->add_flag(
+      "--allow-empty", validate.allow_empty,
+      "Read an empty (0-byte) graph file as a graph of no nodes");
 
   ApplyCommandOptions apply;
   std::string apply_in_format = "auto", apply_out_format = "auto";
@@ -116,6 +125,9 @@ int main(int argc, char** argv) {
   apply_cmd->add_flag("--in-place", apply.in_place,
                       "Allow OUTPUT to be the INPUT file");
   apply_cmd->add_flag("-q,--quiet", apply.quiet, "Print no summary");
+  apply_cmd->add_flag(
+      "--allow-empty", apply.allow_empty,
+      "Read an empty (0-byte) graph file as a graph of no nodes");
   apply_cmd->add_flag("--diff", apply.diff,
                       "Print the structural diff of what the rules did");
   apply_cmd

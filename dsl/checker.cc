@@ -1,13 +1,12 @@
 #include "dsl/checker.h"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dsl/parser.h"
+#include "engine/files.h"
 #include "engine/op_registry.h"
 
 namespace graft::dsl {
@@ -59,19 +58,23 @@ void Checker::Load(const std::string& path, const std::string* text,
   if (text != nullptr) {
     source = *text;
   } else {
-    std::ifstream in(path);
-    if (!in) {
+    absl::StatusOr<std::string> bytes =
+        ReadFileBytes(path, kMaxTextFileBytes, "a rule file");
+    if (!bytes.ok()) {
+      // "path: error: why" -> "why"
+      std::string why(bytes.status().message());
+      size_t cut = why.find(": error: ");
+      if (cut != std::string::npos) why = why.substr(cut + 9);
       if (from.empty()) {
-        d_->Error(path, {}, "cannot read the rule file");
+        d_->Error(path, {},
+                  why == "no such file" ? "cannot read the rule file" : why);
       } else {
         d_->Error(from, from_loc,
-                  absl::StrCat("cannot import `", path, "`: no such file"));
+                  absl::StrCat("cannot import `", path, "`: ", why));
       }
       return;
     }
-    std::stringstream buf;
-    buf << in.rdbuf();
-    source = buf.str();
+    source = *std::move(bytes);
   }
   set_->files_.push_back(path);
   auto file = std::make_shared<RuleFile>(ParseRuleFile(path, source, d_));

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dsl/ast.h"
+#include "engine/files.h"
 #include "yaml-cpp/yaml.h"
 
 namespace graft::dsl {
@@ -20,14 +21,12 @@ absl::Status At(const std::string& path, const YAML::Mark& mark,
 }  // namespace
 
 absl::StatusOr<Pipeline> LoadPipeline(const std::string& path) {
-  struct stat info;
-  if (stat(path.c_str(), &info) != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": error: no such file"));
-  }
+  absl::StatusOr<std::string> text =
+      ReadFileBytes(path, kMaxTextFileBytes, "a pipeline (YAML)");
+  if (!text.ok()) return text.status();
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
+    root = YAML::Load(*text);
   } catch (const YAML::Exception& e) {
     return At(path, e.mark, e.msg);
   }

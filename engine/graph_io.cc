@@ -273,26 +273,6 @@ GraphFormat ResolveGraphFormat(absl::string_view path, GraphFormat format) {
   return GraphFormat::kBinary;
 }
 
-absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
-  struct stat info;
-  if (stat(path.c_str(), &info) != 0) {
-    if (errno == ENOENT) return Located(path, "no such file");
-    return Located(path, std::strerror(errno));
-  }
-  if (S_ISDIR(info.st_mode)) {
-    return Located(path, "is a directory, expected a graph file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Located(path, absl::StrCat("cannot open: ", std::strerror(errno)));
-  std::string bytes;
-  bytes.resize(static_cast<size_t>(info.st_size));
-  if (!bytes.empty() && !in.read(bytes.data(), bytes.size())) {
-    return Located(path, "cannot read the whole file");
-  }
-  return bytes;
-}
-
 absl::StatusOr<Graph> ParseGraph(std::string bytes, GraphFormat format,
                                  absl::string_view source_name) {
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
@@ -307,7 +287,8 @@ absl::StatusOr<Graph> ParseGraph(std::string bytes, GraphFormat format,
   return GraphBuilder::FromBinary(std::move(owner), view, source_name);
 }
 
-absl::StatusOr<Graph> LoadGraph(const std::string& path, GraphFormat format) {
+absl::StatusOr<Graph> LoadGraph(const std::string& path, GraphFormat format,
+                                bool allow_empty) {
   format = ResolveGraphFormat(path, format);
   if (format == GraphFormat::kBinary) {
     // A read-only mapping of the file: no copy, no zeroed buffer; the graph
@@ -339,6 +320,11 @@ absl::StatusOr<Graph> LoadGraph(const std::string& path, GraphFormat format) {
   }
   absl::StatusOr<std::string> bytes = ReadFileBytes(path);
   if (!bytes.ok()) return bytes.status();
+  if (bytes->empty() && !allow_empty) {
+    return Located(path,
+                   "is empty (0 bytes), not a graph; pass --allow-empty to "
+                   "read it as a graph of no nodes");
+  }
   return ParseGraph(std::move(*bytes), format, path);
 }
 

@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "engine/files.h"
 #include "engine/graph.h"
 
 namespace graft {
@@ -30,9 +31,11 @@ absl::StatusOr<GraphFormat> ParseGraphFormat(absl::string_view name);
 // and binary for anything else.
 GraphFormat ResolveGraphFormat(absl::string_view path, GraphFormat format);
 
-// Reads and parses a graph file.
+// Reads and parses a graph file. An empty file (0 bytes, which protobuf
+// would read as a graph of no nodes) is an error unless `allow_empty`.
 absl::StatusOr<Graph> LoadGraph(const std::string& path,
-                                GraphFormat format = GraphFormat::kAuto);
+                                GraphFormat format = GraphFormat::kAuto,
+                                bool allow_empty = false);
 // Parses graph bytes; `source_name` names them in errors.
 absl::StatusOr<Graph> ParseGraph(std::string bytes, GraphFormat format,
                                  absl::string_view source_name);
@@ -47,8 +50,7 @@ absl::Status SaveGraph(const Graph& graph, const std::string& path,
 // A message's bytes with map entries sorted by key, the same on every run.
 std::string SerializeDeterministic(const google::protobuf::Message& message);
 
-// File helpers shared by the CLI.
-absl::StatusOr<std::string> ReadFileBytes(const std::string& path);
+// File helpers shared by the CLI (reading: engine/files.h).
 absl::Status WriteFileAtomically(const std::string& path,
                                  absl::string_view contents);
 // The same, the contents written piece by piece by `fill` through the

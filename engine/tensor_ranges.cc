@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "engine/files.h"
 #include "engine/op_registry.h"
 #include "yaml-cpp/yaml.h"
 
@@ -37,16 +38,22 @@ TensorRanges LoadTensorRanges(const std::string& path,
                               std::vector<RangeFileProblem>* problems) {
   TensorRanges table;
   table.path = path;
-  std::ifstream in(path);
-  if (!in) {
-    problems->push_back({0, 0, "cannot read the range file"});
+  absl::StatusOr<std::string> text =
+      ReadFileBytes(path, kMaxTextFileBytes, "a range file (YAML)");
+  if (!text.ok()) {
+    std::string why(text.status().message());
+    size_t cut = why.find(": error: ");
+    if (cut != std::string::npos) why = why.substr(cut + 9);
+    problems->push_back(
+        {0, 0,
+         why == "no such file"
+             ? "cannot read the range file"
+             : absl::StrCat("cannot read the range file: ", why)});
     return table;
   }
-  std::stringstream text;
-  text << in.rdbuf();
   YAML::Node root;
   try {
-    root = YAML::Load(text.str());
+    root = YAML::Load(*text);
   } catch (const YAML::Exception& e) {
     problems->push_back({e.mark.line + 1, e.mark.column + 1, e.msg});
     return table;

@@ -1,0 +1,52 @@
+#include "engine/files.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace graft {
+namespace {
+
+absl::Status Located(absl::string_view path, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ": error: ", what));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadFileBytes(const std::string& path,
+                                          int64_t max_bytes,
+                                          absl::string_view what) {
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0) {
+    if (errno == ENOENT) return Located(path, "no such file");
+    return Located(path, std::strerror(errno));
+  }
+  if (S_ISDIR(info.st_mode))
+    return Located(path, absl::StrCat("is a directory, expected ", what));
+  if (!S_ISREG(info.st_mode)) {
+    return Located(path, absl::StrCat("is not a regular file (a device, "
+                                      "pipe or socket), expected ",
+                                      what));
+  }
+  if (info.st_size > max_bytes) {
+    return Located(
+        path, absl::StrCat("is ", info.st_size, " bytes; the limit for ", what,
+                           " is ", max_bytes, " bytes"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Located(path, absl::StrCat("cannot open: ", std::strerror(errno)));
+  std::string bytes;
+  bytes.resize(static_cast<size_t>(info.st_size));
+  if (!bytes.empty() && !in.read(bytes.data(), bytes.size())) {
+    return Located(path, "cannot read the whole file");
+  }
+  return bytes;
+}
+
+}  // namespace graft

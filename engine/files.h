@@ -1,0 +1,30 @@
+// Reading input files with limits: every file graft reads (graphs, rule
+// files and their imports, pipelines, range tables, device profiles) must
+// be a regular file (not a folder, device or pipe) of bounded size, so that
+// `/dev/zero` or a folder is a clear error, not a hang or an abort.
+#ifndef GRAFT_ENGINE_FILES_H_
+#define GRAFT_ENGINE_FILES_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace graft {
+
+// Graph files: protobuf reads at most 2 GiB - 1 bytes.
+inline constexpr int64_t kMaxGraphFileBytes = (int64_t{1} << 31) - 1;
+// Rule files, imports, pipelines, range tables, device profiles.
+inline constexpr int64_t kMaxTextFileBytes = int64_t{16} << 20;
+
+// The bytes of `path`. Errors name the file (`path: error: ...`): missing,
+// a folder or anything not a regular file, larger than `max_bytes`, or
+// unreadable. `what` says what was expected ("a graph file").
+absl::StatusOr<std::string> ReadFileBytes(
+    const std::string& path, int64_t max_bytes = kMaxGraphFileBytes,
+    absl::string_view what = "a graph file");
+
+}  // namespace graft
+
+#endif  // GRAFT_ENGINE_FILES_H_
