@@ -1,5 +1,6 @@
 #include "dsl/compiler.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <thread>
@@ -582,6 +583,47 @@ TEST(RuleSetTest, SharedBetweenThreads) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(differences[t], 0);
   // The rules did something, so the comparison means something.
   EXPECT_NE(alone[0].find("match "), std::string::npos);
+}
+
+// Rule text that would drive recursion or quadratic work as far as the
+// input goes is refused with a located error, quickly.
+std::string FirstError(const std::string& text) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  Diagnostics d;
+  std::unique_ptr<RuleSet> set =
+      CompileRuleText("big.graft", text, {}, hooks, &d);
+  EXPECT_EQ(set, nullptr);
+  if (d.errors().empty()) return "";
+  const auto& e = d.errors().front();
+  return absl::StrCat(e.loc.line, ":", e.loc.col, ": ", e.message);
+}
+
+std::string Repeat(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+TEST(LimitsTest, DeepOrLongRuleText) {
+  const std::string head = "rule a {\n  match { c = Relu(_) where ";
+  const std::string tail = " }\n  rewrite { erase c }\n}\n";
+  EXPECT_EQ(FirstError(head + Repeat("(", 10000) + "true" + Repeat(")", 10000) +
+                       tail),
+            "2:283: nested more than 256 levels deep");
+  EXPECT_EQ(FirstError(head + Repeat("not ", 100000) + "true" + tail),
+            "2:1053: more than 256 prefix operators in a row");
+  EXPECT_EQ(FirstError(head + "uses(c) == 1" + Repeat(" + 1", 100000) + tail),
+            "2:40: an expression nested more than 500 levels deep");
+  EXPECT_EQ(FirstError("rule a {\n  match { c = " + Repeat("Relu(", 5000) +
+                       "_" + Repeat(")", 5000) + tail),
+            "2:1289: nested more than 256 levels deep");
+  // An unknown op a megabyte long: reported at once, with no suggestion.
+  std::string op = "R" + Repeat("x", 1 << 20);
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(FirstError("rule a {\n  match { c = " + op + "(_)" + tail),
+            absl::StrCat("2:15: unknown op `", op, "`"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
 }  // namespace

@@ -90,9 +90,17 @@ int EditDistance(const std::string& a, const std::string& b) {
 
 std::vector<std::string> Suggest(const std::string& name,
                                  const std::vector<std::string>& known) {
+  // A suggestion is at most two edits away, so only names of about the same
+  // length are compared, and absurdly long names (which would make each
+  // comparison costly) get none.
+  constexpr size_t kMaxSuggestedLength = 128;
+  if (name.size() > kMaxSuggestedLength) return {};
   std::string best;
   int best_d = 3;
   for (const std::string& k : known) {
+    size_t diff = k.size() > name.size() ? k.size() - name.size()
+                                         : name.size() - k.size();
+    if (diff >= static_cast<size_t>(best_d)) continue;
     int d = EditDistance(name, k);
     if (d < best_d) {
       best_d = d;

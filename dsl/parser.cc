@@ -1,8 +1,10 @@
 #include "dsl/parser.h"
 
 #include <memory>
+#include <optional>
 #include <string_view>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "dsl/grammar.h"
@@ -211,9 +213,73 @@ std::string StringOf(const Node& n) {
   return "";
 }
 
+// Rule text that would drive recursion (the grammar's, the AST's, the
+// checker's and the evaluator's) as deep as the input goes is refused:
+// brackets and prefix operators nest at most kMaxNesting deep, and an
+// expression's tree is at most kMaxExprDepth deep (a chain of 1,000 `+`
+// is 1,000 deep).
+constexpr int kMaxNesting = 256;
+constexpr int kMaxExprDepth = 500;
+
+struct TextProblem {
+  size_t offset;
+  std::string message;
+};
+
+// The first place `source` nests deeper than kMaxNesting: brackets, or a
+// run of prefix `not` / `-` (comments and strings skipped).
+std::optional<TextProblem> CheckNesting(const std::string& source) {
+  int depth = 0, prefix_run = 0;
+  for (size_t i = 0; i < source.size(); ++i) {
+    char c = source[i];
+    if (c == '#') {
+      while (i < source.size() && source[i] != '\n') ++i;
+      continue;
+    }
+    if (c == '"') {
+      for (++i; i < source.size() && source[i] != '"'; ++i) {
+        if (source[i] == '\\') ++i;
+      }
+      prefix_run = 0;
+      continue;
+    }
+    if (absl::ascii_isspace(static_cast<unsigned char>(c))) continue;
+    auto word_char = [&](size_t j) {
+      return j < source.size() &&
+             (absl::ascii_isalnum(static_cast<unsigned char>(source[j])) ||
+              source[j] == '_');
+    };
+    bool word_not = source.compare(i, 3, "not") == 0 && !word_char(i + 3) &&
+                    (i == 0 || !word_char(i - 1));
+    if (word_not || c == '-') {
+      if (++prefix_run > kMaxNesting) {
+        return TextProblem{i, absl::StrCat("more than ", kMaxNesting,
+                                           " prefix operators in a row")};
+      }
+      if (word_not) i += 2;
+      continue;
+    }
+    prefix_run = 0;
+    if (c == '(' || c == '[' || c == '{') {
+      if (++depth > kMaxNesting) {
+        return TextProblem{
+            i, absl::StrCat("nested more than ", kMaxNesting, " levels deep")};
+      }
+    } else if (c == ')' || c == ']' || c == '}') {
+      depth = std::max(0, depth - 1);
+    }
+  }
+  return std::nullopt;
+}
+
 class Converter {
  public:
   explicit Converter(RuleFile* file) : file_(file) {}
+
+  // Expressions refused for their depth (see kMaxExprDepth).
+  const std::vector<std::pair<Loc, std::string>>& problems() const {
+    return problems_;
+  }
 
   void TopItem(const Node& n) {
     if (n.is_type<g::import_decl>()) {
@@ -340,7 +406,35 @@ class Converter {
     return e;
   }
 
+  // The expression of `n`, refused (a placeholder and a problem) where its
+  // tree would be deeper than kMaxExprDepth.
   ExprPtr ExprOf(const Node& n) {
+    // How deep this node's own tree goes: a chain of N operands joined by
+    // operators (children: operand, operator, operand, ...) is N - 1 deep.
+    int chain = 1;
+    if (n.is_type<g::expr>() || n.is_type<g::or_expr>() ||
+        n.is_type<g::and_expr>() || n.is_type<g::cmp_expr>() ||
+        n.is_type<g::add_expr>() || n.is_type<g::mul_expr>()) {
+      chain = static_cast<int>(n.children.size() + 1) / 2;
+    } else if (n.is_type<g::postfix>()) {
+      chain = static_cast<int>(n.children.size());
+    }
+    if (depth_ + chain > kMaxExprDepth) {
+      if (!too_deep_reported_) {
+        problems_.emplace_back(LocOf(n),
+                               absl::StrCat("an expression nested more than ",
+                                            kMaxExprDepth, " levels deep"));
+        too_deep_reported_ = true;
+      }
+      return Make(Expr::Kind::kInt, n);
+    }
+    depth_ += chain;
+    ExprPtr e = ExprOfNode(n);
+    depth_ -= chain;
+    return e;
+  }
+
+  ExprPtr ExprOfNode(const Node& n) {
     using K = Expr::Kind;
     if (n.is_type<g::kw_true>() || n.is_type<g::kw_false>()) {
       ExprPtr e = Make(K::kBool, n);
@@ -575,6 +669,9 @@ class Converter {
   }
 
   RuleFile* file_;
+  int depth_ = 0;
+  bool too_deep_reported_ = false;
+  std::vector<std::pair<Loc, std::string>> problems_;
 };
 
 // The offset of the next line that starts a top-level item, or the end.
@@ -598,6 +695,19 @@ RuleFile ParseRuleFile(const std::string& path, const std::string& source,
   file.path = path;
   file.source = source;
   diagnostics->AddSource(path, source);
+  if (std::optional<TextProblem> deep = CheckNesting(source)) {
+    int line_no = 1, col = 1;
+    for (size_t i = 0; i < deep->offset; ++i) {
+      if (source[i] == '\n') {
+        ++line_no;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    diagnostics->Error(path, {line_no, col}, deep->message);
+    return file;
+  }
   Converter converter(&file);
   size_t offset = 0;
   size_t line = 1;
@@ -655,6 +765,8 @@ RuleFile ParseRuleFile(const std::string& path, const std::string& source,
     }
     skip_ws();
   }
+  for (const auto& [loc, message] : converter.problems())
+    diagnostics->Error(path, loc, message);
   return file;
 }
 

@@ -27,6 +27,10 @@
 namespace graft {
 namespace {
 
+// How deep messages may nest in a graph file (protobuf's own default for
+// binary input).
+constexpr int kMaxMessageNesting = 100;
+
 using wire::AppendVarint;
 using wire::kApartMinBytes;
 using wire::ReadField;
@@ -216,6 +220,9 @@ class GraphBuilder {
                                         absl::string_view source) {
     tf::GraphDef def;
     google::protobuf::TextFormat::Parser parser;
+    // As deep as protobuf lets a binary GraphDef nest; deeper text would
+    // overflow the parser's stack.
+    parser.SetRecursionLimit(kMaxMessageNesting);
     TextErrorCollector errors;
     parser.RecordErrorsTo(&errors);
     if (!parser.ParseFromString(text, &def)) {
