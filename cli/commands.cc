@@ -21,6 +21,7 @@
 #include "dsl/parser.h"
 #include "dsl/pipeline.h"
 #include "dsl/runner.h"
+#include "engine/const_tensor.h"
 #include "engine/driver.h"
 #include "engine/graph_diff.h"
 #include "engine/graph_stats.h"
@@ -294,6 +295,8 @@ int RunApply(const ApplyCommandOptions& options) {
   }
   std::map<std::string, std::string> cli_params;
   if (!ParseParams(options.params, &cli_params)) return kExitUsage;
+  if (options.max_const_elements > 0)
+    SetMaxConstElements(options.max_const_elements);
 
   // Compile everything before touching the graph.
   std::vector<dsl::PipelineStep> steps;

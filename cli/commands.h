@@ -55,7 +55,8 @@ struct ApplyCommandOptions {
   GraphFormat input_format = GraphFormat::kAuto;
   GraphFormat output_format = GraphFormat::kAuto;
   std::vector<std::string> outputs;
-  int64_t max_rewrites = 1000000;
+  int64_t max_rewrites = 0;  // 0: the default, growing with the graph
+  int64_t max_const_elements = 0;  // 0: the default (kDefaultMaxConstElements)
   bool in_place = false;
   bool quiet = false;
   bool diff = false;  // print the structural diff of what the rules did

@@ -114,9 +114,16 @@ int main(int argc, char** argv) {
       ->add_option("--outputs", apply.outputs,
                    "Graph outputs that must survive (comma separated)")
       ->delimiter(',');
-  apply_cmd->add_option(
-      "--max-rewrites", apply.max_rewrites,
-      "Stop and report non-convergence after this many rewrites");
+  apply_cmd
+      ->add_option("--max-rewrites", apply.max_rewrites,
+                   "Stop and report non-convergence after this many rewrites "
+                   "(default: 1000 + 10 per node of the graph)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  apply_cmd
+      ->add_option("--max-const-elements", apply.max_const_elements,
+                   "Largest constant (elements) a rule may compute on "
+                   "(default: 67108864)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   apply_cmd->add_option("--input-format", apply_in_format, "pb, pbtxt or auto")
       ->check(CheckFormat);
   apply_cmd

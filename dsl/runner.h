@@ -35,7 +35,7 @@ bool CompileSteps(const std::vector<PipelineStep>& steps,
                   Diagnostics* diagnostics, std::vector<CompiledStep>* out);
 
 struct RunOptions {
-  int64_t max_rewrites = 1000000;
+  int64_t max_rewrites = 0;  // 0: the default, growing with the graph
   // Graph outputs (fetch nodes) besides the nodes nothing reads.
   std::vector<std::string> outputs;
 };

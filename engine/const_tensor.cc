@@ -85,10 +85,29 @@ double RoundFor(tf::DataType dtype, double v) {
   }
 }
 
+// The product of the dims, saturating at INT64_MAX (shapes come from files).
 int64_t NumElements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
+      return std::numeric_limits<int64_t>::max();
+    n *= d;
+  }
   return n;
+}
+
+std::atomic<int64_t> max_const_elements{kDefaultMaxConstElements};
+
+absl::Status CheckElementCount(const std::vector<int64_t>& shape) {
+  int64_t n = NumElements(shape);
+  if (n <= max_const_elements.load(std::memory_order_relaxed))
+    return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "constant of shape ", ShapeText(shape), " has ",
+      n == std::numeric_limits<int64_t>::max() ? "too many"
+                                               : absl::StrCat(n),
+      " elements; rules compute on constants of at most ",
+      max_const_elements.load(), " (--max-const-elements)"));
 }
 
 // A TensorProto's dtype and shape, no values yet.
@@ -101,6 +120,8 @@ absl::StatusOr<ConstTensor> DtypeAndShape(const tf::TensorProto& proto) {
     }
     t.shape.push_back(dim.size());
   }
+  absl::Status s = CheckElementCount(t.shape);
+  if (!s.ok()) return s;
   return t;
 }
 
@@ -358,6 +379,8 @@ absl::StatusOr<ConstTensor> Broadcast(const ConstTensor& a,
                 ? b.dtype
                 : a.dtype;
   r.shape = out;
+  absl::Status count = CheckElementCount(out);
+  if (!count.ok()) return count;
   int64_t n = NumElements(out);
   r.values.resize(n);
   std::vector<int64_t> index(rank, 0);
@@ -446,6 +469,12 @@ absl::StatusOr<ConstTensor> Reshape(const ConstTensor& a,
   if (unknown >= 0 && known > 0) shape[unknown] = a.num_elements() / known;
   ConstTensor r = a;
   r.shape = shape;
+  for (int64_t d : shape) {
+    if (d < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot reshape ", a.ShapeString(), " to ", r.ShapeString()));
+    }
+  }
   if (NumElements(shape) != a.num_elements()) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot reshape ", a.ShapeString(), " (", a.num_elements(),
@@ -684,5 +713,8 @@ absl::StatusOr<ConstTensor> ScaleOutputChannels(ConstTensor filter,
   }
   return filter;
 }
+
+void SetMaxConstElements(int64_t n) { max_const_elements.store(n); }
+int64_t MaxConstElements() { return max_const_elements.load(); }
 
 }  // namespace graft

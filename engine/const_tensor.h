@@ -17,6 +17,13 @@
 
 namespace graft {
 
+// Rules compute on constants of at most this many elements (each held as a
+// double while computed); a larger one is an error, not an allocation that
+// fails. The CLI's --max-const-elements changes it for the process.
+inline constexpr int64_t kDefaultMaxConstElements = int64_t{1} << 26;
+void SetMaxConstElements(int64_t n);
+int64_t MaxConstElements();
+
 struct ConstTensor {
   tf::DataType dtype = tf::DT_FLOAT;
   std::vector<int64_t> shape;  // empty: a scalar

@@ -126,12 +126,13 @@ class Driver {
       if (!s.ok()) return s;
     }
     report_.set_nodes_before(graph_.num_nodes());
+    limit_ = RewriteLimit(options_, graph_);
     int64_t rewrites = 0;
     bool converged = true;
     while (!worklist_.Empty()) {
       NodeId id = worklist_.Pop();
       if (id >= graph_.id_limit() || !graph_.node(id).alive()) continue;
-      if (rewrites >= options_.max_rewrites) {
+      if (rewrites >= limit_) {
         converged = false;
         break;
       }
@@ -421,10 +422,11 @@ class Driver {
                                    absl::StrJoin(nodes, "`, `"), "`)"));
     }
     return absl::StrCat(
-        "no fixpoint after ", options_.max_rewrites,
+        "no fixpoint after ", limit_,
         " rewrites; still firing: ", absl::StrJoin(parts, ", "));
   }
 
+  int64_t limit_ = 0;  // the rewrite limit of this run
   Graph& graph_;
   Rewriter rewriter_;
   const ApplyOptions& options_;
@@ -461,6 +463,11 @@ absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
     out.SetPayload(url, payload);
   });
   return out;
+}
+
+int64_t RewriteLimit(const ApplyOptions& options, const Graph& graph) {
+  if (options.max_rewrites > 0) return options.max_rewrites;
+  return kRewritesBase + kRewritesPerNode * graph.num_nodes();
 }
 
 absl::StatusOr<report::ApplyReport> ApplyRules(

@@ -79,8 +79,16 @@ bool IsFailRewrite(const absl::Status& status);
 // FailRewrite mark among them) are kept.
 absl::Status Prefixed(absl::string_view prefix, const absl::Status& status);
 
+// The default rewrite limit grows with the graph: a rule that never stops
+// on a small graph ends quickly (with the non-convergence report), and
+// memory stays bounded by the graph.
+inline constexpr int64_t kRewritesBase = 1000;
+inline constexpr int64_t kRewritesPerNode = 10;
+
 struct ApplyOptions {
-  int64_t max_rewrites = 1000000;
+  // At most this many rewrites; 0: kRewritesBase + kRewritesPerNode per
+  // node of the graph.
+  int64_t max_rewrites = 0;
   // Graph outputs (fetch nodes) besides the nodes nothing reads.
   std::vector<std::string> outputs;
 };
@@ -89,6 +97,9 @@ struct ApplyOptions {
 // rule's Prepare fails (nothing changed), when a rule fails the rewrite on
 // purpose (FailRewrite; the graph is as it was before that rewrite), or on
 // an internal error; skipped rewrites and non-convergence are in the report.
+// The rewrite limit `options` give for `graph`.
+int64_t RewriteLimit(const ApplyOptions& options, const Graph& graph);
+
 absl::StatusOr<report::ApplyReport> ApplyRules(
     Graph& graph, absl::Span<const Rule* const> rules,
     const ApplyOptions& options = {});

@@ -42,9 +42,16 @@ bool ConsumerFilter::Allows(NodeId consumer) const {
 std::string Rewriter::UniqueName(absl::string_view base) const {
   std::string root = base.empty() ? "node" : std::string(base);
   if (!graph_.Contains(root)) return root;
-  for (int i = 1;; ++i) {
+  // A name this rewriter numbered is renumbered from its stem.
+  if (auto it = stem_of_.find(root); it != stem_of_.end()) root = it->second;
+  int& next = next_number_[root];
+  for (int i = std::max(next, 1);; ++i) {
     std::string candidate = absl::StrCat(root, "_", i);
-    if (!graph_.Contains(candidate)) return candidate;
+    if (!graph_.Contains(candidate)) {
+      next = i + 1;
+      stem_of_[candidate] = root;
+      return candidate;
+    }
   }
 }
 

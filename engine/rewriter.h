@@ -189,6 +189,11 @@ class Rewriter {
   std::vector<RewriteListener*> listeners_;
   std::string rule_;
   bool recording_ = false;
+  // Names UniqueName made by numbering a stem, and the next number to try
+  // for each stem: a copy of a copy is `s_2`, not `s_1_1`, and finding a
+  // free name does not rescan the numbers already taken.
+  mutable absl::flat_hash_map<std::string, std::string> stem_of_;
+  mutable absl::flat_hash_map<std::string, int> next_number_;
   mutable std::vector<double> ranks_;
   mutable bool ranks_valid_ = false;
   std::vector<std::function<void()>> undo_;
