@@ -297,6 +297,16 @@ int RunApply(const ApplyCommandOptions& options) {
   if (!ParseParams(options.params, &cli_params)) return kExitUsage;
   if (options.max_const_elements > 0)
     SetMaxConstElements(options.max_const_elements);
+  // Every path written is checked before anything is: a failure writes
+  // nothing.
+  for (const std::string& path : {options.output, options.report}) {
+    if (path.empty()) continue;
+    absl::Status writable = CheckWritable(path);
+    if (!writable.ok()) {
+      std::cerr << writable.message() << "\n";
+      return kExitFailure;
+    }
+  }
 
   // Compile everything before touching the graph.
   std::vector<dsl::PipelineStep> steps;

@@ -1,6 +1,7 @@
 #include "engine/files.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -47,6 +48,24 @@ absl::StatusOr<std::string> ReadFileBytes(const std::string& path,
     return Located(path, "cannot read the whole file");
   }
   return bytes;
+}
+
+absl::Status CheckWritable(const std::string& path) {
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
+    return Located(path, "is a directory, expected a file to write");
+  size_t slash = path.rfind('/');
+  std::string folder = slash == std::string::npos ? "." : path.substr(0, slash);
+  if (folder.empty()) folder = "/";
+  std::string probe = absl::StrCat(path, ".graft-probe-XXXXXX");
+  int fd = mkstemp(probe.data());
+  if (fd < 0) {
+    return Located(path, absl::StrCat("cannot write here (", folder, "): ",
+                                      std::strerror(errno)));
+  }
+  close(fd);
+  unlink(probe.c_str());
+  return absl::OkStatus();
 }
 
 }  // namespace graft

@@ -25,6 +25,12 @@ absl::StatusOr<std::string> ReadFileBytes(
     const std::string& path, int64_t max_bytes = kMaxGraphFileBytes,
     absl::string_view what = "a graph file");
 
+// Whether a file can be written at `path` (its folder exists and takes a new
+// file; `path` is not a folder), checked by creating and removing a probe
+// file beside it. Commands check every path they will write before they
+// write any, so a failure leaves nothing behind.
+absl::Status CheckWritable(const std::string& path);
+
 }  // namespace graft
 
 #endif  // GRAFT_ENGINE_FILES_H_
