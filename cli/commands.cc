@@ -319,7 +319,9 @@ int RunApply(const ApplyCommandOptions& options) {
     }
     steps = pipeline->steps;
   } else {
-    steps.push_back({options.rule_files, {}});
+    dsl::PipelineStep step;
+    step.rule_files = options.rule_files;
+    steps.push_back(std::move(step));
   }
   absl::StatusOr<HookRegistry> hooks = CommandHooks(options.device);
   if (!hooks.ok()) {

@@ -82,7 +82,8 @@ int main(int argc, char** argv) {
   validate_cmd
       ->add_option("--outputs", validate.outputs,
                    "Nodes that must be present (comma separated)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);
   validate_cmd->add_flag("--json", validate.json, "Print the result as JSON");
   validate_cmd->add_flag(
       "--allow-empty", validate.allow_empty,
@@ -113,7 +114,8 @@ int main(int argc, char** argv) {
   apply_cmd
       ->add_option("--outputs", apply.outputs,
                    "Graph outputs that must survive (comma separated)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);
   apply_cmd
       ->add_option("--max-rewrites", apply.max_rewrites,
                    "Stop and report non-convergence after this many rewrites "
@@ -174,9 +176,12 @@ int main(int argc, char** argv) {
   mem_cmd->add_option("--seed", mem.seed,
                       "The gradient seed node (found if not given)");
   mem_cmd
-      ->add_option("--outputs", mem.outputs, "Fetched nodes, live to the end")
-      ->delimiter(',');
+      ->add_option("--outputs", mem.outputs,
+                   "Fetched nodes, live to the end (comma separated)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
   mem_cmd->add_option("--top", mem.top, "Tensors listed at each peak")
+      ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   mem_cmd->add_flag("--json", mem.json, "Print the numbers as JSON");
 
@@ -190,6 +195,7 @@ int main(int argc, char** argv) {
                    "or a profile YAML")
       ->capture_default_str();
   cost_cmd->add_option("--top", cost.top, "Ops listed, most expensive first")
+      ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   cost_cmd->add_flag("--json", cost.json, "Print the numbers as JSON");
 

@@ -82,7 +82,10 @@ absl::StatusOr<Pipeline> LoadPipeline(const std::string& path) {
         if (!p.second.IsScalar()) {
           return At(path, p.second.Mark(), "a param value must be a scalar");
         }
-        out.params[p.first.as<std::string>()] = p.second.as<std::string>();
+        std::string name = p.first.as<std::string>();
+        out.params[name] = p.second.as<std::string>();
+        out.param_locs[name] = {
+            path, Loc{p.first.Mark().line + 1, p.first.Mark().column + 1}};
       }
     }
     pipeline.steps.push_back(std::move(out));

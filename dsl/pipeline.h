@@ -13,12 +13,15 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "dsl/ast.h"
 
 namespace graft::dsl {
 
 struct PipelineStep {
   std::vector<std::string> rule_files;  // resolved against the YAML's folder
   std::map<std::string, std::string> params;
+  // Where each param is set ("file.yaml", line, column), for errors.
+  std::map<std::string, std::pair<std::string, Loc>> param_locs;
 };
 
 struct Pipeline {

@@ -1,5 +1,6 @@
 #include "dsl/runner.h"
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -48,6 +49,19 @@ bool CompileSteps(const std::vector<PipelineStep>& steps,
         CompileRuleFiles(steps[i].rule_files, compile, hooks, diagnostics);
     if (set == nullptr) return false;
     declared.insert(set->params().begin(), set->params().end());
+    // A step's own params must be declared by its rule files.
+    for (const auto& [name, value] : steps[i].params) {
+      const std::vector<std::string>& known = set->params();
+      if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+      auto loc = steps[i].param_locs.find(name);
+      diagnostics->Error(
+          loc == steps[i].param_locs.end() ? "pipeline" : loc->second.first,
+          loc == steps[i].param_locs.end() ? Loc{} : loc->second.second,
+          absl::StrCat("param `", name, "` is not declared by the step's rule ",
+                       "files (", absl::StrJoin(steps[i].rule_files, ", "),
+                       ")"),
+          Suggest(name, known));
+    }
     out->push_back({StepName(steps[i], i, steps.size()), std::move(set)});
   }
   for (const auto& [k, v] : params) {

@@ -60,8 +60,8 @@ absl::Status CheckWritable(const std::string& path) {
   std::string probe = absl::StrCat(path, ".graft-probe-XXXXXX");
   int fd = mkstemp(probe.data());
   if (fd < 0) {
-    return Located(path, absl::StrCat("cannot write here (", folder, "): ",
-                                      std::strerror(errno)));
+    return Located(path, absl::StrCat("cannot write here (", folder,
+                                      "): ", std::strerror(errno)));
   }
   close(fd);
   unlink(probe.c_str());
