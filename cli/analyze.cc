@@ -46,7 +46,8 @@ int RunMem(const MemOptions& options) {
   absl::StatusOr<analysis::Regions> regions =
       analysis::FindRegions(*graph, shapes, options.loss, options.seed);
   if (!regions.ok() && want_regions) {
-    std::cerr << "mem: " << regions.status().message() << "\n";
+    std::cerr << options.model << ": error: " << regions.status().message()
+              << "\n";
     return kExitFailure;
   }
   analysis::MemoryOptions memory_options;
@@ -54,7 +55,7 @@ int RunMem(const MemOptions& options) {
   absl::StatusOr<analysis::MemoryReport> m =
       analysis::SimulateMemory(*graph, shapes, memory_options);
   if (!m.ok()) {
-    std::cerr << "mem: " << m.status().message() << "\n";
+    std::cerr << options.model << ": error: " << m.status().message() << "\n";
     return kExitFailure;
   }
   int forward = 0, backward = 0;

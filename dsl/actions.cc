@@ -512,7 +512,8 @@ absl::Status RunRewrite(const RewriteProgram& program,
   for (const Action& action : program.actions) {
     absl::Status s = runner.Run(action);
     if (!s.ok()) {
-      return Prefixed(absl::StrCat("line ", action.loc.line, ": "), s);
+      return Prefixed(
+          absl::StrCat(program.path, ":", action.loc.line, ": "), s);
     }
   }
   return absl::OkStatus();

@@ -31,6 +31,7 @@ struct SpliceSource {
 // A rule's rewrite: its actions and the graphs its splices read, loaded when
 // the rule compiled (by action index).
 struct RewriteProgram {
+  std::string path;  // the rule file, for errors ("file:line: ...")
   std::vector<Action> actions;
   std::map<std::ptrdiff_t, SpliceSource> splices;
 };

@@ -333,13 +333,13 @@ void Checker::CompileRule(const RuleFile& f, const Rule& rule) {
   for (const Action& a : rule.actions) CheckAction(f, rule, a, &names);
   CheckUnused(f, names);
   if (d_->errors().size() != errors_before || pattern.root < 0) return;
-  BuildRule(rule, std::move(pattern), names);
+  BuildRule(f, rule, std::move(pattern), names);
 }
 
 // Gives every name a slot, resolves the pattern's names to slots, and adds
 // the compiled rule to the set.
-void Checker::BuildRule(const Rule& rule, CompiledPattern pattern,
-                        const Names& names) {
+void Checker::BuildRule(const RuleFile& f, const Rule& rule,
+                        CompiledPattern pattern, const Names& names) {
   SlotTable slots;
   for (const auto& [name, info] : names) slots.Add(name);
   for (PatternNode& pn : pattern.nodes) {
@@ -358,7 +358,7 @@ void Checker::BuildRule(const Rule& rule, CompiledPattern pattern,
   }
   int priority = rule.has_priority ? rule.priority
                                    : static_cast<int>(pattern.nodes.size());
-  RewriteProgram program{rule.actions, std::move(splice_graphs_)};
+  RewriteProgram program{f.path, rule.actions, std::move(splice_graphs_)};
   splice_graphs_.clear();
   RuleSetShared shared{params_, evaluator_, checks_};
   set_->rules_.push_back(std::make_unique<CompiledRule>(

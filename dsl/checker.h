@@ -112,7 +112,8 @@ class Checker {
   void CompileRule(const RuleFile& f, const Rule& rule);
   std::vector<Guard> CheckGuards(const RuleFile& f, const Rule& rule,
                                  Names* names);
-  void BuildRule(const Rule& rule, CompiledPattern pattern, const Names& names);
+  void BuildRule(const RuleFile& f, const Rule& rule, CompiledPattern pattern,
+                 const Names& names);
 
   const CompileOptions& options_;
   const HookRegistry& hooks_;
