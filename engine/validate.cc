@@ -1,5 +1,8 @@
 #include "engine/validate.h"
 
+#include <cstdint>
+#include <functional>
+
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -9,6 +12,51 @@
 namespace graft {
 namespace {
 
+// A Const's value (when it has one) is a tensor TensorFlow accepts: its
+// dtype is the node's, its dims are not negative, and its bytes or values
+// fit its shape.
+void CheckConstValue(const Node& node,
+                     const std::function<void(std::string)>& report) {
+  const tf::AttrValue* value = node.attr("value");
+  if (value == nullptr || !value->has_tensor()) return;
+  const tf::TensorProto& t = value->tensor();
+  const tf::AttrValue* dtype = node.attr("dtype");
+  if (dtype != nullptr && dtype->type() != t.dtype()) {
+    report(absl::StrCat("Const `", node.name(), "` has dtype ",
+                        DataTypeName(dtype->type()), " but its value is ",
+                        DataTypeName(t.dtype())));
+  }
+  int64_t elements = 1;
+  for (const auto& d : t.tensor_shape().dim()) {
+    if (d.size() < 0) {
+      report(absl::StrCat("Const `", node.name(),
+                          "` has a negative dimension (", d.size(), ")"));
+      return;
+    }
+    elements = d.size() != 0 && elements > INT64_MAX / d.size()
+                   ? INT64_MAX
+                   : elements * d.size();
+  }
+  absl::string_view content = node.value_content();
+  int64_t width = DataTypeSize(t.dtype());
+  if (!content.empty() && width > 0 &&
+      (elements == INT64_MAX ||
+       static_cast<int64_t>(content.size()) != elements * width)) {
+    report(absl::StrCat(
+        "Const `", node.name(), "` holds ", content.size(),
+        " bytes of content; its shape needs ",
+        elements == INT64_MAX ? "more" : absl::StrCat(elements * width)));
+  }
+  int64_t values = t.float_val_size() + t.double_val_size() + t.int_val_size() +
+                   t.int64_val_size() + t.half_val_size() + t.bool_val_size() +
+                   t.string_val_size() + t.uint32_val_size() +
+                   t.uint64_val_size();
+  if (content.empty() && values > elements) {
+    report(absl::StrCat("Const `", node.name(), "` lists ", values,
+                        " values; its shape holds ", elements));
+  }
+}
+
 void CheckNode(const Graph& graph, const Node& node,
                const ValidateOptions& options,
                std::vector<ValidationIssue>* issues) {
@@ -17,6 +65,7 @@ void CheckNode(const Graph& graph, const Node& node,
     issues->push_back({node.id(), std::move(message)});
   };
   if (node.op().empty()) report(absl::StrCat("`", node.name(), "` has no op"));
+  if (node.op() == "Const") CheckConstValue(node, report);
   std::optional<std::vector<tf::DataType>> expected = ops.InputTypes(node);
   if (expected && static_cast<int>(expected->size()) != node.num_inputs()) {
     report(absl::StrCat("`", node.name(), "` (", node.op(), ") has ",

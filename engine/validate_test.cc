@@ -225,4 +225,30 @@ TEST(ValidateTest, CheckValidSummarises) {
 }
 
 }  // namespace
+// A Const TensorFlow would refuse (or abort on): a value of another dtype
+// than the node's, a negative dimension, content that does not fit the
+// shape, more values than elements.
+TEST(ValidateTest, ConstValuesFitTheirShapeAndDtype) {
+  Graph g = GraphFromText(R"(
+node { name: "c" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_FLOAT
+    tensor_shape { dim { size: 2 } } tensor_content: "\000\000\200?" } } } }
+node { name: "d" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+  attr { key: "value" value { tensor { dtype: DT_FLOAT
+    tensor_shape { dim { size: -3 } } float_val: 1 } } } }
+node { name: "e" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+  attr { key: "value" value { tensor { dtype: DT_FLOAT
+    tensor_shape { dim { size: 1 } } float_val: 1 float_val: 2 } } } }
+node { name: "ok" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+  attr { key: "value" value { tensor { dtype: DT_FLOAT
+    tensor_shape { dim { size: 3 } } float_val: 1 } } } }
+)");
+  EXPECT_EQ(Messages(g),
+            (std::vector<std::string>{
+                "Const `c` has dtype int32 but its value is float32",
+                "Const `c` holds 4 bytes of content; its shape needs 8",
+                "Const `d` has a negative dimension (-3)",
+                "Const `e` lists 2 values; its shape holds 1"}));
+}
+
 }  // namespace graft
