@@ -30,9 +30,12 @@ std::string TensorValues(const tf::TensorProto& t, absl::string_view content) {
   absl::StatusOr<ConstTensor> c =
       content.empty() ? FromTensorProto(t) : FromTensorProto(t, content);
   if (!c.ok()) return absl::StrCat("{", t.ShortDebugString(), "}");
-  const char* format = t.dtype() == tf::DT_DOUBLE ? "%.17g" : "%.9g";
+  bool wide = t.dtype() == tf::DT_DOUBLE;
   std::vector<std::string> values;
-  for (double v : c->values) values.push_back(absl::StrFormat(format, v));
+  for (double v : c->values) {
+    values.push_back(wide ? absl::StrFormat("%.17g", v)
+                          : absl::StrFormat("%.9g", v));
+  }
   return absl::StrCat("= [", absl::StrJoin(values, ", "), "]");
 }
 
@@ -67,7 +70,8 @@ std::vector<std::string> Details(const Graph& g, const Node& n) {
   for (const auto& [k, v] : attrs) {
     lines.push_back(absl::StrCat(
         "attr `", k, "`: ",
-        Show(*v, true, k == "value" ? n.value_content() : absl::string_view())));
+        Show(*v, true,
+             k == "value" ? n.value_content() : absl::string_view())));
   }
   return lines;
 }
@@ -111,19 +115,19 @@ GraphDiff DiffGraphs(const Graph& before, const Graph& after,
       const tf::AttrValue* va = a->attr(k);
       const tf::AttrValue* vb = b.attr(k);
       if (va == nullptr) {
-        change.changes.push_back(
-            absl::StrCat("attr `", k, "` added: ",
-                         Show(*vb, full, k == "value" ? b.value_content()
-                                                      : absl::string_view())));
+        change.changes.push_back(absl::StrCat(
+            "attr `", k, "` added: ",
+            Show(*vb, full,
+                 k == "value" ? b.value_content() : absl::string_view())));
       } else if (vb == nullptr) {
         change.changes.push_back(absl::StrCat("attr `", k, "` removed"));
       } else if (SerializeDeterministic(*va) != SerializeDeterministic(*vb) ||
                  (k == "value" && a->value_content() != b.value_content())) {
         bool value = k == "value";
-        std::string sa = Show(*va, full,
-                              value ? a->value_content() : absl::string_view());
-        std::string sb = Show(*vb, full,
-                              value ? b.value_content() : absl::string_view());
+        std::string sa =
+            Show(*va, full, value ? a->value_content() : absl::string_view());
+        std::string sb =
+            Show(*vb, full, value ? b.value_content() : absl::string_view());
         change.changes.push_back(
             sa == sb ? absl::StrCat("attr `", k, "`: ", sa, " (values changed)")
                      : absl::StrCat("attr `", k, "`: ", sa, " -> ", sb));

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/wire_format.h"
@@ -233,9 +234,58 @@ class GraphBuilder {
       }
       return Located(source, "not a text GraphDef");
     }
+    absl::Status utf8 = CheckUtf8(def);
+    if (!utf8.ok()) return Located(source, utf8.message());
     absl::StatusOr<Graph> graph = Graph::FromGraphDef(std::move(def));
     if (!graph.ok()) return Located(source, graph.status().message());
     return graph;
+  }
+
+  // Protobuf reads (and TensorFlow writes) only UTF-8 in string fields; text
+  // escapes can spell anything, which no binary GraphDef could hold.
+  static absl::Status CheckUtf8(const tf::GraphDef& def) {
+    for (int i = 0; i < def.node_size(); ++i) {
+      const tf::NodeDef& n = def.node(i);
+      std::vector<const std::string*> fields = {&n.name(), &n.op(),
+                                                &n.device()};
+      for (const std::string& in : n.input()) fields.push_back(&in);
+      for (const auto& [key, value] : n.attr()) fields.push_back(&key);
+      for (const std::string* f : fields) {
+        if (!IsUtf8(*f)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "node ", i, ": `", absl::CHexEscape(*f),
+              "` is not valid UTF-8 (a GraphDef's names must be)"));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Well-formed UTF-8 as protobuf checks it: no overlong forms, no
+  // surrogates, nothing above U+10FFFF.
+  static bool IsUtf8(absl::string_view s) {
+    for (size_t i = 0; i < s.size();) {
+      auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+      unsigned char c = byte(i);
+      size_t extra = c < 0x80                 ? 0
+                     : c >= 0xC2 && c <= 0xDF ? 1
+                     : (c & 0xF0) == 0xE0     ? 2
+                     : c >= 0xF0 && c <= 0xF4 ? 3
+                                              : 4;
+      if (extra == 4 || i + extra >= s.size() + (extra == 0 ? 1 : 0))
+        return false;
+      for (size_t k = 1; k <= extra; ++k) {
+        if ((byte(i + k) & 0xC0) != 0x80) return false;
+      }
+      if (extra > 0) {
+        unsigned char next = byte(i + 1);
+        if ((c == 0xE0 && next < 0xA0) || (c == 0xED && next >= 0xA0) ||
+            (c == 0xF0 && next < 0x90) || (c == 0xF4 && next >= 0x90))
+          return false;
+      }
+      i += extra + 1;
+    }
+    return true;
   }
 
  private:

@@ -1,0 +1,61 @@
+// Fuzz target: a text GraphDef rewritten by every shipped rule library
+// (batch-norm folding, constant folding, quantization), each to a fixpoint
+// under a small rewrite limit; the result must validate whenever the input
+// did, and applying again must change nothing.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "builtins/builtins.h"
+#include "dsl/compiler.h"
+#include "engine/driver.h"
+#include "engine/graph_io.h"
+#include "engine/validate.h"
+
+namespace {
+
+struct Libraries {
+  graft::HookRegistry hooks;
+  std::vector<std::unique_ptr<graft::dsl::RuleSet>> sets;
+};
+
+const Libraries& Load() {
+  static const Libraries* libraries = [] {
+    auto* l = new Libraries;
+    graft::RegisterBuiltinHooks(l->hooks);
+    for (const char* file :
+         {"rules/fold_batch_norms.graft", "rules/fold_constants.graft",
+          "rules/quantize.graft"}) {
+      graft::dsl::Diagnostics d;
+      auto set = graft::dsl::CompileRuleFiles({file}, {}, l->hooks, &d);
+      if (set == nullptr) std::abort();  // run from the repository root
+      l->sets.push_back(std::move(set));
+    }
+    return l;
+  }();
+  return *libraries;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const Libraries& libraries = Load();
+  for (const auto& set : libraries.sets) {
+    absl::StatusOr<graft::Graph> graph = graft::ParseGraph(
+        std::string(reinterpret_cast<const char*>(data), size),
+        graft::GraphFormat::kText, "fuzz.pbtxt");
+    if (!graph.ok()) return 0;
+    bool valid = graft::CheckValid(*graph).ok();
+    graft::ApplyOptions options;
+    options.max_rewrites = 200;
+    absl::StatusOr<graft::report::ApplyReport> report =
+        graft::ApplyRules(*graph, set->rules(), options);
+    if (!report.ok() || !report->converged()) continue;
+    if (valid && !graft::CheckValid(*graph).ok()) std::abort();
+    absl::StatusOr<graft::report::ApplyReport> again =
+        graft::ApplyRules(*graph, set->rules(), options);
+    if (again.ok() && again->rewrites() != 0) std::abort();  // not a fixpoint
+  }
+  return 0;
+}

@@ -1,0 +1,24 @@
+#include "fuzz/graph_ops.h"
+
+#include <cstdlib>
+
+#include "engine/graph_diff.h"
+#include "engine/graph_io.h"
+#include "engine/graph_stats.h"
+#include "engine/validate.h"
+
+namespace graft::fuzz {
+
+void ExerciseGraph(const Graph& graph) {
+  (void)Validate(graph);
+  (void)ComputeGraphStats(graph);
+  std::string binary = SerializeGraph(graph, GraphFormat::kBinary);
+  absl::StatusOr<Graph> again =
+      ParseGraph(binary, GraphFormat::kBinary, "again.pb");
+  // What graft writes, graft reads back, the same.
+  if (!again.ok()) std::abort();
+  if (!DiffGraphs(graph, *again).empty()) std::abort();
+  (void)SerializeGraph(graph, GraphFormat::kText);
+}
+
+}  // namespace graft::fuzz

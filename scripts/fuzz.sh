@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Fuzzes graft with libFuzzer (clang-14, ASan, UBSan): the binary and text
+# graph loaders, the rule compiler and the shipped rule libraries applied to
+# fuzzed graphs (fuzz/). Each target starts from the repository's own
+# inputs; whatever crashes, leaks, runs over 1 s or over 2 GB is written to
+# fuzz/regressions/<target>/, which `scripts/test.sh` replays from then on.
+#
+#   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   (default 60, all four)
+#
+# Prints, per target: executions, coverage, peak RSS, new artifacts.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh --no-python || exit 1
+missing=()
+for pkg in clang-14 lld libclang-rt-14-dev; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "fuzz: installing ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+seconds="${1:-60}"
+shift || true
+targets=("$@")
+if ((${#targets[@]} == 0)); then
+  targets=(load_binary load_text compile_rules apply_libraries)
+fi
+declare -A seeds=(
+  [load_binary]="examples tests/data"
+  [load_text]="tests/golden tests/data"
+  [compile_rules]="rules tests/golden examples"
+  [apply_libraries]="tests/golden"
+)
+declare -A extensions=(
+  [load_binary]="pb"
+  [load_text]="pbtxt"
+  [compile_rules]="graft"
+  [apply_libraries]="pbtxt"
+)
+
+bazel_fuzz=(bazel --output_base="${HOME}/.cache/graft-bazel-fuzz")
+labels=()
+for t in "${targets[@]}"; do labels+=("//fuzz:$t"); done
+"${bazel_fuzz[@]}" build --config=fuzz "${labels[@]}" || exit 1
+bin="$("${bazel_fuzz[@]}" info --config=fuzz bazel-bin 2>/dev/null)/fuzz"
+
+printf '%-16s %12s %8s %8s %9s %s\n' target executions exec/s coverage peak_rss artifacts
+status=0
+for t in "${targets[@]}"; do
+  corpus=".fuzz/corpus/$t"
+  mkdir -p "$corpus" "fuzz/regressions/$t"
+  for dir in ${seeds[$t]}; do
+    while IFS= read -r f; do
+      cp -n "$f" "$corpus/seed_${f//\//_}"
+    done < <(find "$dir" -type f -name "*.${extensions[$t]}" -size -1024k)
+  done
+  before=$(ls "fuzz/regressions/$t" | wc -l)
+  dict=()
+  if [[ $t == compile_rules ]]; then dict=(-dict=fuzz/graft.dict); fi
+  log=".fuzz/$t.log"
+  "$bin/$t" "$corpus" "fuzz/regressions/$t" "${dict[@]}" \
+    -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2048 -max_len=65536 \
+    -print_final_stats=1 -artifact_prefix="fuzz/regressions/$t/" >"$log" 2>&1
+  rc=$?
+  after=$(ls "fuzz/regressions/$t" | wc -l)
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  rss=$(grep -o 'stat::peak_rss_mb: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*')
+  printf '%-16s %12s %8s %8s %7sMB %s\n' "$t" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${rss:-?}" "$((after - before)) new"
+  if ((rc != 0 || after != before)); then
+    status=1
+    echo "  $t: see $log; new inputs in fuzz/regressions/$t/"
+  fi
+done
+exit $status
