@@ -143,6 +143,17 @@ check "tutorial: the reason is the Identity read" grep -q "no match: operand 4 o
 expect "tutorial: the finished rule file folds 3 of 4" 0 "fold_bn: 3 applied" -- "$GRAFT" apply -r examples/fold_bn.graft "$EXAMPLE" -o "$TMP/tutorial.pb"
 check "tutorial: nodes 68 -> 74" grep -q "nodes 68 -> 74" "$TMP/err"
 
+# A rule computing on a constant of 2^62 elements: that rewrite is skipped
+# with the reason (no allocation that aborts), the rest goes on.
+python3 -c "
+n = 'node { name: \"c\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2147483648 } dim { size: 2147483648 } } float_val: 1 } } } }\n'
+n += 'node { name: \"r\" op: \"Relu\" input: \"c\" attr { key: \"T\" value { type: DT_FLOAT } } }\n'
+open('$TMP/huge.pbtxt', 'w').write(n)
+open('$TMP/fold_huge.graft', 'w').write('rule a {\n  match { r = Relu(c: Const) }\n  rewrite {\n    replace r with Const(rsqrt(c))\n  }\n}\n')
+"
+expect "a huge constant is refused, not allocated" 0 "skipped a at .r.: .*has [0-9]+ elements; rules compute on constants of at most 67108864" -- "$GRAFT" apply -r "$TMP/fold_huge.graft" "$TMP/huge.pbtxt" -o "$TMP/huge_out.pbtxt"
+expect "--outputs before the positional input" 0 "" -- "$GRAFT" apply -r $G/fold_bn_conv/rules.graft --outputs relu $G/fold_bn_conv/in.pbtxt -o "$TMP/outputs_first.pbtxt"
+
 # diff
 expect "diff --help" 0 "" -- "$GRAFT" diff --help
 expect "diff of a fold" 0 "" -- "$GRAFT" diff $G/fold_bn_conv/in.pbtxt $G/fold_bn_conv/out.pbtxt

@@ -238,6 +238,18 @@ int main(int argc, char** argv) {
   test_cmd->add_option("paths", test.paths, "Rule files or folders")
       ->required();
 
+  // The first word names a subcommand: say so when it names none.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string word = argv[1];
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({}))
+      known = known || sub->get_name() == word;
+    if (!known) {
+      std::cerr << "graft: error: unknown subcommand `" << word
+                << "` (run graft --help for the list)\n";
+      return kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

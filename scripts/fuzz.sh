@@ -6,6 +6,7 @@
 # fuzz/regressions/<target>/, which `scripts/test.sh` replays from then on.
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   (default 60, all four)
+#   FUZZ_RUNS=1000000 scripts/fuzz.sh 1800 load_text    # stop after N runs
 #
 # Prints, per target: executions, coverage, peak RSS, new artifacts.
 set -uo pipefail
@@ -51,7 +52,7 @@ for t in "${targets[@]}"; do labels+=("//fuzz:$t"); done
 "${bazel_fuzz[@]}" build --config=fuzz "${labels[@]}" || exit 1
 bin="$("${bazel_fuzz[@]}" info --config=fuzz bazel-bin 2>/dev/null)/fuzz"
 
-printf '%-16s %12s %8s %8s %9s %s\n' target executions exec/s coverage peak_rss artifacts
+printf '%-16s %12s %8s %8s %9s %8s %s\n' target executions exec/s coverage peak_rss seconds artifacts
 status=0
 for t in "${targets[@]}"; do
   corpus=".fuzz/corpus/$t"
@@ -65,16 +66,19 @@ for t in "${targets[@]}"; do
   dict=()
   if [[ $t == compile_rules ]]; then dict=(-dict=fuzz/graft.dict); fi
   log=".fuzz/$t.log"
+  start=$(date +%s)
   "$bin/$t" "$corpus" "fuzz/regressions/$t" "${dict[@]}" \
-    -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2048 -max_len=65536 \
+    -max_total_time="$seconds" -runs="${FUZZ_RUNS:--1}" \
+    -timeout=1 -rss_limit_mb=2048 -max_len=65536 \
     -print_final_stats=1 -artifact_prefix="fuzz/regressions/$t/" >"$log" 2>&1
   rc=$?
+  elapsed=$(($(date +%s) - start))
   after=$(ls "fuzz/regressions/$t" | wc -l)
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
   rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
   rss=$(grep -o 'stat::peak_rss_mb: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*')
-  printf '%-16s %12s %8s %8s %7sMB %s\n' "$t" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${rss:-?}" "$((after - before)) new"
+  printf '%-16s %12s %8s %8s %7sMB %8s %s\n' "$t" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${rss:-?}" "$elapsed" "$((after - before)) new"
   if ((rc != 0 || after != before)); then
     status=1
     echo "  $t: see $log; new inputs in fuzz/regressions/$t/"

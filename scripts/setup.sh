@@ -28,6 +28,7 @@ APT_PACKAGES=(
   libabsl-dev
   libcli11-dev
   python3 python3-venv
+  time                 # peak memory of each case in the bad-input catalog
 )
 # The test command also opens graft's HTML diff in a headless browser.
 TEST_PACKAGES=(chromium)
