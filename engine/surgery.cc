@@ -295,12 +295,21 @@ absl::Status AddPreprocessing(Rewriter& r, const Graph& pre) {
       return absl::InvalidArgumentError(
           absl::StrCat("`", name, "_preprocessed` does not read `", name, "`"));
     }
+    // Orderings carry over to the node that takes the input's place: what
+    // waited on the input waits on it, and it waits on what the input did.
     std::vector<NodeId> control(
         r.graph().node(old_input).control_consumers().begin(),
         r.graph().node(old_input).control_consumers().end());
     for (NodeId c : control) {
       if (!(s = r.RemoveControlEdge(old_input, c)).ok()) return s;
       if (!(s = r.AddControlEdge(placeholder->second, c)).ok()) return s;
+    }
+    std::vector<NodeId> waits_on(
+        r.graph().node(old_input).control_inputs().begin(),
+        r.graph().node(old_input).control_inputs().end());
+    for (NodeId c : waits_on) {
+      if (c == kNoNode || c == placeholder->second) continue;
+      if (!(s = r.AddControlEdge(c, placeholder->second)).ok()) return s;
     }
     if (!(s = r.RemoveNode(old_input)).ok()) return s;
     if (!(s = r.Rename(placeholder->second, name)).ok()) return s;
