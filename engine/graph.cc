@@ -54,7 +54,7 @@ bool Graph::ParseTensorName(absl::string_view text, absl::string_view* node,
   if (digits.empty() ||
       !std::all_of(digits.begin(), digits.end(),
                    [](char c) { return c >= '0' && c <= '9'; }) ||
-      !absl::SimpleAtoi(digits, &value)) {
+      !absl::SimpleAtoi(digits, &value) || value > kMaxOutputPort) {
     return false;
   }
   *node = text.substr(0, colon);
@@ -177,7 +177,9 @@ absl::Status Graph::ResolveAllInputs() {
       int port = 0;
       if (!ParseTensorName(text, &name, &port)) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "node `", node.name(), "` has a malformed input `", text, "`"));
+            "node `", node.name(), "` has a malformed input `", text,
+            "` (a tensor is `node`, `node:port` with a port up to ",
+            kMaxOutputPort, ", or `^node`)"));
       }
       NodeId producer = FindId(name);
       if (port < 0) {

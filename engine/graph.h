@@ -212,6 +212,9 @@ class Graph {
   // Every op type present, sorted, with its count of live nodes.
   std::vector<std::pair<std::string, int>> OpHistogram() const;
 
+  // The largest output port a tensor name may give (far above any op's
+  // output count; a larger one would size the consumer lists).
+  static constexpr int kMaxOutputPort = 65535;
   // Parses a tensor name: "node", "node:1", "^node" (control, port -1).
   static bool ParseTensorName(absl::string_view text, absl::string_view* node,
                               int* port);

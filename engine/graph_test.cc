@@ -139,7 +139,12 @@ TEST(GraphTest, RejectsMalformedInputs) {
   n->add_input("b:x");
   absl::StatusOr<Graph> g = Graph::FromGraphDef(def);
   ASSERT_FALSE(g.ok());
-  EXPECT_EQ(g.status().message(), "node `a` has a malformed input `b:x`");
+  EXPECT_EQ(g.status().message(),
+            "node `a` has a malformed input `b:x` (a tensor is `node`, "
+            "`node:port` with a port up to 65535, or `^node`)");
+  // A port so large it would size the consumer lists by it.
+  n->set_input(0, "b:1413168946");
+  EXPECT_FALSE(Graph::FromGraphDef(def).ok());
 }
 
 TEST(GraphTest, ParsesTensorNames) {
