@@ -154,6 +154,11 @@ open('$TMP/fold_huge.graft', 'w').write('rule a {\n  match { r = Relu(c: Const) 
 expect "a huge constant is refused, not allocated" 0 "skipped a at .r.: .*has [0-9]+ elements; rules compute on constants of at most 67108864" -- "$GRAFT" apply -r "$TMP/fold_huge.graft" "$TMP/huge.pbtxt" -o "$TMP/huge_out.pbtxt"
 expect "--outputs before the positional input" 0 "" -- "$GRAFT" apply -r $G/fold_bn_conv/rules.graft --outputs relu $G/fold_bn_conv/in.pbtxt -o "$TMP/outputs_first.pbtxt"
 
+# A rewrite that would make the graph invalid is rolled back and reported;
+# the others are applied and the run succeeds.
+expect "an invalid rewrite is rolled back, the rest applied" 0 "skipped add_int_one at .rf.: the rewrite would make the graph invalid: input 1 of .rf. \(AddV2\) expects float32 but .rf/Const. is int32" -- "$GRAFT" apply -r $G/safety_invalid_rewrite_rolled_back/rules.graft $G/safety_invalid_rewrite_rolled_back/in.pbtxt -o "$TMP/rolled_back.pbtxt"
+check "the valid rewrite was applied" grep -q 'name: "ri/Const"' "$TMP/rolled_back.pbtxt"
+
 # diff
 expect "diff --help" 0 "" -- "$GRAFT" diff --help
 expect "diff of a fold" 0 "" -- "$GRAFT" diff $G/fold_bn_conv/in.pbtxt $G/fold_bn_conv/out.pbtxt

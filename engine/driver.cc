@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/op_registry.h"
+#include "engine/validate.h"
 
 namespace graft {
 namespace {
@@ -67,9 +68,11 @@ class Worklist : public RewriteListener {
   }
   void NodeChanged(const Graph& g, NodeId id) override {
     PushWithNeighbours(g, id);
+    changed.push_back(id);
   }
 
   std::vector<NodeId> inserted;  // since the last clear
+  std::vector<NodeId> changed;   // since the last clear
 
  private:
   std::priority_queue<NodeId, std::vector<NodeId>, std::greater<NodeId>> heap_;
@@ -187,18 +190,14 @@ class Driver {
       stats.set_matches(stats.matches() + 1);
       std::string root_name = graph_.node(id).name();
       int before = graph_.num_nodes();
-      worklist_.inserted.clear();
-      rewriter_.SetProvenance(rule.name());
-      worklist_.Hold();
-      rewriter_.Begin();
-      RewritePlan plan;
-      SnapshotConsumers(*match);
-      absl::Status status = rule.Rewrite(*match, rewriter_, &plan);
       int removed = 0;
-      if (status.ok()) status = Finish(*match, plan, &removed);
+      std::vector<ValidationIssue> issues;
+      absl::Status status = Attempt(rule, *match, &removed, &issues);
+      if (!issues.empty() && AllPreExisting(issues)) {
+        // The nodes were invalid before the rewrite; it did not make them so.
+        status = Attempt(rule, *match, &removed, nullptr);
+      }
       if (!status.ok()) {
-        rewriter_.Rollback();
-        worklist_.Release(false);
         if (IsFailRewrite(status)) {
           return absl::FailedPreconditionError(
               absl::StrCat("rule `", rule.name(), "` failed at `", root_name,
@@ -215,8 +214,6 @@ class Driver {
                           Ms(std::chrono::steady_clock::now() - start));
         continue;
       }
-      rewriter_.Commit();
-      worklist_.Release(true);
       stats.set_applied(stats.applied() + 1);
       stats.set_nodes_removed(stats.nodes_removed() + removed);
       stats.set_nodes_added(stats.nodes_added() + graph_.num_nodes() - before +
@@ -228,6 +225,59 @@ class Driver {
       return true;
     }
     return false;
+  }
+
+  // Runs one rewrite in a transaction: the rule's edits, the removals
+  // (Finish), then, with `issues`, validation of every node the rewrite
+  // inserted or changed (dtypes, input counts, Const values); problems fill
+  // `issues`. Commits, or rolls back and says why.
+  absl::Status Attempt(const Rule& rule, const MatchState& match, int* removed,
+                       std::vector<ValidationIssue>* issues) {
+    worklist_.inserted.clear();
+    worklist_.changed.clear();
+    rewriter_.SetProvenance(rule.name());
+    worklist_.Hold();
+    rewriter_.Begin();
+    RewritePlan plan;
+    SnapshotConsumers(match);
+    absl::Status status = rule.Rewrite(match, rewriter_, &plan);
+    if (status.ok()) status = Finish(match, plan, removed);
+    if (status.ok() && issues != nullptr) {
+      std::vector<NodeId> touched = worklist_.inserted;
+      touched.insert(touched.end(), worklist_.changed.begin(),
+                     worklist_.changed.end());
+      *issues = ValidateNodes(graph_, touched);
+      if (!issues->empty()) {
+        status = absl::FailedPreconditionError(
+            absl::StrCat("the rewrite would make the graph invalid: ",
+                         issues->front().message));
+      }
+    }
+    if (!status.ok()) {
+      rewriter_.Rollback();
+      worklist_.Release(false);
+      return status;
+    }
+    rewriter_.Commit();
+    worklist_.Release(true);
+    return absl::OkStatus();
+  }
+
+  // Whether each problem a rewrite was refused for was there before it (the
+  // rewrite has been rolled back): a node the input graph already had wrong.
+  bool AllPreExisting(const std::vector<ValidationIssue>& issues) const {
+    for (const ValidationIssue& issue : issues) {
+      if (issue.node == kNoNode || issue.node >= graph_.id_limit() ||
+          !graph_.node(issue.node).alive())
+        return false;
+      bool found = false;
+      for (const ValidationIssue& before :
+           ValidateNodes(graph_, {issue.node})) {
+        found = found || before.message == issue.message;
+      }
+      if (!found) return false;
+    }
+    return true;
   }
 
   // Removes what the rewrite asked for and what it left unused, checking

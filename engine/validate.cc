@@ -1,5 +1,6 @@
 #include "engine/validate.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 
@@ -112,6 +113,19 @@ void CheckNode(const Graph& graph, const Node& node,
 }
 
 }  // namespace
+
+std::vector<ValidationIssue> ValidateNodes(const Graph& graph,
+                                           std::vector<NodeId> ids,
+                                           const ValidateOptions& options) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::vector<ValidationIssue> issues;
+  for (NodeId id : ids) {
+    if (id < 0 || id >= graph.id_limit() || !graph.node(id).alive()) continue;
+    CheckNode(graph, graph.node(id), options, &issues);
+  }
+  return issues;
+}
 
 std::vector<ValidationIssue> Validate(const Graph& graph,
                                       const ValidateOptions& options) {

@@ -30,6 +30,13 @@ struct ValidationIssue {
 std::vector<ValidationIssue> Validate(const Graph& graph,
                                       const ValidateOptions& options = {});
 
+// The problems of the given nodes alone (what a rewrite touched): inputs,
+// dtypes, input counts, Const values; not cycles or outputs. Dead ids and
+// duplicates are skipped.
+std::vector<ValidationIssue> ValidateNodes(const Graph& graph,
+                                           std::vector<NodeId> ids,
+                                           const ValidateOptions& options = {});
+
 // OK, or an error listing the first problems found.
 absl::Status CheckValid(const Graph& graph,
                         const ValidateOptions& options = {});
