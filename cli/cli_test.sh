@@ -159,6 +159,13 @@ expect "--outputs before the positional input" 0 "" -- "$GRAFT" apply -r $G/fold
 expect "an invalid rewrite is rolled back, the rest applied" 0 "skipped add_int_one at .rf.: the rewrite would make the graph invalid: input 1 of .rf. \(AddV2\) expects float32 but .rf/Const. is int32" -- "$GRAFT" apply -r $G/safety_invalid_rewrite_rolled_back/rules.graft $G/safety_invalid_rewrite_rolled_back/in.pbtxt -o "$TMP/rolled_back.pbtxt"
 check "the valid rewrite was applied" grep -q 'name: "ri/Const"' "$TMP/rolled_back.pbtxt"
 
+# A list item an attr cannot take is an error naming it, never dropped.
+sed 's/\[1, max(w) + 1, max(w) + 1, 1\]/[1, "two", max(w), 1]/' $G/rewrite_set_list_computed/rules.graft > "$TMP/bad_list.graft"
+expect "a list item that does not convert is reported" 0 "skipped dilate at .c.: .*bad_list.graft:9: attr .dilations.: item 2 is a string, not an integer" -- "$GRAFT" apply -r "$TMP/bad_list.graft" $G/rewrite_set_list_computed/in.pbtxt -o "$TMP/bad_list.pbtxt"
+# Const(v) { dtype: d } converts v; a value d cannot hold is reported.
+printf 'rule a {\n  match {\n    r = Relu(x)\n  }\n  rewrite {\n    out = AddV2(x, Const([1, 300]) { dtype: "int8" })\n    replace r with out\n  }\n}\n' > "$TMP/int8.graft"
+expect "a constant value its dtype cannot hold is reported" 0 "skipped a at .r.: .*int8.graft:6: Const: value 300 does not fit int8" -- "$GRAFT" apply -r "$TMP/int8.graft" $G/rewrite_const_dtype/in.pbtxt -o "$TMP/int8.pbtxt"
+
 # diff
 expect "diff --help" 0 "" -- "$GRAFT" diff --help
 expect "diff of a fold" 0 "" -- "$GRAFT" diff $G/fold_bn_conv/in.pbtxt $G/fold_bn_conv/out.pbtxt

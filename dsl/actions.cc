@@ -320,6 +320,7 @@ class ActionRunner : public NodeFactory {
   }
 
   absl::Status AddInputs(const std::vector<Value>& args, NodeSpec* spec);
+  absl::StatusOr<tf::DataType> ConstDtype(const Expr& e);
   absl::Status FitConstants(const NodeSpec& spec);
   absl::Status AddAttrs(const Expr& e, NodeSpec* spec);
 
@@ -373,6 +374,19 @@ absl::Status ActionRunner::RunSplice(const Action& a) {
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+// The dtype a `Const(...) { dtype: d }` asks for, or DT_INVALID.
+absl::StatusOr<tf::DataType> ActionRunner::ConstDtype(const Expr& e) {
+  for (const AttrItem& item : e.attrs) {
+    if (item.spread || item.name != "dtype") continue;
+    absl::StatusOr<Value> v = Eval(*item.value);
+    if (!v.ok()) return v.status();
+    if (v->type != ValueType::kString)
+      return absl::InvalidArgumentError("a Const's `dtype` is a dtype name");
+    return ParseDataType(v->s);
+  }
+  return tf::DT_INVALID;
 }
 
 // A new node's data inputs: tensors, or the tensors of a list (`xs...`).
@@ -472,15 +486,26 @@ absl::StatusOr<Value> ActionRunner::Create(const Expr& e,
     absl::StatusOr<ConstTensor> c =
         computed ? ConstTensor() : ToConstant(g, args[0]);
     if (!c.ok()) return c.status();
-    const ConstTensor& t = computed ? *args[0].constant : *c;
-    spec.attrs["dtype"].set_type(t.dtype);
+    const ConstTensor* t = computed ? args[0].constant.get() : &*c;
+    // `Const(v) { dtype: d }`: the value converted to d (rounded; an error
+    // when a value does not fit), never a tensor of another dtype under d.
+    absl::StatusOr<tf::DataType> want = ConstDtype(e);
+    if (!want.ok()) return want.status();
+    ConstTensor converted;
+    if (*want != tf::DT_INVALID && *want != t->dtype) {
+      absl::StatusOr<ConstTensor> cast = CastTo(*t, *want);
+      if (!cast.ok()) return Prefixed("Const: ", cast.status());
+      converted = *std::move(cast);
+      t = &converted;
+    }
+    spec.attrs["dtype"].set_type(t->dtype);
     tf::TensorProto value;
-    if (t.deferred != nullptr) {
+    if (t->deferred != nullptr) {
       // Its bytes are made when they are written (or read).
-      value = TensorProtoWithoutContent(t);
-      spec.value_content = t.deferred;
+      value = TensorProtoWithoutContent(*t);
+      spec.value_content = t->deferred;
     } else {
-      value = ToTensorProto(t);
+      value = ToTensorProto(*t);
     }
     spec.attrs["value"].mutable_tensor()->Swap(&value);
   } else {
@@ -512,8 +537,8 @@ absl::Status RunRewrite(const RewriteProgram& program,
   for (const Action& action : program.actions) {
     absl::Status s = runner.Run(action);
     if (!s.ok()) {
-      return Prefixed(
-          absl::StrCat(program.path, ":", action.loc.line, ": "), s);
+      return Prefixed(absl::StrCat(program.path, ":", action.loc.line, ": "),
+                      s);
     }
   }
   return absl::OkStatus();

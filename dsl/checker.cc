@@ -1,6 +1,7 @@
 #include "dsl/checker.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -261,6 +262,26 @@ int Checker::FindRoot(const RuleFile& f, const Rule& rule, const Names& names) {
   }
   if (roots.size() == 1) return roots[0];
   if (roots.empty()) {
+    // A statement among its own operands is the plainest cycle: say so.
+    std::function<const OperandPattern*(const NodePattern&, const std::string&)>
+        self = [&](const NodePattern& p,
+                   const std::string& name) -> const OperandPattern* {
+      for (const OperandPattern& o : p.operands) {
+        if (o.name == name && o.kind != OK::kBound) return &o;
+        if (o.nested) {
+          if (const OperandPattern* found = self(*o.nested, name)) return found;
+        }
+      }
+      return nullptr;
+    };
+    for (const PatternStmt& s : rule.patterns) {
+      if (const OperandPattern* o = self(s.pattern, s.name)) {
+        Error(f, o->loc,
+              absl::StrCat("`", s.name,
+                           "` is its own operand: a node cannot read itself"));
+        return -1;
+      }
+    }
     Error(f, rule.match_loc,
           "the patterns refer to each other in a cycle: no root");
     return -1;

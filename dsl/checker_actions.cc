@@ -141,6 +141,18 @@ void Checker::CheckAction(const RuleFile& f, const Rule& rule, const Action& a,
     case AK::kDevice:
     case AK::kSet: {
       RequireNode(f, a.name, a.name_loc, names);
+      if (a.kind == AK::kSet &&
+          (a.target == "op" || a.target == "name" || a.target == "device")) {
+        Error(f, a.target_loc,
+              a.target == "op"
+                  ? "`set n.op` cannot change a node's op: create the node "
+                    "you want (`out = NewOp(...) { ..n.attrs }`) and `replace "
+                    "n with out`"
+                  : absl::StrCat("`", a.target, "` is not an attr: use `",
+                                 a.target == "name" ? "rename n to \"...\""
+                                                    : "device n \"...\"",
+                                 "`"));
+      }
       ValueType t = CheckExpr(f, *a.a, names, false);
       if (a.kind != AK::kSet && t != ValueType::kString &&
           t != ValueType::kAny) {

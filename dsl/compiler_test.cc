@@ -111,6 +111,18 @@ const DiagnosticCase kCases[] = {
      "param pattern: string = \"(\"\nrule a {\n  match { c = Relu(_) where "
      "scope_matches(c, pattern) }\n  rewrite { erase c }\n}\n",
      3, 46, "bad regex `(`"},
+    {"set_op",
+     "rule a {\n  match { c = Relu(_) }\n  rewrite { set c.op = \"Tanh\" "
+     "}\n}\n",
+     3, 19,
+     "`set n.op` cannot change a node's op: create the node you want (`out = "
+     "NewOp(...) { ..n.attrs }`) and `replace n with out`"},
+    {"set_name",
+     "rule a {\n  match { c = Relu(_) }\n  rewrite { set c.name = \"x\" }\n}\n",
+     3, 19, "`name` is not an attr: use `rename n to \"...\"`"},
+    {"self_operand",
+     "rule a {\n  match { c = Relu(c) }\n  rewrite { erase c }\n}\n", 2, 20,
+     "`c` is its own operand: a node cannot read itself"},
     {"duplicate_rule",
      "rule a {\n  match { c = Relu(_) }\n  rewrite { erase c }\n}\nrule a {\n  "
      "match { c = Relu(_) }\n  rewrite { erase c }\n}\n",

@@ -1,5 +1,8 @@
 #include "dsl/evaluator.h"
 
+#include <cmath>
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/op_registry.h"
@@ -71,6 +74,74 @@ std::string Substitute(const std::string& text, const Graph& g,
   return out;
 }
 
+namespace {
+
+// A list item as a number: ints, floats, and one-value constants (a
+// computed `max(w) + 1`).
+std::optional<double> NumberOf(const Value& v) {
+  if (v.is_number()) return v.number();
+  if (v.type == ValueType::kConst && v.constant->num_elements() == 1)
+    return Materialize(*v.constant).values[0];
+  return std::nullopt;
+}
+
+// A list value as the attr `name` of type `type` ("list(int)", "shape",
+// ...; "" when the op is unknown: by the items' kinds). An item that cannot
+// convert is an error naming it, never dropped.
+absl::Status ListToAttr(const std::string& name, const std::string& type,
+                        const std::vector<Value>& items, tf::AttrValue* attr) {
+  bool any_float = false, all_numbers = true;
+  for (const Value& v : items) {
+    std::optional<double> x = NumberOf(v);
+    all_numbers = all_numbers && x.has_value();
+    any_float =
+        any_float || (x && *x != std::floor(*x)) || v.type == ValueType::kFloat;
+  }
+  auto bad = [&](size_t i, const char* want) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("attr `", name, "`: item ", i + 1, " is a ",
+                     ValueTypeName(items[i].type), ", not ", want));
+  };
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Value& v = items[i];
+    std::optional<double> x = NumberOf(v);
+    if (type == "shape") {
+      if (!x || *x != std::floor(*x)) return bad(i, "a dimension");
+      attr->mutable_shape()->add_dim()->set_size(static_cast<int64_t>(*x));
+    } else if (type == "list(type)") {
+      absl::StatusOr<tf::DataType> t =
+          v.type == ValueType::kString
+              ? ParseDataType(v.s)
+              : absl::StatusOr<tf::DataType>(bad(i, "a dtype name"));
+      if (!t.ok()) return t.status();
+      attr->mutable_list()->add_type(*t);
+    } else if (type == "list(float)" ||
+               (type.empty() && all_numbers && any_float)) {
+      if (!x) return bad(i, "a number");
+      attr->mutable_list()->add_f(static_cast<float>(*x));
+    } else if (type == "list(int)" || (type.empty() && x)) {
+      if (!x || *x != std::floor(*x)) return bad(i, "an integer");
+      attr->mutable_list()->add_i(static_cast<int64_t>(*x));
+    } else if (type == "list(bool)" ||
+               (type.empty() && v.type == ValueType::kBool)) {
+      if (v.type != ValueType::kBool) return bad(i, "a bool");
+      attr->mutable_list()->add_b(v.b);
+    } else if (type == "list(string)" ||
+               (type.empty() && v.type == ValueType::kString)) {
+      if (v.type != ValueType::kString) return bad(i, "a string");
+      attr->mutable_list()->add_s(v.s);
+    } else {
+      return bad(i, type.empty() ? "a number, bool or string"
+                                 : absl::StrCat("an item of ", type).c_str());
+    }
+  }
+  if (type == "shape" && items.empty()) attr->mutable_shape();
+  if (type != "shape" && items.empty()) attr->mutable_list();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 // The AttrValue for `value` set as attr `name` of an `op` node.
 absl::StatusOr<tf::AttrValue> ToAttr(const std::string& op,
                                      const std::string& name,
@@ -104,18 +175,11 @@ absl::StatusOr<tf::AttrValue> ToAttr(const std::string& op,
         attr.set_s(value.s);
       }
       break;
-    case ValueType::kList:
-      for (const Value& v : value.list) {
-        if (v.type == ValueType::kInt)
-          attr.mutable_list()->add_i(v.i);
-        else if (v.type == ValueType::kFloat)
-          attr.mutable_list()->add_f(static_cast<float>(v.f));
-        else if (v.type == ValueType::kString)
-          attr.mutable_list()->add_s(v.s);
-        else if (v.type == ValueType::kBool)
-          attr.mutable_list()->add_b(v.b);
-      }
+    case ValueType::kList: {
+      absl::Status s = ListToAttr(name, type, value.list, &attr);
+      if (!s.ok()) return s;
       break;
+    }
     case ValueType::kConst:
     case ValueType::kTensor:
     case ValueType::kNode: {

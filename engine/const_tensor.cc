@@ -104,8 +104,7 @@ absl::Status CheckElementCount(const std::vector<int64_t>& shape) {
     return absl::OkStatus();
   return absl::ResourceExhaustedError(absl::StrCat(
       "constant of shape ", ShapeText(shape), " has ",
-      n == std::numeric_limits<int64_t>::max() ? "too many"
-                                               : absl::StrCat(n),
+      n == std::numeric_limits<int64_t>::max() ? "too many" : absl::StrCat(n),
       " elements; rules compute on constants of at most ",
       max_const_elements.load(), " (--max-const-elements)"));
 }
@@ -447,6 +446,38 @@ absl::StatusOr<ConstTensor> CastTo(const ConstTensor& a, tf::DataType dtype) {
   }
   ConstTensor r = Materialize(a);
   r.dtype = dtype;
+  double lo = 0, hi = 0;
+  switch (dtype) {
+    case tf::DT_INT8:
+      lo = -128, hi = 127;
+      break;
+    case tf::DT_UINT8:
+      lo = 0, hi = 255;
+      break;
+    case tf::DT_INT16:
+      lo = -32768, hi = 32767;
+      break;
+    case tf::DT_UINT16:
+      lo = 0, hi = 65535;
+      break;
+    case tf::DT_INT32:
+      lo = -2147483648.0, hi = 2147483647.0;
+      break;
+    case tf::DT_INT64:
+      lo = -9.2233720368547758e18, hi = 9.2233720368547748e18;
+      break;
+    default:
+      break;
+  }
+  if (hi > lo) {
+    for (double v : r.values) {
+      double x = std::nearbyint(v);
+      if (!(x >= lo && x <= hi)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("value ", v, " does not fit ", DataTypeName(dtype)));
+      }
+    }
+  }
   // Encoding rounds the values as the dtype holds them; decoding reads them
   // back, so later math sees what TensorFlow's Cast would give.
   return FromTensorProto(ToTensorProto(r));
