@@ -166,6 +166,13 @@ expect "a list item that does not convert is reported" 0 "skipped dilate at .c.:
 printf 'rule a {\n  match {\n    r = Relu(x)\n  }\n  rewrite {\n    out = AddV2(x, Const([1, 300]) { dtype: "int8" })\n    replace r with out\n  }\n}\n' > "$TMP/int8.graft"
 expect "a constant value its dtype cannot hold is reported" 0 "skipped a at .r.: .*int8.graft:6: Const: value 300 does not fit int8" -- "$GRAFT" apply -r "$TMP/int8.graft" $G/rewrite_const_dtype/in.pbtxt -o "$TMP/int8.pbtxt"
 
+# A guard that fails with an error (not false) is reported: counted per
+# rule in the summary and the report, with its first message.
+sed 's/c.strides == \[1, 1, 1, 1\]/c.strides < [1, 1, 1, 1]/' $G/pattern_list_equality/rules.graft > "$TMP/guard_error.graft"
+expect "guard errors are reported" 0 "tag_unit_strides: 0 applied, 2 guard error\(s\)" -- "$GRAFT" apply -r "$TMP/guard_error.graft" $G/pattern_list_equality/in.pbtxt -o "$TMP/guard_error.pbtxt" --report "$TMP/guard_error.json"
+check "the guard error names the guard and why" grep -q "guard error in tag_unit_strides at .unit.: guard .c.strides < \[1, 1, 1, 1\]. failed: cannot compare a list with a list" "$TMP/err"
+check "the report lists guard errors" grep -q '"guard_errors": \[' "$TMP/guard_error.json"
+
 # diff
 expect "diff --help" 0 "" -- "$GRAFT" diff --help
 expect "diff of a fold" 0 "" -- "$GRAFT" diff $G/fold_bn_conv/in.pbtxt $G/fold_bn_conv/out.pbtxt

@@ -231,10 +231,19 @@ void PrintApplySummary(const report::ApplyReport& total) {
                                total.save_ms())
             << "\n";
   for (const auto& r : total.rules()) {
-    if (r.applied() == 0 && r.skipped() == 0) continue;
+    if (r.applied() == 0 && r.skipped() == 0 && r.guard_errors() == 0) continue;
     std::cerr << "  " << r.name() << ": " << r.applied() << " applied";
     if (r.skipped() > 0) std::cerr << ", " << r.skipped() << " skipped";
+    if (r.guard_errors() > 0)
+      std::cerr << ", " << r.guard_errors() << " guard error(s)";
     std::cerr << "\n";
+  }
+  // One line per rule: its first guard error (the count is above).
+  std::set<std::string> said;
+  for (const auto& e : total.guard_errors()) {
+    if (!said.insert(e.rule()).second) continue;
+    std::cerr << "  guard error in " << e.rule() << " at `" << e.node()
+              << "`: " << e.reason() << "\n";
   }
   for (const auto& s : total.skipped()) {
     std::cerr << "  skipped " << s.rule() << " at `" << s.node()

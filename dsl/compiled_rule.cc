@@ -53,13 +53,13 @@ absl::Status CompiledRule::Prepare(const Graph& graph) const {
   return shared_.checks->CheckOnce(graph, *shared_.evaluator, *shared_.params);
 }
 
-std::unique_ptr<MatchState> CompiledRule::MatchAt(const Graph& graph,
-                                                  NodeId root,
-                                                  ExplainSink* sink) const {
+std::unique_ptr<MatchState> CompiledRule::MatchAt(
+    const Graph& graph, NodeId root, ExplainSink* sink,
+    std::string* guard_error) const {
   Bindings bindings(slots_, *shared_.params);
   std::vector<NodeId> nodes;
   if (!MatchPattern(pattern_, *shared_.evaluator, graph, root, &bindings,
-                    &nodes, sink)) {
+                    &nodes, sink, guard_error)) {
     return nullptr;
   }
   auto match = std::make_unique<DslMatch>(std::move(bindings));
@@ -71,6 +71,13 @@ std::unique_ptr<MatchState> CompiledRule::MatchAt(const Graph& graph,
 std::unique_ptr<MatchState> CompiledRule::Match(const Graph& graph,
                                                 NodeId root) const {
   return MatchAt(graph, root, nullptr);
+}
+
+std::unique_ptr<MatchState> CompiledRule::MatchReporting(
+    const Graph& graph, NodeId root, std::string* guard_error) const {
+  std::unique_ptr<MatchState> m = MatchAt(graph, root, nullptr, guard_error);
+  if (m != nullptr) guard_error->clear();  // another branch matched
+  return m;
 }
 
 absl::Status CompiledRule::Rewrite(const MatchState& base, Rewriter& rewriter,

@@ -68,6 +68,8 @@ class CompiledRule : public ::graft::Rule {
   absl::Status Prepare(const Graph& graph) const override;
   std::unique_ptr<MatchState> Match(const Graph& graph,
                                     NodeId root) const override;
+  std::unique_ptr<MatchState> MatchReporting(
+      const Graph& graph, NodeId root, std::string* guard_error) const override;
   absl::Status Rewrite(const MatchState& match, Rewriter& rewriter,
                        RewritePlan* plan) const override;
 
@@ -80,7 +82,8 @@ class CompiledRule : public ::graft::Rule {
 
  private:
   std::unique_ptr<MatchState> MatchAt(const Graph& graph, NodeId root,
-                                      ExplainSink* sink) const;
+                                      ExplainSink* sink,
+                                      std::string* guard_error = nullptr) const;
 
   std::string name_;
   int priority_;

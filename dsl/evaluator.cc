@@ -304,6 +304,35 @@ absl::StatusOr<Value> Evaluator::EvalUnary(const Graph& graph,
   return Value::Constant(*std::move(r));
 }
 
+namespace {
+
+// Whether two lists hold equal items (numbers by value, strings, bools,
+// nested lists); an error for items that cannot be compared.
+absl::StatusOr<bool> SameList(const std::vector<Value>& a,
+                              const std::vector<Value>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const Value &x = a[i], &y = b[i];
+    if (x.is_number() && y.is_number()) {
+      if (x.number() != y.number()) return false;
+    } else if (x.type == ValueType::kString && y.type == ValueType::kString) {
+      if (x.s != y.s) return false;
+    } else if (x.type == ValueType::kBool && y.type == ValueType::kBool) {
+      if (x.b != y.b) return false;
+    } else if (x.type == ValueType::kList && y.type == ValueType::kList) {
+      absl::StatusOr<bool> same = SameList(x.list, y.list);
+      if (!same.ok() || !*same) return same;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot compare list items: a ", ValueTypeName(x.type),
+                       " with a ", ValueTypeName(y.type)));
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 absl::StatusOr<Value> Evaluator::EvalBinary(const Graph& graph,
                                             const Bindings& bindings,
                                             const Expr& e,
@@ -341,6 +370,12 @@ absl::StatusOr<Value> Evaluator::EvalBinary(const Graph& graph,
     } else if ((a->type == ValueType::kTensor || a->type == ValueType::kNode) &&
                (b->type == ValueType::kTensor || b->type == ValueType::kNode)) {
       cmp = a->tensor == b->tensor ? 0 : 1;
+    } else if (a->type == ValueType::kList && b->type == ValueType::kList &&
+               (op == "==" || op == "!=")) {
+      // Lists compare by value, item by item (`c.strides == [1, 1, 1, 1]`).
+      absl::StatusOr<bool> same = SameList(a->list, b->list);
+      if (!same.ok()) return same.status();
+      cmp = *same ? 0 : 1;
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("cannot compare a ", ValueTypeName(a->type), " with a ",

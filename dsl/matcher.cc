@@ -24,13 +24,14 @@ class Search {
  public:
   Search(const CompiledPattern& pattern, const Evaluator& evaluator,
          const Graph& graph, Bindings* bindings, std::vector<NodeId>* nodes,
-         ExplainSink* sink)
+         ExplainSink* sink, std::string* guard_error)
       : pattern_(pattern),
         evaluator_(evaluator),
         graph_(graph),
         bindings_(*bindings),
         nodes_(*nodes),
         sink_(sink),
+        guard_error_(guard_error),
         guard_done_(pattern.guards.size(), 0) {}
 
   bool Run(NodeId root) {
@@ -245,6 +246,10 @@ class Search {
       absl::StatusOr<Value> v =
           evaluator_.Eval(graph_, bindings_, *guards[i].expr);
       if (v.ok() && v->type == ValueType::kBool && v->b) continue;
+      if (!v.ok() && guard_error_ != nullptr && guard_error_->empty()) {
+        *guard_error_ = absl::StrCat("guard `", ExprText(*guards[i].expr),
+                                     "` failed: ", v.status().message());
+      }
       Fail([&] {
         return v.ok() ? absl::StrCat("guard `", ExprText(*guards[i].expr),
                                      "` is false")
@@ -266,6 +271,7 @@ class Search {
   Bindings& bindings_;
   std::vector<NodeId>& nodes_;
   ExplainSink* sink_;
+  std::string* guard_error_;
   std::vector<Task> tasks_;
   std::vector<char> guard_done_;
   std::vector<size_t> guard_trail_;
@@ -283,8 +289,9 @@ bool OpMatches(const std::vector<std::string>& ops, const std::string& op) {
 
 bool MatchPattern(const CompiledPattern& pattern, const Evaluator& evaluator,
                   const Graph& graph, NodeId root, Bindings* bindings,
-                  std::vector<NodeId>* nodes, ExplainSink* sink) {
-  Search search(pattern, evaluator, graph, bindings, nodes, sink);
+                  std::vector<NodeId>* nodes, ExplainSink* sink,
+                  std::string* guard_error) {
+  Search search(pattern, evaluator, graph, bindings, nodes, sink, guard_error);
   return search.Run(root);
 }
 

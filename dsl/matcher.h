@@ -64,9 +64,12 @@ struct ExplainSink {
 // Matches `pattern` rooted at graph node `root`. On success the pattern's
 // slots are bound in `bindings` and `nodes` lists the matched graph nodes;
 // on failure both are as they were.
+// With `guard_error`, the first guard that failed with an error (not just
+// false) is said there: a rule that silently never matches is a bug to see.
 bool MatchPattern(const CompiledPattern& pattern, const Evaluator& evaluator,
                   const Graph& graph, NodeId root, Bindings* bindings,
-                  std::vector<NodeId>* nodes, ExplainSink* sink);
+                  std::vector<NodeId>* nodes, ExplainSink* sink,
+                  std::string* guard_error = nullptr);
 
 bool OpMatches(const std::vector<std::string>& ops, const std::string& op);
 

@@ -31,6 +31,9 @@ void MergeStats(const report::ApplyReport& step, report::ApplyReport* total) {
   for (const auto& s : step.skipped()) {
     if (total->skipped_size() < 100) *total->add_skipped() = s;
   }
+  for (const auto& e : step.guard_errors()) {
+    if (total->guard_errors_size() < 100) *total->add_guard_errors() = e;
+  }
 }
 
 }  // namespace

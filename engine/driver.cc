@@ -181,7 +181,18 @@ class Driver {
       report::RuleStats& stats = *report_.mutable_rules(static_cast<int>(r));
       auto start = std::chrono::steady_clock::now();
       stats.set_candidates(stats.candidates() + 1);
-      std::unique_ptr<MatchState> match = rule.Match(graph_, id);
+      std::string guard_error;
+      std::unique_ptr<MatchState> match =
+          rule.MatchReporting(graph_, id, &guard_error);
+      if (match == nullptr && !guard_error.empty()) {
+        stats.set_guard_errors(stats.guard_errors() + 1);
+        if (report_.guard_errors_size() < 100) {
+          report::SkippedRewrite* e = report_.add_guard_errors();
+          e->set_rule(rule.name());
+          e->set_node(graph_.node(id).name());
+          e->set_reason(std::move(guard_error));
+        }
+      }
       if (match == nullptr) {
         stats.set_time_ms(stats.time_ms() +
                           Ms(std::chrono::steady_clock::now() - start));
@@ -461,9 +472,15 @@ class Driver {
     std::map<std::string, std::vector<std::string>> by_rule;
     for (const auto& [r, node] : recent_) {
       auto& nodes = by_rule[rules_[r]->name()];
-      if (std::find(nodes.begin(), nodes.end(), node) == nodes.end() &&
+      // A runaway rule may grow names: say their ends, not all of them.
+      std::string shown = node.size() <= 80
+                              ? node
+                              : absl::StrCat(node.substr(0, 40), "...",
+                                             node.substr(node.size() - 30),
+                                             " (", node.size(), " chars)");
+      if (std::find(nodes.begin(), nodes.end(), shown) == nodes.end() &&
           nodes.size() < 5) {
-        nodes.push_back(node);
+        nodes.push_back(shown);
       }
     }
     std::vector<std::string> parts;

@@ -61,6 +61,12 @@ class Rule {
   // The match rooted at `root`, or nullptr.
   virtual std::unique_ptr<MatchState> Match(const Graph& graph,
                                             NodeId root) const = 0;
+  // The same, saying in `guard_error` why not when a guard failed with an
+  // error rather than being false (rules that have guards override it).
+  virtual std::unique_ptr<MatchState> MatchReporting(
+      const Graph& graph, NodeId root, std::string* /*guard_error*/) const {
+    return Match(graph, root);
+  }
   // Checks the rule's inputs against the graph before anything changes
   // (a param's data naming tensors, say); an error stops the apply.
   virtual absl::Status Prepare(const Graph& /*graph*/) const {
