@@ -17,9 +17,7 @@ ConstTensor Make(std::vector<int64_t> shape, std::vector<double> values,
   return t;
 }
 
-std::vector<double> Values(const ConstTensor& t) {
-  return t.values;
-}
+std::vector<double> Values(const ConstTensor& t) { return t.values; }
 
 TEST(ConstTensorTest, ProtoRoundTripForEachDtype) {
   for (tf::DataType dtype :

@@ -57,6 +57,7 @@ class Explode : public Rule {
     NodeSpec spec;
     spec.name = "neg";
     spec.op = "Neg";
+    spec.attrs["T"].set_type(tf::DT_FLOAT);
     spec.inputs = {r.graph().node(m.root).input(0)};
     absl::StatusOr<NodeId> n = r.AddNode(spec);
     if (!n.ok()) return n.status();

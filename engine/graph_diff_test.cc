@@ -56,9 +56,8 @@ TEST(GraphDiffTest, FullShowsAddedNodesAndValues) {
                       "    attr `T`: type: DT_FLOAT\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(
-      text.find("    attr `value`: tensor float32 [2] = [-0.5, -2.5]\n"),
-      std::string::npos)
+  EXPECT_NE(text.find("    attr `value`: tensor float32 [2] = [-0.5, -2.5]\n"),
+            std::string::npos)
       << text;
   // Without `full`, the same diff names the added nodes only.
   std::string brief = FormatDiffText(DiffGraphs(before, after));

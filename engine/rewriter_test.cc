@@ -24,6 +24,10 @@ constexpr char kTwoAdds[] = R"pb(
       key: "dtype"
       value { type: DT_FLOAT }
     }
+    attr {
+      key: "value"
+      value { tensor { dtype: DT_FLOAT } }
+    }
   }
   node {
     name: "b0"
@@ -31,6 +35,10 @@ constexpr char kTwoAdds[] = R"pb(
     attr {
       key: "dtype"
       value { type: DT_FLOAT }
+    }
+    attr {
+      key: "value"
+      value { tensor { dtype: DT_FLOAT } }
     }
   }
   node {
@@ -50,6 +58,10 @@ constexpr char kTwoAdds[] = R"pb(
       key: "dtype"
       value { type: DT_FLOAT }
     }
+    attr {
+      key: "value"
+      value { tensor { dtype: DT_FLOAT } }
+    }
   }
   node {
     name: "b1"
@@ -57,6 +69,10 @@ constexpr char kTwoAdds[] = R"pb(
     attr {
       key: "dtype"
       value { type: DT_FLOAT }
+    }
+    attr {
+      key: "value"
+      value { tensor { dtype: DT_FLOAT } }
     }
   }
   node {
@@ -75,6 +91,10 @@ constexpr char kTwoAdds[] = R"pb(
     attr {
       key: "dtype"
       value { type: DT_INT32 }
+    }
+    attr {
+      key: "value"
+      value { tensor { dtype: DT_INT32 } }
     }
   }
 )pb";
@@ -131,7 +151,7 @@ TEST(RerouteTest, GraphEditorRerouteScenario) {
   EXPECT_EQ(*changed, 2);
   EXPECT_EQ(InputNames(g, "c0"), (std::vector<std::string>{"a1", "b1"}));
   EXPECT_EQ(InputNames(g, "c1"), (std::vector<std::string>{"a1", "b1"}));
-  EXPECT_TRUE(CheckValid(g).ok());
+  EXPECT_TRUE(CheckValid(g).ok()) << CheckValid(g);
 }
 
 TEST(RerouteTest, CannotModifySparesConsumers) {
@@ -176,6 +196,10 @@ TEST(RerouteTest, OutputPortOneOfAMultiOutputOp) {
       attr {
         key: "dtype"
         value { type: DT_INT32 }
+      }
+      attr {
+        key: "value"
+        value { tensor { dtype: DT_INT32 } }
       }
     }
     node {
@@ -343,7 +367,7 @@ TEST(RemoveTest, RefusesNodesThatStillFeedOthers) {
   ASSERT_TRUE(r.RemoveNodes({Id(g, "a1"), Id(g, "b1"), Id(g, "c1")}).ok());
   EXPECT_EQ(g.num_nodes(), 3);
   EXPECT_TRUE(g.NodesWithOp("AddV2").empty());
-  EXPECT_TRUE(CheckValid(g).ok());
+  EXPECT_TRUE(CheckValid(g).ok()) << CheckValid(g);
 }
 
 TEST(RemoveTest, ControlConsumersBlockRemoval) {
@@ -420,6 +444,10 @@ TEST(ControlEdgeTest, KeptThroughRerouteAndSetInput) {
         key: "dtype"
         value { type: DT_FLOAT }
       }
+      attr {
+        key: "value"
+        value { tensor { dtype: DT_FLOAT } }
+      }
     }
     node {
       name: "b"
@@ -427,6 +455,10 @@ TEST(ControlEdgeTest, KeptThroughRerouteAndSetInput) {
       attr {
         key: "dtype"
         value { type: DT_FLOAT }
+      }
+      attr {
+        key: "value"
+        value { tensor { dtype: DT_FLOAT } }
       }
     }
     node {
@@ -551,6 +583,10 @@ TEST(SpliceTest, GraftsAGraphUnderAPrefixWithUniqueNames) {
         key: "dtype"
         value { type: DT_FLOAT }
       }
+      attr {
+        key: "value"
+        value { tensor { dtype: DT_FLOAT } }
+      }
     }
   )pb");
   tf::GraphDef other;
@@ -570,6 +606,10 @@ TEST(SpliceTest, GraftsAGraphUnderAPrefixWithUniqueNames) {
           attr {
             key: "dtype"
             value { type: DT_FLOAT }
+          }
+          attr {
+            key: "value"
+            value { tensor { dtype: DT_FLOAT } }
           }
         }
         node { name: "init" op: "NoOp" }
@@ -599,7 +639,7 @@ TEST(SpliceTest, GraftsAGraphUnderAPrefixWithUniqueNames) {
   EXPECT_EQ(InputNames(g, "pre/mul"),
             (std::vector<std::string>{"image", "pre/scale_1"}));
   EXPECT_EQ(g.node(Id(g, "pre/mul")).control_inputs().size(), 1u);
-  EXPECT_TRUE(CheckValid(g).ok());
+  EXPECT_TRUE(CheckValid(g).ok()) << CheckValid(g);
 
   tf::GraphDef broken = other;
   broken.mutable_node(3)->set_input(0, "nowhere");

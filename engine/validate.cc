@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/graph_algorithms.h"
@@ -58,6 +59,82 @@ void CheckConstValue(const Node& node,
   }
 }
 
+// The attrs TensorFlow's importer requires of a node of op `def`: every attr
+// without a default is present, none the op does not have (but `_`-prefixed
+// ones), each of the kind the op declares, type attrs among the allowed
+// types, ints and lists at least their minimum.
+void CheckAttrs(const tf::OpDef& def, const Node& node,
+                const std::function<void(std::string)>& report) {
+  for (const auto& a : def.attr()) {
+    const tf::AttrValue* v = node.attr(a.name());
+    if (v == nullptr) {
+      if (!a.has_default_value()) {
+        report(absl::StrCat("`", node.name(), "` (", node.op(),
+                            ") has no attr `", a.name(),
+                            "`, which its op requires"));
+      }
+      continue;
+    }
+    const std::string& kind = a.type();
+    bool list = absl::StartsWith(kind, "list(");
+    auto want = [&](bool ok) {
+      if (!ok) {
+        report(absl::StrCat("attr `", a.name(), "` of `", node.name(), "` (",
+                            node.op(), ") is not a ", kind));
+      }
+      return ok;
+    };
+    if (list) {
+      if (!want(v->value_case() == tf::AttrValue::kList ||
+                v->value_case() == tf::AttrValue::VALUE_NOT_SET))
+        continue;
+      int n = v->list().i_size() + v->list().f_size() + v->list().s_size() +
+              v->list().b_size() + v->list().type_size() +
+              v->list().shape_size() + v->list().tensor_size() +
+              v->list().func_size();
+      if (a.has_minimum() && n < a.minimum()) {
+        report(absl::StrCat("attr `", a.name(), "` of `", node.name(), "` has ",
+                            n, " item(s); its op wants at least ",
+                            a.minimum()));
+      }
+      continue;
+    }
+    bool ok = kind == "type"     ? v->value_case() == tf::AttrValue::kType
+              : kind == "int"    ? v->value_case() == tf::AttrValue::kI
+              : kind == "float"  ? v->value_case() == tf::AttrValue::kF
+              : kind == "bool"   ? v->value_case() == tf::AttrValue::kB
+              : kind == "string" ? v->value_case() == tf::AttrValue::kS
+              : kind == "shape"  ? v->value_case() == tf::AttrValue::kShape
+              : kind == "tensor" ? v->value_case() == tf::AttrValue::kTensor
+              : kind == "func"   ? v->value_case() == tf::AttrValue::kFunc
+                                 : true;
+    if (!want(ok)) continue;
+    if (kind == "type" && a.has_allowed_values() &&
+        a.allowed_values().list().type_size() > 0) {
+      const auto& allowed = a.allowed_values().list().type();
+      if (std::find(allowed.begin(), allowed.end(), BaseType(v->type())) ==
+          allowed.end()) {
+        report(absl::StrCat("attr `", a.name(), "` of `", node.name(), "` (",
+                            node.op(), ") is ", DataTypeName(v->type()),
+                            ", which its op does not take"));
+      }
+    }
+    if (kind == "int" && a.has_minimum() && v->i() < a.minimum()) {
+      report(absl::StrCat("attr `", a.name(), "` of `", node.name(), "` is ",
+                          v->i(), "; its op wants at least ", a.minimum()));
+    }
+  }
+  for (const auto& [name, value] : node.attrs()) {
+    if (absl::StartsWith(name, "_")) continue;
+    bool known = false;
+    for (const auto& a : def.attr()) known = known || a.name() == name;
+    if (!known) {
+      report(absl::StrCat("`", node.name(), "` (", node.op(), ") has attr `",
+                          name, "`, which its op does not have"));
+    }
+  }
+}
+
 void CheckNode(const Graph& graph, const Node& node,
                const ValidateOptions& options,
                std::vector<ValidationIssue>* issues) {
@@ -67,6 +144,8 @@ void CheckNode(const Graph& graph, const Node& node,
   };
   if (node.op().empty()) report(absl::StrCat("`", node.name(), "` has no op"));
   if (node.op() == "Const") CheckConstValue(node, report);
+  if (const tf::OpDef* def = ops.Find(node.op()))
+    CheckAttrs(*def, node, report);
   std::optional<std::vector<tf::DataType>> expected = ops.InputTypes(node);
   if (expected && static_cast<int>(expected->size()) != node.num_inputs()) {
     report(absl::StrCat("`", node.name(), "` (", node.op(), ") has ",

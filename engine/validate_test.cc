@@ -82,6 +82,10 @@ TEST(ValidateTest, DtypeMismatchAndInputCount) {
         key: "dtype"
         value { type: DT_INT32 }
       }
+      attr {
+        key: "value"
+        value { tensor { dtype: DT_INT32 } }
+      }
     }
     node {
       name: "f"
@@ -89,6 +93,10 @@ TEST(ValidateTest, DtypeMismatchAndInputCount) {
       attr {
         key: "dtype"
         value { type: DT_FLOAT }
+      }
+      attr {
+        key: "value"
+        value { tensor { dtype: DT_FLOAT } }
       }
     }
     node {
@@ -249,6 +257,31 @@ node { name: "ok" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
                 "Const `c` holds 4 bytes of content; its shape needs 8",
                 "Const `d` has a negative dimension (-3)",
                 "Const `e` lists 2 values; its shape holds 1"}));
+}
+
+// What TensorFlow's importer checks of a node's attrs against its op: the
+// required ones present, none the op does not have, each of its declared
+// kind, types among the allowed ones, counts at least their minimum.
+TEST(ValidateTest, AttrsAsTheImporterChecksThem) {
+  Graph g = GraphFromText(R"(
+node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+node { name: "no_t" op: "Relu" input: "x" }
+node { name: "extra" op: "Relu" input: "x" attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "colour" value { s: "red" } } attr { key: "_hint" value { i: 1 } } }
+node { name: "kind" op: "Relu" input: "x" attr { key: "T" value { s: "float" } } }
+node { name: "str" op: "Relu" input: "x" attr { key: "T" value { type: DT_STRING } } }
+node { name: "none" op: "AddN" attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "N" value { i: 0 } } }
+)");
+  EXPECT_EQ(
+      Messages(g),
+      (std::vector<std::string>{
+          "`no_t` (Relu) has no attr `T`, which its op requires",
+          "`extra` (Relu) has attr `colour`, which its op does not have",
+          "attr `T` of `kind` (Relu) is not a type",
+          "attr `T` of `str` (Relu) is string, which its op does not take",
+          "input 0 of `str` (Relu) expects string but `x` is float32",
+          "attr `N` of `none` is 0; its op wants at least 1"}));
 }
 
 }  // namespace graft
