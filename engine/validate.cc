@@ -60,9 +60,9 @@ void CheckConstValue(const Node& node,
 }
 
 // The attrs TensorFlow's importer requires of a node of op `def`: every attr
-// without a default is present, none the op does not have (but `_`-prefixed
-// ones), each of the kind the op declares, type attrs among the allowed
-// types, ints and lists at least their minimum.
+// without a default is present, each of the kind the op declares, type
+// attrs among the allowed types, ints and lists at least their minimum.
+// (Attrs the op does not have are accepted, as the importer accepts them.)
 void CheckAttrs(const tf::OpDef& def, const Node& node,
                 const std::function<void(std::string)>& report) {
   for (const auto& a : def.attr()) {
@@ -122,15 +122,6 @@ void CheckAttrs(const tf::OpDef& def, const Node& node,
     if (kind == "int" && a.has_minimum() && v->i() < a.minimum()) {
       report(absl::StrCat("attr `", a.name(), "` of `", node.name(), "` is ",
                           v->i(), "; its op wants at least ", a.minimum()));
-    }
-  }
-  for (const auto& [name, value] : node.attrs()) {
-    if (absl::StartsWith(name, "_")) continue;
-    bool known = false;
-    for (const auto& a : def.attr()) known = known || a.name() == name;
-    if (!known) {
-      report(absl::StrCat("`", node.name(), "` (", node.op(), ") has attr `",
-                          name, "`, which its op does not have"));
     }
   }
 }
