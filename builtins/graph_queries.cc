@@ -115,6 +115,11 @@ void RegisterGraphQueryHooks(HookRegistry& r) {
         }
         return Value::Bool(true);
       });
+  Add(r, "same_node", {VT::kNode, VT::kNode}, VT::kBool, false,
+      "the two are the same node (`==` compares two constants by value)",
+      [](const HookContext&, Args a) -> absl::StatusOr<Value> {
+        return Value::Bool(a[0].tensor.node == a[1].tensor.node);
+      });
 }
 
 }  // namespace graft::builtins

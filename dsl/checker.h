@@ -91,6 +91,8 @@ class Checker {
                       bool in_guard);
   ValueType CheckBinary(const RuleFile& f, const Expr& e, Names* names,
                         bool in_guard);
+  void CheckComparison(const RuleFile& f, const Expr& e, ValueType a,
+                       ValueType b);
   ValueType CheckCreate(const RuleFile& f, const Expr& e, Names* names,
                         bool in_guard);
   void CompileRegexArg(const RuleFile& f, const Expr& arg);

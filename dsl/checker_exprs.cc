@@ -135,13 +135,54 @@ ValueType Checker::CheckCall(const RuleFile& f, const Expr& e, Names* names,
   return sig.result;
 }
 
+// Comparisons the evaluator cannot make are errors now, not a guard that
+// fails at every node: a list with a number, a string with a bool, lists
+// ordered with `<`, a node with a number...
+void Checker::CheckComparison(const RuleFile& f, const Expr& e, ValueType a,
+                              ValueType b) {
+  if (a == ValueType::kAny || b == ValueType::kAny) return;
+  auto group = [](ValueType t) {
+    switch (t) {
+      case ValueType::kInt:
+      case ValueType::kFloat:
+      case ValueType::kConst:
+        return 0;  // numbers and constants
+      case ValueType::kString:
+        return 1;
+      case ValueType::kBool:
+        return 2;
+      case ValueType::kTensor:
+      case ValueType::kNode:
+        return 3;
+      case ValueType::kList:
+        return 4;
+      default:
+        return 5;
+    }
+  };
+  bool ordered = e.text != "==" && e.text != "!=";
+  bool ok = group(a) == group(b) && group(a) != 5 &&
+            !(ordered && (group(a) == 3 || group(a) == 4));
+  // A computed constant against a Const tensor: compared by value at run
+  // time only when it holds one value; let it through.
+  if ((group(a) == 0 && group(b) == 3) || (group(a) == 3 && group(b) == 0))
+    ok = a == ValueType::kConst || b == ValueType::kConst;
+  if (!ok) {
+    Error(f, e.loc,
+          absl::StrCat("cannot ", ordered ? "order" : "compare", " a ",
+                       ValueTypeName(a), " with a ", ValueTypeName(b)));
+  }
+}
+
 ValueType Checker::CheckBinary(const RuleFile& f, const Expr& e, Names* names,
                                bool in_guard) {
   ValueType a = CheckExpr(f, *e.args[0], names, in_guard);
   ValueType b = CheckExpr(f, *e.args[1], names, in_guard);
   const std::string& op = e.text;
-  if (op == "and" || op == "or" || op == "==" || op == "!=" || op == "<" ||
-      op == ">" || op == "<=" || op == ">=") {
+  if (op == "and" || op == "or") return ValueType::kBool;
+  if (op == "==" || op == "!=" || op == "<" || op == ">" || op == "<=" ||
+      op == ">=") {
+    CheckComparison(f, e, a, b);
     return ValueType::kBool;
   }
   bool text = a == ValueType::kString || b == ValueType::kString;

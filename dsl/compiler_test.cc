@@ -123,6 +123,14 @@ const DiagnosticCase kCases[] = {
     {"self_operand",
      "rule a {\n  match { c = Relu(c) }\n  rewrite { erase c }\n}\n", 2, 20,
      "`c` is its own operand: a node cannot read itself"},
+    {"compare_int_with_string",
+     "rule a {\n  match { c = Relu(_) where uses(c) == \"one\" }\n  rewrite { "
+     "erase c }\n}\n",
+     2, 37, "cannot compare a int with a string"},
+    {"order_lists",
+     "rule a {\n  match { c = Relu(_) where [1, 2] < [3] }\n  rewrite { "
+     "erase c }\n}\n",
+     2, 36, "cannot order a list with a list"},
     {"duplicate_rule",
      "rule a {\n  match { c = Relu(_) }\n  rewrite { erase c }\n}\nrule a {\n  "
      "match { c = Relu(_) }\n  rewrite { erase c }\n}\n",

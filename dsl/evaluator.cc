@@ -369,7 +369,20 @@ absl::StatusOr<Value> Evaluator::EvalBinary(const Graph& graph,
       cmp = static_cast<int>(a->b) - static_cast<int>(b->b);
     } else if ((a->type == ValueType::kTensor || a->type == ValueType::kNode) &&
                (b->type == ValueType::kTensor || b->type == ValueType::kNode)) {
-      cmp = a->tensor == b->tensor ? 0 : 1;
+      // Two constants compare by value (shape and values); other tensors by
+      // identity (`same_node(a, b)` says identity for constants too).
+      bool consts = graph.node(a->tensor.node).op() == "Const" &&
+                    graph.node(b->tensor.node).op() == "Const" &&
+                    a->tensor.port == 0 && b->tensor.port == 0;
+      if (consts && (op == "==" || op == "!=")) {
+        absl::StatusOr<ConstTensor> x = ConstantOf(graph, a->tensor);
+        if (!x.ok()) return x.status();
+        absl::StatusOr<ConstTensor> y = ConstantOf(graph, b->tensor);
+        if (!y.ok()) return y.status();
+        cmp = x->shape == y->shape && x->values == y->values ? 0 : 1;
+      } else {
+        cmp = a->tensor == b->tensor ? 0 : 1;
+      }
     } else if (a->type == ValueType::kList && b->type == ValueType::kList &&
                (op == "==" || op == "!=")) {
       // Lists compare by value, item by item (`c.strides == [1, 1, 1, 1]`).
