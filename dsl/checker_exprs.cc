@@ -2,8 +2,10 @@
 // typed signatures and regexes compiled now), operators and node creation.
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "dsl/checker.h"
+#include "engine/op_registry.h"
 
 namespace graft::dsl {
 
@@ -226,7 +228,17 @@ ValueType Checker::CheckCreate(const RuleFile& f, const Expr& e, Names* names,
       Error(f, a->loc, "a constant is not a tensor; wrap it in `Const(...)`");
     }
   }
+  const tf::OpDef* def =
+      e.text.empty() ? nullptr : OpRegistry::Tensorflow().Find(e.text);
   for (const AttrItem& item : e.attrs) {
+    if (!item.spread && def != nullptr && !absl::StartsWith(item.name, "_")) {
+      bool known = false;
+      for (const auto& a : def->attr()) known = known || a.name() == item.name;
+      if (!known) {
+        Error(f, item.loc,
+              absl::StrCat("`", e.text, "` has no attr `", item.name, "`"));
+      }
+    }
     if (item.spread) {
       auto it = names->find(item.name);
       if (it == names->end()) {

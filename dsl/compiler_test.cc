@@ -131,6 +131,10 @@ const DiagnosticCase kCases[] = {
      "rule a {\n  match { c = Relu(_) where [1, 2] < [3] }\n  rewrite { "
      "erase c }\n}\n",
      2, 36, "cannot order a list with a list"},
+    {"create_unknown_attr",
+     "rule a {\n  match { c = Relu(x) }\n  rewrite {\n    out = Tanh(x) { "
+     "colour: 1 }\n    replace c with out\n  }\n}\n",
+     4, 21, "`Tanh` has no attr `colour`"},
     {"duplicate_rule",
      "rule a {\n  match { c = Relu(_) }\n  rewrite { erase c }\n}\nrule a {\n  "
      "match { c = Relu(_) }\n  rewrite { erase c }\n}\n",
