@@ -1,7 +1,5 @@
 #include "analysis/cost.h"
 
-#include <sys/stat.h>
-
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -152,14 +150,13 @@ absl::StatusOr<DeviceProfile> LoadDeviceProfile(
   auto it = EmbeddedProfiles().find(name_or_path + ".yaml");
   if (it != EmbeddedProfiles().end())
     return ParseDeviceProfile(it->second, "devices/" + it->first);
-  struct stat info;
-  if (stat(name_or_path.c_str(), &info) != 0) {
+  absl::StatusOr<std::string> text =
+      ReadFileBytes(name_or_path, kMaxTextFileBytes, "a device profile (YAML)");
+  if (absl::IsNotFound(text.status())) {
     return absl::NotFoundError(absl::StrCat(
         "no device profile `", name_or_path, "` (shipped: ",
         absl::StrJoin(DeviceProfileNames(), ", "), "; or a YAML file)"));
   }
-  absl::StatusOr<std::string> text =
-      ReadFileBytes(name_or_path, kMaxTextFileBytes, "a device profile (YAML)");
   if (!text.ok()) return text.status();
   return ParseDeviceProfile(*text, name_or_path);
 }

@@ -29,6 +29,45 @@ TensorInfo FromShapeProto(const tf::TensorShapeProto& s) {
   return Shaped(dims);
 }
 
+// Right-aligned broadcasting; unknown where it cannot be decided.
+TensorInfo BroadcastShapes(const TensorInfo& a, const TensorInfo& b) {
+  if (!a.known_rank || !b.known_rank) return UnknownRank();
+  size_t rank = std::max(a.dims.size(), b.dims.size());
+  Dims out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x =
+        i < rank - a.dims.size() ? 1 : a.dims[i - (rank - a.dims.size())];
+    int64_t y =
+        i < rank - b.dims.size() ? 1 : b.dims[i - (rank - b.dims.size())];
+    if (x == y)
+      out[i] = x;
+    else if (x == 1)
+      out[i] = y;
+    else if (y == 1)
+      out[i] = x;
+    else if (x < 0)
+      out[i] = y > 1 ? y : -1;
+    else if (y < 0)
+      out[i] = x > 1 ? x : -1;
+    else
+      return UnknownRank();  // incompatible: not a valid graph
+  }
+  return Shaped(out);
+}
+
+// Output size of a window (conv, pool) along one spatial dimension.
+int64_t WindowOut(int64_t in, int64_t k, int64_t stride, int64_t dilation,
+                  const std::string& pad, int64_t pad_before,
+                  int64_t pad_after) {
+  if (in < 0 || k < 0 || stride <= 0) return -1;
+  int64_t eff = (k - 1) * dilation + 1;
+  if (pad == "SAME") return (in + stride - 1) / stride;
+  if (pad == "VALID") return in < eff ? 0 : (in - eff) / stride + 1;
+  if (pad == "EXPLICIT")
+    return (in + pad_before + pad_after - eff) / stride + 1;
+  return -1;
+}
+
 ShapeFn FindShapeFunction(const std::string& op) {
   static const ShapeTable* kTable = [] {
     auto* table = new ShapeTable;

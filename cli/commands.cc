@@ -98,25 +98,15 @@ std::string VersionString() {
 }
 
 int RunStats(const StatsOptions& options) {
-  absl::StatusOr<std::string> bytes = ReadFileBytes(options.model);
-  if (!bytes.ok()) {
-    std::cerr << bytes.status().message() << "\n";
-    return kExitFailure;
-  }
-  int64_t size = static_cast<int64_t>(bytes->size());
-  if (size == 0 && !options.allow_empty) {
-    std::cerr << options.model
-              << ": error: is empty (0 bytes), not a graph; pass "
-                 "--allow-empty to read it as a graph of no nodes\n";
-    return kExitFailure;
-  }
   GraphFormat format = ResolveGraphFormat(options.model, options.format);
   absl::StatusOr<Graph> graph =
-      ParseGraph(std::move(*bytes), format, options.model);
+      LoadGraph(options.model, format, options.allow_empty);
   if (!graph.ok()) {
     std::cerr << graph.status().message() << "\n";
     return kExitFailure;
   }
+  struct stat info;
+  int64_t size = stat(options.model.c_str(), &info) == 0 ? info.st_size : 0;
   report::GraphStats stats = ComputeGraphStats(*graph);
   stats.set_path(options.model);
   stats.set_format(FormatName(format));

@@ -1,5 +1,7 @@
 #include "dsl/actions.h"
 
+#include <optional>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "engine/op_registry.h"
@@ -36,38 +38,6 @@ void InferTypeAttrs(const Graph& g, NodeSpec* spec) {
     }
     index += count;
   }
-}
-
-// The dtype each input of a new node must have, where its op's signature
-// and attrs say so (DT_INVALID where they do not).
-std::vector<tf::DataType> RequiredInputTypes(const NodeSpec& spec) {
-  std::vector<tf::DataType> out(spec.inputs.size(), tf::DT_INVALID);
-  const tf::OpDef* def = OpRegistry::Tensorflow().Find(spec.op);
-  if (def == nullptr) return out;
-  size_t index = 0;
-  for (const auto& arg : def->input_arg()) {
-    if (!arg.type_list_attr().empty()) {
-      auto it = spec.attrs.find(arg.type_list_attr());
-      if (it == spec.attrs.end()) return out;  // the rest cannot be placed
-      for (int t : it->second.list().type()) {
-        if (index < out.size()) out[index++] = static_cast<tf::DataType>(t);
-      }
-      continue;
-    }
-    int count = 1;
-    if (!arg.number_attr().empty()) {
-      auto it = spec.attrs.find(arg.number_attr());
-      if (it == spec.attrs.end()) return out;
-      count = static_cast<int>(it->second.i());
-    }
-    tf::DataType type = arg.type();
-    if (!arg.type_attr().empty()) {
-      auto it = spec.attrs.find(arg.type_attr());
-      type = it == spec.attrs.end() ? tf::DT_INVALID : it->second.type();
-    }
-    for (int k = 0; k < count && index < out.size(); ++k) out[index++] = type;
-  }
-  return out;
 }
 
 bool IsFloating(tf::DataType t) {
@@ -142,28 +112,34 @@ class ActionRunner : public NodeFactory {
     return v->tensor.node;
   }
 
+  static absl::StatusOr<Endpoint> AsTensor(const Value& v) {
+    if (v.type != ValueType::kTensor && v.type != ValueType::kNode) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("expected a tensor, got a ", ValueTypeName(v.type)));
+    }
+    return v.tensor;
+  }
+
   absl::StatusOr<Endpoint> TensorArg(const Expr& e) {
     absl::StatusOr<Value> v = Eval(e);
     if (!v.ok()) return v.status();
-    if (v->type != ValueType::kTensor && v->type != ValueType::kNode) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("expected a tensor, got a ", ValueTypeName(v->type)));
-    }
-    return v->tensor;
+    return AsTensor(*v);
   }
 
   // A tensor, or each tensor of a list.
   absl::StatusOr<std::vector<Endpoint>> TensorsArg(const Expr& e) {
     absl::StatusOr<Value> v = Eval(e);
     if (!v.ok()) return v.status();
+    if (v->type != ValueType::kList) {
+      absl::StatusOr<Endpoint> t = AsTensor(*v);
+      if (!t.ok()) return t.status();
+      return std::vector<Endpoint>{*t};
+    }
     std::vector<Endpoint> out;
-    for (const Value& item :
-         v->type == ValueType::kList ? v->list : std::vector<Value>{*v}) {
-      if (item.type != ValueType::kTensor && item.type != ValueType::kNode) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "expected a tensor, got a ", ValueTypeName(item.type)));
-      }
-      out.push_back(item.tensor);
+    for (const Value& item : v->list) {
+      absl::StatusOr<Endpoint> t = AsTensor(item);
+      if (!t.ok()) return t.status();
+      out.push_back(*t);
     }
     return out;
   }
@@ -436,14 +412,17 @@ absl::Status ActionRunner::AddAttrs(const Expr& e, NodeSpec* spec) {
 // (a float32 bias for a float16 BiasAdd becomes float16), between floating
 // dtypes only; anything else is left for validation to report.
 absl::Status ActionRunner::FitConstants(const NodeSpec& spec) {
-  std::vector<tf::DataType> required = RequiredInputTypes(spec);
+  std::optional<std::vector<tf::DataType>> required =
+      OpRegistry::Tensorflow().InputTypes(spec.op, spec.attrs);
+  if (!required || required->size() != spec.inputs.size())
+    return absl::OkStatus();  // validation says what is wrong
   for (size_t i = 0; i < spec.inputs.size(); ++i) {
     Endpoint in = spec.inputs[i];
     if (in.port != 0 || created_.count(in.node) == 0) continue;
     const Node& c = graph().node(in.node);
     const tf::AttrValue* dtype = c.attr("dtype");
     if (c.op() != "Const" || dtype == nullptr) continue;
-    tf::DataType want = BaseType(required[i]);
+    tf::DataType want = BaseType((*required)[i]);
     if (want == dtype->type() || !IsFloating(want) ||
         !IsFloating(dtype->type()))
       continue;

@@ -60,15 +60,13 @@ void Checker::Load(const std::string& path, const std::string* text,
     source = *text;
   } else {
     absl::StatusOr<std::string> bytes =
-        ReadFileBytes(path, kMaxTextFileBytes, "a rule file");
+        ReadFile(path, kMaxTextFileBytes, "a rule file");
     if (!bytes.ok()) {
-      // "path: error: why" -> "why"
       std::string why(bytes.status().message());
-      size_t cut = why.find(": error: ");
-      if (cut != std::string::npos) why = why.substr(cut + 9);
       if (from.empty()) {
         d_->Error(path, {},
-                  why == "no such file" ? "cannot read the rule file" : why);
+                  absl::IsNotFound(bytes.status()) ? "cannot read the rule file"
+                                                   : why);
       } else {
         d_->Error(from, from_loc,
                   absl::StrCat("cannot import `", path, "`: ", why));

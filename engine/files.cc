@@ -19,33 +19,47 @@ absl::Status Located(absl::string_view path, absl::string_view what) {
 
 }  // namespace
 
-absl::StatusOr<std::string> ReadFileBytes(const std::string& path,
-                                          int64_t max_bytes,
-                                          absl::string_view what) {
+absl::StatusOr<std::string> ReadFile(const std::string& path, int64_t max_bytes,
+                                     absl::string_view what) {
   struct stat info;
   if (stat(path.c_str(), &info) != 0) {
-    if (errno == ENOENT) return Located(path, "no such file");
-    return Located(path, std::strerror(errno));
+    if (errno == ENOENT) return absl::NotFoundError("no such file");
+    return absl::InvalidArgumentError(std::strerror(errno));
   }
-  if (S_ISDIR(info.st_mode))
-    return Located(path, absl::StrCat("is a directory, expected ", what));
+  if (S_ISDIR(info.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("is a directory, expected ", what));
+  }
   if (!S_ISREG(info.st_mode)) {
-    return Located(path, absl::StrCat("is not a regular file (a device, "
-                                      "pipe or socket), expected ",
-                                      what));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "is not a regular file (a device, pipe or socket), expected ", what));
   }
   if (info.st_size > max_bytes) {
-    return Located(
-        path, absl::StrCat("is ", info.st_size, " bytes; the limit for ", what,
-                           " is ", max_bytes, " bytes"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("is ", info.st_size, " bytes; the limit for ", what,
+                     " is ", max_bytes, " bytes"));
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Located(path, absl::StrCat("cannot open: ", std::strerror(errno)));
+  if (!in) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot open: ", std::strerror(errno)));
+  }
   std::string bytes;
   bytes.resize(static_cast<size_t>(info.st_size));
   if (!bytes.empty() && !in.read(bytes.data(), bytes.size())) {
-    return Located(path, "cannot read the whole file");
+    return absl::InvalidArgumentError("cannot read the whole file");
+  }
+  return bytes;
+}
+
+absl::StatusOr<std::string> ReadFileBytes(const std::string& path,
+                                          int64_t max_bytes,
+                                          absl::string_view what) {
+  absl::StatusOr<std::string> bytes = ReadFile(path, max_bytes, what);
+  if (!bytes.ok()) {
+    return absl::Status(
+        bytes.status().code(),
+        absl::StrCat(path, ": error: ", bytes.status().message()));
   }
   return bytes;
 }

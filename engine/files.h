@@ -18,9 +18,15 @@ inline constexpr int64_t kMaxGraphFileBytes = (int64_t{1} << 31) - 1;
 // Rule files, imports, pipelines, range tables, device profiles.
 inline constexpr int64_t kMaxTextFileBytes = int64_t{16} << 20;
 
-// The bytes of `path`. Errors name the file (`path: error: ...`): missing,
-// a folder or anything not a regular file, larger than `max_bytes`, or
-// unreadable. `what` says what was expected ("a graph file").
+// The bytes of `path`, or why not, without the path (for callers that
+// locate the error themselves, as an import at its line): "no such file"
+// (a NotFound error), a folder or anything not a regular file, larger than
+// `max_bytes`, or unreadable. `what` says what was expected ("a graph
+// file").
+absl::StatusOr<std::string> ReadFile(const std::string& path, int64_t max_bytes,
+                                     absl::string_view what);
+
+// The same, errors located at the file: `path: error: ...`.
 absl::StatusOr<std::string> ReadFileBytes(
     const std::string& path, int64_t max_bytes = kMaxGraphFileBytes,
     absl::string_view what = "a graph file");

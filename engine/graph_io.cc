@@ -23,6 +23,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/stubs/common.h"
 #include "google/protobuf/text_format.h"
 
 namespace graft {
@@ -251,7 +252,9 @@ class GraphBuilder {
       for (const std::string& in : n.input()) fields.push_back(&in);
       for (const auto& [key, value] : n.attr()) fields.push_back(&key);
       for (const std::string* f : fields) {
-        if (!IsUtf8(*f)) {
+        // Protobuf's own check, the one its parser applies to binary input.
+        if (!google::protobuf::internal::IsStructurallyValidUTF8(
+                f->data(), static_cast<int>(f->size()))) {
           return absl::InvalidArgumentError(absl::StrCat(
               "node ", i, ": `", absl::CHexEscape(*f),
               "` is not valid UTF-8 (a GraphDef's names must be)"));
@@ -259,33 +262,6 @@ class GraphBuilder {
       }
     }
     return absl::OkStatus();
-  }
-
-  // Well-formed UTF-8 as protobuf checks it: no overlong forms, no
-  // surrogates, nothing above U+10FFFF.
-  static bool IsUtf8(absl::string_view s) {
-    for (size_t i = 0; i < s.size();) {
-      auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-      unsigned char c = byte(i);
-      size_t extra = c < 0x80                 ? 0
-                     : c >= 0xC2 && c <= 0xDF ? 1
-                     : (c & 0xF0) == 0xE0     ? 2
-                     : c >= 0xF0 && c <= 0xF4 ? 3
-                                              : 4;
-      if (extra == 4 || i + extra >= s.size() + (extra == 0 ? 1 : 0))
-        return false;
-      for (size_t k = 1; k <= extra; ++k) {
-        if ((byte(i + k) & 0xC0) != 0x80) return false;
-      }
-      if (extra > 0) {
-        unsigned char next = byte(i + 1);
-        if ((c == 0xE0 && next < 0xA0) || (c == 0xED && next >= 0xA0) ||
-            (c == 0xF0 && next < 0x90) || (c == 0xF4 && next >= 0x90))
-          return false;
-      }
-      i += extra + 1;
-    }
-    return true;
   }
 
  private:

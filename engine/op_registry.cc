@@ -12,10 +12,12 @@ extern const size_t kTfOpListSize;
 
 namespace {
 
-// The attr `name` of `node`, or the signature's default for it.
-const tf::AttrValue* AttrOrDefault(const Node& node, const tf::OpDef& op,
+using AttrMap = google::protobuf::Map<std::string, tf::AttrValue>;
+
+// The attr `name` of a node's attrs, or the signature's default for it.
+const tf::AttrValue* AttrOrDefault(const AttrMap& attrs, const tf::OpDef& op,
                                    const std::string& name) {
-  if (const tf::AttrValue* value = node.attr(name)) return value;
+  if (auto it = attrs.find(name); it != attrs.end()) return &it->second;
   for (const tf::OpDef::AttrDef& attr : op.attr()) {
     if (attr.name() == name && attr.has_default_value()) {
       return &attr.default_value();
@@ -25,7 +27,7 @@ const tf::AttrValue* AttrOrDefault(const Node& node, const tf::OpDef& op,
 }
 
 // Appends the dtypes of one argument; false when they cannot be known.
-bool ExpandArg(const Node& node, const tf::OpDef& op,
+bool ExpandArg(const AttrMap& node, const tf::OpDef& op,
                const tf::OpDef::ArgDef& arg, std::vector<tf::DataType>* out) {
   auto with_ref = [&](tf::DataType type) {
     return arg.is_ref() && type < 100 ? static_cast<tf::DataType>(type + 100)
@@ -57,7 +59,7 @@ bool ExpandArg(const Node& node, const tf::OpDef& op,
 }
 
 std::optional<std::vector<tf::DataType>> ExpandArgs(
-    const Node& node, const tf::OpDef& op,
+    const AttrMap& node, const tf::OpDef& op,
     const google::protobuf::RepeatedPtrField<tf::OpDef::ArgDef>& args) {
   std::vector<tf::DataType> types;
   for (const tf::OpDef::ArgDef& arg : args) {
@@ -98,14 +100,19 @@ std::optional<std::vector<tf::DataType>> OpRegistry::OutputTypes(
     const Node& node) const {
   const tf::OpDef* op = Find(node.op());
   if (op == nullptr) return std::nullopt;
-  return ExpandArgs(node, *op, op->output_arg());
+  return ExpandArgs(node.attrs(), *op, op->output_arg());
 }
 
 std::optional<std::vector<tf::DataType>> OpRegistry::InputTypes(
     const Node& node) const {
-  const tf::OpDef* op = Find(node.op());
+  return InputTypes(node.op(), node.attrs());
+}
+
+std::optional<std::vector<tf::DataType>> OpRegistry::InputTypes(
+    absl::string_view op_name, const AttrMap& attrs) const {
+  const tf::OpDef* op = Find(op_name);
   if (op == nullptr) return std::nullopt;
-  return ExpandArgs(node, *op, op->input_arg());
+  return ExpandArgs(attrs, *op, op->input_arg());
 }
 
 tf::DataType OpRegistry::OutputType(const Node& node, int port) const {

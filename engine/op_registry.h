@@ -37,6 +37,10 @@ class OpRegistry {
   // dtypes are returned as such (DT_FLOAT_REF).
   std::optional<std::vector<tf::DataType>> OutputTypes(const Node& node) const;
   std::optional<std::vector<tf::DataType>> InputTypes(const Node& node) const;
+  // The same for a node not yet built: op `op` with these attrs.
+  std::optional<std::vector<tf::DataType>> InputTypes(
+      absl::string_view op,
+      const google::protobuf::Map<std::string, tf::AttrValue>& attrs) const;
   // The dtype of one output port; DT_INVALID when unknown.
   tf::DataType OutputType(const Node& node, int port) const;
 

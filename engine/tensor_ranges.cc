@@ -39,16 +39,13 @@ TensorRanges LoadTensorRanges(const std::string& path,
   TensorRanges table;
   table.path = path;
   absl::StatusOr<std::string> text =
-      ReadFileBytes(path, kMaxTextFileBytes, "a range file (YAML)");
+      ReadFile(path, kMaxTextFileBytes, "a range file (YAML)");
   if (!text.ok()) {
-    std::string why(text.status().message());
-    size_t cut = why.find(": error: ");
-    if (cut != std::string::npos) why = why.substr(cut + 9);
-    problems->push_back(
-        {0, 0,
-         why == "no such file"
-             ? "cannot read the range file"
-             : absl::StrCat("cannot read the range file: ", why)});
+    problems->push_back({0, 0,
+                         absl::IsNotFound(text.status())
+                             ? "cannot read the range file"
+                             : absl::StrCat("cannot read the range file: ",
+                                            text.status().message())});
     return table;
   }
   YAML::Node root;

@@ -12,20 +12,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/setup.sh --no-python || exit 1
-missing=()
-for pkg in clang-14 lld libclang-rt-14-dev; do
-  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$pkg")
-  fi
-done
-if ((${#missing[@]})); then
-  echo "fuzz: installing ${missing[*]}"
-  SUDO=""
-  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+scripts/setup.sh --no-python --fuzz || exit 1
 
 seconds="${1:-60}"
 shift || true

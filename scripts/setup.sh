@@ -5,13 +5,16 @@
 #                               test) and the Python environment (.venv,
 #                               for the interop tests)
 #   scripts/setup.sh --no-python   the build's Debian packages only
+#   scripts/setup.sh --fuzz        also clang, lld and libFuzzer (scripts/fuzz.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 want_python=1
+want_fuzz=0
 for arg in "$@"; do
   case "$arg" in
     --no-python) want_python=0 ;;
+    --fuzz) want_fuzz=1 ;;
     *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -33,8 +36,12 @@ APT_PACKAGES=(
 # The test command also opens graft's HTML diff in a headless browser.
 TEST_PACKAGES=(chromium)
 
+# The fuzzers: clang with libFuzzer and the sanitizers' runtimes.
+FUZZ_PACKAGES=(clang-14 lld libclang-rt-14-dev)
+
 wanted=("${APT_PACKAGES[@]}")
 if ((want_python)); then wanted+=("${TEST_PACKAGES[@]}"); fi
+if ((want_fuzz)); then wanted+=("${FUZZ_PACKAGES[@]}"); fi
 missing=()
 for pkg in "${wanted[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
