@@ -26,6 +26,10 @@ TEST(ShapesTest, ConvolutionsAndTheirGradients) {
   const std::string conv_attrs =
       " attr { key: \"strides\" value { list { i: 1 i: 2 i: 2 i: 1 } } }"
       " attr { key: \"padding\" value { s: \"SAME\" } }";
+  const std::string pool_attrs =
+      " attr { key: \"ksize\" value { list { i: 1 i: 3 i: 3 i: 1 } } }"
+      " attr { key: \"strides\" value { list { i: 1 i: 2 i: 2 i: 1 } } }"
+      " attr { key: \"padding\" value { s: \"VALID\" } }";
   Graph g = GraphFromText(
       PlaceholderNode("x", {8, 33, 32, 3}) +
       PlaceholderNode("w", {3, 3, 3, 16}) +
@@ -41,13 +45,12 @@ TEST(ShapesTest, ConvolutionsAndTheirGradients) {
              conv_attrs) +
       OpNode("dwt", "Conv2DBackpropFilter", {"x", "w_sizes", "conv"},
              conv_attrs) +
-      OpNode("pool", "MaxPool", {"conv"},
-             " attr { key: \"ksize\" value { list { i: 1 i: 3 i: 3 i: 1 } } }"
-             " attr { key: \"strides\" value { list { i: 1 i: 2 i: 2 i: 1 } } }"
-             " attr { key: \"padding\" value { s: \"VALID\" } }") +
-      OpNode("pool_grad", "MaxPoolGrad", {"conv", "pool", "pool"}) +
+      OpNode("pool", "MaxPool", {"conv"}, pool_attrs) +
+      OpNode("pool_grad", "MaxPoolGrad", {"conv", "pool", "pool"},
+             pool_attrs) +
       OpNode("bias_grad", "BiasAddGrad", {"conv"}));
   ShapeMap s = InferShapes(g);
+  EXPECT_TRUE(s.CheckSignatures().ok()) << s.CheckSignatures();
   EXPECT_EQ(Shape(g, s, "conv"), "[8, 17, 16, 16]");
   EXPECT_EQ(Shape(g, s, "valid"), "[8, 31, 30, 16]");
   EXPECT_EQ(Shape(g, s, "depthwise"), "[8, 17, 16, 6]");
@@ -244,7 +247,9 @@ TEST(ScheduleTest, LoopsOfTf1ControlFlowSchedule) {
     return "node { name: \"" + name + "\" op: \"" + type + "\"" + in +
            " attr { key: \"T\" value { type: " + dtype +
            " } }"
-           " attr { key: \"frame_name\" value { s: \"loop\" } } }\n";
+           " attr { key: \"frame_name\" value { s: \"loop\" } }" +
+           (type == "Merge" ? " attr { key: \"N\" value { i: 2 } }" : "") +
+           " }\n";
   };
   std::string text =
       PlaceholderNode("x", {2}) +
@@ -276,6 +281,7 @@ TEST(ScheduleTest, LoopsOfTf1ControlFlowSchedule) {
   ASSERT_TRUE(order.ok()) << order.status();
   EXPECT_EQ(order->size(), static_cast<size_t>(g.num_nodes()));
   ShapeMap shapes = InferShapes(g);
+  EXPECT_TRUE(shapes.CheckSignatures().ok()) << shapes.CheckSignatures();
   EXPECT_EQ(Shape(g, shapes, "merge_x"), "[2]");
   EXPECT_EQ(Shape(g, shapes, "switch_x", 1), "[2]");
   EXPECT_EQ(Shape(g, shapes, "next_x"), "[2]");
@@ -313,6 +319,46 @@ TEST(RegionsTest, ForwardAndBackwardByReachability) {
                 .message()
                 .find("--loss"),
             std::string::npos);
+}
+
+// A node whose attrs disagree with its inputs is read by no shape function:
+// its outputs stay unknown and the map names it with the validator's
+// message; values out of range (an axis past the rank, dims whose product
+// overflows) leave what they would compute unknown.
+TEST(ShapesTest, NodesThatDoNotMatchTheirOpAreNamedNotRead) {
+  const std::string concat_attrs =
+      " attr { key: \"Tidx\" value { type: DT_INT32 } }";
+  Graph g = GraphFromText(
+      PlaceholderNode("x", {2, 3}) + IntConstNode("axis", {1}) +
+      IntConstNode("far", {7}) + IntConstNode("big", {1 << 30, 1 << 30}) +
+      OpNode("c", "ConcatV2", {"x", "x", "axis"},
+             concat_attrs + " attr { key: \"N\" value { i: 1 } }") +
+      OpNode("d", "ConcatV2", {"c", "x", "axis"},
+             concat_attrs + " attr { key: \"N\" value { i: 2 } }") +
+      OpNode("past_rank", "ConcatV2", {"x", "x", "far"},
+             concat_attrs + " attr { key: \"N\" value { i: 2 } }") +
+      OpNode("t1", "Tile", {"x", "big"},
+             " attr { key: \"Tmultiples\" value { type: DT_INT32 } }") +
+      OpNode("t2", "Tile", {"t1", "big"},
+             " attr { key: \"Tmultiples\" value { type: DT_INT32 } }") +
+      OpNode("t3", "Tile", {"t2", "big"},
+             " attr { key: \"Tmultiples\" value { type: DT_INT32 } }"));
+  ShapeMap s = InferShapes(g);
+  ASSERT_EQ(s.mismatched().size(), 1u);
+  EXPECT_EQ(s.mismatched().begin()->first, Id(g, "c"));
+  EXPECT_EQ(s.mismatched().begin()->second,
+            "attr `N` of `c` is 1; its op wants at least 2; `c` (ConcatV2) "
+            "has 3 data input(s); its op takes 2");
+  absl::Status refused = s.CheckSignatures();
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("1 node(s) do not match their op"),
+            std::string::npos);
+  EXPECT_EQ(Shape(g, s, "c"), "<unknown>");
+  EXPECT_EQ(Shape(g, s, "d"), "<unknown>");  // d matches, but reads c
+  EXPECT_EQ(Shape(g, s, "past_rank"), "[?, ?]");
+  EXPECT_EQ(Shape(g, s, "t2"), "[2305843009213693952, 3458764513820540928]");
+  EXPECT_EQ(Shape(g, s, "t3"), "[?, ?]");
+  EXPECT_EQ(s.at({Id(g, "t2"), 0}).bytes(), -1);  // overflows int64
 }
 
 }  // namespace

@@ -203,7 +203,10 @@ std::string MeasurementKey(const ShapeMap& shapes, const Node& n) {
 
 double Flops(const ShapeMap& shapes, const Node& n) {
   const std::string& op = n.op();
-  auto in = [&](int i) -> const TensorInfo& { return shapes.at(n.input(i)); };
+  // Reads by what the node has: a missing input is an unknown tensor.
+  auto in = [&](int i) -> const TensorInfo& {
+    return shapes.at(i < n.num_inputs() ? n.input(i) : Endpoint{kNoNode, 0});
+  };
   const TensorInfo& out = shapes.at({n.id(), 0});
   auto prod = [](const std::vector<int64_t>& d, size_t from = 0,
                  size_t to = SIZE_MAX) {

@@ -22,6 +22,9 @@ absl::StatusOr<Value> WithTrainingGraph(
     const std::function<absl::StatusOr<Value>(const TrainingGraph&)>& fn,
     bool schedule = true) {
   std::shared_ptr<Analyses> an = cache.For(graph);
+  // Plans rest on every node's shape and cost: a node that does not match
+  // its op stops them with the validator's message.
+  if (absl::Status s = an->shapes.CheckSignatures(); !s.ok()) return s;
   const absl::StatusOr<Regions>& regions = cache.RegionsOf(*an);
   if (!regions.ok()) return regions.status();
   static const MemoryReport kNoSchedule;

@@ -6,7 +6,7 @@ namespace graft::analysis {
 
 const TensorInfo& ShapeInputs::In(const Node& n, int i) const {
   static const TensorInfo kUnknown;
-  if (i >= n.num_inputs()) return kUnknown;
+  if (i < 0 || i >= n.num_inputs()) return kUnknown;
   Endpoint e = n.input(i);
   if (e.node == kNoNode || e.node >= static_cast<NodeId>(outputs_.size()) ||
       e.port >= static_cast<int>(outputs_[e.node].size())) {
@@ -59,12 +59,15 @@ TensorInfo BroadcastShapes(const TensorInfo& a, const TensorInfo& b) {
 int64_t WindowOut(int64_t in, int64_t k, int64_t stride, int64_t dilation,
                   const std::string& pad, int64_t pad_before,
                   int64_t pad_after) {
-  if (in < 0 || k < 0 || stride <= 0) return -1;
-  int64_t eff = (k - 1) * dilation + 1;
-  if (pad == "SAME") return (in + stride - 1) / stride;
+  if (in < 0 || k < 0 || stride <= 0 || dilation <= 0) return -1;
+  int64_t eff = AddDims(MulDims(k > 0 ? k - 1 : 0, dilation), 1);
+  if (eff < 0) return -1;
+  if (pad == "SAME") return in / stride + (in % stride != 0);
   if (pad == "VALID") return in < eff ? 0 : (in - eff) / stride + 1;
-  if (pad == "EXPLICIT")
-    return (in + pad_before + pad_after - eff) / stride + 1;
+  if (pad == "EXPLICIT") {
+    int64_t padded = AddDims(in, AddDims(pad_before, pad_after));
+    return padded < eff ? -1 : (padded - eff) / stride + 1;
+  }
   return -1;
 }
 

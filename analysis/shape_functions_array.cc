@@ -3,6 +3,7 @@
 // Reshape, BroadcastGradientArgs, ...).
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <set>
 
 #include "analysis/shape_functions_internal.h"
@@ -113,35 +114,59 @@ void InferBroadcast(const ShapeInputs& in, const Node& n,
   out[0] = BroadcastShapes(in.In(n, 0), in.In(n, 1));
   const auto &a = in.Value(n, 0), &b = in.Value(n, 1);
   if (a && b && (a->size() == b->size() || a->size() == 1 || b->size() == 1)) {
-    std::function<int64_t(int64_t, int64_t)> f;
-    if (op == "Mul") f = [](int64_t x, int64_t y) { return x * y; };
-    if (op == "Add" || op == "AddV2")
-      f = [](int64_t x, int64_t y) { return x + y; };
-    if (op == "Sub") f = [](int64_t x, int64_t y) { return x - y; };
+    using Result = std::optional<int64_t>;
+    std::function<Result(int64_t, int64_t)> f;
+    auto checked = [](bool overflow, int64_t r) {
+      return overflow ? Result() : Result(r);
+    };
+    if (op == "Mul") {
+      f = [&](int64_t x, int64_t y) {
+        int64_t r = 0;
+        bool overflow = __builtin_mul_overflow(x, y, &r);
+        return checked(overflow, r);
+      };
+    }
+    if (op == "Add" || op == "AddV2") {
+      f = [&](int64_t x, int64_t y) {
+        int64_t r = 0;
+        bool overflow = __builtin_add_overflow(x, y, &r);
+        return checked(overflow, r);
+      };
+    }
+    if (op == "Sub") {
+      f = [&](int64_t x, int64_t y) {
+        int64_t r = 0;
+        bool overflow = __builtin_sub_overflow(x, y, &r);
+        return checked(overflow, r);
+      };
+    }
     if (op == "Maximum")
-      f = [](int64_t x, int64_t y) { return std::max(x, y); };
+      f = [](int64_t x, int64_t y) { return Result(std::max(x, y)); };
     if (op == "Minimum")
-      f = [](int64_t x, int64_t y) { return std::min(x, y); };
+      f = [](int64_t x, int64_t y) { return Result(std::min(x, y)); };
     // Floored, as TensorFlow's FloorDiv and FloorMod (-7 // 2 == -4).
     if (op == "FloorDiv") {
       f = [](int64_t x, int64_t y) {
-        if (y == 0) return int64_t{0};
+        if (y == 0 || (x == INT64_MIN && y == -1)) return Result();
         int64_t q = x / y;
-        return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+        return Result((x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q);
       };
     }
     if (op == "FloorMod") {
       f = [](int64_t x, int64_t y) {
-        if (y == 0) return int64_t{0};
+        if (y == 0 || (x == INT64_MIN && y == -1)) return Result();
         int64_t r = x % y;
-        return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+        return Result((r != 0 && ((r < 0) != (y < 0))) ? r + y : r);
       };
     }
     if (f) {
       size_t size = std::max(a->size(), b->size());
       Dims v(size);
       for (size_t i = 0; i < size; ++i) {
-        v[i] = f((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]);
+        std::optional<int64_t> r =
+            f((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]);
+        if (!r) return;  // overflows: the value is not known
+        v[i] = *r;
       }
       out[0].value = v;
     }
@@ -164,7 +189,7 @@ void InferReshape(const ShapeInputs& in, const Node& n,
     if (d[i] < 0)
       missing = static_cast<int64_t>(i);
     else
-      known *= d[i];
+      known = known < 0 ? -1 : MulDims(known, d[i]);
   }
   int64_t total = in.In(n, 0).num_elements();
   if (missing >= 0) d[missing] = total >= 0 && known > 0 ? total / known : -1;
@@ -201,6 +226,10 @@ void InferConcatV2(const ShapeInputs& in, const Node& n,
     return;
   }
   int64_t axis = (*axis_v)[0] < 0 ? (*axis_v)[0] + rank : (*axis_v)[0];
+  if (axis < 0 || axis >= rank) {  // TensorFlow refuses such a graph
+    out[0] = OfRank(rank);
+    return;
+  }
   Dims d = first.dims;
   bool values = true;
   Dims joined;
@@ -210,8 +239,7 @@ void InferConcatV2(const ShapeInputs& in, const Node& n,
       out[0] = OfRank(rank);
       return;
     }
-    if (i > 0)
-      d[axis] = d[axis] >= 0 && t.dims[axis] >= 0 ? d[axis] + t.dims[axis] : -1;
+    if (i > 0) d[axis] = AddDims(d[axis], t.dims[axis]);
     for (int64_t j = 0; j < rank; ++j) {
       if (j != axis && d[j] < 0) d[j] = t.dims[j];
     }
@@ -236,7 +264,12 @@ void InferPad(const ShapeInputs& in, const Node& n,
   }
   Dims d = x.dims;
   for (size_t i = 0; i < d.size(); ++i) {
-    if (d[i] >= 0) d[i] += (*p)[2 * i] + (*p)[2 * i + 1];
+    int64_t grown = 0;
+    if (d[i] >= 0 &&
+        (__builtin_add_overflow(d[i], (*p)[2 * i], &grown) ||
+         __builtin_add_overflow(grown, (*p)[2 * i + 1], &grown) || grown < 0))
+      grown = -1;
+    if (d[i] >= 0) d[i] = grown;
   }
   out[0] = Shaped(d);
 }
@@ -302,8 +335,9 @@ void InferFill(const ShapeInputs& in, const Node& n,
                std::vector<TensorInfo>& out) {
   out[0] = in.Value(n, 0)
                ? Shaped(*in.Value(n, 0))
-               : (in.In(n, 0).fully_known() ? OfRank(in.In(n, 0).dims[0])
-                                            : UnknownRank());
+               : (in.In(n, 0).fully_known() && in.In(n, 0).dims.size() == 1
+                      ? OfRank(in.In(n, 0).dims[0])
+                      : UnknownRank());
 }
 
 // Pack
@@ -334,18 +368,22 @@ void InferSlice(const ShapeInputs& in, const Node& n,
   const TensorInfo& x = in.In(n, 0);
   const auto &begin = in.Value(n, 1), &size = in.Value(n, 2);
   if (!x.known_rank) return;
-  if (!begin || !size || size->size() != x.dims.size()) {
+  if (!begin || !size || size->size() != x.dims.size() ||
+      begin->size() != x.dims.size()) {
     out[0] = OfRank(x.dims.size());
     return;
   }
   Dims d(x.dims.size());
   for (size_t i = 0; i < d.size(); ++i) {
     d[i] = (*size)[i] >= 0 ? (*size)[i]
-                           : (x.dims[i] >= 0 ? x.dims[i] - (*begin)[i] : -1);
+           : x.dims[i] >= 0 && (*begin)[i] >= 0 && (*begin)[i] <= x.dims[i]
+               ? x.dims[i] - (*begin)[i]
+               : -1;
   }
   out[0] = Shaped(d);
-  if (x.value && d.size() == 1 && d[0] >= 0 &&
-      (*begin)[0] + d[0] <= static_cast<int64_t>(x.value->size())) {
+  int64_t known = x.value ? static_cast<int64_t>(x.value->size()) : 0;
+  if (x.value && d.size() == 1 && d[0] >= 0 && (*begin)[0] >= 0 &&
+      (*begin)[0] <= known && d[0] <= known - (*begin)[0]) {
     out[0].value = Dims(x.value->begin() + (*begin)[0],
                         x.value->begin() + (*begin)[0] + d[0]);
   }
@@ -398,7 +436,7 @@ void InferTile(const ShapeInputs& in, const Node& n,
     return;
   }
   Dims d = x.dims;
-  for (size_t i = 0; i < d.size(); ++i) d[i] = d[i] >= 0 ? d[i] * (*m)[i] : -1;
+  for (size_t i = 0; i < d.size(); ++i) d[i] = MulDims(d[i], (*m)[i]);
   out[0] = Shaped(d);
 }
 

@@ -36,6 +36,17 @@ inline bool IsIntType(tf::DataType t) {
          t == tf::DT_INT8 || t == tf::DT_UINT8;
 }
 
+// Sums and products of dimensions: -1 (unknown) when either is unknown or
+// the result would overflow (a hostile graph's dimensions can be anything).
+inline int64_t AddDims(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return a < 0 || b < 0 || __builtin_add_overflow(a, b, &r) ? -1 : r;
+}
+inline int64_t MulDims(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r) ? -1 : r;
+}
+
 // Right-aligned broadcasting; unknown where it cannot be decided.
 TensorInfo BroadcastShapes(const TensorInfo& a, const TensorInfo& b);
 

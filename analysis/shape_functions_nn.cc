@@ -82,7 +82,7 @@ void InferConv2D(const ShapeInputs& in, const Node& n,
     y[l.c] =
         op == "Conv2D"
             ? w.dims[3]
-            : (w.dims[2] >= 0 && w.dims[3] >= 0 ? w.dims[2] * w.dims[3] : -1);
+            : MulDims(w.dims[2], w.dims[3]);
   }
   out[0] = Shaped(y);
 }

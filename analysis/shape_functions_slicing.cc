@@ -65,7 +65,8 @@ void InferConcatOffset(const ShapeInputs& in, const Node& n,
     if (axis < 0 || axis >= rank) return;
     Dims offset(rank, 0);
     offset[axis] = running;
-    running += (*shape)[axis];
+    running = AddDims(running, (*shape)[axis]);
+    if (running < 0) return;
     SetValue(out, static_cast<int>(i), std::move(offset));
   }
 }
@@ -82,10 +83,17 @@ int64_t SliceLength(int64_t dim, int64_t begin, int64_t end, int64_t stride,
   };
   int64_t b = begin_all ? (stride > 0 ? 0 : dim - 1) : clamp(begin, true);
   int64_t e = end_all ? (stride > 0 ? dim : -1) : clamp(end, false);
-  int64_t count = 0;
-  for (int64_t i = b; stride > 0 ? i < e : i > e; i += stride) {
-    if (take != nullptr) take->push_back(i);
-    ++count;
+  // b and e lie in [-1, dim]: their difference cannot overflow.
+  int64_t span = stride > 0 ? e - b : b - e;
+  uint64_t step = stride > 0 ? static_cast<uint64_t>(stride)
+                             : 0 - static_cast<uint64_t>(stride);
+  int64_t count =
+      span <= 0 ? 0 : static_cast<int64_t>((static_cast<uint64_t>(span) - 1) /
+                                               step +
+                                           1);
+  if (take != nullptr) {
+    for (int64_t k = 0; k < count; ++k)
+      take->push_back(b + k * stride);  // a value's length: small
   }
   return count;
 }
@@ -108,6 +116,7 @@ void InferStridedSlice(const ShapeInputs& in, const Node& n,
   Dims d;
   std::vector<int64_t> take;  // indices of a rank-1 value
   bool values = x.value.has_value() && x.dims.size() == 1;
+  if (x.dims.size() > 64) return;  // masks have 64 bits
   for (size_t i = 0; i < x.dims.size(); ++i) {
     int64_t dim = x.dims[i];
     if (i >= begin->size()) {
@@ -117,8 +126,9 @@ void InferStridedSlice(const ShapeInputs& in, const Node& n,
     int64_t s = (*strides)[i];
     if (s == 0) return;  // invalid
     if (shrink & (int64_t{1} << i)) {
-      int64_t at =
-          (*begin)[i] < 0 && dim >= 0 ? (*begin)[i] + dim : (*begin)[i];
+      int64_t at = (*begin)[i] < 0 && dim >= 0 && (*begin)[i] >= -dim
+                       ? (*begin)[i] + dim
+                       : (*begin)[i];
       if (values && i == 0) take.push_back(at);
       continue;
     }

@@ -13,6 +13,7 @@
 #include "analysis/shape_functions.h"
 #include "engine/const_tensor.h"
 #include "engine/op_registry.h"
+#include "engine/validate.h"
 
 namespace graft::analysis {
 
@@ -24,7 +25,9 @@ bool TensorInfo::fully_known() const {
 int64_t TensorInfo::num_elements() const {
   if (!fully_known()) return -1;
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : dims) {
+    if (__builtin_mul_overflow(n, d, &n)) return -1;
+  }
   return n;
 }
 
@@ -34,7 +37,8 @@ int64_t TensorInfo::bytes() const {
   if (n < 0 ||
       (size == 0 && dtype != tf::DT_RESOURCE && dtype != tf::DT_VARIANT))
     return -1;
-  return n * size;
+  int64_t bytes = 0;
+  return __builtin_mul_overflow(n, size, &bytes) ? -1 : bytes;
 }
 
 std::string TensorInfo::ShapeString() const {
@@ -68,6 +72,23 @@ std::vector<Endpoint> ShapeMap::Unknown(const Graph& graph) const {
   return out;
 }
 
+absl::Status ShapeMap::CheckSignatures() const {
+  if (mismatched_.empty()) return absl::OkStatus();
+  constexpr size_t kShown = 5;
+  std::vector<std::string> lines;
+  for (const auto& [id, message] : mismatched_) {
+    if (lines.size() == kShown) {
+      lines.push_back(
+          absl::StrCat("... and ", mismatched_.size() - kShown, " more"));
+      break;
+    }
+    lines.push_back(message);
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      mismatched_.size(), " node(s) do not match their op: ",
+      absl::StrJoin(lines, "; ")));
+}
+
 namespace {
 
 bool SameInfo(const TensorInfo& a, const TensorInfo& b) {
@@ -78,8 +99,12 @@ bool SameInfo(const TensorInfo& a, const TensorInfo& b) {
 class Inferrer {
  public:
   Inferrer(const Graph& graph, const ShapeOptions& options,
-           std::vector<std::vector<TensorInfo>>* out)
-      : graph_(graph), options_(options), out_(*out) {}
+           std::vector<std::vector<TensorInfo>>* out,
+           std::map<NodeId, std::string>* mismatched)
+      : graph_(graph),
+        options_(options),
+        out_(*out),
+        mismatched_(*mismatched) {}
 
   void Run(const std::vector<NodeId>& order) {
     for (NodeId id : order) InferNode(graph_.node(id));
@@ -93,6 +118,7 @@ class Inferrer {
       InferNode(n);
     } else {
       out_[id].clear();
+      mismatched_.erase(id);
     }
     const std::vector<TensorInfo>& after = out_[id];
     if (before.size() != after.size()) return true;
@@ -114,6 +140,19 @@ class Inferrer {
     int count = types ? static_cast<int>(types->size()) : n.num_used_ports();
     std::vector<TensorInfo>& out = out_[n.id()];
     out.assign(count, TensorInfo());
+    // A shape function reads a node as its op's signature says it is; a
+    // node that says otherwise (ConcatV2 with `N: 1` and three inputs) is
+    // left unknown and named, never guessed at.
+    std::vector<ValidationIssue> issues = SignatureIssues(graph_, n);
+    if (issues.empty()) {
+      mismatched_.erase(n.id());
+    } else {
+      std::vector<std::string> messages;
+      for (const ValidationIssue& issue : issues)
+        messages.push_back(issue.message);
+      mismatched_[n.id()] = absl::StrJoin(messages, "; ");
+      attrs_only = true;
+    }
     if (!attrs_only && count > 0) {
       if (ShapeFn infer = FindShapeFunction(n.op()))
         infer(ShapeInputs(graph_, out_), n, out);
@@ -163,6 +202,7 @@ class Inferrer {
   const Graph& graph_;
   const ShapeOptions& options_;
   std::vector<std::vector<TensorInfo>>& out_;
+  std::map<NodeId, std::string>& mismatched_;
 };
 
 }  // namespace
@@ -210,7 +250,7 @@ absl::Status CheckInputShapes(const Graph& graph, const ShapeOptions& options) {
 void UpdateShapes(const Graph& graph, const ShapeOptions& options,
                   const std::vector<NodeId>& touched, ShapeMap* map) {
   map->outputs_.resize(graph.id_limit());
-  Inferrer inferrer(graph, options, &map->outputs_);
+  Inferrer inferrer(graph, options, &map->outputs_, &map->mismatched_);
   // Worklist in id order; a node changed again by a later one is redone (a
   // node is redone at most a few times: a cycle cannot loop forever).
   absl::flat_hash_map<NodeId, int> visits;
@@ -231,7 +271,7 @@ void UpdateShapes(const Graph& graph, const ShapeOptions& options,
 ShapeMap InferShapes(const Graph& graph, const ShapeOptions& options) {
   ShapeMap map;
   map.outputs_.resize(graph.id_limit());
-  Inferrer inferrer(graph, options, &map.outputs_);
+  Inferrer inferrer(graph, options, &map.outputs_, &map.mismatched_);
   absl::StatusOr<std::vector<NodeId>> order = ExecutorOrder(graph);
   if (order.ok()) {
     inferrer.Run(*order);

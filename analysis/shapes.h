@@ -58,12 +58,24 @@ class ShapeMap {
   int num_outputs(NodeId id) const;
   // Tensors (output ports the op has) whose shape is not fully known.
   std::vector<Endpoint> Unknown(const Graph& graph) const;
+  // The nodes that disagree with their op's signature (an attr, their data
+  // input count, a port read; engine/validate.h SignatureIssues), with the
+  // validator's message: no shape function read them, and their outputs
+  // stay unknown.
+  const std::map<NodeId, std::string>& mismatched() const {
+    return mismatched_;
+  }
+  // OK when every node matches its op; otherwise an error with the
+  // validator's messages for the first of them (what `graft mem`, `graft
+  // cost` and the planners refuse).
+  absl::Status CheckSignatures() const;
 
  private:
   friend ShapeMap InferShapes(const Graph& graph, const ShapeOptions& options);
   friend void UpdateShapes(const Graph& graph, const ShapeOptions& options,
                            const std::vector<NodeId>& touched, ShapeMap* map);
   std::vector<std::vector<TensorInfo>> outputs_;  // by node id, then port
+  std::map<NodeId, std::string> mismatched_;
   TensorInfo unknown_;
 };
 

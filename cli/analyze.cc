@@ -35,10 +35,12 @@ std::string JsonString(const std::string& s) {
 }
 
 // The shapes of `graph` with the inputs' shapes the command line gives;
-// false (said on stderr) when they are bad.
+// false (said on stderr) when they are bad, or when nodes do not match
+// their op and `skip_invalid` is not set (with it, they are listed).
 bool InferWithInputShapes(const std::string& model, const Graph& graph,
                           const std::vector<std::string>& input_shapes,
-                          int64_t batch, analysis::ShapeMap* shapes) {
+                          int64_t batch, bool skip_invalid,
+                          analysis::ShapeMap* shapes) {
   absl::StatusOr<analysis::ShapeOptions> options =
       InputShapes(input_shapes, batch, &graph);
   if (!options.ok()) {
@@ -46,6 +48,20 @@ bool InferWithInputShapes(const std::string& model, const Graph& graph,
     return false;
   }
   *shapes = analysis::InferShapes(graph, *options);
+  absl::Status signatures = shapes->CheckSignatures();
+  if (signatures.ok()) return true;
+  if (!skip_invalid) {
+    std::cerr << model << ": error: " << signatures.message()
+              << "\n  (analyses read only nodes that match their op; "
+                 "--skip-invalid-nodes leaves these out)\n";
+    return false;
+  }
+  std::vector<std::string> names;
+  for (const auto& [id, message] : shapes->mismatched())
+    names.push_back(absl::StrCat("`", graph.node(id).name(), "`"));
+  std::cerr << model << ": warning: " << names.size()
+            << " node(s) do not match their op; their outputs are unknown: "
+            << absl::StrJoin(names, ", ") << "\n";
   return true;
 }
 
@@ -59,7 +75,7 @@ int RunMem(const MemOptions& options) {
   }
   analysis::ShapeMap shapes;
   if (!InferWithInputShapes(options.model, *graph, options.input_shapes,
-                            options.batch, &shapes))
+                            options.batch, options.skip_invalid_nodes, &shapes))
     return kExitFailure;
   std::vector<Endpoint> unknown = shapes.Unknown(*graph);
   bool want_regions = !options.loss.empty() || !options.seed.empty();
@@ -195,7 +211,7 @@ int RunCost(const CostOptions& options) {
   }
   analysis::ShapeMap shapes;
   if (!InferWithInputShapes(options.model, *graph, options.input_shapes,
-                            options.batch, &shapes))
+                            options.batch, options.skip_invalid_nodes, &shapes))
     return kExitFailure;
   analysis::RooflineModel model(*profile);
   absl::StatusOr<analysis::Regions> regions =

@@ -241,6 +241,16 @@ expect "mem on a missing file" 1 "mem: $TMP/nope.pb: error: no such file" -- "$G
 printf 'garbage' > "$TMP/garbage.pb"
 expect "cost on a garbled file" 1 "cost: $TMP/garbage.pb: error: not a valid binary GraphDef" -- "$GRAFT" cost "$TMP/garbage.pb"
 expect "mem on an inference graph (no regions)" 0 "" -- "$GRAFT" mem "$EXAMPLE"
+# A node whose attr disagrees with its inputs (what the fuzzer found: shape
+# inference read past a ConcatV2's inputs): refused, naming the node.
+BAD_CONCAT=fuzz/regressions/analyze_training/concatv2-n-disagrees-with-inputs.pbtxt
+expect "mem refuses a node that does not match its op" 1 "attr \`N\` of \`c\` is 1; its op wants at least 2; \`c\` \(ConcatV2\) has 3 data input\(s\); its op takes 2" -- "$GRAFT" mem "$BAD_CONCAT"
+check "... and prints nothing" test ! -s "$TMP/out"
+expect "cost refuses it too" 1 "\`c\` \(ConcatV2\) has 3 data input" -- "$GRAFT" cost "$BAD_CONCAT"
+expect "the checkpoint plan refuses it" 1 "plan \`checkpoints\`: 1 node\(s\) do not match their op: attr \`N\` of \`c\`" -- "$GRAFT" apply -r rules/checkpoint.graft "$BAD_CONCAT" -o "$TMP/bad_concat.pbtxt"
+check "... writing nothing" test ! -e "$TMP/bad_concat.pbtxt"
+expect "mem --skip-invalid-nodes analyses the rest and names the node" 0 "1 node\(s\) do not match their op; their outputs are unknown: \`c\`" -- "$GRAFT" mem --skip-invalid-nodes "$BAD_CONCAT"
+check "... leaving its shape unknown" grep -q "not fully known: c (ConcatV2)" "$TMP/out"
 check "... says why there are no regions" grep -q "regions: none (found no gradient seed" "$TMP/out"
 expect "cost on H100" 0 "" -- "$GRAFT" cost $D/convnet_train.pb --device h100_sxm --top 5
 check "cost: a small model is memory- and launch-bound on H100" grep -qE "^ +[0-9.]+ +[0-9.]+ +[0-9.]+  memory +ReluGrad" "$TMP/out"

@@ -183,6 +183,9 @@ struct MemOptions {
   std::vector<std::string> input_shapes;  // name=1,224,224,3
   int64_t batch = 0;                      // > 0: a dynamic batch dimension
   std::string default_device;             // of unplaced ops ("": none)
+  // Nodes that do not match their op: refused (false) or left unknown and
+  // listed (true).
+  bool skip_invalid_nodes = false;
 };
 int RunMem(const MemOptions& options);
 
@@ -195,6 +198,9 @@ struct CostOptions {
   std::vector<std::string> input_shapes;  // name=1,224,224,3
   int64_t batch = 0;                      // > 0: a dynamic batch dimension
   std::string default_device;             // of unplaced ops ("": none)
+  // Nodes that do not match their op: refused (false) or left unknown and
+  // listed (true).
+  bool skip_invalid_nodes = false;
 };
 int RunCost(const CostOptions& options);
 

@@ -34,6 +34,14 @@ void AddShapeOptions(CLI::App* cmd, std::vector<std::string>* input_shapes,
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
 }
 
+// What the analyses do with nodes that do not match their op.
+void AddSkipInvalidNodes(CLI::App* cmd, bool* skip) {
+  cmd->add_flag("--skip-invalid-nodes", *skip,
+                "Analyse a graph with nodes that do not match their op "
+                "(graft validate names them): their outputs stay unknown, "
+                "and they are listed");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -226,6 +234,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   mem_cmd->add_flag("--json", mem.json, "Print the numbers as JSON");
   AddShapeOptions(mem_cmd, &mem.input_shapes, &mem.batch);
+  AddSkipInvalidNodes(mem_cmd, &mem.skip_invalid_nodes);
   mem_cmd->add_option("--device-default", mem.default_device,
                       "The device of ops the graph does not place (as "
                       "/device:GPU:0); a tensor read on another device is "
@@ -245,6 +254,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   cost_cmd->add_flag("--json", cost.json, "Print the numbers as JSON");
   AddShapeOptions(cost_cmd, &cost.input_shapes, &cost.batch);
+  AddSkipInvalidNodes(cost_cmd, &cost.skip_invalid_nodes);
   cost_cmd->add_option("--device-default", cost.default_device,
                        "The device of ops the graph does not place: copies "
                        "between devices go over the host link, overlapped");

@@ -126,9 +126,14 @@ void CheckAttrs(const tf::OpDef& def, const Node& node,
   }
 }
 
+// With `signature_only`, what makes a node disagree with its op signature
+// alone (attrs, a Const's value, its data input count, ports its inputs
+// read): the checks per-op analyses rely on. Otherwise dtypes, unresolved
+// inputs and control inputs too.
 void CheckNode(const Graph& graph, const Node& node,
                const ValidateOptions& options,
-               std::vector<ValidationIssue>* issues) {
+               std::vector<ValidationIssue>* issues,
+               bool signature_only = false) {
   const OpRegistry& ops = OpRegistry::Tensorflow();
   auto report = [&](std::string message) {
     issues->push_back({node.id(), std::move(message)});
@@ -147,6 +152,7 @@ void CheckNode(const Graph& graph, const Node& node,
   for (int i = 0; i < node.num_inputs(); ++i) {
     Endpoint e = node.input(i);
     if (!e.valid()) {
+      if (signature_only) continue;
       report(absl::StrCat("input ", i, " of `", node.name(), "` names `",
                           graph.UnresolvedInputName(node.id(), i),
                           "`, which is not in the graph"));
@@ -162,7 +168,7 @@ void CheckNode(const Graph& graph, const Node& node,
                           " output(s)"));
       continue;
     }
-    if (options.check_dtypes && produced && expected) {
+    if (options.check_dtypes && !signature_only && produced && expected) {
       tf::DataType want = (*expected)[i];
       tf::DataType got = (*produced)[e.port];
       if (BaseType(want) != BaseType(got)) {
@@ -172,7 +178,8 @@ void CheckNode(const Graph& graph, const Node& node,
       }
     }
   }
-  for (size_t i = 0; i < node.control_inputs().size(); ++i) {
+  for (size_t i = 0; !signature_only && i < node.control_inputs().size();
+       ++i) {
     if (node.control_inputs()[i] == kNoNode) {
       report(absl::StrCat(
           "control input `^",
@@ -194,6 +201,13 @@ std::vector<ValidationIssue> ValidateNodes(const Graph& graph,
     if (id < 0 || id >= graph.id_limit() || !graph.node(id).alive()) continue;
     CheckNode(graph, graph.node(id), options, &issues);
   }
+  return issues;
+}
+
+std::vector<ValidationIssue> SignatureIssues(const Graph& graph,
+                                             const Node& node) {
+  std::vector<ValidationIssue> issues;
+  CheckNode(graph, node, ValidateOptions(), &issues, /*signature_only=*/true);
   return issues;
 }
 

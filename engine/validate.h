@@ -37,6 +37,14 @@ std::vector<ValidationIssue> ValidateNodes(const Graph& graph,
                                            std::vector<NodeId> ids,
                                            const ValidateOptions& options = {});
 
+// How `node` disagrees with its op's signature: an attr its op requires is
+// missing or of the wrong kind or below its minimum, a Const's value does
+// not fit its shape, its data input count is not what its attrs make the
+// op take, or an input reads an output port its producer lacks. Per-op
+// analyses (shapes, cost, memory) read only nodes with none of these.
+std::vector<ValidationIssue> SignatureIssues(const Graph& graph,
+                                             const Node& node);
+
 // OK, or an error listing the first problems found.
 absl::Status CheckValid(const Graph& graph,
                         const ValidateOptions& options = {});

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Fuzzes graft with libFuzzer (clang-14, ASan, UBSan): the binary and text
-# graph loaders, the rule compiler and the shipped rule libraries applied to
-# fuzzed graphs (fuzz/). Each target starts from the repository's own
-# inputs; whatever crashes, leaks, runs over 1 s or over 2 GB is written to
-# fuzz/regressions/<target>/, which `scripts/test.sh` replays from then on.
+# graph loaders, the rule compiler, the shipped rule libraries applied to
+# fuzzed graphs, and the training-graph analyses and planners (fuzz/). Each
+# target starts from the repository's own inputs; whatever crashes, leaks,
+# runs over 1 s or over 2 GB is written to fuzz/regressions/<target>/, which
+# `scripts/test.sh` replays from then on.
 #
-#   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   (default 60, all four)
+#   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   (default 60, all five)
 #   FUZZ_RUNS=1000000 scripts/fuzz.sh 1800 load_text    # stop after N runs
 #
 # Prints, per target: executions, coverage, peak RSS, new artifacts.
@@ -18,20 +19,24 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(load_binary load_text compile_rules apply_libraries)
+  targets=(load_binary load_text compile_rules apply_libraries analyze_training)
 fi
 declare -A seeds=(
   [load_binary]="examples tests/data"
   [load_text]="tests/golden tests/data"
   [compile_rules]="rules tests/golden examples"
   [apply_libraries]="tests/golden"
+  [analyze_training]="tests/golden tests/data"
 )
 declare -A extensions=(
   [load_binary]="pb"
   [load_text]="pbtxt"
   [compile_rules]="graft"
   [apply_libraries]="pbtxt"
+  [analyze_training]="pbtxt pb"
 )
+# The training graphs the tests export are 130-160 KB (binary).
+declare -A max_len=([analyze_training]=262144)
 
 bazel_fuzz=(bazel --output_base="${HOME}/.cache/graft-bazel-fuzz")
 labels=()
@@ -39,15 +44,20 @@ for t in "${targets[@]}"; do labels+=("//fuzz:$t"); done
 "${bazel_fuzz[@]}" build --config=fuzz "${labels[@]}" || exit 1
 bin="$("${bazel_fuzz[@]}" info --config=fuzz bazel-bin 2>/dev/null)/fuzz"
 
+dirty=""
+if ! git diff --quiet HEAD -- . 2>/dev/null; then dirty=" (with uncommitted changes)"; fi
+echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$dirty, ${seconds} s per target"
 printf '%-16s %12s %8s %8s %9s %8s %s\n' target executions exec/s coverage peak_rss seconds artifacts
 status=0
 for t in "${targets[@]}"; do
   corpus=".fuzz/corpus/$t"
   mkdir -p "$corpus" "fuzz/regressions/$t"
   for dir in ${seeds[$t]}; do
-    while IFS= read -r f; do
-      cp -n "$f" "$corpus/seed_${f//\//_}"
-    done < <(find "$dir" -type f -name "*.${extensions[$t]}" -size -1024k)
+    for ext in ${extensions[$t]}; do
+      while IFS= read -r f; do
+        cp -n "$f" "$corpus/seed_${f//\//_}"
+      done < <(find "$dir" -type f -name "*.$ext" -size -1024k)
+    done
   done
   before=$(ls "fuzz/regressions/$t" | wc -l)
   dict=()
@@ -56,7 +66,7 @@ for t in "${targets[@]}"; do
   start=$(date +%s)
   "$bin/$t" "$corpus" "fuzz/regressions/$t" "${dict[@]}" \
     -max_total_time="$seconds" -runs="${FUZZ_RUNS:--1}" \
-    -timeout=1 -rss_limit_mb=2048 -max_len=65536 \
+    -timeout=1 -rss_limit_mb=2048 -max_len="${max_len[$t]:-65536}" \
     -print_final_stats=1 -artifact_prefix="fuzz/regressions/$t/" >"$log" 2>&1
   rc=$?
   elapsed=$(($(date +%s) - start))

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds everything (warnings are errors) and runs
-# every test: the C++ unit and CLI tests under Bazel, then the interop tests
-# against TensorFlow. Ends with one line: `N passed, N failed`.
+# every test: the C++ unit and CLI tests under Bazel, every fuzz target for
+# 20 s (GRAFT_FUZZ_SECONDS), then the interop tests against TensorFlow.
+# Ends with one line: `N passed, N failed`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/setup.sh || exit 1
+scripts/setup.sh --fuzz || exit 1
 
 echo "== bazel build //..."
 bazel build //... || { echo "0 passed, 1 failed"; exit 1; }
@@ -25,6 +26,14 @@ if [[ -e /usr/local/cuda/include/cudnn.h ]]; then
   checks+=("cuda_profiler_builds=$?")
 else
   echo "no CUDA toolkit with cuDNN at /usr/local/cuda: skipped"
+fi
+
+echo "== fuzz every target briefly (scripts/fuzz.sh; long runs: docs/reliability.md)"
+if command -v clang-14 >/dev/null; then
+  scripts/fuzz.sh "${GRAFT_FUZZ_SECONDS:-20}"
+  checks+=("fuzz=$?")
+else
+  echo "no clang-14: skipped"
 fi
 
 echo "== interop tests (TensorFlow)"

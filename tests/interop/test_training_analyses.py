@@ -10,7 +10,8 @@ tf.compat.v1 graph mode with tf.gradients):
 - graft's schedule next to the order TensorFlow's single-threaded executor
   ran the same step in (the fraction of node pairs in the same order);
 - graft's simulated peak memory next to TensorFlow's own accounting of the
-  same step on CPU (RunMetadata allocation records); the numbers are
+  same step on CPU (RunMetadata allocation records, measured in a child
+  process with oneDNN on whatever the CPU: tf_memory.py); the numbers are
   printed and written to bazel-testlogs-interop/training_memory.txt.
 """
 from itertools import combinations
@@ -22,6 +23,7 @@ import pytest
 import tensorflow as tf
 
 from conftest import graft_binary, numbers_report, repo_path
+import tf_memory
 import training_graphs
 
 tf1 = tf.compat.v1
@@ -45,41 +47,6 @@ def tf_shapes(graph):
             dims = t.shape.as_list() if t.shape.rank is not None else None
             out[name] = dims if dims is not None and None not in dims else None
     return out
-
-
-def tf_step(graph):
-    """TensorFlow's own account of one training step on CPU with one thread:
-    the peak of its allocation records, and the nodes in the order they
-    started."""
-    rng = np.random.default_rng(3)
-    config = tf1.ConfigProto(inter_op_parallelism_threads=1, intra_op_parallelism_threads=1)
-    with graph.as_default():
-        init = tf1.global_variables_initializer()
-    with tf1.Session(graph=graph, config=config) as sess:
-        sess.run(init)
-        x = graph.get_tensor_by_name("x:0")
-        labels = graph.get_tensor_by_name("labels:0")
-        feed = {x: rng.standard_normal(x.shape.as_list()).astype(np.float32)}
-        if labels.dtype == tf.int32:
-            feed[labels] = rng.integers(0, 10, labels.shape.as_list()).astype(np.int32)
-        else:
-            feed[labels] = np.eye(10, dtype=np.float32)[rng.integers(0, 10, labels.shape[0])]
-        sess.run("train", feed)  # warm up
-        options = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE)
-        metadata = tf1.RunMetadata()
-        sess.run(["train", "loss:0"], feed, options=options, run_metadata=metadata)
-    events, starts = [], []
-    for dev in metadata.step_stats.dev_stats:
-        for node in dev.node_stats:
-            starts.append((node.all_start_micros, node.node_name))
-            for memory in node.memory:
-                events += [(r.alloc_micros, r.alloc_bytes) for r in memory.allocation_records]
-    assert events, "TensorFlow recorded no allocations"
-    live = peak = 0
-    for _, size in sorted(events):
-        live += size
-        peak = max(peak, live)
-    return peak, [name for _, name in sorted(starts)]
 
 
 def same_order(steps, order):
@@ -127,7 +94,7 @@ def test_training_graph(tmp_path, report, name):
     assert mem["saved_for_backward"] > 5
 
     # The schedule and peak memory next to TensorFlow's own run of the step.
-    theirs, order = tf_step(training_graphs.MODELS[name]())
+    theirs, order = tf_memory.allocation_records(name)
     steps = {n: v["step"] for n, v in mem["nodes"].items()}
     agreement = same_order(steps, order)
     ours = mem["devices"][0]["peak_bytes"]

@@ -1,0 +1,88 @@
+// Fuzz target: the training-graph analyses and planners on a fuzzed graph
+// (text GraphDef, else binary), as `graft mem`, `graft cost` and the
+// checkpoint and swap libraries run them: shapes, regions, schedule and
+// memory, the cost of every node and the step, then every checkpoint
+// strategy with its segments and triggers, the swap candidates and their
+// triggers, and the early gradient ops. Nodes that do not match their op
+// are analysed as `--skip-invalid-nodes` does (left unknown), so every
+// analysis must stay safe on them; each must also agree with the signature
+// check (no shape for a node it refuses).
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "analysis/checkpoint.h"
+#include "analysis/cost.h"
+#include "analysis/memory.h"
+#include "analysis/regions.h"
+#include "analysis/schedule.h"
+#include "analysis/shapes.h"
+#include "analysis/swap.h"
+#include "engine/graph_io.h"
+
+namespace {
+
+using namespace graft;            // NOLINT
+using namespace graft::analysis;  // NOLINT
+
+void Plan(const TrainingGraph& g, const RooflineModel& model) {
+  int64_t peak = 0;
+  for (const DeviceMemory& d : g.memory.devices)
+    peak = std::max(peak, d.peak_bytes);
+  for (const char* strategy : {"speed", "memory", "budget", "list"}) {
+    CheckpointOptions options{strategy, "conv|dense", peak / 2};
+    absl::StatusOr<std::vector<Endpoint>> cps = ChooseCheckpoints(g, options);
+    if (!cps.ok()) continue;
+    for (const std::vector<NodeId>& segment : RecomputeSegments(g, *cps)) {
+      SegmentOutputs(g, segment);
+      RecomputeTrigger(g, segment);
+    }
+  }
+  SwapOptions swap;
+  swap.threshold_bytes = 0;
+  swap.min_distance = 1;
+  absl::StatusOr<std::vector<Endpoint>> swaps = SwapCandidates(g, swap);
+  if (swaps.ok()) {
+    for (size_t i = 0; i < swaps->size() && i < 8; ++i)
+      (void)SwapTrigger(g, model, (*swaps)[i], 1, 20);
+  }
+  swap.budget_bytes = peak / 2;
+  (void)SwapCandidates(g, swap);
+  for (NodeId op : EarlyGradientOps(g)) LateTrigger(g, op);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const RooflineModel* model = [] {
+    absl::StatusOr<DeviceProfile> profile = LoadDeviceProfile("h100_sxm");
+    if (!profile.ok()) std::abort();
+    return new RooflineModel(*profile);
+  }();
+  std::string bytes(reinterpret_cast<const char*>(data), size);
+  absl::StatusOr<Graph> graph =
+      ParseGraph(bytes, GraphFormat::kText, "fuzz.pbtxt");
+  if (!graph.ok()) graph = ParseGraph(bytes, GraphFormat::kBinary, "fuzz.pb");
+  if (!graph.ok()) return 0;
+
+  ShapeMap shapes = InferShapes(*graph);
+  for (const auto& [id, message] : shapes.mismatched()) {
+    for (int p = 0; p < shapes.num_outputs(id); ++p) {
+      // A refused node gets no shape from a shape function.
+      if (shapes.at({id, p}).value && !graph->node(id).attr("_output_shapes"))
+        std::abort();
+    }
+  }
+  absl::StatusOr<std::vector<NodeId>> order = ExecutorOrder(*graph);
+  graph->ForEachNode([&](const Node& n) {
+    (void)model->Cost(*graph, shapes, n.id());
+    (void)MeasurementKey(shapes, n);
+  });
+  if (order.ok()) EstimateStepTime(*graph, shapes, *model, *order, "");
+  absl::StatusOr<MemoryReport> memory = SimulateMemory(*graph, shapes);
+  absl::StatusOr<Regions> regions = FindRegions(*graph, shapes);
+  if (memory.ok() && regions.ok())
+    Plan(TrainingGraph{*graph, shapes, *regions, *memory}, *model);
+  return 0;
+}
