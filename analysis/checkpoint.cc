@@ -468,6 +468,33 @@ std::vector<Endpoint> SegmentOutputs(const TrainingGraph& g,
   return out;
 }
 
+std::vector<Endpoint> SegmentEntries(const TrainingGraph& g,
+                                     absl::Span<const NodeId> segment) {
+  absl::flat_hash_set<NodeId> inside(segment.begin(), segment.end());
+  std::vector<Endpoint> out;
+  for (NodeId id : segment) {
+    const Node& n = g.graph.node(id);
+    if (!n.alive()) continue;
+    Endpoint gate;
+    bool entry = true;
+    for (Endpoint e : n.inputs()) {
+      if (!e.valid()) continue;
+      if (inside.count(e.node)) {
+        entry = false;
+        break;
+      }
+      // A tensor that varies (not a constant) is the one to hold back.
+      if (!gate.valid() || (g.graph.node(gate.node).op() == "Const" &&
+                            g.graph.node(e.node).op() != "Const"))
+        gate = e;
+    }
+    if (entry && gate.valid() &&
+        std::find(out.begin(), out.end(), gate) == out.end())
+      out.push_back(gate);
+  }
+  return out;
+}
+
 std::vector<NodeId> RecomputeTrigger(const TrainingGraph& g,
                                      absl::Span<const NodeId> segment) {
   NodeId first = kNoNode;

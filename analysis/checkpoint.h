@@ -60,6 +60,16 @@ std::vector<std::vector<NodeId>> RecomputeSegments(
 std::vector<Endpoint> SegmentOutputs(const TrainingGraph& g,
                                      absl::Span<const NodeId> segment);
 
+// One tensor from outside `segment` for each of its entry nodes (those that
+// read nothing the segment computes), a varying one before a constant: what
+// a segment's copies are held back by. Holding back these inputs, rather
+// than putting control inputs on the copies, orders the recomputation
+// without an op TensorFlow's fusions expect to have data inputs only (a
+// Conv2D feeding a BiasAdd, which oneDNN's layout pass merges) gaining a
+// control input.
+std::vector<Endpoint> SegmentEntries(const TrainingGraph& g,
+                                     absl::Span<const NodeId> segment);
+
 // What a segment's copies wait for, so that they run just before the first
 // backward op that reads the segment: the backward producers of that op's
 // other inputs (the gradient seed when it has none, so that the copies

@@ -160,6 +160,18 @@ void RegisterPlannerHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
             /*schedule=*/false);
       });
   AddBuiltinHook(
+      r, "segment_entries", {VT::kList}, VT::kList,
+      "one tensor from outside a segment for each node of it that reads "
+      "nothing the segment computes: what holds its copies back",
+      [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return WithTrainingGraph(
+            *cache, ctx.graph,
+            [&](const TrainingGraph& g) -> absl::StatusOr<Value> {
+              return TensorList(SegmentEntries(g, NodesOf(a[0])));
+            },
+            /*schedule=*/false);
+      });
+  AddBuiltinHook(
       r, "recompute_trigger", {VT::kList}, VT::kList,
       "what a segment's copies wait for: the backward inputs of the first "
       "backward op that reads the segment (else the gradient seed)",

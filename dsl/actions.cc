@@ -343,13 +343,19 @@ class ActionRunner : public NodeFactory {
       if (!n.ok()) return n.status();
       nodes.insert(nodes.end(), n->begin(), n->end());
     }
+    // x -> y, or xs -> ys: the lists paired item by item.
     absl::flat_hash_map<Endpoint, Endpoint> replacements;
     for (const auto& [from, to] : a.replacements) {
-      absl::StatusOr<Endpoint> f = TensorArg(*from);
+      absl::StatusOr<std::vector<Endpoint>> f = TensorsArg(*from);
       if (!f.ok()) return f.status();
-      absl::StatusOr<Endpoint> t = TensorArg(*to);
+      absl::StatusOr<std::vector<Endpoint>> t = TensorsArg(*to);
       if (!t.ok()) return t.status();
-      replacements[*f] = *t;
+      if (f->size() != t->size()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("`with` replaces ", f->size(), " tensor(s) by ",
+                         t->size()));
+      }
+      for (size_t i = 0; i < f->size(); ++i) replacements[(*f)[i]] = (*t)[i];
     }
     // `{node}` in the template is the original's name.
     std::string name = Substitute(a.name_template, graph(), b_);

@@ -129,21 +129,31 @@ def dropout_chain(layers=4, batch=2, width=4):
     return graph
 
 
-def unet(batch=2, size=32):
+def unet(batch=2, size=32, bias=False):
     """A small U-Net: strided convs down, conv2d_transpose up, skip
     connections by concatenation (ConcatOffset and Slice in the gradient),
-    a per-pixel sigmoid cross-entropy."""
+    a per-pixel sigmoid cross-entropy. With `bias`, every conv is followed
+    by a BiasAdd (what TensorFlow's oneDNN layout pass fuses)."""
     rng = np.random.default_rng(3)
+
+    def conv(x, channels, name, rng):
+        y = _conv(x, channels, name, rng)
+        if not bias:
+            return y
+        b = tf1.get_variable(name + "/b", initializer=rng.standard_normal(
+            channels).astype(np.float32) * 0.1)
+        return tf.nn.bias_add(y, b, name=name + "/bias")
+
     graph = tf.Graph()
     with graph.as_default():
         x = tf1.placeholder(tf.float32, [batch, size, size, 3], name="x")
         labels = tf1.placeholder(tf.float32, [batch, size, size, 1], name="labels")
         skips, h = [], x
         for i, c in enumerate([8, 16, 32]):
-            h = tf.nn.relu(_conv(h, c, "down%d" % i, rng))
+            h = tf.nn.relu(conv(h, c, "down%d" % i, rng))
             skips.append(h)
             h = tf.nn.max_pool2d(h, 2, 2, "SAME", name="pool%d" % i)
-        h = tf.nn.relu(_conv(h, 64, "bottom", rng))
+        h = tf.nn.relu(conv(h, 64, "bottom", rng))
         for i, skip in reversed(list(enumerate(skips))):
             c = int(skip.shape[-1])
             w = tf1.get_variable("up%d/w" % i, initializer=rng.standard_normal(
@@ -152,8 +162,8 @@ def unet(batch=2, size=32):
                                        name="up%d" % i)
             h = tf.reshape(h, skip.shape)
             h = tf.concat([h, skip], axis=3, name="cat%d" % i)
-            h = tf.nn.relu(_conv(h, c, "dec%d" % i, rng))
-        logits = _conv(h, 1, "head", rng)
+            h = tf.nn.relu(conv(h, c, "dec%d" % i, rng))
+        logits = conv(h, 1, "head", rng)
         loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(
             labels=labels, logits=logits), name="loss")
         _train(loss)
