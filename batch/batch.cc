@@ -110,9 +110,43 @@ report::BatchModel RunOne(const BatchInput& in,
 
 }  // namespace
 
+namespace {
+
+// A folder TensorFlow's SavedModel loader reads (saved_model.pb or
+// saved_model.pbtxt at its top).
+bool IsSavedModel(const fs::path& folder) {
+  std::error_code ec;
+  return fs::is_regular_file(folder / "saved_model.pb", ec) ||
+         fs::is_regular_file(folder / "saved_model.pbtxt", ec);
+}
+
+absl::Status SavedModelError(const fs::path& folder) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      folder.string(),
+      ": a SavedModel; graft reads frozen GraphDefs (.pb, .pbtxt)"));
+}
+
+// The same file or folder, however it is spelled (`out`, `./out/`).
+std::string Canonical(const fs::path& p) {
+  std::error_code ec;
+  fs::path c = fs::weakly_canonical(fs::absolute(p, ec), ec);
+  return (ec ? p.lexically_normal() : c).string();
+}
+
+bool Within(const std::string& path, const std::string& folder) {
+  return path == folder ||
+         (path.size() > folder.size() && path.compare(0, folder.size(), folder) == 0 &&
+          (folder.back() == '/' || path[folder.size()] == '/'));
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<BatchInput>> ExpandInputs(
     const std::vector<std::string>& inputs, const std::string& out_dir) {
   std::map<std::string, std::string> found;  // input -> output
+  // The output folder is never read as input (a rerun would rewrite its
+  // own results), whatever the path says.
+  std::string out_canonical = out_dir.empty() ? "" : Canonical(out_dir);
   for (const std::string& input : inputs) {
     std::error_code ec;
     fs::file_status st = fs::status(input, ec);
@@ -122,12 +156,26 @@ absl::StatusOr<std::vector<BatchInput>> ExpandInputs(
     }
     if (fs::is_directory(st)) {
       fs::path root(input);
+      if (IsSavedModel(root)) return SavedModelError(root);
+      size_t before = found.size();
       for (auto it = fs::recursive_directory_iterator(root, ec);
            !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        std::error_code dir_ec;
+        if (it->is_directory(dir_ec)) {
+          if (!out_canonical.empty() &&
+              Canonical(it->path()) == out_canonical) {
+            it.disable_recursion_pending();
+          } else if (IsSavedModel(it->path())) {
+            return SavedModelError(it->path());
+          }
+          continue;
+        }
         // Every graph file, readable or not (a broken link, a FIFO): what
         // cannot be read is reported with the batch.
-        std::error_code dir_ec;
-        if (it->is_directory(dir_ec) || !IsGraphFile(it->path())) continue;
+        if (!IsGraphFile(it->path())) continue;
+        if (!out_canonical.empty() &&
+            Within(Canonical(it->path()), out_canonical))
+          continue;
         fs::path rel = fs::relative(it->path(), root);
         found.emplace(it->path().string(), (fs::path(out_dir) / rel).string());
       }
@@ -135,9 +183,26 @@ absl::StatusOr<std::vector<BatchInput>> ExpandInputs(
         return absl::UnavailableError(
             absl::StrCat(input, ": cannot list the folder: ", ec.message()));
       }
+      if (found.size() == before) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            input, ": no models (.pb, .pbtxt files) in this folder"));
+      }
     } else {
       found.emplace(input,
                     (fs::path(out_dir) / fs::path(input).filename()).string());
+    }
+  }
+  // Two inputs to one output would overwrite each other: refused before
+  // anything is written, naming both.
+  std::map<std::string, std::string> by_output;
+  for (const auto& [in, o] : found) {
+    if (out_dir.empty()) break;  // nothing is written (review)
+    auto [it, fresh] = by_output.emplace(Canonical(o), in);
+    if (!fresh) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "`", it->second, "` and `", in, "` would both be written to `", o,
+          "`; give them separate output folders (or apply a folder that "
+          "holds both, whose layout the output mirrors)"));
     }
   }
   std::vector<BatchInput> out;

@@ -23,7 +23,9 @@ struct BatchInput {
 // The models `inputs` name: files, and the `.pb`/`.pbtxt` files of folders
 // (searched recursively), each with its output under `out_dir` (a folder's
 // layout mirrored below it; a file by its name). Sorted by input path;
-// duplicates once. An input that does not exist is an error.
+// duplicates once. Errors: an input that does not exist, a folder with no
+// models, a SavedModel folder, two inputs with one output. Nothing under
+// `out_dir` is an input.
 absl::StatusOr<std::vector<BatchInput>> ExpandInputs(
     const std::vector<std::string>& inputs, const std::string& out_dir);
 

@@ -334,6 +334,49 @@ check "nothing written for an unreachable swap budget" test ! -e "$TMP/swap_neve
 expect "a bad exclude regex" 1 "plan \`candidates\`" -- "$GRAFT" apply -r rules/swap.graft "$CK" -o "$TMP/swap_never.pbtxt" --param "exclude=(("
 check "nothing written after a bad exclude" test ! -e "$TMP/swap_never.pbtxt"
 
+# Outputs: a symlink is written through (the link kept), `-` and
+# /dev/stdout are standard output, a FIFO is written directly.
+O="$TMP/outputs"
+mkdir -p "$O"
+ln -s target.pbtxt "$O/link.pbtxt"
+expect "convert to a symlink" 0 "" -- "$GRAFT" convert "$EXAMPLE" "$O/link.pbtxt"
+check "... keeps the link" test -L "$O/link.pbtxt"
+check "... and writes its target" grep -q 'op: "Placeholder"' "$O/target.pbtxt"
+echo "old" > "$O/target2.pbtxt"
+ln -s target2.pbtxt "$O/link2.pbtxt"
+expect "apply to a symlink of an existing file" 0 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$EXAMPLE" -o "$O/link2.pbtxt"
+check "... replaces the target, keeps the link" test -L "$O/link2.pbtxt" -a "$(grep -c 'op: "FusedBatchNorm' "$O/target2.pbtxt")" -eq 0 -a -s "$O/target2.pbtxt"
+expect "convert to -" 0 "" -- "$GRAFT" convert "$EXAMPLE" - --output-format pbtxt
+check "... streams the graph" grep -q 'op: "Placeholder"' "$TMP/out"
+check "... and makes no file named -" test ! -e ./-
+expect "apply -o -" 0 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$EXAMPLE" -o - --output-format pbtxt
+check "... streams the rewritten graph" test "$(grep -c 'op: "FusedBatchNorm' "$TMP/out")" -eq 0 -a "$(grep -c 'node {' "$TMP/out")" -gt 10
+expect "convert to /dev/stdout" 0 "" -- "$GRAFT" convert "$EXAMPLE" /dev/stdout --output-format pbtxt
+check "... streams it, /dev/stdout still a link" test -L /dev/stdout -a "$(grep -c 'node {' "$TMP/out")" -gt 10
+mkfifo "$O/fifo"
+(cat "$O/fifo" > "$O/from_fifo.pb") &
+expect "convert to a FIFO" 0 "" -- "$GRAFT" convert "$EXAMPLE" "$O/fifo"
+wait
+check "... writes through it" cmp -s "$O/from_fifo.pb" "$EXAMPLE"
+check "... and the FIFO stays" test -p "$O/fifo"
+expect "apply --report -" 0 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$EXAMPLE" -o "$O/r.pb" --report -
+check "... prints the report" grep -q '"rewrites"' "$TMP/out"
+
+# Batch outputs: collisions refused before anything is written; the output
+# folder inside an input folder is not read back; an empty folder and a
+# SavedModel are errors that say so.
+B="$TMP/batch_outputs"
+mkdir -p "$B/a" "$B/b" "$B/zoo" "$B/empty" "$B/sm/variables"
+cp "$EXAMPLE" "$B/a/m.pb"; cp "$EXAMPLE" "$B/b/m.pb"; cp "$EXAMPLE" "$B/zoo/x.pb"
+touch "$B/sm/saved_model.pb"
+expect "two inputs to one output" 1 "\`$B/a/m.pb\` and \`$B/b/m.pb\` would both be written to \`$B/out/m.pb\`" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/a/m.pb" "$B/b/m.pb" -o "$B/out"
+check "... writes nothing" test ! -e "$B/out"
+expect "an output folder inside the input folder" 0 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/zoo" -o "$B/zoo/out"
+expect "... is not read back next time" 0 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/zoo" -o "$B/zoo/out" --report "$B/zoo.json"
+check "... one model, no out/out" test ! -e "$B/zoo/out/out" -a "$(grep -c '"input": ".*out/' "$B/zoo.json")" -eq 0
+expect "an empty folder" 1 "$B/empty: no models \(.pb, .pbtxt files\) in this folder" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/empty" -o "$B/empty_out"
+expect "a SavedModel folder" 1 "$B/sm: a SavedModel; graft reads frozen GraphDefs" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/sm" -o "$B/sm_out"
+
 # Batch apply: a folder of models with a garbled and an unreadable one (both
 # reported, the rest written, exit 1); shards cover every model once;
 # resume; outputs identical to one model at a time.

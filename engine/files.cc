@@ -17,6 +17,9 @@ absl::Status Located(absl::string_view path, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(path, ": error: ", what));
 }
 
+absl::Status CheckWritableFile(const std::string& path,
+                               const std::string& named);
+
 }  // namespace
 
 absl::StatusOr<std::string> ReadFile(const std::string& path, int64_t max_bytes,
@@ -64,22 +67,66 @@ absl::StatusOr<std::string> ReadFileBytes(const std::string& path,
   return bytes;
 }
 
+absl::StatusOr<OutputTarget> ResolveOutput(const std::string& path) {
+  if (path == "-") return OutputTarget{OutputTarget::Kind::kStdout, path};
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode) &&
+      !S_ISDIR(info.st_mode)) {
+    return OutputTarget{OutputTarget::Kind::kStream, path};
+  }
+  // Follow symlinks to the file they name; a relative target is relative
+  // to the link's folder.
+  std::string at = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    if (lstat(at.c_str(), &info) != 0 || !S_ISLNK(info.st_mode))
+      return OutputTarget{OutputTarget::Kind::kFile, at};
+    std::string target(4096, '\0');
+    ssize_t n = readlink(at.c_str(), target.data(), target.size());
+    if (n < 0 || static_cast<size_t>(n) >= target.size())
+      return Located(path, absl::StrCat("cannot follow the link: ",
+                                        std::strerror(errno)));
+    target.resize(static_cast<size_t>(n));
+    size_t slash = at.rfind('/');
+    if (!target.empty() && target[0] != '/' && slash != std::string::npos)
+      target = at.substr(0, slash + 1) + target;
+    at = target;
+  }
+  return Located(path, "too many levels of symbolic links");
+}
+
 absl::Status CheckWritable(const std::string& path) {
+  absl::StatusOr<OutputTarget> target = ResolveOutput(path);
+  if (!target.ok()) return target.status();
+  if (target->kind == OutputTarget::Kind::kStdout) return absl::OkStatus();
+  if (target->kind == OutputTarget::Kind::kStream) {
+    if (access(path.c_str(), W_OK) != 0)
+      return Located(path, absl::StrCat("cannot write: ", std::strerror(errno)));
+    return absl::OkStatus();
+  }
+  return CheckWritableFile(target->path, path);
+}
+
+namespace {
+
+absl::Status CheckWritableFile(const std::string& path,
+                               const std::string& named) {
   struct stat info;
   if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
-    return Located(path, "is a directory, expected a file to write");
+    return Located(named, "is a directory, expected a file to write");
   size_t slash = path.rfind('/');
   std::string folder = slash == std::string::npos ? "." : path.substr(0, slash);
   if (folder.empty()) folder = "/";
   std::string probe = absl::StrCat(path, ".graft-probe-XXXXXX");
   int fd = mkstemp(probe.data());
   if (fd < 0) {
-    return Located(path, absl::StrCat("cannot write here (", folder,
-                                      "): ", std::strerror(errno)));
+    return Located(named, absl::StrCat("cannot write here (", folder,
+                                       "): ", std::strerror(errno)));
   }
   close(fd);
   unlink(probe.c_str());
   return absl::OkStatus();
 }
+
+}  // namespace
 
 }  // namespace graft

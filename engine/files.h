@@ -31,6 +31,18 @@ absl::StatusOr<std::string> ReadFileBytes(
     const std::string& path, int64_t max_bytes = kMaxGraphFileBytes,
     absl::string_view what = "a graph file");
 
+// Where an output named `path` goes. `-` is standard output; an existing
+// character device, pipe or socket (`/dev/stdout`, a FIFO) is written
+// directly, never renamed over; a symlink is followed to the file it names
+// (which need not exist yet), so that writing it replaces the target, in
+// the target's folder, and keeps the link.
+struct OutputTarget {
+  enum class Kind { kFile, kStream, kStdout };
+  Kind kind = Kind::kFile;
+  std::string path;  // kFile: the file to replace; kStream: what to open
+};
+absl::StatusOr<OutputTarget> ResolveOutput(const std::string& path);
+
 // Whether a file can be written at `path` (its folder exists and takes a new
 // file; `path` is not a folder), checked by creating and removing a probe
 // file beside it. Commands check every path they will write before they

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -19,6 +20,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "engine/files.h"
 #include "engine/wire_format.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/tokenizer.h"
@@ -542,9 +544,58 @@ absl::Status WriteFileAtomically(const std::string& path,
       path, [&](const FileWriter& out) { return out.write(contents); });
 }
 
+namespace {
+
+// Writes everything to `fd` (standard output, a device or a pipe).
+FileWriter StreamWriter(int fd, const std::string& path) {
+  FileWriter writer;
+  writer.write = [fd, path](absl::string_view contents) -> absl::Status {
+    size_t written = 0;
+    while (written < contents.size()) {
+      ssize_t n =
+          write(fd, contents.data() + written, contents.size() - written);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Located(path,
+                       absl::StrCat("cannot write: ", std::strerror(errno)));
+      }
+      written += static_cast<size_t>(n);
+    }
+    return absl::OkStatus();
+  };
+  writer.copy = [](int, int64_t, size_t) -> absl::StatusOr<bool> {
+    return false;  // no copy_file_range into a stream
+  };
+  return writer;
+}
+
+}  // namespace
+
 absl::Status WriteFileAtomicallyWith(
-    const std::string& path,
+    const std::string& named,
     const std::function<absl::Status(const FileWriter&)>& fill) {
+  // `-`, a device or a pipe is written directly; a symlink is followed, so
+  // that its target is replaced and the link kept.
+  absl::StatusOr<OutputTarget> target = ResolveOutput(named);
+  if (!target.ok()) return target.status();
+  if (target->kind == OutputTarget::Kind::kStdout) {
+    absl::Status s = fill(StreamWriter(STDOUT_FILENO, "standard output"));
+    std::cout.flush();
+    return s;
+  }
+  if (target->kind == OutputTarget::Kind::kStream) {
+    int fd = open(named.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+      return Located(named,
+                     absl::StrCat("cannot write: ", std::strerror(errno)));
+    }
+    absl::Status s = fill(StreamWriter(fd, named));
+    if (close(fd) != 0 && s.ok()) {
+      s = Located(named, absl::StrCat("cannot write: ", std::strerror(errno)));
+    }
+    return s;
+  }
+  const std::string& path = target->path;
   struct stat info;
   if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
     return Located(path, "is a directory, expected a file to write");

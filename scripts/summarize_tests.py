@@ -1,6 +1,6 @@
 """Adds up test results: GoogleTest XML under bazel-testlogs, `N passed, N
-failed` lines of shell tests, a pytest JUnit file, and checks given as
-`name=exit_status` (one test each). Prints one line `N passed, N failed`
+failed` lines of shell tests, pytest JUnit files (a file, or every *.xml of
+a folder), and checks given as `name=exit_status` (one test each). Prints one line `N passed, N failed`
 and exits 1 when anything failed or nothing ran."""
 import os
 import re
@@ -41,11 +41,16 @@ def main(testlogs, pytest_xml, checks=()):
         else:
             p, f = count_junit(os.path.join(dirpath, "test.xml"))
         passed, failed = passed + p, failed + f
-    if os.path.exists(pytest_xml):
-        p, f = count_junit(pytest_xml)
-        passed, failed = passed + p, failed + f
+    if os.path.isdir(pytest_xml):
+        xmls = sorted(os.path.join(pytest_xml, f) for f in os.listdir(pytest_xml)
+                      if f.endswith(".xml"))
     else:
-        failed += 1
+        xmls = [pytest_xml] if os.path.exists(pytest_xml) else []
+    if not xmls:
+        failed += 1  # pytest died before writing its report
+    for xml in xmls:
+        p, f = count_junit(xml)
+        passed, failed = passed + p, failed + f
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed or not passed else 0
 
