@@ -268,6 +268,53 @@ void UpdateShapes(const Graph& graph, const ShapeOptions& options,
   }
 }
 
+std::vector<std::pair<NodeId, std::string>> ShapeConflicts(
+    const Graph& graph, const ShapeMap& shapes) {
+  std::vector<std::pair<NodeId, std::string>> out;
+  auto flag = [](const Node& n, const char* name) {
+    const tf::AttrValue* v = n.attr(name);
+    return v != nullptr && v->b();
+  };
+  graph.ForEachNode([&](const Node& n) {
+    if (n.num_inputs() < 2 || shapes.mismatched().count(n.id())) return;
+    const TensorInfo& a = shapes.at(n.input(0));
+    const TensorInfo& b = shapes.at(n.input(1));
+    if (!a.known_rank || !b.known_rank) return;
+    auto conflict = [&](int64_t x, int64_t y, const std::string& what) {
+      if (x < 0 || y < 0 || x == y) return;
+      out.push_back({n.id(), absl::StrCat("`", n.name(), "` (", n.op(),
+                                          "): ", what, " differ: ", x, " and ",
+                                          y, " (shapes ", a.ShapeString(),
+                                          " and ", b.ShapeString(), ")")});
+    };
+    const std::string& op = n.op();
+    if (op == "MatMul" && a.dims.size() == 2 && b.dims.size() == 2) {
+      conflict(a.dims[flag(n, "transpose_a") ? 0 : 1],
+               b.dims[flag(n, "transpose_b") ? 1 : 0], "inner dimensions");
+    } else if ((op == "BatchMatMul" || op == "BatchMatMulV2" ||
+                op == "BatchMatMulV3") &&
+               a.dims.size() >= 2 && b.dims.size() >= 2) {
+      conflict(a.dims[a.dims.size() - (flag(n, "adj_x") ? 2 : 1)],
+               b.dims[b.dims.size() - (flag(n, "adj_y") ? 1 : 2)],
+               "inner dimensions");
+    } else if (op == "BiasAdd" && b.dims.size() == 1 && !a.dims.empty()) {
+      const tf::AttrValue* f = n.attr("data_format");
+      bool nchw = f != nullptr && f->s() == "NCHW" && a.dims.size() > 1;
+      conflict(a.dims[nchw ? 1 : a.dims.size() - 1], b.dims[0],
+               "the channels and the bias length");
+    } else if (op == "Conv2D" && a.dims.size() == 4 && b.dims.size() == 4) {
+      const tf::AttrValue* f = n.attr("data_format");
+      bool nchw = f != nullptr && f->s() == "NCHW";
+      int64_t channels = a.dims[nchw ? 1 : 3];
+      // Grouped convolutions: the input's channels a multiple of the
+      // filter's.
+      if (channels >= 0 && b.dims[2] > 0 && channels % b.dims[2] == 0) return;
+      conflict(channels, b.dims[2], "the input's and the filter's channels");
+    }
+  });
+  return out;
+}
+
 ShapeMap InferShapes(const Graph& graph, const ShapeOptions& options) {
   ShapeMap map;
   map.outputs_.resize(graph.id_limit());

@@ -90,6 +90,14 @@ ShapeMap InferShapes(const Graph& graph, const ShapeOptions& options = {});
 void UpdateShapes(const Graph& graph, const ShapeOptions& options,
                   const std::vector<NodeId>& touched, ShapeMap* map);
 
+// Shapes TensorFlow's importer refuses, where both sides are known: a
+// MatMul or BatchMatMul whose inner dimensions differ (transposes applied),
+// a BiasAdd whose bias is not as long as the channel dimension, a Conv2D
+// whose filter's input channels are not the input's. One message per node,
+// in node order, as the validator words them.
+std::vector<std::pair<NodeId, std::string>> ShapeConflicts(
+    const Graph& graph, const ShapeMap& shapes);
+
 }  // namespace graft::analysis
 
 #endif  // GRAFT_ANALYSIS_SHAPES_H_

@@ -1,5 +1,7 @@
 #include "batch/review.h"
 
+#include <algorithm>
+
 #include <atomic>
 #include <set>
 #include <thread>
@@ -28,6 +30,20 @@ absl::StatusOr<Graph> Apply(const std::string& path,
   return graph;
 }
 
+// `text` up to `max` lines, then how many more there were.
+std::string CutLines(const std::string& text, int max) {
+  if (max <= 0) return text;
+  size_t at = 0;
+  for (int i = 0; i < max && at != std::string::npos; ++i) {
+    at = text.find('\n', at);
+    if (at != std::string::npos) ++at;
+  }
+  if (at == std::string::npos || at >= text.size()) return text;
+  int64_t rest = std::count(text.begin() + at, text.end(), '\n');
+  return absl::StrCat(text.substr(0, at), "... ", rest,
+                      " more line(s) of this diff (--full shows all)\n");
+}
+
 ModelReview ReviewOne(size_t index, const std::string& path,
                       const std::vector<dsl::CompiledStep>& base,
                       const std::vector<dsl::CompiledStep>& head,
@@ -47,7 +63,7 @@ ModelReview ReviewOne(size_t index, const std::string& path,
   GraphDiff diff = DiffGraphs(*b, *h);
   r.differs = !diff.empty() || r.base_rewrites != r.head_rewrites;
   if (!diff.empty()) {
-    r.diff_text = FormatDiffText(diff);
+    r.diff_text = CutLines(FormatDiffText(diff), options.max_diff_lines);
     if (options.drawings) {
       draw::DrawingOptions drawing;
       drawing.context = options.context;
@@ -93,7 +109,34 @@ std::string Unchanged(const std::vector<ModelReview>& reviews) {
                       " model(s).\n");
 }
 
+// "2 model(s) failed:" and each with its error, one a line.
+std::string FailedLines(const std::vector<ModelReview>& reviews,
+                        const std::string& bullet) {
+  if (Failed(reviews) == 0) return "";
+  std::string out = absl::StrCat(Failed(reviews), " model(s) failed:\n");
+  for (const ModelReview& r : reviews) {
+    if (!r.error.empty()) absl::StrAppend(&out, bullet, r.input, ": ", r.error, "\n");
+  }
+  return out;
+}
+
+// The rules whose rewrite counts changed, over every model.
+std::string TotalRuleChanges(const std::vector<ModelReview>& reviews) {
+  ModelReview total;
+  for (const ModelReview& r : reviews) {
+    for (const auto& [k, v] : r.base_rewrites) total.base_rewrites[k] += v;
+    for (const auto& [k, v] : r.head_rewrites) total.head_rewrites[k] += v;
+  }
+  return RuleChanges(total);
+}
+
 }  // namespace
+
+int Failed(const std::vector<ModelReview>& reviews) {
+  int n = 0;
+  for (const ModelReview& r : reviews) n += r.error.empty() ? 0 : 1;
+  return n;
+}
 
 std::vector<ModelReview> ReviewChange(
     const std::vector<std::string>& models,
@@ -114,29 +157,38 @@ std::vector<ModelReview> ReviewChange(
 }
 
 std::string ReviewText(const std::vector<ModelReview>& reviews) {
-  if (Changed(reviews) == 0) return Unchanged(reviews);
+  if (Changed(reviews) == 0 && Failed(reviews) == 0) return Unchanged(reviews);
   std::string out = absl::StrCat("The change alters ", Changed(reviews), " of ",
                                  reviews.size(), " model(s):\n");
   for (const ModelReview& r : reviews) {
-    if (!r.differs) continue;
+    if (!r.differs && r.error.empty()) continue;
     absl::StrAppend(&out, "\n== ", r.input, "\n");
-    if (!r.error.empty()) absl::StrAppend(&out, "  ", r.error, "\n");
+    if (!r.error.empty()) {
+      absl::StrAppend(&out, "  failed: ", r.error, "\n");
+      continue;
+    }
     absl::StrAppend(&out, "  nodes ", r.nodes_base, " -> ", r.nodes_head);
     std::string rules = RuleChanges(r);
     if (!rules.empty()) absl::StrAppend(&out, "; rewrites ", rules);
     absl::StrAppend(&out, "\n", r.diff_text);
   }
+  // The summary, last, where a reader of a long review looks.
+  absl::StrAppend(&out, "\nSummary: the change alters ", Changed(reviews),
+                  " of ", reviews.size(), " model(s)");
+  std::string rules = TotalRuleChanges(reviews);
+  if (!rules.empty()) absl::StrAppend(&out, "; rewrites ", rules);
+  absl::StrAppend(&out, ".\n", FailedLines(reviews, "  "));
   return out;
 }
 
 std::string ReviewMarkdown(const std::vector<ModelReview>& reviews) {
-  if (Changed(reviews) == 0) return Unchanged(reviews);
+  if (Changed(reviews) == 0 && Failed(reviews) == 0) return Unchanged(reviews);
   std::string out = absl::StrCat("**graft review**: the change alters ",
                                  Changed(reviews), " of ", reviews.size(),
                                  " model(s).\n\n| model | nodes | rewrites "
                                  "| diff |\n|---|---:|---|---|\n");
   for (const ModelReview& r : reviews) {
-    if (!r.differs) continue;
+    if (!r.differs && r.error.empty()) continue;
     std::string last;
     if (!r.diff_text.empty()) {
       size_t end = r.diff_text.find_last_not_of('\n');
@@ -147,8 +199,10 @@ std::string ReviewMarkdown(const std::vector<ModelReview>& reviews) {
     }
     absl::StrAppend(&out, "| `", r.input, "` | ", r.nodes_base, " -> ",
                     r.nodes_head, " | ", RuleChanges(r), " | ",
-                    r.error.empty() ? last : r.error, " |\n");
+                    r.error.empty() ? last : "failed: " + r.error, " |\n");
   }
+  std::string failed = FailedLines(reviews, "- ");
+  if (!failed.empty()) absl::StrAppend(&out, "\n**", failed.substr(0, failed.find('\n')), "**\n", failed.substr(failed.find('\n') + 1));
   return out;
 }
 
@@ -161,20 +215,26 @@ std::string ReviewHtml(const std::vector<ModelReview>& reviews) {
       draw::DrawingHead(),
       "</head><body>\n<div id=\"graft-panel\"></div>\n"
       "<h2>graft review</h2>\n<p>",
-      HtmlEscape(Changed(reviews) == 0
-                     ? Unchanged(reviews)
-                     : absl::StrCat("The change alters ", Changed(reviews),
-                                    " of ", reviews.size(), " model(s).")),
+      HtmlEscape(absl::StrCat(
+          Changed(reviews) == 0
+              ? Unchanged(reviews)
+              : absl::StrCat("The change alters ", Changed(reviews), " of ",
+                             reviews.size(), " model(s)."),
+          Failed(reviews) == 0
+              ? ""
+              : absl::StrCat(" ", Failed(reviews), " model(s) failed."))),
       "</p>\n<table><tr><th>model</th><th>nodes</th><th>rewrites</th></tr>\n");
   for (const ModelReview& r : reviews) {
     absl::StrAppend(&out, "<tr><td>", HtmlEscape(r.input), "</td><td>",
                     r.nodes_base, " -&gt; ", r.nodes_head, "</td><td>",
-                    HtmlEscape(r.differs ? RuleChanges(r) : "unchanged"),
+                    HtmlEscape(!r.error.empty() ? "failed: " + r.error
+                               : r.differs        ? RuleChanges(r)
+                                                  : "unchanged"),
                     "</td></tr>\n");
   }
   out += "</table>\n";
   for (const ModelReview& r : reviews) {
-    if (!r.differs) continue;
+    if (!r.differs && r.error.empty()) continue;
     absl::StrAppend(&out, "<h3>", HtmlEscape(r.input), "</h3>\n",
                     r.error.empty() ? "" : "<p>" + HtmlEscape(r.error) + "</p>",
                     r.drawing, "<pre>", HtmlEscape(r.diff_text), "</pre>\n");

@@ -29,6 +29,9 @@ struct ReviewOptions {
   GraphFormat input_format = GraphFormat::kAuto;
   bool drawings = false;  // fill `drawing` (for the HTML page)
   int context = 1;        // the drawings' hops of unchanged context
+  // A model's text diff past this many lines is cut, with a count of what
+  // was left out (0: never).
+  int max_diff_lines = 200;
 };
 
 // Applies `base` and `head` to each model (in parallel) and compares the two
@@ -38,9 +41,14 @@ std::vector<ModelReview> ReviewChange(
     const std::vector<dsl::CompiledStep>& base,
     const std::vector<dsl::CompiledStep>& head, const ReviewOptions& options);
 
+// The models that could not be read or rewritten on either side.
+int Failed(const std::vector<ModelReview>& reviews);
+
 // The summary table (text), a pull-request comment (markdown), and one
 // self-contained page with each changed model's drawing and diff (html).
-// A change that alters no model says so in one line.
+// Every format lists the models that failed, with their errors; the text
+// ends with a summary. A change that alters no model (and with no
+// failures) says so in one line.
 std::string ReviewText(const std::vector<ModelReview>& reviews);
 std::string ReviewMarkdown(const std::vector<ModelReview>& reviews);
 std::string ReviewHtml(const std::vector<ModelReview>& reviews);

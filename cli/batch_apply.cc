@@ -62,7 +62,8 @@ bool IsBatch(const ApplyCommandOptions& options) {
 }
 
 int RunBatchApply(const ApplyCommandOptions& options,
-                  const std::vector<dsl::CompiledStep>& steps) {
+                  const std::vector<dsl::CompiledStep>& steps,
+                  const std::set<std::string>& custom_ops) {
   absl::StatusOr<std::vector<batch::BatchInput>> inputs =
       batch::ExpandInputs(options.inputs, options.output);
   if (!inputs.ok()) {
@@ -86,6 +87,7 @@ int RunBatchApply(const ApplyCommandOptions& options,
   b.rule_files = options.rule_files;
   if (!options.pipeline.empty()) b.rule_files.push_back(options.pipeline);
   b.run.outputs = options.outputs;
+  b.run.custom_ops = custom_ops;
   b.run.max_rewrites = options.max_rewrites;
   b.input_format = options.input_format;
   b.output_format = options.output_format;
@@ -257,6 +259,7 @@ int RunReview(const ReviewOptions& options) {
   r.jobs = options.jobs > 0 ? options.jobs
                             : std::max(1u, std::thread::hardware_concurrency());
   r.drawings = options.format == "html";
+  if (options.full) r.max_diff_lines = 0;
   r.context = options.context;
   std::vector<batch::ModelReview> reviews =
       batch::ReviewChange(models, base, head, r);
@@ -270,6 +273,12 @@ int RunReview(const ReviewOptions& options) {
   std::cout << (options.format == "markdown" ? batch::ReviewMarkdown(reviews)
                 : options.format == "html"   ? batch::ReviewHtml(reviews)
                                              : batch::ReviewText(reviews));
+  // A model that could not be reviewed is a failure, in every format.
+  int failed = batch::Failed(reviews);
+  if (failed > 0) {
+    std::cerr << "review: " << failed << " model(s) failed\n";
+    return kExitFailure;
+  }
   return kExitOk;
 }
 

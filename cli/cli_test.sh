@@ -159,6 +159,27 @@ expect "--outputs before the positional input" 0 "" -- "$GRAFT" apply -r $G/fold
 expect "an invalid rewrite is rolled back, the rest applied" 0 "skipped add_int_one at .rf.: the rewrite would make the graph invalid: input 1 of .rf. \(AddV2\) expects float32 but .rf/Const. is int32" -- "$GRAFT" apply -r $G/safety_invalid_rewrite_rolled_back/rules.graft $G/safety_invalid_rewrite_rolled_back/in.pbtxt -o "$TMP/rolled_back.pbtxt"
 check "the valid rewrite was applied" grep -q 'name: "ri/Const"' "$TMP/rolled_back.pbtxt"
 
+# graft test: a no_match test fails when the rule matched and its rewrite was
+# rolled back; a failed expectation says why graft rolled a rewrite back.
+RB="$PWD/$G/safety_invalid_rewrite_rolled_back/in.pbtxt"
+printf 'rule add_int_one {\n  match { r = Relu(x) where r.T == "float32" }\n  rewrite {\n    out = AddV2(x, Const(cast(1, "int32")))\n    replace r with out\n  }\n  test "float relus" { input "%s" no_match }\n  test "no relu left" { input "%s" expect_ops { Relu: 0 } }\n}\n' "$RB" "$RB" > "$TMP/rolled_back.graft"
+expect "graft test with a rolled-back match" 1 "" -- "$GRAFT" test "$TMP/rolled_back.graft"
+check "no_match fails on it" grep -qE "float relus: expected no match, but .add_int_one. matched at .rf. and its rewrite was rolled back: the rewrite would make the graph invalid" "$TMP/out"
+check "a failed expectation says why" grep -qE "no relu left: Relu: 2 node\(s\), expected 0; .add_int_one. at .rf. was rolled back: the rewrite would make the graph invalid" "$TMP/out"
+
+# validate refuses what TensorFlow's importer refuses: an op it does not
+# have (unless declared custom) and a string attr value its op does not allow.
+printf 'node { name: "x" op: "Placehodler" attr { key: "dtype" value { type: DT_FLOAT } } }\n' > "$TMP/typo_op.pbtxt"
+expect "validate: an unknown op" 1 "\`x\` has op \`Placehodler\`, which TensorFlow does not have \(did you mean \`Placeholder\`\?\); a custom op is declared with --custom-op Placehodler" -- "$GRAFT" validate "$TMP/typo_op.pbtxt"
+expect "validate: a declared custom op" 0 "" -- "$GRAFT" validate "$TMP/typo_op.pbtxt" --custom-op Placehodler
+printf '# our runtime'"'"'s ops\nPlacehodler\n' > "$TMP/custom_ops.txt"
+expect "validate: custom ops from a file" 0 "" -- "$GRAFT" validate "$TMP/typo_op.pbtxt" --custom-ops "$TMP/custom_ops.txt"
+sed 's/s: "SAME"/s: "EXPLICT"/' $G/fold_bn_conv/in.pbtxt > "$TMP/explict.pbtxt"
+expect "validate: a padding its op does not allow" 1 "attr \`padding\` of \`conv\` \(Conv2D\) is \"EXPLICT\", not one of its op's values \(SAME, VALID, EXPLICIT\); did you mean \"EXPLICIT\"\?" -- "$GRAFT" validate "$TMP/explict.pbtxt"
+expect "apply writes no graph TensorFlow would refuse" 1 "nothing written: .*Placehodler" -- "$GRAFT" apply -r rules/fold_batch_norms.graft "$TMP/typo_op.pbtxt" -o "$TMP/typo_out.pbtxt"
+check "... nothing written" test ! -e "$TMP/typo_out.pbtxt"
+expect "apply with the custom op declared" 0 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$TMP/typo_op.pbtxt" -o "$TMP/typo_out.pbtxt" --custom-op Placehodler
+
 # A list item an attr cannot take is an error naming it, never dropped.
 sed 's/\[1, max(w) + 1, max(w) + 1, 1\]/[1, "two", max(w), 1]/' $G/rewrite_set_list_computed/rules.graft > "$TMP/bad_list.graft"
 expect "a list item that does not convert is reported" 0 "skipped dilate at .c.: .*bad_list.graft:9: attr .dilations.: item 2 is a string, not an integer" -- "$GRAFT" apply -r "$TMP/bad_list.graft" $G/rewrite_set_list_computed/in.pbtxt -o "$TMP/bad_list.pbtxt"
@@ -419,6 +440,31 @@ expect "review of a change that adds a rewrite, as markdown" 0 "" -- "$GRAFT" re
 check "the markdown table" grep -q "| \`$EXAMPLE\` | 41 -> 33 | drop_control_from_folded_read: 16 -> 21, fold_fused_batch_norm: 3 -> 4 |" "$TMP/out"
 expect "review as one html page" 0 "" -- "$GRAFT" review --base "$TMP/fold_fewer.graft" --head rules/fold_batch_norms.graft "$EXAMPLE" --format html
 check "with the drawing" grep -q "<svg" "$TMP/out"
+check "the text review ends with a summary" bash -c "\"$GRAFT\" review --base rules/fold_batch_norms.graft --head \"$TMP/fold_fewer.graft\" \"$EXAMPLE\" | tail -1 | grep -q '^Summary: the change alters 1 of 1 model(s); rewrites drop_control_from_folded_read: 21 -> 16, fold_fused_batch_norm: 4 -> 3.$'"
+check "a long diff is cut with a count" bash -c "\"$GRAFT\" review --base rules/fold_batch_norms.graft --head rules/gtt/obfuscate_names.graft tests/data/convnet_train.pb | grep -qE '^\\.\\.\\. [0-9]+ more line\\(s\\) of this diff \\(--full shows all\\)$'"
+check "--full shows it all" bash -c "! \"$GRAFT\" review --full --base rules/fold_batch_norms.graft --head rules/gtt/obfuscate_names.graft tests/data/convnet_train.pb | grep -q 'more line(s) of this diff'"
+
+# Models a review cannot read are listed as failed in every format, and
+# the review exits 1.
+RV="$TMP/review_zoo"
+mkdir -p "$RV"
+cp "$EXAMPLE" "$RV/good.pb"
+: > "$RV/empty.pb"
+head -c 500 "$EXAMPLE" > "$RV/truncated.pb"
+for format in text markdown html; do
+  expect "review with unreadable models ($format)" 1 "review: 2 model\(s\) failed" -- "$GRAFT" review --base rules/fold_batch_norms.graft --head "$TMP/fold_fewer.graft" "$RV" --format $format
+  check "... names the empty one ($format)" grep -q "empty.pb" "$TMP/out"
+  check "... and the truncated one ($format)" grep -q "truncated.pb" "$TMP/out"
+done
+check "... with their errors" grep -q "2 model(s) failed" "$TMP/out"
+
+# graft diff compares control inputs as a set: reordering them is no change.
+printf 'node { name: "a" op: "NoOp" }\nnode { name: "b" op: "NoOp" }\nnode { name: "c" op: "NoOp" input: "^a" input: "^b" }\n' > "$TMP/ctl1.pbtxt"
+printf 'node { name: "a" op: "NoOp" }\nnode { name: "b" op: "NoOp" }\nnode { name: "c" op: "NoOp" input: "^b" input: "^a" }\n' > "$TMP/ctl2.pbtxt"
+expect "reordered control inputs are no difference" 0 "" -- "$GRAFT" diff --exit-code "$TMP/ctl1.pbtxt" "$TMP/ctl2.pbtxt"
+printf 'node { name: "a" op: "NoOp" }\nnode { name: "b" op: "NoOp" }\nnode { name: "c" op: "NoOp" input: "^b" }\n' > "$TMP/ctl3.pbtxt"
+expect "a removed control input is one" 1 "" -- "$GRAFT" diff --exit-code "$TMP/ctl1.pbtxt" "$TMP/ctl3.pbtxt"
+check "... named as such" grep -q 'control input `^a` removed' "$TMP/out"
 
 # The Graph Transform Tool's --transforms strings, and as a pipeline file.
 G=tests/golden/gtt_remove_nodes/in.pbtxt

@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "analysis/hooks.h"
+#include "analysis/shapes.h"
 #include "builtins/builtins.h"
 #include "draw/diff_drawing.h"
 #include "dsl/compiler.h"
@@ -177,7 +178,20 @@ int RunConvert(const ConvertOptions& options) {
   return kExitOk;
 }
 
+bool CustomOps(const std::vector<std::string>& names, const std::string& file,
+               std::set<std::string>* ops) {
+  ops->insert(names.begin(), names.end());
+  if (file.empty()) return true;
+  absl::Status read = ReadCustomOps(file, ops);
+  if (!read.ok()) std::cerr << read.message() << "\n";
+  return read.ok();
+}
+
 int RunValidate(const ValidateCommandOptions& options) {
+  ValidateOptions validate;
+  if (!CustomOps(options.custom_ops, options.custom_ops_file,
+                 &validate.custom_ops))
+    return kExitFailure;
   absl::StatusOr<Graph> graph =
       LoadGraph(options.model, options.format, options.allow_empty);
   report::Validation result;
@@ -186,9 +200,15 @@ int RunValidate(const ValidateCommandOptions& options) {
     std::cerr << graph.status().message() << "\n";
     return kExitFailure;
   }
-  ValidateOptions validate;
   validate.outputs = options.outputs;
   std::vector<ValidationIssue> issues = Validate(*graph, validate);
+  // TensorFlow's importer also runs its shape functions: shapes that
+  // conflict where both sides are known.
+  if (issues.empty()) {
+    analysis::ShapeMap shapes = analysis::InferShapes(*graph);
+    for (auto& [id, message] : analysis::ShapeConflicts(*graph, shapes))
+      issues.push_back({id, std::move(message)});
+  }
   result.set_valid(issues.empty());
   for (const ValidationIssue& issue : issues) {
     result.add_problems(issue.message);
@@ -401,6 +421,9 @@ int RunApply(const ApplyCommandOptions& options) {
   }
   std::map<std::string, std::string> cli_params;
   if (!ParseParams(options.params, &cli_params)) return kExitUsage;
+  std::set<std::string> custom_ops;
+  if (!CustomOps(options.custom_ops, options.custom_ops_file, &custom_ops))
+    return kExitFailure;
   if (options.max_const_elements > 0)
     SetMaxConstElements(options.max_const_elements);
   // Every path written is checked before anything is: a failure writes
@@ -461,7 +484,7 @@ int RunApply(const ApplyCommandOptions& options) {
     std::cerr << diagnostics.Render();
     return kExitFailure;
   }
-  if (batch) return RunBatchApply(options, compiled);
+  if (batch) return RunBatchApply(options, compiled, custom_ops);
 
   auto start = std::chrono::steady_clock::now();
   absl::StatusOr<Graph> graph =
@@ -493,6 +516,7 @@ int RunApply(const ApplyCommandOptions& options) {
   start = std::chrono::steady_clock::now();
   dsl::RunOptions run;
   run.outputs = options.outputs;
+  run.custom_ops = custom_ops;
   run.max_rewrites = options.max_rewrites;
   absl::Status ran = dsl::RunPipeline(*graph, compiled, run, &total);
   total.set_apply_ms(MsSince(start));

@@ -4,6 +4,7 @@
 #define GRAFT_CLI_COMMANDS_H_
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,8 +60,15 @@ struct ValidateCommandOptions {
   GraphFormat format = GraphFormat::kAuto;
   std::vector<std::string> outputs;
   bool json = false;
+  std::vector<std::string> custom_ops;  // --custom-op NAME
+  std::string custom_ops_file;          // --custom-ops FILE
 };
 int RunValidate(const ValidateCommandOptions& options);
+
+// The custom ops the command line declares (names and a file of names);
+// false (said on stderr) when the file cannot be read.
+bool CustomOps(const std::vector<std::string>& names, const std::string& file,
+               std::set<std::string>* ops);
 
 struct ApplyCommandOptions {
   bool allow_empty = false;  // an empty (0-byte) graph file is a graph
@@ -76,6 +84,8 @@ struct ApplyCommandOptions {
   GraphFormat input_format = GraphFormat::kAuto;
   GraphFormat output_format = GraphFormat::kAuto;
   std::vector<std::string> outputs;
+  std::vector<std::string> custom_ops;  // --custom-op NAME
+  std::string custom_ops_file;          // --custom-ops FILE
   int64_t max_rewrites = 0;        // 0: the default, growing with the graph
   int64_t max_const_elements = 0;  // 0: the default (kDefaultMaxConstElements)
   bool in_place = false;
@@ -101,7 +111,8 @@ int RunApply(const ApplyCommandOptions& options);
 bool IsBatch(const ApplyCommandOptions& options);
 // The batch: `steps` (compiled once) over every model; cli/batch_apply.cc.
 int RunBatchApply(const ApplyCommandOptions& options,
-                  const std::vector<dsl::CompiledStep>& steps);
+                  const std::vector<dsl::CompiledStep>& steps,
+                  const std::set<std::string>& custom_ops);
 
 struct ReportMergeOptions {
   std::vector<std::string> reports;  // batch reports (JSON)
@@ -120,6 +131,7 @@ struct ReviewOptions {
   std::string report;               // JSON report path, or empty
   int jobs = 0;                     // 0: the cores
   int context = 1;                  // html drawings: hops of context
+  bool full = false;                // every line of each model's diff
 };
 int RunReview(const ReviewOptions& options);
 

@@ -34,6 +34,17 @@ void AddShapeOptions(CLI::App* cmd, std::vector<std::string>* input_shapes,
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
 }
 
+// Ops outside TensorFlow's registry that a graph may use.
+void AddCustomOps(CLI::App* cmd, std::vector<std::string>* names,
+                  std::string* file) {
+  cmd->add_option("--custom-op", *names,
+                  "An op TensorFlow does not have that the graph may use "
+                  "(a custom op; repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--custom-ops", *file,
+                  "A file of such op names, one a line (# comments)");
+}
+
 // What the analyses do with nodes that do not match their op.
 void AddSkipInvalidNodes(CLI::App* cmd, bool* skip) {
   cmd->add_flag("--skip-invalid-nodes", *skip,
@@ -105,6 +116,7 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->allow_extra_args(false);
   validate_cmd->add_flag("--json", validate.json, "Print the result as JSON");
+  AddCustomOps(validate_cmd, &validate.custom_ops, &validate.custom_ops_file);
   validate_cmd->add_flag(
       "--allow-empty", validate.allow_empty,
       "Read an empty (0-byte) graph file as a graph of no nodes");
@@ -190,6 +202,7 @@ int main(int argc, char** argv) {
   apply_cmd->add_option("--seed", apply.seed,
                         "The gradient seed node (found if not given)");
   AddShapeOptions(apply_cmd, &apply.input_shapes, &apply.batch);
+  AddCustomOps(apply_cmd, &apply.custom_ops, &apply.custom_ops_file);
   apply_cmd->add_option("--device-default", apply.default_device,
                         "The device of ops the graph does not place, for the "
                         "memory analyses (as /device:GPU:0)");
@@ -350,6 +363,8 @@ int main(int argc, char** argv) {
                    "(one page with the drawings)")
       ->check(CLI::IsMember({"text", "markdown", "html"}));
   review_cmd->add_option("--report", review.report, "A JSON report here");
+  review_cmd->add_flag("--full", review.full,
+                       "Every line of each model's diff (else the first 200)");
   review_cmd
       ->add_option("--context", review.context,
                    "html: hops of unchanged nodes drawn around the changes")

@@ -126,6 +126,7 @@ absl::Status RunPipeline(Graph& graph, const std::vector<CompiledStep>& steps,
   report->set_nodes_after(graph.num_nodes());
   ValidateOptions validate;
   validate.outputs = options.outputs;
+  validate.custom_ops = options.custom_ops;
   absl::Status valid = CheckValid(graph, validate);
   if (!valid.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -137,13 +138,20 @@ absl::Status RunPipeline(Graph& graph, const std::vector<CompiledStep>& steps,
 namespace {
 
 // What must hold after a test's rule ran; each problem found.
-std::vector<std::string> CheckExpectations(const RuleTest& test,
-                                           const Graph& graph,
-                                           const report::ApplyReport& report) {
+std::vector<std::string> CheckExpectations(
+    const RuleTest& test, const Graph& graph, const report::ApplyReport& report,
+    const std::set<std::string>& input_ops) {
   std::vector<std::string> problems;
   if (test.no_match && report.rewrites() > 0) {
     problems.push_back(absl::StrCat("expected no match, got ",
                                     report.rewrites(), " rewrite(s)"));
+  }
+  // A match whose rewrite was rolled back still matched.
+  if (test.no_match && report.skipped_size() > 0) {
+    const report::SkippedRewrite& s = report.skipped(0);
+    problems.push_back(absl::StrCat(
+        "expected no match, but `", s.rule(), "` matched at `", s.node(),
+        "` and its rewrite was rolled back: ", s.reason()));
   }
   for (const auto& [op, want] : test.expect_ops) {
     int got = static_cast<int>(graph.NodesWithOp(op).size());
@@ -176,8 +184,22 @@ std::vector<std::string> CheckExpectations(const RuleTest& test,
     if (graph.Contains(n))
       problems.push_back(absl::StrCat("node `", n, "` is still there"));
   }
-  absl::Status valid = CheckValid(graph);
+  ValidateOptions validate;
+  validate.custom_ops = input_ops;
+  absl::Status valid = CheckValid(graph, validate);
   if (!valid.ok()) problems.push_back(std::string(valid.message()));
+  // A failed expectation says what graft knows of why: rewrites rolled back
+  // and guards that failed with an error.
+  if (!problems.empty() && !test.no_match) {
+    for (const report::SkippedRewrite& s : report.skipped()) {
+      problems.push_back(absl::StrCat("`", s.rule(), "` at `", s.node(),
+                                      "` was rolled back: ", s.reason()));
+    }
+    for (const report::SkippedRewrite& s : report.guard_errors()) {
+      problems.push_back(absl::StrCat("a guard of `", s.rule(), "` at `",
+                                      s.node(), "` failed: ", s.reason()));
+    }
+  }
   return problems;
 }
 
@@ -206,6 +228,9 @@ std::string RunOneTest(const RuleFile& file, const Rule& rule,
   if (test.input.empty()) return "the test names no `input`";
   absl::StatusOr<Graph> graph =
       LoadGraph(PathRelativeTo(file.path, test.input));
+  // The input's own ops are what its runtime has (custom ones too).
+  std::set<std::string> input_ops;
+  if (graph.ok()) graph->ForEachNode([&](const Node& n) { input_ops.insert(n.op()); });
   if (!graph.ok()) return std::string(graph.status().message());
   const ::graft::Rule* rules[] = {compiled};
   ApplyOptions apply;
@@ -213,7 +238,8 @@ std::string RunOneTest(const RuleFile& file, const Rule& rule,
   absl::StatusOr<report::ApplyReport> report = ApplyRules(*graph, rules, apply);
   if (!report.ok()) return std::string(report.status().message());
   if (!report->converged()) return report->non_convergence();
-  return absl::StrJoin(CheckExpectations(test, *graph, *report), "; ");
+  return absl::StrJoin(CheckExpectations(test, *graph, *report, input_ops),
+                       "; ");
 }
 
 }  // namespace

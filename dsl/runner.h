@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,8 @@ struct RunOptions {
   int64_t max_rewrites = 0;  // 0: the default, growing with the graph
   // Graph outputs (fetch nodes) besides the nodes nothing reads.
   std::vector<std::string> outputs;
+  // Ops outside TensorFlow's registry the output may use (custom ops).
+  std::set<std::string> custom_ops;
 };
 
 // Applies the steps in order to `graph`, then validates it. Stops at the

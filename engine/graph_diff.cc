@@ -1,5 +1,7 @@
 #include "engine/graph_diff.h"
 
+#include <algorithm>
+
 #include <map>
 #include <set>
 
@@ -99,13 +101,33 @@ GraphDiff DiffGraphs(const Graph& before, const Graph& after,
     change.name = b.name();
     if (a->op() != b.op())
       change.changes.push_back(absl::StrCat("op: ", a->op(), " -> ", b.op()));
+    // Data inputs compare by position; control inputs (`^x`) as a set, in
+    // whatever order they are listed.
     std::vector<std::string> ia = Inputs(before, a->id()),
                              ib = Inputs(after, b.id());
+    auto split = [](std::vector<std::string>& in, std::set<std::string>* ctl) {
+      auto first = std::find_if(in.begin(), in.end(), [](const std::string& x) {
+        return !x.empty() && x[0] == '^';
+      });
+      ctl->insert(first, in.end());
+      in.erase(first, in.end());
+    };
+    std::set<std::string> ca, cb;
+    split(ia, &ca);
+    split(ib, &cb);
     for (size_t i = 0; i < std::max(ia.size(), ib.size()); ++i) {
       std::string x = i < ia.size() ? "`" + ia[i] + "`" : "(none)";
       std::string y = i < ib.size() ? "`" + ib[i] + "`" : "(none)";
       if (x != y)
         change.changes.push_back(absl::StrCat("input ", i, ": ", x, " -> ", y));
+    }
+    for (const std::string& c : ca) {
+      if (!cb.count(c))
+        change.changes.push_back(absl::StrCat("control input `", c, "` removed"));
+    }
+    for (const std::string& c : cb) {
+      if (!ca.count(c))
+        change.changes.push_back(absl::StrCat("control input `", c, "` added"));
     }
     std::set<std::string> keys;
     for (const auto& [k, v] : a->attrs()) keys.insert(k);

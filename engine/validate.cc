@@ -5,11 +5,17 @@
 #include <functional>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "engine/graph_algorithms.h"
+#include "engine/files.h"
 #include "engine/op_registry.h"
+#include "engine/suggest.h"
 
 namespace graft {
 namespace {
@@ -119,6 +125,20 @@ void CheckAttrs(const tf::OpDef& def, const Node& node,
                             ", which its op does not take"));
       }
     }
+    if (kind == "string" && a.has_allowed_values() &&
+        a.allowed_values().list().s_size() > 0) {
+      const auto& allowed = a.allowed_values().list().s();
+      if (std::find(allowed.begin(), allowed.end(), v->s()) == allowed.end()) {
+        std::vector<std::string> names(allowed.begin(), allowed.end());
+        std::string closest = Closest(v->s(), names);
+        report(absl::StrCat(
+            "attr `", a.name(), "` of `", node.name(), "` (", node.op(),
+            ") is \"", absl::CEscape(v->s()), "\", not one of its op's values (",
+            absl::StrJoin(names, ", "), ")",
+            closest.empty() ? "" : absl::StrCat("; did you mean \"", closest,
+                                               "\"?")));
+      }
+    }
     if (kind == "int" && a.has_minimum() && v->i() < a.minimum()) {
       report(absl::StrCat("attr `", a.name(), "` of `", node.name(), "` is ",
                           v->i(), "; its op wants at least ", a.minimum()));
@@ -189,7 +209,48 @@ void CheckNode(const Graph& graph, const Node& node,
   }
 }
 
+// An op TensorFlow's importer does not know: `Op type not registered`.
+void CheckOpName(const Node& node, const ValidateOptions& options,
+                 std::vector<ValidationIssue>* issues) {
+  const std::string& op = node.op();
+  if (op.empty() || op[0] == '_' || options.custom_ops.count(op) ||
+      OpRegistry::Tensorflow().Find(op) != nullptr)
+    return;
+  static const std::vector<std::string>* names =
+      new std::vector<std::string>(OpRegistry::Tensorflow().OpNames());
+  std::string closest = Closest(op, *names);
+  issues->push_back(
+      {node.id(),
+       absl::StrCat("`", node.name(), "` has op `", op,
+                    "`, which TensorFlow does not have",
+                    closest.empty()
+                        ? ""
+                        : absl::StrCat(" (did you mean `", closest, "`?)"),
+                    "; a custom op is declared with --custom-op ", op)});
+}
+
 }  // namespace
+
+absl::Status ReadCustomOps(const std::string& path,
+                           std::set<std::string>* ops) {
+  absl::StatusOr<std::string> text =
+      ReadFileBytes(path, kMaxTextFileBytes, "a list of op names");
+  if (!text.ok()) return text.status();
+  int line_number = 0;
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    ++line_number;
+    line = line.substr(0, line.find('#'));
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty()) continue;
+    if (line.find_first_of(" \t,") != absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ":", line_number, ": error: expected one op name a line, got `",
+          line, "`"));
+    }
+    ops->insert(std::string(line));
+  }
+  return absl::OkStatus();
+}
 
 std::vector<ValidationIssue> ValidateNodes(const Graph& graph,
                                            std::vector<NodeId> ids,
@@ -235,6 +296,7 @@ std::vector<ValidationIssue> Validate(const Graph& graph,
       }
     }
     CheckNode(graph, node, options, &issues);
+    CheckOpName(node, options, &issues);
   });
   if (std::optional<std::vector<NodeId>> cycle = FindCycle(graph)) {
     std::vector<std::string> path;

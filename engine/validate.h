@@ -7,6 +7,7 @@
 #ifndef GRAFT_ENGINE_VALIDATE_H_
 #define GRAFT_ENGINE_VALIDATE_H_
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,16 @@ struct ValidateOptions {
   // Nodes that must be present (graph outputs, fetches).
   std::vector<std::string> outputs;
   bool check_dtypes = true;
+  // Ops outside TensorFlow's registry that the graph may use (custom ops
+  // its runtime registers). Validate reports any other op TensorFlow does
+  // not have, with the closest name it has (internal `_` ops, which the
+  // snapshot leaves out, excepted); ValidateNodes does not look at op
+  // names.
+  std::set<std::string> custom_ops;
 };
+
+// Adds the op names of `path` (one a line; `#` starts a comment) to `ops`.
+absl::Status ReadCustomOps(const std::string& path, std::set<std::string>* ops);
 
 struct ValidationIssue {
   NodeId node = kNoNode;  // the node at fault, if one

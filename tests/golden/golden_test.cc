@@ -66,7 +66,13 @@ Result Apply(const std::string& dir, const dsl::RuleSet& rules) {
   EXPECT_TRUE(report->converged()) << report->non_convergence();
   absl::Status ordered = rules.OrderOutput(*graph);  // as the runner does
   EXPECT_TRUE(ordered.ok()) << ordered;
-  EXPECT_TRUE(CheckValid(*graph).ok()) << CheckValid(*graph);
+  // The input's custom ops (tests/golden/<case>/custom_ops.txt).
+  ValidateOptions validate;
+  if (std::ifstream(dir + "/custom_ops.txt").good()) {
+    EXPECT_TRUE(ReadCustomOps(dir + "/custom_ops.txt", &validate.custom_ops)
+                    .ok());
+  }
+  EXPECT_TRUE(CheckValid(*graph, validate).ok()) << CheckValid(*graph, validate);
   absl::StatusOr<Graph> input = LoadGraph(dir + "/in.pbtxt");
   DiffOptions full;
   full.full = true;

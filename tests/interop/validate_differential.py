@@ -5,7 +5,9 @@ training graphs) the ways a broken tool or a careless edit would: a required
 attr dropped, an attr the op does not have, an attr of the wrong kind, a
 type the op does not take, a count attr off by one, an input dropped or
 added, a control input before the data inputs, an input naming no node, a
-Const whose dtype attr disagrees with its value. Each mutant goes to
+Const whose dtype attr disagrees with its value, a misspelt op name, a
+misspelt attr name, a string attr with a value its op does not allow, a
+list attr shorter than its op's minimum. Each mutant goes to
 `graft validate` and to `tf.graph_util.import_graph_def` in a child process
 (TensorFlow may abort on a bad Const); the verdicts must agree.
 
@@ -70,7 +72,8 @@ def mutate(g, rng):
     op = op_def_registry.get(n.op)
     kind = rng.choice(["none", "drop_attr", "extra_attr", "attr_kind", "bad_type",
                        "count", "drop_input", "add_input", "control_first",
-                       "missing_input", "const_dtype"])
+                       "missing_input", "const_dtype", "op_name", "attr_name",
+                       "string_value", "list_length"])
     if kind == "none":
         return m, "none"
     if op is None:
@@ -125,6 +128,33 @@ def mutate(g, rng):
             return None, None
         n.attr["dtype"].type = (tf.int32 if n.attr["dtype"].type != tf.int32.as_datatype_enum
                                 else tf.float32).as_datatype_enum
+    elif kind == "op_name":
+        name = list(n.op)
+        i = rng.randrange(len(name))
+        del name[i]  # as "Placehodler" or "Conv2" would be written
+        n.op = "".join(name)
+    elif kind == "attr_name":
+        names = [a for a in n.attr if not a.startswith("_") and len(a) > 2]
+        if not names:
+            return None, None
+        a = rng.choice(names)
+        n.attr[a[:-1]].CopyFrom(n.attr[a])
+        del n.attr[a]
+    elif kind == "string_value":
+        strings = [a.name for a in op.attr if a.type == "string" and a.name in n.attr
+                   and a.allowed_values.list.s]
+        if not strings:
+            return None, None
+        a = rng.choice(strings)
+        n.attr[a].s = n.attr[a].s[:-1] + b"x"
+    elif kind == "list_length":
+        lists = [a.name for a in op.attr if a.type.startswith("list(") and a.name in n.attr
+                 and a.has_minimum and a.minimum > 0]
+        if not lists:
+            return None, None
+        a = n.attr[rng.choice(lists)].list
+        for field in ("i", "f", "s", "b", "type", "shape", "tensor", "func"):
+            del getattr(a, field)[:]
     return m, kind
 
 
