@@ -210,9 +210,9 @@ case_ pipeline_unknown_key 1 "unknown_key.yaml:2:5: error: unknown key .rulez." 
 case_ pipeline_undeclared_param 1 "undeclared.yaml:3:14: error: param .colour. is not declared" -- "$GRAFT" apply --pipeline undeclared.yaml ok.pb -o out.pb
 case_ pipeline_missing_rules 1 "nope.graft: error: cannot read the rule file" -- "$GRAFT" apply --pipeline missing_rules.yaml ok.pb -o out.pb
 case_ param_without_value 2 "--param: error: expected name=value" -- "$GRAFT" apply -r param.graft --param scale ok.pb -o out.pb
-case_ param_unknown 1 "unknown param .colour." -- "$GRAFT" apply -r param.graft --param colour=red ok.pb -o out.pb
-case_ param_wrong_type 1 "param .scale.: .big. is not a float" -- "$GRAFT" apply -r param.graft --param scale=big ok.pb -o out.pb
-case_ param_out_of_range 1 "param .scale.: 5 is outside 0..2" -- "$GRAFT" apply -r param.graft --param scale=5 ok.pb -o out.pb
+case_ param_unknown 2 "unknown param .colour." -- "$GRAFT" apply -r param.graft --param colour=red ok.pb -o out.pb
+case_ param_wrong_type 2 "param .scale.: .big. is not a float" -- "$GRAFT" apply -r param.graft --param scale=big ok.pb -o out.pb
+case_ param_out_of_range 2 "param .scale.: 5 is outside 0..2" -- "$GRAFT" apply -r param.graft --param scale=5 ok.pb -o out.pb
 case_ ranges_missing 1 "nope.yaml: error: cannot read the range file" -- "$GRAFT" apply -r ranges.graft --param ranges=nope.yaml ok.pb -o out.pb
 case_ ranges_dev_zero 1 "/dev/zero: error: cannot read the range file: is not a regular file" -- "$GRAFT" apply -r ranges.graft --param ranges=/dev/zero ok.pb -o out.pb
 case_ ranges_garbage 1 "ranges_garbage.yaml:[0-9]+:[0-9]+: error" -- "$GRAFT" apply -r ranges.graft --param ranges=ranges_garbage.yaml ok.pb -o out.pb

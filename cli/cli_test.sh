@@ -33,6 +33,20 @@ check() {
 
 expect "version" 0 "" -- "$GRAFT" version
 check "version names graft" grep -q "^graft " "$TMP/out"
+# The numbers the README says the demo prints are the ones it prints.
+expect "the README's demo" 0 "" -- "$GRAFT" apply --pipeline rules/pipelines/inference.yaml "$EXAMPLE" -o "$TMP/demo.pb" --outputs Identity
+demo_nodes=$(grep -oE "nodes [0-9]+ -> [0-9]+" "$TMP/err" | grep -oE "[0-9]+ -> [0-9]+")
+demo_quants=$(grep -E "quantize_(weights|activation): [0-9]+ applied" "$TMP/err" | grep -oE "[0-9]+ applied" | grep -oE "[0-9]+" | awk '{s += $1} END {print s}')
+check "the README's demo node counts ($demo_nodes)" grep -q "node counts before and after ($demo_nodes)" README.md
+check "the README's demo fake-quant count ($demo_quants)" grep -q "and $demo_quants fake-quant ops inserted" README.md
+expect "the README's library fold" 0 "" -- "$GRAFT" apply -r rules/fold_batch_norms.graft "$EXAMPLE" -o "$TMP/lib_fold.pb"
+lib_nodes=$(grep -oE "nodes [0-9]+ -> [0-9]+" "$TMP/err" | grep -oE "[0-9]+ -> [0-9]+")
+check "the README's library fold node counts ($lib_nodes)" grep -q "(4 folded, $lib_nodes nodes)" README.md
+expect "--version" 0 "" -- "$GRAFT" --version
+check "--version names graft" grep -q "^graft " "$TMP/out"
+expect "check every shipped library at once (checkpoint and swap share budget_bytes)" 0 "" -- "$GRAFT" check rules/checkpoint.graft rules/swap.graft
+printf 'param budget_bytes: int = 5\nrule r { match { n = Relu(_) where budget_bytes > 1 } rewrite { erase n } }\n' > "$TMP/other_budget.graft"
+expect "one param declared differently in two files" 1 "param .budget_bytes. is declared here and in .rules/checkpoint.graft. \(line [0-9]+\) differently" -- "$GRAFT" check rules/checkpoint.graft "$TMP/other_budget.graft"
 for sub in stats convert validate version; do
   expect "$sub --help" 0 "" -- "$GRAFT" "$sub" --help
   check "$sub --help prints usage" grep -q "Usage: graft $sub" "$TMP/out"
@@ -114,8 +128,8 @@ expect "apply a pipeline" 0 "" -- "$GRAFT" apply --pipeline tests/data/pipeline.
 check "pipeline params reach the rules" grep -q 'name: "r/clip_ci"' "$TMP/piped.pbtxt"
 expect "apply --param" 0 "" -- "$GRAFT" apply -r $G/params_from_pipeline/rules.graft --param tag=cli $G/params_from_pipeline/in.pbtxt -o "$TMP/p.pbtxt"
 check "cli param used" grep -q 'name: "r/clip_cli"' "$TMP/p.pbtxt"
-expect "apply unknown param" 1 "unknown param \`colour\`" -- "$GRAFT" apply -r $G/params_from_pipeline/rules.graft --param colour=red $G/params_from_pipeline/in.pbtxt -o "$TMP/never2.pbtxt"
-expect "apply ill-typed param" 1 "param \`clip\`: \`big\` is not a float" -- "$GRAFT" apply -r $G/params_from_pipeline/rules.graft --param clip=big $G/params_from_pipeline/in.pbtxt -o "$TMP/never2.pbtxt"
+expect "apply unknown param" 2 "unknown param \`colour\`" -- "$GRAFT" apply -r $G/params_from_pipeline/rules.graft --param colour=red $G/params_from_pipeline/in.pbtxt -o "$TMP/never2.pbtxt"
+expect "apply ill-typed param" 2 "param \`clip\`: \`big\` is not a float" -- "$GRAFT" apply -r $G/params_from_pipeline/rules.graft --param clip=big $G/params_from_pipeline/in.pbtxt -o "$TMP/never2.pbtxt"
 expect "apply bad rules writes nothing" 1 "unknown op" -- "$GRAFT" apply -r "$TMP/bad.graft" $G/fold_bn_conv/in.pbtxt -o "$TMP/never2.pbtxt"
 check "no output after bad rules" test ! -e "$TMP/never2.pbtxt"
 printf 'steps:\n  - rulez: x.graft\n' > "$TMP/bad.yaml"
@@ -216,9 +230,9 @@ check "explain names the failing operand" grep -q "no match: operand 0 of operan
 expect "explain unknown node" 1 "no node \`nope\`" -- "$GRAFT" explain -r $G/fold_bn_conv/rules.graft $G/fold_bn_conv/in.pbtxt --node nope
 
 # quantize params are range-checked
-expect "bits outside 2..16" 1 "param \`bits\`: 20 is outside 2..16" -- "$GRAFT" apply -r rules/quantize.graft --param bits=20 $G/quantize_activations/in.pbtxt -o "$TMP/never3.pbtxt"
+expect "bits outside 2..16" 2 "param \`bits\`: 20 is outside 2..16" -- "$GRAFT" apply -r rules/quantize.graft --param bits=20 $G/quantize_activations/in.pbtxt -o "$TMP/never3.pbtxt"
 check "nothing written after a bad param" test ! -e "$TMP/never3.pbtxt"
-expect "unknown quantize param" 1 "unknown param \`bitz\`" -- "$GRAFT" apply -r rules/quantize.graft --param bitz=8 $G/quantize_activations/in.pbtxt -o "$TMP/never4.pbtxt"
+expect "unknown quantize param" 2 "unknown param \`bitz\`" -- "$GRAFT" apply -r rules/quantize.graft --param bitz=8 $G/quantize_activations/in.pbtxt -o "$TMP/never4.pbtxt"
 
 # calibrated ranges: bad files are located errors, nothing is written
 printf 'r6: [0, 5]\nr: [4, 1]\n' > "$TMP/minmax.yaml"

@@ -178,6 +178,13 @@ int RunConvert(const ConvertOptions& options) {
   return kExitOk;
 }
 
+int CompileErrorExit(const dsl::Diagnostics& diagnostics) {
+  for (const dsl::Diagnostic& d : diagnostics.errors()) {
+    if (d.path == "--param") return kExitUsage;  // a command-line mistake
+  }
+  return kExitFailure;
+}
+
 bool CustomOps(const std::vector<std::string>& names, const std::string& file,
                std::set<std::string>* ops) {
   ops->insert(names.begin(), names.end());
@@ -309,7 +316,7 @@ std::unique_ptr<dsl::RuleSet> CompileForCommand(
   if (set == nullptr) {
     std::cerr << diagnostics->Render() << diagnostics->errors().size()
               << " error(s)\n";
-    *exit_code = kExitFailure;
+    *exit_code = CompileErrorExit(*diagnostics);
   }
   return set;
 }
@@ -482,7 +489,7 @@ int RunApply(const ApplyCommandOptions& options) {
           !options.pipeline.empty() || !options.transforms.empty(), *hooks,
           &diagnostics, &compiled)) {
     std::cerr << diagnostics.Render();
-    return kExitFailure;
+    return CompileErrorExit(diagnostics);
   }
   if (batch) return RunBatchApply(options, compiled, custom_ops);
 

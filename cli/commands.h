@@ -65,6 +65,10 @@ struct ValidateCommandOptions {
 };
 int RunValidate(const ValidateCommandOptions& options);
 
+// The exit status of rules that did not compile: a usage error when a
+// `--param` was at fault (an unknown name, a bad value), else 1.
+int CompileErrorExit(const dsl::Diagnostics& diagnostics);
+
 // The custom ops the command line declares (names and a file of names);
 // false (said on stderr) when the file cannot be read.
 bool CustomOps(const std::vector<std::string>& names, const std::string& file,

@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Help for every subcommand");
 
   CLI::App* version = app.add_subcommand("version", "Print graft's version");
+  app.set_version_flag("--version", VersionString(), "Print graft's version");
 
   StatsOptions stats;
   std::string stats_format = "auto";
@@ -395,6 +396,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);  // prints the message and usage to stderr

@@ -143,6 +143,9 @@ class Checker {
   std::unique_ptr<RuleSet> set_;
   std::shared_ptr<ParamTable> params_ = std::make_shared<ParamTable>();
   std::map<std::string, std::string> param_types_;
+  // Where each param was first declared (a file of the set, and the
+  // declaration): another file may declare it again the same way.
+  std::map<std::string, std::pair<std::string, const Param*>> param_decls_;
   std::map<std::string, int> param_uses_;
   std::map<std::string, ValueType> plan_types_;
   // Named pattern pieces by file, then name; a file sees its own and those

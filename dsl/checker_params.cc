@@ -123,15 +123,49 @@ Value Checker::DefaultValue(const RuleFile& file, const Param& p) {
   return v;
 }
 
-// Every file's params, with their defaults.
+namespace {
+
+// The same expression, as written (a param's default).
+bool SameExpr(const Expr* a, const Expr* b) {
+  if (a == nullptr || b == nullptr) return a == b;
+  if (a->kind != b->kind || a->text != b->text ||
+      a->bool_value != b->bool_value || a->int_value != b->int_value ||
+      a->float_value != b->float_value || a->port != b->port ||
+      a->args.size() != b->args.size())
+    return false;
+  for (size_t i = 0; i < a->args.size(); ++i) {
+    if (!SameExpr(a->args[i].get(), b->args[i].get())) return false;
+  }
+  return true;
+}
+
+bool SameParam(const Param& a, const Param& b) {
+  return a.type == b.type && SameExpr(a.default_value.get(), b.default_value.get()) &&
+         a.has_range == b.has_range && a.range_min == b.range_min &&
+         a.range_max == b.range_max;
+}
+
+}  // namespace
+
+// Every file's params, with their defaults. Files of one set (a library
+// and what it imports, or two libraries applied together) may declare a
+// param alike (name, type, default, range): it is one param, set once.
 void Checker::DeclareParams() {
   for (const auto& file : set_->asts_) {
     for (const Param& p : file->params) {
-      if (params_->count(p.name) != 0) {
+      auto first = param_decls_.find(p.name);
+      if (first != param_decls_.end()) {
+        const auto& [path, decl] = first->second;
+        if (path != file->path && SameParam(*decl, p)) continue;
         Error(*file, p.loc,
-              absl::StrCat("param `", p.name, "` is declared twice"));
+              path == file->path
+                  ? absl::StrCat("param `", p.name, "` is declared twice")
+                  : absl::StrCat("param `", p.name, "` is declared here and in `",
+                                 path, "` (line ", decl->loc.line,
+                                 ") differently: one param, one declaration"));
         continue;
       }
+      param_decls_[p.name] = {file->path, &p};
       param_types_[p.name] = p.type;
       (*params_)[p.name] = DefaultValue(*file, p);
       set_->params_.push_back(p.name);
