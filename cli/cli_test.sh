@@ -181,6 +181,14 @@ expect "graft test with a rolled-back match" 1 "" -- "$GRAFT" test "$TMP/rolled_
 check "no_match fails on it" grep -qE "float relus: expected no match, but .add_int_one. matched at .rf. and its rewrite was rolled back: the rewrite would make the graph invalid" "$TMP/out"
 check "a failed expectation says why" grep -qE "no relu left: Relu: 2 node\(s\), expected 0; .add_int_one. at .rf. was rolled back: the rewrite would make the graph invalid" "$TMP/out"
 
+# A comprehension iterates a constant's values: the same explicit paddings
+# as the golden case's reshape.
+PC=$G/const_into_list_attr
+sed 's/explicit_paddings: reshape(p, \[-1\])/explicit_paddings: [v for v in p]/' $PC/rules.graft > "$TMP/pad_comprehension.graft"
+expect "a comprehension over a constant's values" 0 "" -- "$GRAFT" apply -q -r "$TMP/pad_comprehension.graft" $PC/in.pbtxt -o "$TMP/pad_comprehension.pbtxt"
+"$GRAFT" apply -q -r $PC/rules.graft $PC/in.pbtxt -o "$TMP/pad_reshape.pbtxt"
+check "... gives what reshape gives" cmp -s "$TMP/pad_comprehension.pbtxt" "$TMP/pad_reshape.pbtxt"
+
 # validate refuses what TensorFlow's importer refuses: an op it does not
 # have (unless declared custom) and a string attr value its op does not allow.
 printf 'node { name: "x" op: "Placehodler" attr { key: "dtype" value { type: DT_FLOAT } } }\n' > "$TMP/typo_op.pbtxt"

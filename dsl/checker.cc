@@ -226,6 +226,55 @@ void Checker::CheckOp(const RuleFile& f, const std::string& op, Loc loc) {
         Suggest(op, ops.OpNames()));
 }
 
+std::vector<std::string> KnownOps(const NodePattern& p) {
+  if (!p.ref.empty()) return {};
+  for (const std::string& op : p.ops) {
+    if (OpRegistry::Tensorflow().Find(op) == nullptr) return {};
+  }
+  return p.ops;
+}
+
+// The data input counts `op` can have: [min, max] (max -1: no limit).
+std::pair<int, int> InputCounts(const tf::OpDef& def) {
+  int fixed = 0;
+  bool open = false;
+  int extra = 0;
+  for (const auto& arg : def.input_arg()) {
+    if (arg.number_attr().empty() && arg.type_list_attr().empty()) {
+      ++fixed;
+      continue;
+    }
+    open = true;
+    for (const auto& a : def.attr()) {
+      if (a.name() == arg.number_attr() && a.has_minimum())
+        extra += static_cast<int>(a.minimum());
+    }
+  }
+  return {fixed + extra, open ? -1 : fixed};
+}
+
+// A pattern's operands an op it names cannot have: the op never matches.
+void Checker::CheckOperandCount(const RuleFile& f, const NodePattern& p,
+                                int data, bool variadic) {
+  for (const std::string& op : p.ops) {
+    const tf::OpDef* def = OpRegistry::Tensorflow().Find(op);
+    if (def == nullptr) continue;
+    auto [min, max] = InputCounts(*def);
+    int fixed = variadic ? data - 1 : data;
+    bool can = variadic ? (max < 0 || fixed <= max)
+                        : fixed >= min && (max < 0 || fixed <= max);
+    if (can) continue;
+    std::string takes =
+        max == min  ? absl::StrCat(min)
+        : max < 0   ? absl::StrCat("at least ", min)
+                    : absl::StrCat(min, " to ", max);
+    Error(f, p.loc,
+          absl::StrCat("`", op, "` takes ", takes, " data input(s); this "
+                       "pattern gives it ", variadic ? "at least " : "", fixed,
+                       ", so it never matches"));
+  }
+}
+
 void Checker::CollectPatternDefs() {
   for (const auto& file : set_->asts_) {
     std::map<std::string, const PatternDef*>& defs = pattern_defs_[file->path];
@@ -323,6 +372,11 @@ int Checker::AddPattern(const RuleFile& f, const NodePattern& p,
     }
     pn.anywhere = true;
   }
+  if (p.has_operands && !pn.anywhere) {
+    bool variadic =
+        std::count(data.begin(), data.end(), OK::kVariadic) > 0;
+    CheckOperandCount(f, p, static_cast<int>(data.size()), variadic);
+  }
   if (p.optional) {
     bool ok = p.has_operands && !data.empty() && !pn.anywhere &&
               data[0] != OK::kVariadic;
@@ -390,6 +444,7 @@ bool Checker::AddOperand(const RuleFile& f, const NodePattern& p, size_t i,
       }
       Bind(f, o.name, NameInfo::Kind::kTensor, ValueType::kTensor, o.loc,
            names);
+      (*names)[o.name].ops = KnownOps(*o.nested);
       po.nested =
           AddPattern(f, *o.nested, "", nested_what, pnodes, names, stmts);
       break;
@@ -541,6 +596,7 @@ void Checker::CompileRule(const RuleFile& f, const Rule& rule) {
       Error(f, s.loc, absl::StrCat("`", s.name, "` is already a pattern"));
     }
     names[s.name] = {NameInfo::Kind::kPattern, ValueType::kNode, s.loc, 0};
+    names[s.name].ops = KnownOps(s.pattern);
   }
   // Statement patterns occupy the first slots; nested ones follow.
   CompiledPattern pattern;

@@ -39,9 +39,16 @@ struct NameInfo {
   // The file of a name a named pattern binds (`loc` is there); nullptr for
   // the rule's own.
   const RuleFile* file = nullptr;
+  // A pattern node's ops, when its pattern names them (no glob): what its
+  // attrs are checked against.
+  std::vector<std::string> ops = {};
 };
 
 using Names = std::map<std::string, NameInfo>;
+
+// The ops a pattern names, when each is a known op (no glob, not a named
+// pattern); else none.
+std::vector<std::string> KnownOps(const NodePattern& p);
 
 // The value type of a param declared as `type` (int, float, bool, ...).
 ValueType ParamType(const std::string& type);
@@ -76,6 +83,13 @@ class Checker {
 
   // ---- patterns ----
   void CollectPatternDefs();
+  void CheckOperandCount(const RuleFile& f, const NodePattern& p, int data,
+                         bool variadic);
+  // `n.attr` of a pattern node whose ops the pattern names: an attr none
+  // of them has is an error at the name.
+  void CheckAttrName(const RuleFile& f, const std::string& node,
+                     const std::vector<std::string>& ops,
+                     const std::string& attr, Loc loc);
   void CheckOp(const RuleFile& f, const std::string& op, Loc loc);
   int AddPattern(const RuleFile& f, const NodePattern& p,
                  const std::string& binding, const std::string& what,

@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "dsl/checker.h"
 #include "engine/op_registry.h"
 
@@ -39,6 +40,14 @@ ValueType Checker::CheckExpr(const RuleFile& f, const Expr& e, Names* names,
       }
       if (e.text == "op" || e.text == "name" || e.text == "device")
         return ValueType::kString;
+      if (e.args[0]->kind == K::kName) {
+        auto it = names->find(e.args[0]->text);
+        // At the attr's name, after `n.`.
+        Loc at = e.args[0]->loc;
+        at.col += static_cast<int>(e.args[0]->text.size()) + 1;
+        if (it != names->end())
+          CheckAttrName(f, it->first, it->second.ops, e.text, at);
+      }
       return ValueType::kAny;
     }
     case K::kList:
@@ -59,9 +68,12 @@ ValueType Checker::CheckExpr(const RuleFile& f, const Expr& e, Names* names,
     case K::kListComp: {
       if (in_guard) Error(f, e.loc, "`[... for x in xs]` is for rewrites");
       ValueType t = CheckExpr(f, *e.args[1], names, in_guard);
-      if (t != ValueType::kList && t != ValueType::kAny) {
+      // A constant's values: a computed constant, or a Const's tensor.
+      if (t != ValueType::kList && t != ValueType::kAny &&
+          t != ValueType::kConst && t != ValueType::kTensor) {
         Error(f, e.args[1]->loc,
-              absl::StrCat("`for` iterates a list, not ", AValueType(t)));
+              absl::StrCat("`for` iterates a list or a constant's values, "
+                           "not ", AValueType(t)));
       }
       BindItem(f, e.text, e.loc, names);
       CheckExpr(f, *e.args[0], names, in_guard);
@@ -344,15 +356,26 @@ ValueType Checker::CheckCreate(const RuleFile& f, const Expr& e, Names* names,
   }
   const tf::OpDef* def =
       e.text.empty() ? nullptr : OpRegistry::Tensorflow().Find(e.text);
+  // `m.op(...) { attr: v }`: m's ops, when its pattern names them.
+  std::vector<std::string> copied_ops;
+  if (!e.op_of.empty()) {
+    auto it = names->find(e.op_of);
+    if (it != names->end()) copied_ops = it->second.ops;
+  }
   for (const AttrItem& item : e.attrs) {
     if (!item.spread && def != nullptr && !absl::StartsWith(item.name, "_")) {
       bool known = false;
       for (const auto& a : def->attr()) known = known || a.name() == item.name;
       if (!known) {
+        std::vector<std::string> attrs;
+        for (const auto& a : def->attr()) attrs.push_back(a.name());
         Error(f, item.loc,
-              absl::StrCat("`", e.text, "` has no attr `", item.name, "`"));
+              absl::StrCat("`", e.text, "` has no attr `", item.name, "`"),
+              Suggest(item.name, attrs));
       }
     }
+    if (!item.spread && def == nullptr)
+      CheckAttrName(f, e.op_of, copied_ops, item.name, item.loc);
     if (item.spread) {
       auto it = names->find(item.name);
       if (it == names->end()) {
@@ -365,6 +388,25 @@ ValueType Checker::CheckCreate(const RuleFile& f, const Expr& e, Names* names,
     }
   }
   return ValueType::kNode;
+}
+
+void Checker::CheckAttrName(const RuleFile& f, const std::string& node,
+                            const std::vector<std::string>& ops,
+                            const std::string& attr, Loc loc) {
+  if (ops.empty() || absl::StartsWith(attr, "_")) return;
+  std::vector<std::string> attrs;
+  for (const std::string& op : ops) {
+    const tf::OpDef* def = OpRegistry::Tensorflow().Find(op);
+    if (def == nullptr) return;
+    for (const auto& a : def->attr()) {
+      if (a.name() == attr) return;
+      attrs.push_back(a.name());
+    }
+  }
+  Error(f, loc,
+        absl::StrCat("`", node, "` (", absl::StrJoin(ops, " | "),
+                     ") has no attr `", attr, "`"),
+        Suggest(attr, attrs));
 }
 
 }  // namespace graft::dsl

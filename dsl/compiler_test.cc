@@ -289,6 +289,27 @@ const DiagnosticCase kCases[] = {
      "rule a {\n  match { c = Relu(_) }\n  rewrite { control \"x\" -> c "
      "}\n}\n",
      3, 21, "expected a node or a list of nodes, not a string"},
+    // What the op registry knows: input counts and attr names.
+    {"operand_count_an_op_cannot_have",
+     "rule a {\n  match { p = Pad(_, _, _) }\n  rewrite { erase p }\n}\n", 2,
+     15, "`Pad` takes 2 data input(s); this pattern gives it 3, so it never "
+     "matches"},
+    {"operand_count_of_a_variadic_op",
+     "rule a {\n  match { c = ConcatV2(_) }\n  rewrite { erase c }\n}\n", 2,
+     15, "`ConcatV2` takes at least 3 data input(s); this pattern gives it 1, "
+     "so it never matches"},
+    {"attr_name_in_a_guard",
+     "rule a {\n  match { c = Conv2D(_, _) where c.paddin == \"SAME\" }\n"
+     "  rewrite { erase c }\n}\n",
+     2, 36, "`c` (Conv2D) has no attr `paddin`"},
+    {"attr_name_of_a_bound_operand",
+     "rule a {\n  match { r = Relu(w: Const) where w.dtyp == \"float32\" }\n"
+     "  rewrite { erase r }\n}\n",
+     2, 38, "`w` (Const) has no attr `dtyp`"},
+    {"attr_name_in_an_attr_block",
+     "rule a {\n  match { c = Conv2D(x, w) }\n  rewrite {\n    o = c.op(x, w) "
+     "{ ..c.attrs, explict_paddings: [1] }\n    replace c with o\n  }\n}\n",
+     4, 33, "`c` (Conv2D) has no attr `explict_paddings`"},
 };
 
 class DiagnosticTest : public ::testing::TestWithParam<DiagnosticCase> {};

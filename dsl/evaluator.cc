@@ -3,6 +3,7 @@
 #include <cmath>
 #include <optional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/op_registry.h"
@@ -148,6 +149,22 @@ absl::Status ListToAttr(const std::string& name, const std::string& type,
   return absl::OkStatus();
 }
 
+// A constant's values in order (flattened): ints for an integer dtype,
+// floats otherwise.
+std::vector<Value> ValuesOf(const ConstTensor& c) {
+  ConstTensor decoded = Materialize(c);
+  tf::DataType t = decoded.dtype;
+  bool integers = t != tf::DT_FLOAT && t != tf::DT_DOUBLE &&
+                  t != tf::DT_HALF && t != tf::DT_BFLOAT16;
+  std::vector<Value> items;
+  items.reserve(decoded.values.size());
+  for (double v : decoded.values) {
+    items.push_back(integers ? Value::Int(static_cast<int64_t>(v))
+                             : Value::Float(v));
+  }
+  return items;
+}
+
 }  // namespace
 
 // The AttrValue for `value` set as attr `name` of an `op` node.
@@ -195,6 +212,12 @@ absl::StatusOr<tf::AttrValue> ToAttr(const std::string& op,
     case ValueType::kNode: {
       absl::StatusOr<ConstTensor> c = ToConstant(graph, value);
       if (!c.ok()) return c.status();
+      if (absl::StartsWith(type, "list(") || type == "shape") {
+        // A constant where a list is wanted: its values, in order.
+        absl::Status s = ListToAttr(name, type, ValuesOf(*c), &attr);
+        if (!s.ok()) return s;
+        break;
+      }
       *attr.mutable_tensor() = ToTensorProto(*c);
       break;
     }
@@ -258,6 +281,18 @@ absl::StatusOr<Value> Evaluator::Eval(const Graph& graph, const Bindings& b,
       }
       absl::StatusOr<Value> source = Eval(graph, b, *e.args[1], factory);
       if (!source.ok()) return source.status();
+      bool constant =
+          source->type == ValueType::kConst ||
+          ((source->type == ValueType::kTensor ||
+            source->type == ValueType::kNode) &&
+           source->tensor.valid() &&
+           graph.node(source->tensor.node).op() == "Const");
+      if (constant) {
+        // A constant's values, in order (flattened), as numbers.
+        absl::StatusOr<ConstTensor> c = ToConstant(graph, *source);
+        if (!c.ok()) return c.status();
+        source = Value::List(ValuesOf(*c));
+      }
       if (source->type != ValueType::kList) {
         return absl::InvalidArgumentError(absl::StrCat(
             "`for` iterates a list, not ", AValueType(source->type)));
