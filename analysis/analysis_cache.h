@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -29,6 +30,10 @@ struct Analyses {
   ShapeMap shapes;
   std::mutex mu;  // guards the lazily computed parts below
   std::optional<absl::StatusOr<Regions>> regions;
+  // The loss and seed the regions were first found with (by name): later
+  // versions of the graph keep them, rather than guessing again on a graph
+  // the rewrites have made less plain.
+  std::string found_loss, found_seed;
   std::optional<absl::StatusOr<MemoryReport>> memory;
   absl::flat_hash_map<Endpoint, size_t>
       life_of;  // tensor -> memory->tensors index
@@ -91,8 +96,16 @@ class Cache {
 
   const absl::StatusOr<Regions>& RegionsOf(Analyses& a) {
     std::lock_guard<std::mutex> lock(a.mu);
+    if (!a.regions && !a.found_seed.empty()) {
+      a.regions = FindRegions(*a.graph, a.shapes, a.found_loss, a.found_seed);
+      if (!a.regions->ok()) a.regions.reset();  // renamed or removed
+    }
     if (!a.regions)
       a.regions = FindRegions(*a.graph, a.shapes, options_.loss, options_.seed);
+    if (a.regions->ok() && a.found_seed.empty()) {
+      a.found_loss = a.graph->node((*a.regions)->loss).name();
+      a.found_seed = a.graph->node((*a.regions)->seed).name();
+    }
     return *a.regions;
   }
 

@@ -321,6 +321,33 @@ TEST(RegionsTest, ForwardAndBackwardByReachability) {
             std::string::npos);
 }
 
+// A tf.function's GradientTape step: the seed is a Const of ones only the
+// tape's gradient ops read; the loss is what the output Identity (waiting
+// for the update through a control edge) reads.
+TEST(RegionsTest, GradientTapeSeedAndLossAreFound) {
+  Graph g = GraphFromText(
+      PlaceholderNode("x", {4}) + OpNode("h", "Relu", {"x"}) +
+      IntConstNode("axes", {0}) +
+      OpNode("loss", "Sum", {"h", "axes"},
+             " attr { key: \"Tidx\" value { type: DT_INT32 } }") +
+      "node { name: \"ones\" op: \"Const\" attr { key: \"dtype\" value { "
+      "type: DT_FLOAT } } attr { key: \"value\" value { tensor { dtype: "
+      "DT_FLOAT tensor_shape { } float_val: 1 } } } }\n" +
+      OpNode("gradient_tape/Sum/Fill", "Mul", {"ones", "h"}) +
+      OpNode("gradient_tape/Relu/ReluGrad", "ReluGrad",
+             {"gradient_tape/Sum/Fill", "h"}) +
+      "node { name: \"update\" op: \"NoOp\" input: "
+      "\"^gradient_tape/Relu/ReluGrad\" }\n" +
+      "node { name: \"Identity\" op: \"Identity\" input: \"loss\" input: "
+      "\"^update\" attr { key: \"T\" value { type: DT_FLOAT } } }\n");
+  absl::StatusOr<Regions> r = FindRegions(g, InferShapes(g));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(g.node(r->seed).name(), "ones");
+  EXPECT_EQ(g.node(r->loss).name(), "loss");
+  EXPECT_TRUE(r->in_backward(Id(g, "gradient_tape/Relu/ReluGrad")));
+  EXPECT_TRUE(r->in_forward(Id(g, "h")));
+}
+
 // A node whose attrs disagree with its inputs is read by no shape function:
 // its outputs stay unknown and the map names it with the validator's
 // message; values out of range (an axis past the rank, dims whose product

@@ -1,5 +1,7 @@
 #include "analysis/regions.h"
 
+#include "absl/strings/match.h"
+
 #include <iterator>
 #include <set>
 
@@ -30,20 +32,40 @@ NodeId LossOfSeed(const Graph& g, const Node& seed) {
   return kNoNode;
 }
 
+bool IsOne(const Node& value);
+
 // A Fill of ones whose shape is a constant or Shape(x).
 bool IsSeedFill(const Graph& g, const Node& n) {
   if (n.op() != "Fill" || n.num_inputs() != 2) return false;
   if (!IsConstLike(g, n.input(0)) || !n.input(1).valid() ||
       g.node(n.input(1).node).op() != "Const")
     return false;
-  const Node& value = g.node(n.input(1).node);
+  return IsOne(g.node(n.input(1).node));
+}
+
+// A Const whose one value is 1 (float or double).
+bool IsOne(const Node& value) {
   const tf::AttrValue* v = value.attr("value");
-  if (v == nullptr) return false;
+  if (value.op() != "Const" || v == nullptr) return false;
   const tf::TensorProto& t = v->tensor();
-  bool one = (t.float_val_size() == 1 && t.float_val(0) == 1.0f) ||
-             (t.double_val_size() == 1 && t.double_val(0) == 1.0) ||
-             value.value_content() == absl::string_view("\0\0\x80\x3f", 4);
-  return one;
+  return (t.float_val_size() == 1 && t.float_val(0) == 1.0f) ||
+         (t.double_val_size() == 1 && t.double_val(0) == 1.0) ||
+         value.value_content() == absl::string_view("\0\0\x80\x3f", 4);
+}
+
+// A GradientTape's seed (tf.function graphs): a Const of ones whose value
+// only ops of the tape's gradient (`gradient_tape/...`) read.
+bool IsTapeSeed(const Node& n, const Graph& g) {
+  if (!IsOne(n) || n.num_used_ports() == 0) return false;
+  auto in_tape = [&](NodeId id) {
+    return absl::StartsWith(g.node(id).name(), "gradient_tape/");
+  };
+  for (int p = 0; p < n.num_used_ports(); ++p) {
+    for (InputSlot s : n.consumers(p)) {
+      if (!in_tape(s.node)) return false;
+    }
+  }
+  return true;  // what waits for it (control edges) reads no value
 }
 
 }  // namespace
@@ -79,10 +101,16 @@ absl::StatusOr<Regions> FindRegions(const Graph& graph, const ShapeMap& shapes,
         if (r.loss == kNoNode || l == r.loss) candidates.push_back(id);
       }
     }
+    if (candidates.empty()) {
+      for (NodeId id : graph.NodesWithOp("Const")) {
+        if (IsTapeSeed(graph.node(id), graph)) candidates.push_back(id);
+      }
+    }
     if (candidates.size() != 1) {
       return absl::NotFoundError(absl::StrCat(
           candidates.empty()
-              ? "found no gradient seed (a Fill of ones, or OnesLike(loss))"
+              ? "found no gradient seed (a Fill of ones, OnesLike(loss), or "
+                "a GradientTape's constant of ones)"
               : absl::StrCat("found ", candidates.size(), " gradient seeds"),
           "; name the loss with --loss and the seed with --seed"));
     }
@@ -95,9 +123,13 @@ absl::StatusOr<Regions> FindRegions(const Graph& graph, const ShapeMap& shapes,
   if (r.loss == kNoNode) r.loss = LossOfSeed(graph, graph.node(r.seed));
   if (r.loss == kNoNode) {
     // The float tensor of the seed's shape that nothing reads and that
-    // depends on an input.
-    absl::flat_hash_set<NodeId> after_seed(downstream.begin(),
-                                           downstream.end());
+    // depends on an input, computed from no gradient (a tf.function's
+    // output Identity, which waits for the updates through control edges,
+    // counts: its data input is the loss).
+    std::vector<NodeId> data_downstream =
+        surgery::ForwardWalk(graph, {r.seed}, surgery::WalkOptions());
+    absl::flat_hash_set<NodeId> after_seed(data_downstream.begin(),
+                                           data_downstream.end());
     const TensorInfo& seed_shape = shapes.at({r.seed, 0});
     std::vector<NodeId> sinks;
     graph.ForEachNode([&](const Node& n) {
@@ -124,6 +156,10 @@ absl::StatusOr<Regions> FindRegions(const Graph& graph, const ShapeMap& shapes,
                        " candidates); name it with --loss"));
     }
     r.loss = sinks[0];
+    const Node& sink = graph.node(r.loss);
+    if (sink.op() == "Identity" && sink.num_inputs() == 1 &&
+        sink.input(0).valid() && !sink.control_inputs().empty())
+      r.loss = sink.input(0).node;
   }
   r.forward.assign(graph.id_limit(), false);
   r.backward.assign(graph.id_limit(), false);

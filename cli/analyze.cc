@@ -177,6 +177,29 @@ int RunMem(const MemOptions& options) {
   } else {
     std::cout << "regions: none (" << regions.status().message() << ")\n";
   }
+  // What the peaks assume: the inputs' shapes, and what they leave out.
+  std::vector<std::string> inputs;
+  bool unknown_input = false;
+  graph->ForEachNode([&](const Node& n) {
+    if (n.op() != "Placeholder") return;
+    unknown_input = unknown_input || !shapes.at({n.id(), 0}).fully_known();
+    if (inputs.size() < 8)
+      inputs.push_back(absl::StrCat("`", n.name(), "` ",
+                                    shapes.at({n.id(), 0}).ShapeString()));
+  });
+  if (!inputs.empty()) {
+    std::cout << "inputs: " << absl::StrJoin(inputs, ", ");
+    if (options.batch > 0) std::cout << " (--batch " << options.batch << ")";
+    std::cout << "\n";
+  }
+  if (m->unknown_tensors > 0) {
+    std::cout << "not counted: " << m->unknown_tensors
+              << " tensor(s) of unknown size"
+              << (unknown_input ? " (the inputs' unknown dimensions: --batch "
+                                  "N or --input-shape gives them a size)"
+                                : "")
+              << "\n";
+  }
   for (const analysis::DeviceMemory& d : m->devices) {
     std::cout << "device " << d.device << ": peak " << HumanSize(d.peak_bytes)
               << " (" << d.peak_bytes << " bytes) at step " << d.peak_step

@@ -5,8 +5,9 @@
 1. Export: a tf-keras conv net with batch norms and Adam; its `tf.function`
    train step (GradientTape, the optimizer's apply ops, resource variables)
    is traced and its graph written with shapes (`add_shapes=True`).
-2. Rewrite: `graft apply --pipeline rules/pipelines/training-memory.yaml`,
-   naming the loss and the tape's gradient seed (a constant `ones`).
+2. Rewrite: `graft apply --pipeline rules/pipelines/training-memory.yaml`
+   (graft finds the loss and the tape's gradient seed, a constant `ones`,
+   by itself).
 3. Load back: the rewritten GraphDef is imported as a function whose
    variable handles are the model's own variables, and trained with.
 
@@ -25,18 +26,19 @@ import tf_keras as keras  # noqa: E402
 
 tf1 = tf.compat.v1
 HERE = os.path.dirname(os.path.abspath(__file__))
+BATCH = 16
 
 
 def build():
     keras.utils.set_random_seed(0)
-    model = keras.Sequential([
-        keras.layers.Conv2D(8, 3, padding="same", use_bias=False, input_shape=(16, 16, 3)),
-        keras.layers.BatchNormalization(), keras.layers.ReLU(),
-        keras.layers.Conv2D(16, 3, strides=2, padding="same", use_bias=False),
-        keras.layers.BatchNormalization(), keras.layers.ReLU(),
-        keras.layers.Conv2D(16, 3, padding="same", use_bias=False),
-        keras.layers.BatchNormalization(), keras.layers.ReLU(),
-        keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(10)])
+    # Eight conv blocks at full resolution: their activations (1 MiB each at
+    # batch 16), not the weights, are what a training step keeps alive.
+    layers = [keras.Input((32, 32, 3))]
+    for _ in range(8):
+        layers += [keras.layers.Conv2D(16, 3, padding="same", use_bias=False),
+                   keras.layers.BatchNormalization(), keras.layers.ReLU()]
+    model = keras.Sequential(layers + [keras.layers.GlobalAveragePooling2D(),
+                                       keras.layers.Dense(10)])
     optimizer = keras.optimizers.Adam(1e-2)
     loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
@@ -48,8 +50,8 @@ def build():
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
         return loss
 
-    spec = (tf.TensorSpec([8, 16, 16, 3], tf.float32, name="x"),
-            tf.TensorSpec([8], tf.int32, name="y"))
+    spec = (tf.TensorSpec([BATCH, 32, 32, 3], tf.float32, name="x"),
+            tf.TensorSpec([BATCH], tf.int32, name="y"))
     # The model and optimizer own the variables the step uses: keep them.
     return train_step.get_concrete_function(*spec), (model, optimizer)
 
@@ -88,8 +90,8 @@ def load(path, info, variables):
         return tf1.import_graph_def(graph_def, input_map=feeds,
                                     return_elements=[info["output"]], name="")[0]
 
-    return tf1.wrap_function(step, [tf.TensorSpec([8, 16, 16, 3], tf.float32),
-                                    tf.TensorSpec([8], tf.int32)])
+    return tf1.wrap_function(step, [tf.TensorSpec([BATCH, 32, 32, 3], tf.float32),
+                                    tf.TensorSpec([BATCH], tf.int32)])
 
 
 def train(step, variables, start, batches):
@@ -112,14 +114,14 @@ def main(graft, work):
     proc = subprocess.run(
         [graft, "apply", "--pipeline",
          os.path.join(HERE, "..", "rules", "pipelines", "training-memory.yaml"),
-         original, "-o", rewritten, "--loss", info["loss"], "--seed", info["seed"]],
+         original, "-o", rewritten],
         capture_output=True, text=True)
     sys.stderr.write(proc.stderr)
     if proc.returncode != 0:
         return proc.returncode
     rng = np.random.default_rng(0)
-    batches = [(rng.random((8, 16, 16, 3)).astype(np.float32),
-                rng.integers(0, 10, 8).astype(np.int32)) for _ in range(3)]
+    batches = [(rng.random((BATCH, 32, 32, 3)).astype(np.float32),
+                rng.integers(0, 10, BATCH).astype(np.int32)) for _ in range(3)]
     start = [v.numpy() for v in variables]
     want = train(load(original, info, variables), variables, start, batches)
     got = train(load(rewritten, info, variables), variables, start, batches)
