@@ -84,7 +84,8 @@ def test_half_precision(tmp_path, policy):
     tf_keras.mixed_precision.set_global_policy(policy)
     try:
         inp = tf_keras.Input((16, 16, 3))
-        x = tf_keras.layers.Conv2D(8, 3, use_bias=False)(inp)
+        # With a bias: mixed precision reads it through a Cast to float16.
+        x = tf_keras.layers.Conv2D(8, 3, use_bias=True)(inp)
         x = tf_keras.layers.BatchNormalization()(x)
         x = tf_keras.layers.ReLU()(x)
         x = tf_keras.layers.DepthwiseConv2D(3, use_bias=False)(x)
@@ -112,6 +113,30 @@ def test_half_precision(tmp_path, policy):
     assert scale > 0
     # float16 keeps about 3 decimal digits; folding rounds differently.
     assert np.abs(want - got).max() <= 1e-2 * scale, np.abs(want - got).max() / scale
+
+
+def test_mixed_precision_application(tmp_path):
+    """A tf-keras application under mixed_float16 (ResNet50: convolutions
+    with biases, read through Casts, before their batch norms): every batch
+    norm folds, and TensorFlow gives the same numbers to float16 precision."""
+    tf_keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        model = tf_keras.applications.ResNet50(weights=None, input_shape=(64, 64, 3), classes=10)
+    finally:
+        tf_keras.mixed_precision.set_global_policy("float32")
+    randomize_batch_norms(RNG, model, tf_keras.layers.BatchNormalization)
+    original = freeze(model, [None, 64, 64, 3])
+    casts = [n for n in original.node if n.op == "Cast"]
+    assert len(casts) > 50  # weights and biases cast to float16
+    folded, log = fold(original, tmp_path, "resnet50_mixed")
+    assert foldable_left(folded) == [], log
+    x = RNG.standard_normal((2, 64, 64, 3)).astype(np.float32)
+    fetch = last_identity(original)
+    want = run_graph(original, {"input:0": x}, fetch).astype(np.float32)
+    got = run_graph(folded, {"input:0": x}, fetch).astype(np.float32)
+    scale = np.abs(want).max()
+    assert scale > 0
+    assert np.abs(want - got).max() <= 2e-2 * scale, np.abs(want - got).max() / scale
 
 
 def test_keras3_unfused_batch_norms(tmp_path):
