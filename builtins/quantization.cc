@@ -55,6 +55,22 @@ std::map<std::string, std::vector<std::pair<float, float>>> MinMaxRecords(
 }  // namespace
 
 void RegisterQuantizationHooks(HookRegistry& r) {
+  Add(r, "quantized", {VT::kTensor}, VT::kBool, false,
+      "a fake-quant op reads the tensor, directly or through a Cast (a "
+      "float16 tensor quantized in float32)",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const Graph& g = ctx.graph;
+        for (InputSlot s : g.node(a[0].tensor.node).consumers(a[0].tensor.port)) {
+          const Node& reader = g.node(s.node);
+          if (GlobMatch("FakeQuant*", reader.op())) return Value::Bool(true);
+          if (reader.op() != "Cast") continue;
+          for (InputSlot c : reader.consumers(0)) {
+            if (GlobMatch("FakeQuant*", g.node(c.node).op()))
+              return Value::Bool(true);
+          }
+        }
+        return Value::Bool(false);
+      });
   Add(r, "fake_quant_of", {VT::kTensor}, VT::kNode, false,
       "the first fake-quant op that reads the tensor (an error if none)",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
