@@ -138,7 +138,7 @@ expect "apply needs rules or a pipeline" 2 "give rule files" -- "$GRAFT" apply $
 # A pipeline step that does not converge stops the pipeline: later steps do
 # not run, nothing is written (an existing output is left as it was), and the
 # message names the step and the rules still firing.
-expect "non-converging pipeline step" 1 "step 1 of 2 \(\`rules/pipelines/../fold_batch_norms.graft\`\) did not converge; 1 later step\(s\) not run: no fixpoint after 1 rewrites; still firing: \`fold_fused_batch_norm\`" -- "$GRAFT" apply --pipeline rules/pipelines/inference.yaml --max-rewrites 1 "$EXAMPLE" -o "$TMP/never_pipe.pb" --report "$TMP/never_pipe.json"
+expect "non-converging pipeline step" 1 "step 1 of 2 \(\`rules/fold_batch_norms.graft\`\) did not converge; 1 later step\(s\) not run: no fixpoint after 1 rewrites; still firing: \`fold_fused_batch_norm\`" -- "$GRAFT" apply --pipeline rules/pipelines/inference.yaml --max-rewrites 1 "$EXAMPLE" -o "$TMP/never_pipe.pb" --report "$TMP/never_pipe.json"
 check "no output after a non-converging step" test ! -e "$TMP/never_pipe.pb"
 check "no report after a non-converging step" test ! -e "$TMP/never_pipe.json"
 check "later steps reported as not run" grep -q "step 2 of 2 .*: not run" "$TMP/err"

@@ -3,6 +3,7 @@
 #define GRAFT_DSL_AST_H_
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -17,12 +18,17 @@ struct Loc {
 };
 
 // `path` as written in `file` (a rule file, pipeline): relative to the
-// file's folder unless absolute.
+// file's folder unless absolute; `..` and `.` resolved, so that a file
+// imported by two spellings (`rules/x.graft`, `rules/gtt/../x.graft`) is one
+// file.
 inline std::string PathRelativeTo(const std::string& file,
                                   const std::string& path) {
-  if (!path.empty() && path[0] == '/') return path;
+  if (!path.empty() && path[0] == '/')
+    return std::filesystem::path(path).lexically_normal().string();
   size_t slash = file.rfind('/');
-  return slash == std::string::npos ? path : file.substr(0, slash + 1) + path;
+  std::string joined =
+      slash == std::string::npos ? path : file.substr(0, slash + 1) + path;
+  return std::filesystem::path(joined).lexically_normal().string();
 }
 
 struct Expr;

@@ -1,6 +1,7 @@
 #include "dsl/checker.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <set>
 
@@ -88,7 +89,11 @@ void Checker::Load(const std::string& path, const std::string* text,
 std::unique_ptr<RuleSet> Checker::Compile(const std::vector<std::string>& paths,
                                           const std::string* text) {
   set_ = std::make_unique<RuleSet>();
-  for (const std::string& p : paths) Load(p, text, "", {});
+  for (const std::string& p : paths) {
+    // One spelling of each file (`./rules/x.graft` is `rules/x.graft`).
+    Load(text != nullptr ? p : std::filesystem::path(p).lexically_normal().string(),
+         text, "", {});
+  }
   CollectParams();
   CollectPatternDefs();
   CheckPlans();
