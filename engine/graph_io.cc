@@ -546,7 +546,8 @@ absl::Status WriteFileAtomically(const std::string& path,
 
 namespace {
 
-// Writes everything to `fd` (standard output, a device or a pipe).
+// Writes everything to `fd` (a file, standard output, a device or a pipe);
+// no copies between files (a stream has no offsets).
 FileWriter StreamWriter(int fd, const std::string& path) {
   FileWriter writer;
   writer.write = [fd, path](absl::string_view contents) -> absl::Status {
@@ -612,21 +613,7 @@ absl::Status WriteFileAtomicallyWith(
   if (fd < 0) {
     return Located(path, absl::StrCat("cannot write: ", std::strerror(errno)));
   }
-  FileWriter writer;
-  writer.write = [&](absl::string_view contents) -> absl::Status {
-    size_t written = 0;
-    while (written < contents.size()) {
-      ssize_t n =
-          write(fd, contents.data() + written, contents.size() - written);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return Located(path,
-                       absl::StrCat("cannot write: ", std::strerror(errno)));
-      }
-      written += static_cast<size_t>(n);
-    }
-    return absl::OkStatus();
-  };
+  FileWriter writer = StreamWriter(fd, path);
   writer.copy = [&](int from, int64_t offset,
                     size_t length) -> absl::StatusOr<bool> {
     loff_t in = offset;
