@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -268,6 +269,38 @@ void UpdateShapes(const Graph& graph, const ShapeOptions& options,
   }
 }
 
+namespace {
+
+// ConcatV2's inputs: the same rank, and the same size on every axis but the
+// concatenated one, where known.
+void ConcatConflict(const Node& n, const ShapeMap& shapes,
+                    std::vector<std::pair<NodeId, std::string>>* out) {
+  const std::optional<std::vector<int64_t>>& axis_value =
+      shapes.at(n.input(n.num_inputs() - 1)).value;
+  const TensorInfo& first = shapes.at(n.input(0));
+  if (!axis_value || axis_value->size() != 1 || !first.known_rank) return;
+  int64_t rank = static_cast<int64_t>(first.dims.size());
+  int64_t axis = (*axis_value)[0] < 0 ? (*axis_value)[0] + rank : (*axis_value)[0];
+  for (int i = 1; i < n.num_inputs() - 1; ++i) {
+    const TensorInfo& t = shapes.at(n.input(i));
+    if (!t.known_rank) continue;
+    bool conflict = static_cast<int64_t>(t.dims.size()) != rank;
+    for (int64_t j = 0; !conflict && j < rank; ++j) {
+      conflict = j != axis && first.dims[j] >= 0 && t.dims[j] >= 0 &&
+                 first.dims[j] != t.dims[j];
+    }
+    if (conflict) {
+      out->push_back({n.id(), absl::StrCat("`", n.name(), "` (ConcatV2): input ",
+                                           i, " is ", t.ShapeString(),
+                                           ", input 0 ", first.ShapeString(),
+                                           ", concatenated on axis ", axis)});
+      return;
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<std::pair<NodeId, std::string>> ShapeConflicts(
     const Graph& graph, const ShapeMap& shapes) {
   std::vector<std::pair<NodeId, std::string>> out;
@@ -277,6 +310,23 @@ std::vector<std::pair<NodeId, std::string>> ShapeConflicts(
   };
   graph.ForEachNode([&](const Node& n) {
     if (n.num_inputs() < 2 || shapes.mismatched().count(n.id())) return;
+    if (n.op() == "ConcatV2") {
+      ConcatConflict(n, shapes, &out);
+      return;
+    }
+    if (absl::StartsWith(n.op(), "FusedBatchNorm") &&
+        !absl::StrContains(n.op(), "Grad")) {
+      // 4-D (NHWC, NCHW), or 5-D with a 3-D data format.
+      const TensorInfo& x = shapes.at(n.input(0));
+      const tf::AttrValue* f = n.attr("data_format");
+      size_t rank = f != nullptr && f->s().size() == 5 ? 5 : 4;
+      if (x.known_rank && x.dims.size() != rank) {
+        out.push_back({n.id(), absl::StrCat("`", n.name(), "` (", n.op(),
+                                            "): its input is ", x.ShapeString(),
+                                            "; it takes rank ", rank)});
+      }
+      return;
+    }
     const TensorInfo& a = shapes.at(n.input(0));
     const TensorInfo& b = shapes.at(n.input(1));
     if (!a.known_rank || !b.known_rank) return;

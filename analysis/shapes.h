@@ -93,7 +93,9 @@ void UpdateShapes(const Graph& graph, const ShapeOptions& options,
 // Shapes TensorFlow's importer refuses, where both sides are known: a
 // MatMul or BatchMatMul whose inner dimensions differ (transposes applied),
 // a BiasAdd whose bias is not as long as the channel dimension, a Conv2D
-// whose filter's input channels are not the input's. One message per node,
+// whose filter's input channels are not the input's, a ConcatV2 whose
+// inputs differ off the concatenated axis, a FusedBatchNorm whose input is
+// not 4-D (5-D with a 3-D data format). One message per node,
 // in node order, as the validator words them.
 std::vector<std::pair<NodeId, std::string>> ShapeConflicts(
     const Graph& graph, const ShapeMap& shapes);
