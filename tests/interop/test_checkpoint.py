@@ -131,8 +131,9 @@ def memory_report():
     yield from numbers_report(
         "checkpoint_memory.txt",
         "model: TensorFlow's peak before -> after the memory strategy (the CPU "
-        "allocator's peak, get_memory_info, default threading, the largest of 3 runs; "
-        "its graph optimizers on, then off), graft mem's, extra training FLOPs (graft cost)")
+        "allocator's peak, get_memory_info, oneDNN on; default threading, the largest of 3 "
+        "runs; then as written: graph optimizers off, one inter-op thread, the smallest of 3 "
+        "runs), graft mem's, extra training FLOPs (graft cost)")
 
 
 @pytest.mark.parametrize("name", list(MEMORY_MODELS))
