@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "analysis/schedule.h"
 #include "analysis/shape_functions.h"
+#include "analysis/shape_functions_internal.h"
 #include "engine/const_tensor.h"
 #include "engine/op_registry.h"
 #include "engine/validate.h"
@@ -304,10 +305,6 @@ void ConcatConflict(const Node& n, const ShapeMap& shapes,
 std::vector<std::pair<NodeId, std::string>> ShapeConflicts(
     const Graph& graph, const ShapeMap& shapes) {
   std::vector<std::pair<NodeId, std::string>> out;
-  auto flag = [](const Node& n, const char* name) {
-    const tf::AttrValue* v = n.attr(name);
-    return v != nullptr && v->b();
-  };
   graph.ForEachNode([&](const Node& n) {
     if (n.num_inputs() < 2 || shapes.mismatched().count(n.id())) return;
     if (n.op() == "ConcatV2") {
@@ -318,8 +315,7 @@ std::vector<std::pair<NodeId, std::string>> ShapeConflicts(
         !absl::StrContains(n.op(), "Grad")) {
       // 4-D (NHWC, NCHW), or 5-D with a 3-D data format.
       const TensorInfo& x = shapes.at(n.input(0));
-      const tf::AttrValue* f = n.attr("data_format");
-      size_t rank = f != nullptr && f->s().size() == 5 ? 5 : 4;
+      size_t rank = AttrString(n, "data_format", "NHWC").size() == 5 ? 5 : 4;
       if (x.known_rank && x.dims.size() != rank) {
         out.push_back({n.id(), absl::StrCat("`", n.name(), "` (", n.op(),
                                             "): its input is ", x.ShapeString(),
@@ -339,22 +335,21 @@ std::vector<std::pair<NodeId, std::string>> ShapeConflicts(
     };
     const std::string& op = n.op();
     if (op == "MatMul" && a.dims.size() == 2 && b.dims.size() == 2) {
-      conflict(a.dims[flag(n, "transpose_a") ? 0 : 1],
-               b.dims[flag(n, "transpose_b") ? 1 : 0], "inner dimensions");
+      conflict(a.dims[AttrBool(n, "transpose_a", false) ? 0 : 1],
+               b.dims[AttrBool(n, "transpose_b", false) ? 1 : 0], "inner dimensions");
     } else if ((op == "BatchMatMul" || op == "BatchMatMulV2" ||
                 op == "BatchMatMulV3") &&
                a.dims.size() >= 2 && b.dims.size() >= 2) {
-      conflict(a.dims[a.dims.size() - (flag(n, "adj_x") ? 2 : 1)],
-               b.dims[b.dims.size() - (flag(n, "adj_y") ? 1 : 2)],
+      conflict(a.dims[a.dims.size() - (AttrBool(n, "adj_x", false) ? 2 : 1)],
+               b.dims[b.dims.size() - (AttrBool(n, "adj_y", false) ? 1 : 2)],
                "inner dimensions");
     } else if (op == "BiasAdd" && b.dims.size() == 1 && !a.dims.empty()) {
-      const tf::AttrValue* f = n.attr("data_format");
-      bool nchw = f != nullptr && f->s() == "NCHW" && a.dims.size() > 1;
+      bool nchw = AttrString(n, "data_format", "NHWC") == std::string("NCHW") &&
+                  a.dims.size() > 1;
       conflict(a.dims[nchw ? 1 : a.dims.size() - 1], b.dims[0],
                "the channels and the bias length");
     } else if (op == "Conv2D" && a.dims.size() == 4 && b.dims.size() == 4) {
-      const tf::AttrValue* f = n.attr("data_format");
-      bool nchw = f != nullptr && f->s() == "NCHW";
+      bool nchw = AttrString(n, "data_format", "NHWC") == std::string("NCHW");
       int64_t channels = a.dims[nchw ? 1 : 3];
       // Grouped convolutions: the input's channels a multiple of the
       // filter's.

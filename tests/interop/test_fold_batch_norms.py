@@ -31,13 +31,16 @@ def foldable_left(graph_def):
     return left
 
 
-def check_same(original, folded, shape, fetch="Identity:0", input_name="input:0"):
-    x = RNG.standard_normal(shape).astype(np.float32)
-    want = run_graph(original, {input_name: x}, fetch)
-    got = run_graph(folded, {input_name: x}, fetch)
+def check_same(original, folded, shape, fetch="Identity:0", input_name="input:0",
+               dtype=np.float32, tolerance=1e-4):
+    """Both graphs on one random input: outputs within `tolerance` of the
+    largest (compared in float32)."""
+    x = RNG.standard_normal(shape).astype(dtype)
+    want = run_graph(original, {input_name: x}, fetch).astype(np.float32)
+    got = run_graph(folded, {input_name: x}, fetch).astype(np.float32)
     scale = np.abs(want).max()
     assert scale > 0
-    assert np.abs(want - got).max() <= 1e-4 * scale, np.abs(want - got).max() / scale
+    assert np.abs(want - got).max() <= tolerance * scale, np.abs(want - got).max() / scale
 
 
 def test_example_model(tmp_path):
@@ -105,14 +108,9 @@ def test_half_precision(tmp_path, policy):
     assert len(half_bns) == 2
     folded, log = fold(original, tmp_path, policy)
     assert foldable_left(folded) == [], log
-    x = RNG.standard_normal((4, 16, 16, 3)).astype(in_dtype.as_numpy_dtype)
-    fetch = last_identity(original)
-    want = run_graph(original, {"input:0": x}, fetch).astype(np.float32)
-    got = run_graph(folded, {"input:0": x}, fetch).astype(np.float32)
-    scale = np.abs(want).max()
-    assert scale > 0
     # float16 keeps about 3 decimal digits; folding rounds differently.
-    assert np.abs(want - got).max() <= 1e-2 * scale, np.abs(want - got).max() / scale
+    check_same(original, folded, (4, 16, 16, 3), last_identity(original),
+               dtype=in_dtype.as_numpy_dtype, tolerance=1e-2)
 
 
 def test_mixed_precision_application(tmp_path):
@@ -130,13 +128,7 @@ def test_mixed_precision_application(tmp_path):
     assert len(casts) > 50  # weights and biases cast to float16
     folded, log = fold(original, tmp_path, "resnet50_mixed")
     assert foldable_left(folded) == [], log
-    x = RNG.standard_normal((2, 64, 64, 3)).astype(np.float32)
-    fetch = last_identity(original)
-    want = run_graph(original, {"input:0": x}, fetch).astype(np.float32)
-    got = run_graph(folded, {"input:0": x}, fetch).astype(np.float32)
-    scale = np.abs(want).max()
-    assert scale > 0
-    assert np.abs(want - got).max() <= 2e-2 * scale, np.abs(want - got).max() / scale
+    check_same(original, folded, (2, 64, 64, 3), last_identity(original), tolerance=2e-2)
 
 
 def test_keras3_unfused_batch_norms(tmp_path):
