@@ -66,9 +66,11 @@ void Recount(report::BatchReport* r) {
   }
 }
 
-report::BatchModel RunOne(const BatchInput& in,
-                          const std::vector<dsl::CompiledStep>& steps,
-                          const BatchOptions& options) {
+}  // namespace
+
+report::BatchModel ApplyOne(const BatchInput& in,
+                            const std::vector<dsl::CompiledStep>& steps,
+                            const BatchOptions& options) {
   auto start = std::chrono::steady_clock::now();
   report::BatchModel m;
   m.set_input(in.input);
@@ -107,8 +109,6 @@ report::BatchModel RunOne(const BatchInput& in,
                .count());
   return m;
 }
-
-}  // namespace
 
 namespace {
 
@@ -242,7 +242,7 @@ report::BatchReport RunBatch(const std::vector<BatchInput>& inputs,
   int done = 0;
   auto work = [&] {
     for (size_t i = next++; i < inputs.size(); i = next++) {
-      results[i] = RunOne(inputs[i], steps, options);
+      results[i] = ApplyOne(inputs[i], steps, options);
       std::lock_guard<std::mutex> lock(mu);
       ++done;
       if (options.progress)

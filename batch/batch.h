@@ -59,6 +59,11 @@ report::BatchReport RunBatch(const std::vector<BatchInput>& inputs,
 
 // Several batch reports (shards of one batch) as one: models in input
 // order (a model in more than one report: the last), totals recounted.
+// One model of a batch, as RunBatch reports it (for other executors).
+report::BatchModel ApplyOne(const BatchInput& in,
+                            const std::vector<dsl::CompiledStep>& steps,
+                            const BatchOptions& options);
+
 report::BatchReport MergeReports(const std::vector<report::BatchReport>& parts);
 
 }  // namespace graft::batch

@@ -1,5 +1,6 @@
-// The `graft` subcommands. Each returns the process exit code: 0 success,
-// 1 bad input or failed work, 2 usage error. Errors go to stderr.
+// The `graft` subcommands: flags into library calls (api/graft.h), results
+// printed. Each returns the process exit code: 0 success, 1 bad input or
+// failed work, 2 usage error. Errors go to stderr.
 #ifndef GRAFT_CLI_COMMANDS_H_
 #define GRAFT_CLI_COMMANDS_H_
 
@@ -8,11 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/statusor.h"
-#include "analysis/hooks.h"
-#include "analysis/memory.h"
-#include "analysis/shapes.h"
-#include "dsl/runner.h"
+#include "api/graft.h"
 #include "engine/graph_io.h"
 #include "proto/report.pb.h"
 
@@ -25,16 +22,16 @@ inline constexpr int kExitUsage = 2;
 // "1.5 MiB".
 std::string HumanSize(int64_t bytes);
 
-// The hooks rules may call: the builtins and the analyses (cost hooks on
-// `options.device`). Fails on an unknown device profile.
-absl::StatusOr<HookRegistry> CommandHooks(
-    const analysis::AnalysisHookOptions& options = {});
+// Prints a library call's error and returns its exit status. With a
+// `command`, a message that starts "error: " (or any, with `always`) is
+// prefixed "command: ".
+int Fail(const api::Error& error, const std::string& command = "",
+         bool always = false);
 
-// The shapes given by --input-shape (name=dims, repeatable) and --batch,
-// checked against `graph` when given; an error names the bad one.
-absl::StatusOr<analysis::ShapeOptions> InputShapes(
-    const std::vector<std::string>& input_shapes, int64_t batch,
-    const Graph* graph);
+// A model file named on the command line.
+api::Model ModelArg(const std::string& path,
+                    GraphFormat format = GraphFormat::kAuto,
+                    bool allow_empty = false);
 
 struct StatsOptions {
   bool allow_empty = false;  // an empty (0-byte) graph file is a graph
@@ -64,10 +61,6 @@ struct ValidateCommandOptions {
   std::string custom_ops_file;          // --custom-ops FILE
 };
 int RunValidate(const ValidateCommandOptions& options);
-
-// The exit status of rules that did not compile: a usage error when a
-// `--param` was at fault (an unknown name, a bad value), else 1.
-int CompileErrorExit(const dsl::Diagnostics& diagnostics);
 
 // The custom ops the command line declares (names and a file of names);
 // false (said on stderr) when the file cannot be read.
@@ -113,10 +106,9 @@ int RunApply(const ApplyCommandOptions& options);
 // Whether `options` ask for a batch: several inputs, a folder, -o a folder
 // (existing, or ending in `/`) or --shard.
 bool IsBatch(const ApplyCommandOptions& options);
-// The batch: `steps` (compiled once) over every model; cli/batch_apply.cc.
-int RunBatchApply(const ApplyCommandOptions& options,
-                  const std::vector<dsl::CompiledStep>& steps,
-                  const std::set<std::string>& custom_ops);
+// The batch: `rules` (compiled once) over every model; cli/batch_apply.cc.
+int RunBatchApply(const ApplyCommandOptions& options, const api::Rules& rules,
+                  const api::ApplyOptions& apply);
 
 struct ReportMergeOptions {
   std::vector<std::string> reports;  // batch reports (JSON)
@@ -219,24 +211,6 @@ struct CostOptions {
   bool skip_invalid_nodes = false;
 };
 int RunCost(const CostOptions& options);
-
-// When `after` holds copies a rewrite's clone made (recomputation): how
-// many, their FLOPs on `device` and the simulated peak before and after.
-// False when there are none.
-bool AddRecomputation(const Graph& before, const Graph& after,
-                      const analysis::ShapeOptions& shapes,
-                      const analysis::MemoryOptions& memory,
-                      const std::string& device, report::Recomputation* out);
-
-// When `after` copies tensors between devices (swapping): the step's
-// estimated time on `device` before and after, copies overlapped. False
-// when there are none.
-bool AddStepTimes(const Graph& before, const Graph& after,
-                  const analysis::ShapeOptions& shapes,
-                  const std::string& default_device, const std::string& device,
-                  report::StepTimes* out);
-bool CopiesBetweenDevices(const Graph& graph,
-                          const std::string& default_device);
 
 }  // namespace graft::cli
 

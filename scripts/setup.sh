@@ -31,6 +31,7 @@ APT_PACKAGES=(
   libabsl-dev
   libcli11-dev
   libgraphviz-dev      # the diff drawing's layout (Graphviz's `dot`, as a library)
+  pybind11-dev python3-dev   # the Python extension (import graft)
   python3 python3-venv
   time                 # peak memory of each case in the bad-input catalog
 )

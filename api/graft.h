@@ -1,0 +1,223 @@
+// graft's library API: one call per subcommand, each with an options struct
+// and a result. The faces (cli/: flags and printing; python/: `import
+// graft`) only translate arguments and print or return. Models cross this
+// boundary as paths or bytes, never as protobuf objects.
+#ifndef GRAFT_API_GRAFT_H_
+#define GRAFT_API_GRAFT_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "api/analyses.h"
+#include "api/result.h"
+#include "engine/graph_io.h"
+#include "proto/report.pb.h"
+
+namespace graft::api {
+
+// A model: a file, or bytes already in memory (`path` then only names
+// them in errors).
+struct Model {
+  std::string path;
+  std::string bytes;
+  bool in_memory = false;
+  GraphFormat format = GraphFormat::kAuto;  // auto: by extension / content
+  bool allow_empty = false;  // an empty (0-byte) graph is a graph
+  static Model File(std::string path, GraphFormat format = GraphFormat::kAuto);
+  static Model Bytes(std::string bytes, GraphFormat format = GraphFormat::kAuto,
+                     std::string name = "<bytes>");
+};
+Result<Graph> Load(const Model& model);
+// Where a result goes: a file (written atomically; `-` is stdout) or, with
+// an empty path, bytes returned in the result.
+struct Output {
+  std::string path;
+  GraphFormat format = GraphFormat::kAuto;  // of the file; bytes: binary
+};
+
+// A usage error when writing `out` would replace the model's own file and
+// `in_place` was not given; an error with an empty message otherwise.
+Error RefuseOverwrite(const Model& model, const Output& out, bool in_place);
+
+// ---- models -------------------------------------------------------------
+Result<report::GraphStats> Stats(const Model& model);
+// The model in another format; refuses to overwrite the input unless
+// `in_place`.
+struct Converted {
+  std::string bytes;  // when `out.path` is empty
+  int64_t nodes = 0;
+};
+Result<Converted> Convert(const Model& model, const Output& out,
+                          bool in_place = false);
+struct ValidateOptions {
+  std::vector<std::string> outputs;    // fetch nodes besides the sinks
+  std::set<std::string> custom_ops;    // ops outside TensorFlow's registry
+};
+// Problems TensorFlow's importer would refuse (`valid` false) or none.
+Result<report::Validation> Validate(const Model& model,
+                                    const ValidateOptions& options);
+struct DiffOptions {
+  std::string format = "text";  // text, dot or html
+  bool full = false;  // added nodes in full, tensors with values; html: all
+  int context = 1;    // html: hops of unchanged nodes around the changes
+};
+struct Diffed {
+  bool differs = false;
+  std::string text;  // in the format asked for
+};
+Result<Diffed> Diff(const Model& before, const Model& after,
+                    const DiffOptions& options);
+
+// ---- rules --------------------------------------------------------------
+// What to apply: exactly one of rule files, rule text, a pipeline or a GTT
+// transforms string; params override the files' defaults.
+struct RulesSpec {
+  std::vector<std::string> rule_files;
+  std::string rule_text, rule_text_name = "<rules>";
+  std::string pipeline;
+  std::string transforms, gtt_inputs;  // GTT's --transforms and --inputs
+  std::string program;                 // argv[0]: where to find rules/gtt
+  std::map<std::string, std::string> params;
+  // Fetch nodes: GTT's outputs, and live to the end for the analyses.
+  std::vector<std::string> outputs;
+  AnalysisSettings analysis;  // for the analysis hooks rules may call
+};
+// Rules compiled once, applied to any number of models (from any number
+// of threads at once).
+class Rules {
+ public:
+  struct Impl;
+  explicit Rules(std::unique_ptr<Impl> impl);
+  ~Rules();
+  int num_rules() const;
+  std::vector<std::string> files() const;        // every file compiled
+  const std::vector<std::string>& notes() const;  // e.g. GTT params dropped
+  std::string warnings() const;                   // lints, rendered
+  int num_warnings() const;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+Result<std::shared_ptr<const Rules>> CompileRules(const RulesSpec& spec);
+// A GTT --transforms string as a pipeline file's YAML (rule paths relative
+// to `yaml_dir`).
+struct PipelineYaml {
+  std::string yaml;
+  int steps = 0;
+  std::vector<std::string> notes;  // GTT params graft does not need
+};
+Result<PipelineYaml> PipelineFromTransforms(const RulesSpec& spec,
+                                            const std::string& yaml_dir);
+
+// The `test` blocks of rule files (files or folders of `.graft` files).
+struct RuleTest {
+  std::string name;     // "file:line: rule / test", or the file
+  std::string failure;  // empty: passed
+};
+Result<std::vector<RuleTest>> TestRules(const std::vector<std::string>& paths);
+// Each rule file in its canonical format (with `write`, written back
+// atomically where it differs).
+struct Formatted {
+  std::string path, text, diff;  // diff: a line diff; empty: already so
+};
+Result<std::vector<Formatted>> FormatRules(
+    const std::vector<std::string>& paths, bool write);
+
+struct Explanation {
+  std::string node;
+  bool matched = false;
+  std::string reason;  // why not
+  std::vector<std::pair<std::string, std::string>> bindings;  // name, value
+};
+struct ExplainedRule {
+  std::string rule;
+  std::vector<Explanation> at;  // where it matches (or `node`), node order
+};
+// Where the rules (or only `rule`) match, or why not at `node`.
+Result<std::vector<ExplainedRule>> Explain(const Model& model,
+                                           const Rules& rules,
+                                           const std::string& rule = "",
+                                           const std::string& node = "");
+
+// ---- applying -----------------------------------------------------------
+struct ApplyOptions {
+  std::vector<std::string> outputs;  // fetch nodes besides the sinks
+  std::set<std::string> custom_ops;
+  int64_t max_rewrites = 0;  // 0: the default, growing with the graph
+  bool diff = false;         // the structural diff, as text
+};
+struct Applied {
+  report::ApplyReport report;
+  std::string bytes;      // the rewritten model when `out.path` is empty
+  std::string diff_text;  // with options.diff
+};
+// Rewrites one model; writes nothing unless every step converged and the
+// result validates.
+Result<Applied> Apply(const Model& model, const Rules& rules,
+                      const ApplyOptions& options, const Output& out = {});
+
+struct BatchOptions {
+  std::vector<std::string> inputs;  // files and folders of them
+  std::string out_dir;
+  int jobs = 0;  // 0: the cores
+  bool skip_unchanged = false;
+  std::string shard;  // "i/n"
+  GraphFormat input_format = GraphFormat::kAuto;
+  GraphFormat output_format = GraphFormat::kAuto;
+  ApplyOptions apply;
+  std::function<void(const report::BatchModel&, int done, int total)> progress;
+};
+// The (input, output) pairs of a batch, sharded; an error names the bad
+// input or collision.
+Result<std::vector<std::pair<std::string, std::string>>> BatchPlan(
+    const BatchOptions& options);
+// Every model of the plan on `jobs` threads; a failing model is reported
+// and the rest go on.
+Result<report::BatchReport> ApplyBatch(const BatchOptions& options,
+                                       const Rules& rules);
+// One model of a batch, as ApplyBatch reports it (for other executors).
+report::BatchModel ApplyBatchModel(const std::string& input,
+                                   const std::string& output,
+                                   const Rules& rules,
+                                   const BatchOptions& options);
+// Per-model reports (from batches, shards or executors) as one report.
+report::BatchReport MergeBatchReports(
+    const std::vector<report::BatchReport>& parts);
+// Reads batch reports (JSON files) and merges them.
+Result<report::BatchReport> MergeBatchReportFiles(
+    const std::vector<std::string>& paths);
+
+struct ReviewOptions {
+  RulesSpec base, head;
+  std::vector<std::string> models;  // files or folders
+  std::string format = "text";      // text, markdown or html
+  int jobs = 0;                     // 0: the cores
+  int context = 1;                  // html drawings: hops of context
+  bool full = false;                // every line of each model's diff
+};
+struct Reviewed {
+  std::string text;  // the review, in the format asked for
+  std::string json;  // per model: differs, error, counts, diff
+  int failed = 0;    // models that could not be reviewed
+};
+Result<Reviewed> Review(const ReviewOptions& options);
+
+// ---- reports as JSON ----------------------------------------------------
+// Field names as in the .proto; `all_fields`: zeros and empties too.
+std::string ToJson(const google::protobuf::Message& message,
+                   bool all_fields = true);
+std::string QuoteJson(const std::string& text);  // a JSON string literal
+std::string ExplainedJson(const std::vector<ExplainedRule>& explained);
+std::string RuleTestsJson(const std::vector<RuleTest>& tests);
+
+std::string Version();
+
+}  // namespace graft::api
+
+#endif  // GRAFT_API_GRAFT_H_

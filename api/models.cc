@@ -1,0 +1,225 @@
+// Models as library calls: load, stats, convert, validate, diff; reports
+// as JSON.
+#include <sys/stat.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "analysis/shapes.h"
+#include "api/graft.h"
+#include "draw/diff_drawing.h"
+#include "engine/graph_diff.h"
+#include "engine/graph_stats.h"
+#include "engine/op_registry.h"
+#include "engine/validate.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace graft::api {
+
+Model Model::File(std::string path, GraphFormat format) {
+  Model m;
+  m.path = std::move(path);
+  m.format = format;
+  return m;
+}
+
+Model Model::Bytes(std::string bytes, GraphFormat format, std::string name) {
+  Model m;
+  m.path = std::move(name);
+  m.bytes = std::move(bytes);
+  m.in_memory = true;
+  m.format = format;
+  return m;
+}
+
+Result<Graph> Load(const Model& model) {
+  absl::StatusOr<Graph> graph =
+      model.in_memory
+          ? (model.bytes.empty() && !model.allow_empty
+                 ? absl::InvalidArgumentError(absl::StrCat(
+                       model.path, ": error: is empty (0 bytes), not a graph"))
+                 : ParseGraph(model.bytes, model.format, model.path))
+          : LoadGraph(model.path, model.format, model.allow_empty);
+  if (!graph.ok()) return Error::From(graph.status());
+  return *std::move(graph);
+}
+
+namespace {
+
+bool SamePath(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  if (stat(a.c_str(), &sa) != 0 || stat(b.c_str(), &sb) != 0) return false;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+std::string FormatName(GraphFormat format) {
+  return format == GraphFormat::kText ? "pbtxt" : "pb";
+}
+
+}  // namespace
+
+Result<std::string> Save(const Graph& graph, const Output& out) {
+  if (out.path.empty())
+    return SerializeGraph(graph, out.format == GraphFormat::kText
+                                     ? GraphFormat::kText
+                                     : GraphFormat::kBinary);
+  absl::Status saved = SaveGraph(graph, out.path, out.format);
+  if (!saved.ok()) return Error::From(saved);
+  return std::string();
+}
+
+Error RefuseOverwrite(const Model& model, const Output& out, bool in_place) {
+  if (in_place || model.in_memory || out.path.empty() ||
+      !SamePath(model.path, out.path))
+    return {};
+  return Error::Usage(absl::StrCat(out.path,
+                                   ": error: refusing to overwrite the input; "
+                                   "pass --in-place to replace it"));
+}
+
+Result<report::GraphStats> Stats(const Model& model) {
+  Result<Graph> graph = Load(model);
+  if (!graph.ok()) return graph.error();
+  report::GraphStats stats = ComputeGraphStats(*graph);
+  int64_t size = static_cast<int64_t>(model.bytes.size());
+  struct stat info;
+  if (!model.in_memory && stat(model.path.c_str(), &info) == 0)
+    size = info.st_size;
+  stats.set_path(model.path);
+  stats.set_format(FormatName(ResolveGraphFormat(model.path, model.format)));
+  stats.set_size_bytes(size);
+  return stats;
+}
+
+Result<Converted> Convert(const Model& model, const Output& out,
+                          bool in_place) {
+  if (Error e = RefuseOverwrite(model, out, in_place); !e.message.empty())
+    return e;
+  Result<Graph> graph = Load(model);
+  if (!graph.ok()) return graph.error();
+  Result<std::string> saved = Save(*graph, out);
+  if (!saved.ok()) return saved.error();
+  return Converted{*std::move(saved), graph->num_nodes()};
+}
+
+Result<report::Validation> Validate(const Model& model,
+                                    const ValidateOptions& options) {
+  Result<Graph> graph = Load(model);
+  if (!graph.ok()) return graph.error();
+  graft::ValidateOptions validate;
+  validate.outputs = options.outputs;
+  validate.custom_ops = options.custom_ops;
+  std::vector<ValidationIssue> issues = graft::Validate(*graph, validate);
+  // TensorFlow's importer also runs its shape functions: shapes that
+  // conflict where both sides are known.
+  if (issues.empty()) {
+    analysis::ShapeMap shapes = analysis::InferShapes(*graph);
+    for (auto& [id, message] : analysis::ShapeConflicts(*graph, shapes))
+      issues.push_back({id, std::move(message)});
+  }
+  report::Validation result;
+  result.set_path(model.path);
+  result.set_valid(issues.empty());
+  result.set_nodes(graph->num_nodes());
+  for (const ValidationIssue& issue : issues) result.add_problems(issue.message);
+  return result;
+}
+
+Result<Diffed> Diff(const Model& before, const Model& after,
+                    const DiffOptions& options) {
+  Result<Graph> a = Load(before);
+  if (!a.ok()) return a.error();
+  Result<Graph> b = Load(after);
+  if (!b.ok()) return b.error();
+  graft::DiffOptions diff_options;
+  diff_options.full = options.full;
+  GraphDiff diff = DiffGraphs(*a, *b, diff_options);
+  Diffed out;
+  out.differs = !diff.empty();
+  if (options.format == "dot") {
+    out.text = FormatDiffDot(*a, *b, diff);
+  } else if (options.format == "html") {
+    draw::DrawingOptions drawing;
+    drawing.context = options.context;
+    drawing.full = options.full;
+    absl::StatusOr<std::string> page = draw::DiffPage(*a, *b, diff, drawing);
+    if (!page.ok())
+      return Error::Input(absl::StrCat("error: ", page.status().message()));
+    out.text = *std::move(page);
+  } else {
+    out.text = FormatDiffText(diff);
+  }
+  return out;
+}
+
+std::string ToJson(const google::protobuf::Message& message, bool all_fields) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.always_print_primitive_fields = all_fields;
+  options.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
+  return json;
+}
+
+namespace {
+
+std::string Quote(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\u00";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string QuoteJson(const std::string& s) { return Quote(s); }
+
+std::string ExplainedJson(const std::vector<ExplainedRule>& explained) {
+  std::vector<std::string> rules;
+  for (const ExplainedRule& r : explained) {
+    std::vector<std::string> at;
+    for (const Explanation& e : r.at) {
+      std::vector<std::string> bindings;
+      for (const auto& [name, value] : e.bindings)
+        bindings.push_back(absl::StrCat(Quote(name), ": ", Quote(value)));
+      at.push_back(absl::StrCat(
+          "{\"node\": ", Quote(e.node), ", \"matched\": ",
+          e.matched ? "true" : "false", ", \"reason\": ", Quote(e.reason),
+          ", \"bindings\": {", absl::StrJoin(bindings, ", "), "}}"));
+    }
+    rules.push_back(absl::StrCat("{\"rule\": ", Quote(r.rule), ", \"at\": [",
+                                 absl::StrJoin(at, ", "), "]}"));
+  }
+  return absl::StrCat("[", absl::StrJoin(rules, ",\n "), "]\n");
+}
+
+std::string RuleTestsJson(const std::vector<RuleTest>& tests) {
+  std::vector<std::string> items;
+  for (const RuleTest& t : tests) {
+    items.push_back(absl::StrCat("{\"name\": ", Quote(t.name),
+                                 ", \"passed\": ",
+                                 t.failure.empty() ? "true" : "false",
+                                 ", \"failure\": ", Quote(t.failure), "}"));
+  }
+  return absl::StrCat("[", absl::StrJoin(items, ",\n "), "]\n");
+}
+
+std::string Version() {
+  return absl::StrCat("graft 0.1.0 (TensorFlow op signatures: ",
+                      OpRegistry::Tensorflow().size(), " ops)");
+}
+
+}  // namespace graft::api

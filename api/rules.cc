@@ -1,0 +1,312 @@
+// Rules as library calls: compiling rule files, pipelines and GTT
+// transforms; the rule files' own tests; the canonical format; explain.
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "api/graft.h"
+#include "api/internal.h"
+#include "builtins/builtins.h"
+#include "dsl/compiler.h"
+#include "dsl/format.h"
+#include "dsl/parser.h"
+#include "dsl/pipeline.h"
+#include "dsl/transforms.h"
+#include "engine/files.h"
+
+namespace graft::api {
+
+absl::StatusOr<HookRegistry> Hooks(
+    const analysis::AnalysisHookOptions& options) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  absl::Status s = analysis::RegisterAnalysisHooks(hooks, options);
+  if (!s.ok()) return s;
+  return hooks;
+}
+
+Rules::Rules(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Rules::~Rules() = default;
+
+int Rules::num_rules() const {
+  int n = 0;
+  for (const dsl::CompiledStep& s : impl_->steps) n += s.rules->size();
+  return n;
+}
+
+std::vector<std::string> Rules::files() const {
+  std::vector<std::string> out;
+  for (const dsl::CompiledStep& s : impl_->steps) {
+    for (const std::string& f : s.rules->files()) {
+      if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+    }
+  }
+  return out;
+}
+
+const std::vector<std::string>& Rules::notes() const { return impl_->notes; }
+std::string Rules::warnings() const { return impl_->warnings; }
+int Rules::num_warnings() const { return impl_->num_warnings; }
+
+namespace {
+
+Error CompileError(const dsl::Diagnostics& diagnostics) {
+  Error e;
+  e.message = diagnostics.Render();
+  if (!e.message.empty() && e.message.back() == '\n') e.message.pop_back();
+  e.diagnostics = diagnostics.errors();
+  // A `--param` at fault is the caller's mistake.
+  for (const dsl::Diagnostic& d : diagnostics.errors())
+    e.usage = e.usage || d.path == "--param";
+  return e;
+}
+
+// The pipeline steps of a GTT --transforms string over rules/gtt.
+Result<std::vector<dsl::PipelineStep>> StepsFromTransforms(
+    const RulesSpec& spec, const std::vector<std::string>& outputs,
+    std::vector<std::string>* notes) {
+  absl::StatusOr<std::vector<dsl::TransformCall>> calls =
+      dsl::ParseTransforms(spec.transforms);
+  if (!calls.ok()) return Error::Usage(std::string(calls.status().message()));
+  dsl::TransformOptions options;
+  options.rules_dir = dsl::FindTransformRules(spec.program);
+  options.inputs = spec.gtt_inputs;
+  options.outputs = absl::StrJoin(outputs, ",");
+  absl::StatusOr<std::vector<dsl::PipelineStep>> steps =
+      dsl::TransformSteps(*calls, options, notes);
+  if (!steps.ok())
+    return Error::Usage(absl::StrCat("error: ", steps.status().message()));
+  return *std::move(steps);
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Rules>> CompileRules(const RulesSpec& spec) {
+  int given = !spec.rule_files.empty() + !spec.rule_text.empty() +
+              !spec.pipeline.empty() + !spec.transforms.empty();
+  if (given != 1) {
+    return Error::Usage(
+        given == 0 ? "error: no rules: give rule files (-r FILE), a pipeline "
+                     "(--pipeline FILE) or GTT transforms (--transforms "
+                     "STRING)"
+                   : "error: give one of rule files (-r), a pipeline "
+                     "(--pipeline) or --transforms, not several");
+  }
+  if (!spec.gtt_inputs.empty() && spec.transforms.empty())
+    return Error::Usage("error: --inputs goes with --transforms (GTT's "
+                        "--inputs)");
+  auto impl = std::make_unique<Rules::Impl>();
+  analysis::AnalysisHookOptions& a = impl->analysis;
+  a.device = spec.analysis.device;
+  a.loss = spec.analysis.loss;
+  a.seed = spec.analysis.seed;
+  a.default_device = spec.analysis.default_device;
+  a.outputs = spec.outputs;
+  absl::StatusOr<analysis::ShapeOptions> shapes =
+      InputShapes(spec.analysis.input_shapes, spec.analysis.batch, nullptr);
+  if (!shapes.ok())
+    return Error::Usage(absl::StrCat("error: ", shapes.status().message()));
+  a.shapes = *std::move(shapes);
+  std::vector<dsl::PipelineStep> steps;
+  if (!spec.pipeline.empty()) {
+    absl::StatusOr<dsl::Pipeline> pipeline = dsl::LoadPipeline(spec.pipeline);
+    if (!pipeline.ok()) return Error::From(pipeline.status());
+    steps = pipeline->steps;
+    impl->sources.push_back(spec.pipeline);
+  } else if (!spec.transforms.empty()) {
+    Result<std::vector<dsl::PipelineStep>> s =
+        StepsFromTransforms(spec, a.outputs, &impl->notes);
+    if (!s.ok()) return s.error();
+    steps = *std::move(s);
+  } else if (!spec.rule_files.empty()) {
+    dsl::PipelineStep step;
+    step.rule_files = spec.rule_files;
+    steps.push_back(std::move(step));
+  }
+  absl::StatusOr<HookRegistry> hooks = Hooks(a);
+  if (!hooks.ok())
+    return Error::Input(absl::StrCat("error: ", hooks.status().message()));
+  impl->hooks = std::make_unique<HookRegistry>(*std::move(hooks));
+  dsl::Diagnostics diagnostics;
+  if (!spec.rule_text.empty()) {
+    dsl::CompileOptions compile;
+    compile.params = spec.params;
+    dsl::CompiledStep step;
+    step.name = absl::StrCat("step 1 (", spec.rule_text_name, ")");
+    step.rules = dsl::CompileRuleText(spec.rule_text_name, spec.rule_text,
+                                      compile, *impl->hooks, &diagnostics);
+    if (step.rules == nullptr) return CompileError(diagnostics);
+    impl->steps.push_back(std::move(step));
+  } else if (!dsl::CompileSteps(
+                 steps, spec.params,
+                 !spec.pipeline.empty() || !spec.transforms.empty(),
+                 *impl->hooks, &diagnostics, &impl->steps)) {
+    return CompileError(diagnostics);
+  }
+  impl->warnings = diagnostics.Render();
+  impl->num_warnings = static_cast<int>(diagnostics.warnings().size());
+  for (const dsl::CompiledStep& s : impl->steps) {
+    for (const std::string& f : s.rules->files()) impl->sources.push_back(f);
+  }
+  return std::shared_ptr<const Rules>(
+      std::make_shared<Rules>(std::move(impl)));
+}
+
+Result<PipelineYaml> PipelineFromTransforms(const RulesSpec& spec,
+                                            const std::string& yaml_dir) {
+  PipelineYaml out;
+  Result<std::vector<dsl::PipelineStep>> steps =
+      StepsFromTransforms(spec, spec.outputs, &out.notes);
+  if (!steps.ok()) return steps.error();
+  out.steps = static_cast<int>(steps->size());
+  out.yaml = dsl::PipelineYaml(*steps, yaml_dir, spec.transforms);
+  return out;
+}
+
+namespace {
+
+void CollectRuleFiles(const std::string& path, std::vector<std::string>* out) {
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    out->push_back(path);  // unreadable ones are reported when read
+    return;
+  }
+  DIR* dir = opendir(path.c_str());
+  if (dir == nullptr) return;
+  std::vector<std::string> entries;
+  while (dirent* e = readdir(dir)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") entries.push_back(name);
+  }
+  closedir(dir);
+  std::sort(entries.begin(), entries.end());
+  for (const std::string& name : entries) {
+    std::string child = path + "/" + name;
+    struct stat c;
+    if (stat(child.c_str(), &c) != 0) continue;
+    if (S_ISDIR(c.st_mode)) {
+      CollectRuleFiles(child, out);
+    } else if (name.size() > 6 && name.substr(name.size() - 6) == ".graft") {
+      out->push_back(child);
+    }
+  }
+}
+
+// A line diff (longest common subsequence): `-` old, `+` new lines.
+std::string LineDiff(const std::string& a, const std::string& b) {
+  std::vector<std::string> x = absl::StrSplit(a, '\n'),
+                           y = absl::StrSplit(b, '\n');
+  std::vector<std::vector<int>> lcs(x.size() + 1,
+                                    std::vector<int>(y.size() + 1, 0));
+  for (size_t i = x.size(); i-- > 0;) {
+    for (size_t j = y.size(); j-- > 0;) {
+      lcs[i][j] = x[i] == y[j] ? lcs[i + 1][j + 1] + 1
+                               : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+    }
+  }
+  std::string out;
+  size_t i = 0, j = 0;
+  while (i < x.size() || j < y.size()) {
+    if (i < x.size() && j < y.size() && x[i] == y[j]) {
+      ++i;
+      ++j;
+    } else if (i < x.size() &&
+               (j == y.size() || lcs[i + 1][j] >= lcs[i][j + 1])) {
+      absl::StrAppend(&out, "-", x[i++], "\n");
+    } else {
+      absl::StrAppend(&out, "+", y[j++], "\n");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<RuleTest>> TestRules(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& p : paths) CollectRuleFiles(p, &files);
+  if (files.empty()) return Error::Input("error: no rule files found");
+  HookRegistry hooks = *Hooks();
+  std::vector<RuleTest> out;
+  for (const std::string& path : files) {
+    dsl::Diagnostics diagnostics;
+    std::unique_ptr<dsl::RuleSet> set =
+        dsl::CompileRuleFiles({path}, {}, hooks, &diagnostics);
+    if (set == nullptr) {
+      std::string rendered = diagnostics.Render();
+      if (!rendered.empty() && rendered.back() == '\n') rendered.pop_back();
+      out.push_back({path, "does not compile\n" + rendered});
+      continue;
+    }
+    for (const dsl::RuleTestResult& t : dsl::RunRuleTests(*set, hooks))
+      out.push_back({t.name, t.failure});
+  }
+  return out;
+}
+
+Result<std::vector<Formatted>> FormatRules(
+    const std::vector<std::string>& paths, bool write) {
+  std::vector<std::string> files;
+  for (const std::string& p : paths) CollectRuleFiles(p, &files);
+  std::vector<Formatted> out;
+  for (const std::string& path : files) {
+    absl::StatusOr<std::string> text = ReadFileBytes(path);
+    if (!text.ok()) return Error::From(text.status());
+    Formatted f{path, dsl::FormatRuleText(*text), ""};
+    dsl::Diagnostics d;
+    dsl::ParseRuleFile(path, f.text, &d);
+    if (d.has_errors()) {
+      // Formatting never breaks a file; report the file's own syntax errors.
+      dsl::Diagnostics original;
+      dsl::ParseRuleFile(path, *text, &original);
+      return CompileError(original);
+    }
+    if (f.text != *text) f.diff = LineDiff(*text, f.text);
+    out.push_back(std::move(f));
+  }
+  if (write) {
+    for (const Formatted& f : out) {
+      if (f.diff.empty()) continue;
+      absl::Status s = WriteFileAtomically(f.path, f.text);
+      if (!s.ok()) return Error::From(s);
+    }
+  }
+  return out;
+}
+
+Result<std::vector<ExplainedRule>> Explain(const Model& model,
+                                           const Rules& rules,
+                                           const std::string& rule,
+                                           const std::string& node) {
+  Result<Graph> graph = Load(model);
+  if (!graph.ok()) return graph.error();
+  NodeId only = kNoNode;
+  if (!node.empty()) {
+    only = graph->FindId(node);
+    if (only == kNoNode)
+      return Error::Input(
+          absl::StrCat(model.path, ": error: no node `", node, "`"));
+  }
+  std::vector<ExplainedRule> out;
+  for (const dsl::CompiledStep& step : rules.impl().steps) {
+    for (const dsl::RuleExplanations& r :
+         dsl::ExplainRules(*step.rules, rule, *graph, only)) {
+      ExplainedRule& explained = out.emplace_back();
+      explained.rule = r.rule->name();
+      for (const auto& [id, e] : r.at) {
+        explained.at.push_back(
+            {graph->node(id).name(), e.matched, e.reason, e.bindings});
+      }
+    }
+  }
+  if (out.empty())
+    return Error::Input(
+        absl::StrCat("error: no rule `", rule, "` in the rule files"));
+  return out;
+}
+
+}  // namespace graft::api
