@@ -1,0 +1,474 @@
+"""graft: rewrite TensorFlow graphs by declarative rules, from Python.
+
+    import graft
+    model = graft.load("model.pb")
+    rules = graft.RuleSet.compile(pipeline="inference")
+    folded, report = graft.apply(model, rules)
+    folded.save("folded.pb")
+
+Models are bytes (a GraphDef, binary or text) and travel freely between
+threads, processes and machines; reports are plain dicts; failures raise
+graft.Error with the located diagnostic. graft works with the GIL released.
+See graft.tf for Keras models and tf.function train steps, and graft.batch
+for many models on any concurrent.futures executor.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from graft._errors import Diagnostic, Error
+
+
+def _load_extension():
+    # RTLD_DEEPBIND: the extension and the libraries it brings (protobuf,
+    # abseil) resolve their symbols among themselves first, not in another
+    # copy of protobuf that TensorFlow or onnx loaded into the process
+    # before it (or after it: RTLD_LOCAL keeps ours out of their way).
+    flags = sys.getdlopenflags()
+    sys.setdlopenflags(os.RTLD_NOW | os.RTLD_LOCAL | os.RTLD_DEEPBIND)
+    try:
+        from graft import _graft as extension
+    finally:
+        sys.setdlopenflags(flags)
+    return extension
+
+
+_graft = _load_extension()
+
+__all__ = [
+    "Diagnostic", "Error", "Model", "RuleSet", "load", "apply", "explain",
+    "diff", "review", "validate", "mem", "cost", "test", "fmt",
+    "pipeline_from_transforms", "version", "RULES_DIR",
+]
+
+#: The shipped rule libraries, pipelines (``pipelines/*.yaml``) and GTT
+#: transforms (``gtt/``).
+RULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
+
+_TEXT_SUFFIXES = (".pbtxt", ".txt", ".prototxt")
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+# int64 fields of graft's reports, which JSON carries as strings.
+_INT64_FIELDS = frozenset(
+    "applied candidates copies count failed guard_errors matches nodes "
+    "nodes_added nodes_after nodes_before nodes_removed num_control_edges "
+    "num_data_edges num_functions num_nodes ok ops peak_bytes_after "
+    "peak_bytes_before rewrites size_bytes skipped unchanged".split())
+
+
+def _ints(obj):
+    if isinstance(obj, dict):
+        return {k: int(v) if k in _INT64_FIELDS and isinstance(v, str)
+                and v.lstrip("-").isdigit() else _ints(v)
+                for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_ints(v) for v in obj]
+    return obj
+
+
+def _report(text: str):
+    """A report's JSON as plain Python objects (ints as ints)."""
+    return _ints(json.loads(text))
+
+
+def version() -> str:
+    """graft's version and the op-signature snapshot it checks against."""
+    return _graft.version()
+
+
+class Model:
+    """A graph (TensorFlow GraphDef) as bytes: binary (``"pb"``) or text
+    (``"pbtxt"``). Immutable and picklable; ``name`` labels it in errors
+    and reports."""
+
+    __slots__ = ("data", "format", "name", "inputs", "outputs")
+
+    def __init__(self, data: bytes, format: str = "pb", name: str = "<bytes>",
+                 inputs: Sequence[str] = (), outputs: Sequence[str] = ()):
+        if format not in ("pb", "pbtxt"):
+            raise Error(f"format: expected pb or pbtxt, got `{format}`", True)
+        self.data = bytes(data)
+        self.format = format
+        self.name = name
+        #: Tensor names fed and fetched (``"x:0"``), when known (graft.tf
+        #: records them; apply keeps them: rewrites keep output names).
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+
+    def __getstate__(self):
+        return (self.data, self.format, self.name, self.inputs, self.outputs)
+
+    def __setstate__(self, state):
+        self.data, self.format, self.name, self.inputs, self.outputs = state
+
+    def __repr__(self) -> str:
+        return f"graft.Model({self.name!r}, {len(self.data)} bytes, {self.format})"
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, Model) and self.data == other.data
+                and self.format == other.format)
+
+    def __hash__(self) -> int:
+        return hash((self.data, self.format))
+
+    def _args(self) -> Tuple[str, bytes, str]:
+        return (self.name, self.data, self.format)
+
+    def to_bytes(self) -> bytes:
+        """The model's bytes, in its format."""
+        return self.data
+
+    def save(self, path: PathLike, format: str = "auto") -> None:
+        """Writes the model atomically (a temporary file, then a rename);
+        ``format`` auto: text for .pbtxt/.txt/.prototxt, else binary."""
+        _graft.convert(*self._args(), os.fspath(path), format)
+
+    def stats(self) -> Dict[str, Any]:
+        """Node and edge counts, ops, devices, dtypes, inputs and outputs."""
+        return _report(_graft.stats(*self._args()))
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.stats().get("num_nodes", 0))
+
+    @classmethod
+    def from_graph_def(cls, graph_def, name: str = "<graph_def>") -> "Model":
+        """A TensorFlow ``GraphDef`` message (or any object with
+        ``SerializeToString``) as a Model."""
+        return cls(graph_def.SerializeToString(), "pb", name)
+
+    def to_graph_def(self):
+        """The model as a TensorFlow ``GraphDef`` (needs TensorFlow)."""
+        from tensorflow.core.framework import graph_pb2  # pylint: disable=import-outside-toplevel
+
+        graph_def = graph_pb2.GraphDef()
+        graph_def.ParseFromString(self.as_format("pb").data)
+        return graph_def
+
+    def as_format(self, format: str) -> "Model":
+        """The same graph in ``pb`` or ``pbtxt``."""
+        if format == self.format:
+            return self
+        return Model(_graft.convert(*self._args(), "", format), format,
+                     self.name, self.inputs, self.outputs)
+
+
+def load(source: Union[PathLike, bytes], format: str = "auto",
+         name: Optional[str] = None) -> Model:
+    """A model from a file (``.pb``, ``.pbtxt``) or from bytes. Raises
+    graft.Error when it is not a graph."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+        fmt = "pb" if format == "auto" else format
+        model = Model(data, fmt, name or "<bytes>")
+    else:
+        path = os.fspath(source)
+        fmt = format
+        if fmt == "auto":
+            fmt = "pbtxt" if path.lower().endswith(_TEXT_SUFFIXES) else "pb"
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise Error(f"{path}: error: {e.strerror.lower()}") from None
+        model = Model(data, fmt, name or path)
+    _graft.stats(*model._args())  # a located error now, not later
+    return model
+
+
+def _shape_items(input_shapes) -> List[str]:
+    if not input_shapes:
+        return []
+    if isinstance(input_shapes, Mapping):
+        return [f"{k}=" + ",".join("?" if d is None or d < 0 else str(d)
+                                  for d in v) for k, v in input_shapes.items()]
+    return list(input_shapes)
+
+
+def _shipped_pipeline(pipeline: str) -> str:
+    if pipeline and not os.path.exists(pipeline) and os.sep not in pipeline:
+        shipped = os.path.join(RULES_DIR, "pipelines", pipeline + ".yaml")
+        if os.path.exists(shipped):
+            return shipped
+    return pipeline
+
+
+class RuleSet:
+    """Rules compiled once, applied to any number of models (from any
+    number of threads). Pickles as its sources: a worker compiles them
+    again."""
+
+    def __init__(self, native, spec: Dict[str, Any]):
+        self._native = native
+        self._spec = spec
+
+    @classmethod
+    def compile(cls, files: Union[PathLike, Sequence[PathLike], None] = None,
+                text: Optional[str] = None, *, pipeline: Optional[str] = None,
+                transforms: Optional[str] = None,
+                params: Optional[Mapping[str, Any]] = None,
+                name: str = "<rules>", gtt_inputs: str = "",
+                outputs: Sequence[str] = (), device: str = "h100_sxm",
+                loss: str = "", seed: str = "",
+                input_shapes=None, batch: int = 0,
+                default_device: str = "") -> "RuleSet":
+        """Compiles rule files, rule text (``name`` labels it in errors),
+        a pipeline (a YAML path, or a shipped one by name: ``"inference"``,
+        ``"training-memory"``) or a GTT ``--transforms`` string. ``params``
+        override the rules' defaults. The analysis settings (``device``,
+        ``loss``, ``seed``, ``input_shapes``, ``batch``) are what the
+        analysis hooks assume. Raises graft.Error with diagnostics."""
+        if isinstance(files, (str, os.PathLike)):
+            files = [files]
+        spec = dict(
+            files=[os.fspath(f) for f in (files or [])], text=text or "",
+            name=name, pipeline=_shipped_pipeline(pipeline or ""),
+            transforms=transforms or "", gtt_inputs=gtt_inputs,
+            params={k: _param_text(v) for k, v in (params or {}).items()},
+            outputs=list(outputs), device=device, loss=loss, seed=seed,
+            input_shapes=_shape_items(input_shapes), batch=int(batch),
+            default_device=default_device)
+        return cls._from_spec(spec)
+
+    @classmethod
+    def _from_spec(cls, spec: Dict[str, Any]) -> "RuleSet":
+        settings = _graft.settings(spec["device"], spec["loss"], spec["seed"],
+                                   spec["input_shapes"], spec["batch"],
+                                   spec["default_device"], False)
+        native = _graft.compile(
+            spec["files"], spec["text"], spec["name"], spec["pipeline"],
+            spec["transforms"], spec["gtt_inputs"], spec["params"],
+            spec["outputs"], settings, _graft.__file__)
+        return cls(native, spec)
+
+    def __reduce__(self):
+        return (_rules_in_worker, (json.dumps(self._spec, sort_keys=True),))
+
+    @property
+    def num_rules(self) -> int:
+        return self._native.num_rules
+
+    @property
+    def files(self) -> List[str]:
+        """Every rule file compiled (imports included)."""
+        return list(self._native.files)
+
+    @property
+    def warnings(self) -> str:
+        """Lint findings, rendered (the rules compiled)."""
+        return self._native.warnings
+
+    @property
+    def notes(self) -> List[str]:
+        """Notes on GTT params graft does not need."""
+        return list(self._native.notes)
+
+    def __repr__(self) -> str:
+        return f"graft.RuleSet({self.num_rules} rules)"
+
+
+_WORKER_RULES: Dict[str, RuleSet] = {}
+
+
+def _rules_in_worker(spec_json: str) -> RuleSet:
+    """A pickled RuleSet arriving in a worker: compiled once per process."""
+    rules = _WORKER_RULES.get(spec_json)
+    if rules is None:
+        rules = RuleSet._from_spec(json.loads(spec_json))
+        _WORKER_RULES[spec_json] = rules
+    return rules
+
+
+def _param_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_param_text(v) for v in value) + "]"
+    return str(value)
+
+
+RulesArg = Union[RuleSet, PathLike, Sequence[PathLike], None]
+
+
+def _rules(rules: RulesArg, pipeline, transforms, params, kwargs) -> RuleSet:
+    if isinstance(rules, RuleSet):
+        if pipeline or transforms or params or kwargs:
+            raise Error("error: a compiled RuleSet takes no further rule "
+                        "options; pass them to RuleSet.compile", True)
+        return rules
+    if isinstance(rules, (str, os.PathLike)) and os.fspath(rules).endswith(
+            (".yaml", ".yml")):
+        pipeline, rules = os.fspath(rules), None
+    return RuleSet.compile(rules, pipeline=pipeline, transforms=transforms,
+                           params=params, **kwargs)
+
+
+def _model(model: Union[Model, PathLike, bytes]) -> Model:
+    return model if isinstance(model, Model) else load(model)
+
+
+def apply(model: Union[Model, PathLike, bytes], rules: RulesArg = None, *,
+          pipeline: Optional[str] = None, transforms: Optional[str] = None,
+          params: Optional[Mapping[str, Any]] = None,
+          outputs: Sequence[str] = (), custom_ops: Sequence[str] = (),
+          max_rewrites: int = 0, diff: bool = False,
+          output: Optional[PathLike] = None, format: Optional[str] = None,
+          **compile_options) -> Tuple[Model, Dict[str, Any]]:
+    """Rewrites ``model`` until no rule matches; returns the new model and
+    the report (rewrites per rule, nodes before and after, timings).
+
+    ``rules``: a RuleSet, a rule file or files, or a pipeline YAML; or give
+    ``pipeline=`` / ``transforms=`` (GTT's string). ``outputs``: fetch
+    nodes besides the sinks. ``output``: also write the result there,
+    atomically. With ``diff``, the report's ``"diff"`` holds the structural
+    diff as text. Raises graft.Error and writes nothing when a step does not
+    converge or the result does not validate."""
+    model = _model(model)
+    rule_set = _rules(rules, pipeline, transforms, params, compile_options)
+    fmt = format or model.format
+    if not outputs:  # the model's own fetches, when known
+        outputs = sorted({t.split(":")[0].lstrip("^") for t in model.outputs})
+    data, report_json, diff_text = _graft.apply(
+        *model._args(), rule_set._native, list(outputs), list(custom_ops),
+        int(max_rewrites), bool(diff), "", fmt)
+    result = Model(data, fmt, model.name, model.inputs, model.outputs)
+    if output is not None:
+        result.save(output)
+    report = _report(report_json)
+    if diff:
+        report["diff"] = diff_text
+    return result, report
+
+
+def explain(model: Union[Model, PathLike, bytes], rules: RulesArg, *,
+            rule: str = "", node: str = "",
+            params: Optional[Mapping[str, Any]] = None) -> List[Dict[str, Any]]:
+    """Where each rule (or only ``rule``) matches, with its bindings; with
+    ``node``, whether it matches there and if not why:
+    ``[{"rule": ..., "at": [{"node", "matched", "reason", "bindings"}]}]``."""
+    model = _model(model)
+    rule_set = _rules(rules, None, None, params, {})
+    return json.loads(_graft.explain(*model._args(), rule_set._native, rule,
+                                     node))
+
+
+class Diff(str):
+    """A structural diff as text (``str``); ``differs`` says whether the
+    graphs differ at all."""
+
+    differs: bool
+
+    def __new__(cls, text: str, differs: bool):
+        obj = super().__new__(cls, text)
+        obj.differs = differs
+        return obj
+
+
+def diff(before: Union[Model, PathLike, bytes],
+         after: Union[Model, PathLike, bytes], *, format: str = "text",
+         full: bool = False, context: int = 1) -> Diff:
+    """What changed between two graphs: ``text``, ``dot`` or ``html``."""
+    a, b = _model(before), _model(after)
+    differs, text = _graft.diff(*a._args(), *b._args(), format, bool(full),
+                                int(context))
+    return Diff(text, differs)
+
+
+def review(base: Union[PathLike, Sequence[PathLike]],
+           head: Union[PathLike, Sequence[PathLike]],
+           models: Sequence[PathLike], *,
+           params: Optional[Mapping[str, Any]] = None,
+           format: str = "text", jobs: int = 0) -> Dict[str, Any]:
+    """A rule change (base and head rule files or pipeline YAMLs) applied to
+    every model: ``{"text": review, "models": [...], "failed": n}``."""
+    def side(rules):
+        if isinstance(rules, (str, os.PathLike)):
+            rules = [rules]
+        rules = [os.fspath(r) for r in rules]
+        if len(rules) == 1 and rules[0].endswith((".yaml", ".yml")):
+            return [], rules[0]
+        return rules, ""
+    bf, bp = side(base)
+    hf, hp = side(head)
+    text, json_text, failed = _graft.review(
+        bf, bp, hf, hp, {k: _param_text(v) for k, v in (params or {}).items()},
+        [os.fspath(m) for m in models], format, int(jobs))
+    return {"text": text, "models": json.loads(json_text)["models"],
+            "failed": failed}
+
+
+def validate(model: Union[Model, PathLike, bytes], *,
+             outputs: Sequence[str] = (),
+             custom_ops: Sequence[str] = ()) -> Dict[str, Any]:
+    """What TensorFlow's importer would refuse:
+    ``{"valid": bool, "problems": [...], "nodes": n}``."""
+    model = _model(model)
+    report = _report(_graft.validate(*model._args(), list(outputs),
+                                     list(custom_ops)))
+    report.setdefault("problems", [])
+    return report
+
+
+def _settings(device="h100_sxm", loss="", seed="", input_shapes=None,
+              batch=0, default_device="", skip_invalid_nodes=False):
+    return _graft.settings(device, loss or "", seed or "",
+                           _shape_items(input_shapes), int(batch),
+                           default_device, bool(skip_invalid_nodes))
+
+
+def mem(model: Union[Model, PathLike, bytes], *, loss: str = "",
+        seed: str = "", outputs: Sequence[str] = (), input_shapes=None,
+        batch: int = 0, default_device: str = "",
+        skip_invalid_nodes: bool = False) -> Dict[str, Any]:
+    """Shapes, forward/backward regions, schedule and simulated peak memory
+    per device (``devices[i]["peak_bytes"]``), as ``graft mem --json``."""
+    model = _model(model)
+    return json.loads(_graft.mem(
+        *model._args(), _settings("h100_sxm", loss, seed, input_shapes, batch,
+                                  default_device, skip_invalid_nodes),
+        list(outputs)))
+
+
+def cost(model: Union[Model, PathLike, bytes], *, device: str = "h100_sxm",
+         input_shapes=None, batch: int = 0, default_device: str = "",
+         skip_invalid_nodes: bool = False) -> Dict[str, Any]:
+    """Per-op and total roofline estimates on ``device`` (a shipped profile
+    or a YAML file), as ``graft cost --json``."""
+    model = _model(model)
+    return json.loads(_graft.cost(
+        *model._args(), _settings(device, "", "", input_shapes, batch,
+                                  default_device, skip_invalid_nodes)))
+
+
+def test(paths: Union[PathLike, Sequence[PathLike]]) -> List[Dict[str, Any]]:
+    """Runs the ``test`` blocks of rule files (or folders of them):
+    ``[{"name", "passed", "failure"}]``."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    return json.loads(_graft.test_rules([os.fspath(p) for p in paths]))
+
+
+def fmt(paths: Union[PathLike, Sequence[PathLike]], *,
+        write: bool = False) -> List[Dict[str, str]]:
+    """Each rule file in graft's canonical format: ``[{"path", "text",
+    "diff"}]`` (``diff`` empty when already formatted); with ``write``, the
+    files that differ are rewritten atomically."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    return [dict(path=p, text=t, diff=d) for p, t, d in
+            _graft.format_rules([os.fspath(p) for p in paths], bool(write))]
+
+
+def pipeline_from_transforms(transforms: str, *, inputs: str = "",
+                             outputs: Sequence[str] = (),
+                             yaml_dir: str = ".") -> Dict[str, Any]:
+    """A GTT ``--transforms`` string as pipeline YAML (rule paths relative
+    to ``yaml_dir``): ``{"yaml", "steps", "notes"}``."""
+    yaml, steps, notes = _graft.pipeline_from_transforms(
+        transforms, inputs, list(outputs), yaml_dir, _graft.__file__)
+    return {"yaml": yaml, "steps": steps, "notes": list(notes)}

@@ -1,0 +1,143 @@
+"""graft's Python face: the same results as the CLI, located errors, plain
+reports, the GIL released, picklable models and rules."""
+import pickle
+import subprocess
+import threading
+import time
+
+import pytest
+
+import graft
+from conftest import repo_path
+
+EXAMPLE = repo_path("examples", "keras_cnn.pb")
+CLI = repo_path("bazel-bin", "cli", "graft")
+
+
+def test_apply_gives_the_cli_bytes(tmp_path):
+    out = tmp_path / "cli.pb"
+    subprocess.run([CLI, "apply", "-q", "--pipeline",
+                    repo_path("rules", "pipelines", "inference.yaml"), EXAMPLE,
+                    "-o", str(out)], check=True)
+    folded, report = graft.apply(graft.load(EXAMPLE), pipeline="inference")
+    assert folded.to_bytes() == out.read_bytes()
+    assert report["nodes_before"] == 68 and report["nodes_after"] == 63
+    assert isinstance(report["rewrites"], int) and report["rewrites"] > 0
+    # The same through a pipeline path, and written by the call.
+    again, _ = graft.apply(EXAMPLE, repo_path("rules", "pipelines", "inference.yaml"),
+                           output=tmp_path / "py.pb")
+    assert (tmp_path / "py.pb").read_bytes() == out.read_bytes() == again.data
+
+
+def test_rules_from_text(tmp_path):
+    # The README's tutorial rule, as a notebook holds it: the same result
+    # as the file through the CLI.
+    tutorial = repo_path("examples", "fold_bn.graft")
+    rules = graft.RuleSet.compile(text=open(tutorial).read(), name="notebook.graft")
+    assert rules.num_rules == 2
+    folded, report = graft.apply(EXAMPLE, rules)
+    assert {r["name"]: r["applied"] for r in report["rules"]}["fold_bn"] > 0
+    subprocess.run([CLI, "apply", "-q", "-r", tutorial, EXAMPLE, "-o",
+                    str(tmp_path / "cli.pb")], check=True)
+    assert folded.data == (tmp_path / "cli.pb").read_bytes()
+
+
+def test_errors_are_located():
+    bad = "rule r {\n  match { x = Relu(_) }\n  rewrite { replace x:0 with zz }\n}\n"
+    with pytest.raises(graft.Error) as caught:
+        graft.RuleSet.compile(text=bad, name="nb.graft")
+    d = caught.value.diagnostics[0]
+    assert (d.path, d.line) == ("nb.graft", 3) and "zz" in d.message
+    assert "nb.graft:3:" in str(caught.value)
+    with pytest.raises(graft.Error) as caught:
+        graft.RuleSet.compile(repo_path("rules", "fold_batch_norms.graft"),
+                              params={"no_such": 1})
+    assert caught.value.usage
+    with pytest.raises(graft.Error, match="upload.pb: error: not a valid binary GraphDef"):
+        graft.load(b"\xff garbage", name="upload.pb")
+    with pytest.raises(graft.Error, match="no_such.pb") as caught:
+        graft.load("no_such.pb")
+    # Errors survive pickling (process pools re-raise them).
+    err = pickle.loads(pickle.dumps(caught.value))
+    assert isinstance(err, graft.Error) and "no_such.pb" in str(err)
+
+
+def test_a_failed_apply_writes_nothing(tmp_path):
+    never = "rule grow {\n  match { r = Relu(x) }\n  rewrite { y = Relu(r) { T: r.T }\n    replace r:0 with y }\n}\n"
+    with pytest.raises(graft.Error):
+        graft.apply(EXAMPLE, graft.RuleSet.compile(text=never), output=tmp_path / "o.pb",
+                    max_rewrites=50)
+    assert not (tmp_path / "o.pb").exists()
+
+
+def test_models_and_rules_pickle():
+    model = graft.load(EXAMPLE)
+    rules = graft.RuleSet.compile(pipeline="inference")
+    model2, rules2 = pickle.loads(pickle.dumps((model, rules)))
+    assert model2 == model and rules2.num_rules == rules.num_rules
+    assert graft.apply(model2, rules2)[0] == graft.apply(model, rules)[0]
+
+
+def test_every_subcommand(tmp_path):
+    model = graft.load(EXAMPLE)
+    folded, _ = graft.apply(model, pipeline="inference")
+    d = graft.diff(model, folded)
+    assert d.differs and "FusedBatchNorm" in d
+    assert not graft.diff(model, model).differs
+    assert graft.validate(folded) == {"path": EXAMPLE, "valid": True, "problems": [],
+                                      "nodes": 63}
+    assert graft.mem(model, batch=8)["devices"][0]["peak_bytes"] > \
+        graft.mem(model, batch=1)["devices"][0]["peak_bytes"]
+    assert graft.cost(model, batch=1)["flops"] > 0
+    explained = graft.explain(model, repo_path("rules", "fold_batch_norms.graft"),
+                              rule="fold_fused_batch_norm")
+    assert len(explained) == 1 and len(explained[0]["at"]) == 4
+    assert all(e["matched"] for e in explained[0]["at"])
+    tests = graft.test(repo_path("rules", "fold_batch_norms.graft"))
+    assert tests and all(t["passed"] for t in tests)
+    assert all(f["diff"] == "" for f in graft.fmt(repo_path("rules")))
+    p = graft.pipeline_from_transforms("fold_constants strip_unused_nodes",
+                                       inputs="x", outputs=["y"])
+    assert p["steps"] == 2 and "fold_constants" in p["yaml"]
+    review = graft.review(repo_path("rules", "fold_batch_norms.graft"),
+                          repo_path("rules", "pipelines", "inference.yaml"), [EXAMPLE])
+    assert review["failed"] == 0 and len(review["models"]) == 1
+    folded.save(tmp_path / "f.pbtxt")
+    text = graft.load(tmp_path / "f.pbtxt")
+    assert text.format == "pbtxt" and not graft.diff(text.as_format("pb"), folded).differs
+    assert "graft 0.1.0" in graft.version()
+
+
+def _chain(n):
+    """A text GraphDef: a Placeholder and n Relu nodes in a chain."""
+    nodes = ['node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }']
+    prev = "x"
+    for i in range(n):
+        nodes.append('node { name: "r%d" op: "Relu" input: "%s" attr { key: "T" value { type: DT_FLOAT } } }' % (i, prev))
+        prev = "r%d" % i
+    return graft.Model("\n".join(nodes).encode(), "pbtxt", "chain")
+
+
+def test_the_gil_is_released_while_graft_works():
+    model = _chain(60000)
+    rules = graft.RuleSet.compile(repo_path("rules", "fold_batch_norms.graft"))
+    spans = []
+
+    def work():
+        start = time.perf_counter()
+        graft.apply(model, rules)
+        spans.append((start, time.perf_counter()))
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    ticks = 0
+    for t in threads:
+        t.start()
+    while any(t.is_alive() for t in threads):
+        ticks += 1  # Python runs while both calls are in C++
+        time.sleep(0.001)
+    for t in threads:
+        t.join()
+    (a0, a1), (b0, b1) = spans
+    overlap = min(a1, b1) - max(a0, b0)
+    assert overlap > 0.5 * min(a1 - a0, b1 - b0), spans
+    assert ticks > 20
