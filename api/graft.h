@@ -21,16 +21,21 @@
 namespace graft::api {
 
 // A model: a file, or bytes already in memory (`path` then only names
-// them in errors).
+// them in errors). In-memory bytes are shared, not copied: `owner` keeps
+// `bytes` alive as long as any graph read from them.
 struct Model {
   std::string path;
-  std::string bytes;
+  std::shared_ptr<const void> owner;
+  absl::string_view bytes;
   bool in_memory = false;
-  GraphFormat format = GraphFormat::kAuto;  // auto: by extension / content
+  GraphFormat format = GraphFormat::kAuto;  // auto: by extension
   bool allow_empty = false;  // an empty (0-byte) graph is a graph
   static Model File(std::string path, GraphFormat format = GraphFormat::kAuto);
   static Model Bytes(std::string bytes, GraphFormat format = GraphFormat::kAuto,
                      std::string name = "<bytes>");
+  static Model View(std::shared_ptr<const void> owner, absl::string_view bytes,
+                    GraphFormat format = GraphFormat::kAuto,
+                    std::string name = "<bytes>");
 };
 Result<Graph> Load(const Model& model);
 // Where a result goes: a file (written atomically; `-` is stdout) or, with

@@ -23,9 +23,17 @@ Model Model::File(std::string path, GraphFormat format) {
 }
 
 Model Model::Bytes(std::string bytes, GraphFormat format, std::string name) {
+  auto owned = std::make_shared<const std::string>(std::move(bytes));
+  absl::string_view view(*owned);
+  return View(std::move(owned), view, format, std::move(name));
+}
+
+Model Model::View(std::shared_ptr<const void> owner, absl::string_view bytes,
+                  GraphFormat format, std::string name) {
   Model m;
   m.path = std::move(name);
-  m.bytes = std::move(bytes);
+  m.owner = std::move(owner);
+  m.bytes = bytes;
   m.in_memory = true;
   m.format = format;
   return m;
@@ -37,7 +45,8 @@ Result<Graph> Load(const Model& model) {
           ? (model.bytes.empty() && !model.allow_empty
                  ? absl::InvalidArgumentError(absl::StrCat(
                        model.path, ": error: is empty (0 bytes), not a graph"))
-                 : ParseGraph(model.bytes, model.format, model.path))
+                 : ParseGraphView(model.owner, model.bytes, model.format,
+                                  model.path))
           : LoadGraph(model.path, model.format, model.allow_empty);
   if (!graph.ok()) return Error::From(graph.status());
   return *std::move(graph);

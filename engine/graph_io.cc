@@ -322,6 +322,20 @@ absl::StatusOr<Graph> ParseGraph(std::string bytes, GraphFormat format,
   return GraphBuilder::FromBinary(std::move(owner), view, source_name);
 }
 
+absl::StatusOr<Graph> ParseGraphView(std::shared_ptr<const void> owner,
+                                     absl::string_view bytes,
+                                     GraphFormat format,
+                                     absl::string_view source_name) {
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    return Located(source_name,
+                   "larger than 2 GiB, the limit of a GraphDef file");
+  }
+  if (ResolveGraphFormat(source_name, format) == GraphFormat::kText) {
+    return GraphBuilder::FromText(std::string(bytes), source_name);
+  }
+  return GraphBuilder::FromBinary(std::move(owner), bytes, source_name);
+}
+
 absl::StatusOr<Graph> LoadGraph(const std::string& path, GraphFormat format,
                                 bool allow_empty) {
   format = ResolveGraphFormat(path, format);

@@ -40,6 +40,13 @@ absl::StatusOr<Graph> LoadGraph(const std::string& path,
 absl::StatusOr<Graph> ParseGraph(std::string bytes, GraphFormat format,
                                  absl::string_view source_name);
 
+// The same for bytes someone else holds: `owner` keeps them alive as long
+// as the graph (binary graphs keep the bytes of their untouched nodes).
+absl::StatusOr<Graph> ParseGraphView(std::shared_ptr<const void> owner,
+                                     absl::string_view bytes,
+                                     GraphFormat format,
+                                     absl::string_view source_name);
+
 // Serializes a graph (format must not be kAuto).
 std::string SerializeGraph(const Graph& graph, GraphFormat format);
 // Serializes and writes atomically: a temporary file beside `path`, then a

@@ -31,8 +31,16 @@ Model ModelOf(const std::string& path, const py::object& data,
   Py_ssize_t size = 0;
   if (PyBytes_AsStringAndSize(data.ptr(), &buffer, &size) != 0)
     throw py::error_already_set();
-  return Model::Bytes(std::string(buffer, static_cast<size_t>(size)),
-                      FormatOf(format), path.empty() ? "<bytes>" : path);
+  // The Python bytes themselves, not a copy: the graph holds a reference,
+  // dropped with the GIL held (graphs die where graft runs without it).
+  Py_INCREF(data.ptr());
+  std::shared_ptr<const void> owner(data.ptr(), [](const void* p) {
+    py::gil_scoped_acquire gil;
+    Py_DECREF(static_cast<PyObject*>(const_cast<void*>(p)));
+  });
+  return Model::View(std::move(owner),
+                     absl::string_view(buffer, static_cast<size_t>(size)),
+                     FormatOf(format), path.empty() ? "<bytes>" : path);
 }
 
 template <typename T>

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds everything (warnings are errors) and runs
 # every test: the C++ unit and CLI tests under Bazel, every fuzz target for
-# 20 s (GRAFT_FUZZ_SECONDS), then the interop tests against TensorFlow.
+# 20 s (GRAFT_FUZZ_SECONDS), the interop tests against TensorFlow, then the
+# Python package (import graft) and its wheel.
 # Ends with one line: `N passed, N failed`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +45,10 @@ fi
 # tests/interop/tf_memory.py; test_training_onednn.py runs both itself.)
 ONEDNN_TESTS=(test_fold_batch_norms.py test_quantize.py test_gtt.py
               test_checkpoint.py test_swap.py)
+echo "== the Python package and wheel (scripts/build_wheel.sh)"
+scripts/build_wheel.sh >/dev/null
+checks+=("python_wheel_builds=$?")
+
 echo "== interop tests (TensorFlow, oneDNN off)"
 rm -rf bazel-testlogs-interop
 mkdir -p bazel-testlogs-interop
@@ -55,6 +60,21 @@ TF_ENABLE_ONEDNN_OPTS=1 .venv/bin/python -m pytest "${ONEDNN_TESTS[@]/#/tests/in
   -q -p no:cacheprovider --junitxml=bazel-testlogs-interop/junit_onednn_on.xml
 pytest_on_rc=$?
 if [[ $pytest_on_rc -ne 0 ]]; then pytest_rc=$pytest_on_rc; fi
+
+# import graft: the library from Python (the staged package, the wheel in a
+# fresh venv, import order beside TensorFlow/onnx/onnxruntime, graft.tf,
+# graft.batch on a Dask cluster); graft.tf runs TensorFlow both ways.
+echo "== Python face (import graft), oneDNN off"
+TF_ENABLE_ONEDNN_OPTS=0 .venv/bin/python -m pytest tests/python -q -p no:cacheprovider \
+  --junitxml=bazel-testlogs-interop/junit_python.xml
+py_rc=$?
+echo "== Python face: graft.tf with oneDNN on"
+TF_ENABLE_ONEDNN_OPTS=1 .venv/bin/python -m pytest tests/python/test_tf.py -q -p no:cacheprovider \
+  --junitxml=bazel-testlogs-interop/junit_python_onednn_on.xml
+py_on_rc=$?
+for rc in $py_rc $py_on_rc; do
+  if [[ $rc -ne 0 ]]; then pytest_rc=$rc; fi
+done
 
 python3 scripts/summarize_tests.py bazel-testlogs bazel-testlogs-interop "${checks[@]}"
 summary_rc=$?

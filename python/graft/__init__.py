@@ -198,6 +198,15 @@ def _shipped_pipeline(pipeline: str) -> str:
     return pipeline
 
 
+def _shipped_rules(path: str) -> str:
+    if path and not os.path.exists(path) and os.sep not in path \
+            and not path.endswith(".graft"):
+        shipped = os.path.join(RULES_DIR, path + ".graft")
+        if os.path.exists(shipped):
+            return shipped
+    return path
+
+
 class RuleSet:
     """Rules compiled once, applied to any number of models (from any
     number of threads). Pickles as its sources: a worker compiles them
@@ -217,7 +226,9 @@ class RuleSet:
                 loss: str = "", seed: str = "",
                 input_shapes=None, batch: int = 0,
                 default_device: str = "") -> "RuleSet":
-        """Compiles rule files, rule text (``name`` labels it in errors),
+        """Compiles rule files (a shipped library by name:
+        ``"fold_batch_norms"``, ``"quantize"``), rule text (``name`` labels
+        it in errors),
         a pipeline (a YAML path, or a shipped one by name: ``"inference"``,
         ``"training-memory"``) or a GTT ``--transforms`` string. ``params``
         override the rules' defaults. The analysis settings (``device``,
@@ -226,7 +237,8 @@ class RuleSet:
         if isinstance(files, (str, os.PathLike)):
             files = [files]
         spec = dict(
-            files=[os.fspath(f) for f in (files or [])], text=text or "",
+            files=[_shipped_rules(os.fspath(f)) for f in (files or [])],
+            text=text or "",
             name=name, pipeline=_shipped_pipeline(pipeline or ""),
             transforms=transforms or "", gtt_inputs=gtt_inputs,
             params={k: _param_text(v) for k, v in (params or {}).items()},

@@ -75,15 +75,22 @@ def to_function(model: graft.Model, inputs: Optional[Sequence[str]] = None,
         raise graft.Error("error: no outputs: pass outputs= (tensor names)",
                           True)
     graph_def = model.to_graph_def()
-    wrapped = _tf1.wrap_function(
-        lambda: _tf1.import_graph_def(graph_def, name=""), [])
-    graph = wrapped.graph
-    pruned = wrapped.prune(
-        feeds=[graph.get_tensor_by_name(_tensor(n)) for n in inputs],
-        fetches=[graph.get_tensor_by_name(_tensor(n)) for n in outputs])
+    probe = tf.Graph()  # the fed tensors' dtypes and shapes
+    with probe.as_default():
+        _tf1.import_graph_def(graph_def, name="")
+    specs = [tf.TensorSpec(t.shape, t.dtype) for t in
+             (probe.get_tensor_by_name(_tensor(n)) for n in inputs)]
+    fetches = [_tensor(n) for n in outputs]
+
+    def run(*args):
+        return _tf1.import_graph_def(
+            graph_def, input_map=dict(zip([_tensor(n) for n in inputs], args)),
+            return_elements=fetches, name="")
+
+    function = _tf1.wrap_function(run, specs)
     if len(outputs) == 1:
-        return lambda *args: pruned(*args)[0]
-    return pruned
+        return lambda *args: function(*args)[0]
+    return function
 
 
 def _tensor(name: str) -> str:

@@ -1,0 +1,58 @@
+"""graft in one process with TensorFlow, onnx and onnxruntime, imported in
+either order: each carries its own protobuf, and graft's must not bind to
+theirs (or theirs to graft's). Each order runs in a fresh interpreter."""
+import subprocess
+import sys
+
+import pytest
+
+from conftest import repo_path
+
+WORK = r'''
+import sys
+for name in sys.argv[1:]:
+    __import__(name)
+import graft
+model = graft.load(sys.argv[0] if False else {example!r})
+folded, report = graft.apply(model, pipeline="inference")
+assert report["nodes_after"] == 63, report
+assert graft.validate(folded)["valid"]
+if "tensorflow" in sys.modules:
+    import tensorflow as tf
+    graph_def = folded.to_graph_def()     # TensorFlow's protobuf reads ours
+    assert len(graph_def.node) == 63
+    again = graft.Model.from_graph_def(graph_def)
+    assert not graft.diff(again, folded).differs
+    g = tf.Graph()
+    with g.as_default():
+        tf.graph_util.import_graph_def(graph_def, name="")
+if "onnx" in sys.modules:
+    import onnx
+    from onnx import helper, TensorProto
+    node = helper.make_node("Relu", ["x"], ["y"])
+    m = helper.make_model(helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])]))
+    onnx.checker.check_model(m)
+    if "onnxruntime" in sys.modules:
+        import numpy as np, onnxruntime
+        s = onnxruntime.InferenceSession(m.SerializeToString())
+        assert s.run(None, {{"x": np.array([-1.0], np.float32)}})[0][0] == 0
+print("ok")
+'''
+
+ORDERS = [
+    ["tensorflow"], ["onnx"], ["onnxruntime"], ["onnx", "onnxruntime"],
+    ["tensorflow", "onnx", "onnxruntime"],
+]
+
+
+@pytest.mark.parametrize("before", ORDERS, ids="-".join)
+@pytest.mark.parametrize("graft_first", [False, True], ids=["graft_last", "graft_first"])
+def test_import_order(before, graft_first):
+    names = (["graft"] + before) if graft_first else (before + ["graft"])
+    code = WORK.format(example=repo_path("examples", "keras_cnn.pb"))
+    proc = subprocess.run([sys.executable, "-c", code, *names],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), \
+        f"import order {names}: exit {proc.returncode}\n{proc.stderr[-3000:]}"
