@@ -149,6 +149,8 @@ int RunValidate(const ValidateCommandOptions& options) {
   return result->valid() ? kExitOk : kExitFailure;
 }
 
+namespace {
+
 api::Result<std::shared_ptr<const api::Rules>> CompileForCommand(
     api::RulesSpec spec, const std::vector<std::string>& params) {
   if (!ParseCliParams(params, &spec.params)) {
@@ -157,21 +159,36 @@ api::Result<std::shared_ptr<const api::Rules>> CompileForCommand(
   return api::CompileRules(spec);
 }
 
-int RunCheck(const CheckOptions& options) {
+// Rule files with `--param` values compiled for check and explain; on
+// failure prints the diagnostics and their count, sets `exit_code` and
+// returns nullptr.
+std::shared_ptr<const api::Rules> CompileRuleFiles(
+    const std::vector<std::string>& files,
+    const std::vector<std::string>& params, int* exit_code) {
   api::RulesSpec spec;
-  spec.rule_files = options.rule_files;
+  spec.rule_files = files;
   api::Result<std::shared_ptr<const api::Rules>> rules =
-      CompileForCommand(spec, options.params);
-  if (!rules.ok()) {
-    if (rules.error().message.empty()) return kExitUsage;
+      CompileForCommand(spec, params);
+  if (rules.ok()) return *rules;
+  *exit_code = rules.error().usage ? kExitUsage : kExitFailure;
+  if (!rules.error().message.empty()) {
     std::cerr << rules.error().message << "\n"
               << rules.error().diagnostics.size() << " error(s)\n";
-    return rules.error().usage ? kExitUsage : kExitFailure;
   }
-  std::cerr << (*rules)->warnings();  // lint warnings, if any
-  std::cout << "ok: " << (*rules)->num_rules() << " rule(s) in "
-            << (*rules)->files().size() << " file(s)";
-  int lints = (*rules)->num_warnings();
+  return nullptr;
+}
+
+}  // namespace
+
+int RunCheck(const CheckOptions& options) {
+  int exit_code = kExitOk;
+  std::shared_ptr<const api::Rules> rules =
+      CompileRuleFiles(options.rule_files, options.params, &exit_code);
+  if (rules == nullptr) return exit_code;
+  std::cerr << rules->warnings();  // lint warnings, if any
+  std::cout << "ok: " << rules->num_rules() << " rule(s) in "
+            << rules->files().size() << " file(s)";
+  int lints = rules->num_warnings();
   if (lints > 0) std::cout << ", " << lints << " warning(s)";
   std::cout << "\n";
   return kExitOk;
@@ -250,6 +267,8 @@ void PrintApplySummary(const report::ApplyReport& total) {
 
 }  // namespace
 
+namespace {
+
 api::RulesSpec RulesSpecOf(const ApplyCommandOptions& options) {
   api::RulesSpec spec;
   spec.rule_files = options.rule_files;
@@ -266,6 +285,8 @@ api::RulesSpec RulesSpecOf(const ApplyCommandOptions& options) {
   spec.analysis.default_device = options.default_device;
   return spec;
 }
+
+}  // namespace
 
 int RunApply(const ApplyCommandOptions& options) {
   bool batch = IsBatch(options);
@@ -331,18 +352,12 @@ int RunApply(const ApplyCommandOptions& options) {
 }
 
 int RunExplain(const ExplainOptions& options) {
-  api::RulesSpec spec;
-  spec.rule_files = options.rule_files;
-  api::Result<std::shared_ptr<const api::Rules>> rules =
-      CompileForCommand(spec, options.params);
-  if (!rules.ok()) {
-    if (rules.error().message.empty()) return kExitUsage;
-    std::cerr << rules.error().message << "\n"
-              << rules.error().diagnostics.size() << " error(s)\n";
-    return rules.error().usage ? kExitUsage : kExitFailure;
-  }
+  int exit_code = kExitOk;
+  std::shared_ptr<const api::Rules> rules =
+      CompileRuleFiles(options.rule_files, options.params, &exit_code);
+  if (rules == nullptr) return exit_code;
   api::Result<std::vector<api::ExplainedRule>> explained = api::Explain(
-      api::Model::File(options.model), **rules, options.rule, options.node);
+      api::Model::File(options.model), *rules, options.rule, options.node);
   if (!explained.ok()) return Fail(explained.error(), "explain");
   for (const api::ExplainedRule& r : *explained) {
     for (const api::Explanation& e : r.at) {
