@@ -134,6 +134,7 @@ class Model:
 
     @property
     def num_nodes(self) -> int:
+        """The number of nodes (the graph is parsed to count them)."""
         return int(self.stats().get("num_nodes", 0))
 
     @classmethod
@@ -263,6 +264,7 @@ class RuleSet:
 
     @property
     def num_rules(self) -> int:
+        """The number of rules, over every file and step."""
         return self._native.num_rules
 
     @property
