@@ -155,7 +155,10 @@ struct ApplyOptions {
   std::vector<std::string> outputs;  // fetch nodes besides the sinks
   std::set<std::string> custom_ops;
   int64_t max_rewrites = 0;  // 0: the default, growing with the graph
-  bool diff = false;         // the structural diff, as text
+  // Library functions whose bodies the rules rewrite too: "all", "none",
+  // or names separated by commas.
+  std::string functions = "all";
+  bool diff = false;  // the structural diff, as text
 };
 struct Applied {
   report::ApplyReport report;

@@ -97,8 +97,7 @@ int RunStats(const StatsOptions& options) {
             << "nodes: " << stats->num_nodes() << "\n"
             << "edges: " << stats->num_data_edges() << " data, "
             << stats->num_control_edges() << " control\n";
-  if (stats->num_functions() > 0)
-    std::cout << "functions: " << stats->num_functions() << "\n";
+  if (stats->num_functions() > 0) PrintCounts("functions (body nodes)", stats->functions(), "");
   auto join = [](const google::protobuf::RepeatedPtrField<std::string>& names) {
     std::string out;
     for (const std::string& n : names)
@@ -235,6 +234,16 @@ void PrintApplySummary(const report::ApplyReport& total) {
       std::cerr << ", " << r.guard_errors() << " guard error(s)";
     std::cerr << "\n";
   }
+  for (const auto& f : total.functions()) {
+    if (!f.skipped().empty()) {
+      std::cerr << "  function " << f.name() << ": not rewritten: "
+                << f.skipped() << "\n";
+    } else if (f.rewrites() > 0) {
+      std::cerr << "  function " << f.name() << ": " << f.rewrites()
+                << " rewrite(s); nodes " << f.nodes_before() << " -> "
+                << f.nodes_after() << "\n";
+    }
+  }
   // One line per rule: its first guard error (the count is above).
   std::set<std::string> said;
   for (const auto& e : total.guard_errors()) {
@@ -301,6 +310,7 @@ int RunApply(const ApplyCommandOptions& options) {
   api::ApplyOptions apply;
   apply.outputs = options.outputs;
   apply.max_rewrites = options.max_rewrites;
+  apply.functions = options.functions;
   apply.diff = options.diff;
   if (!CustomOps(options.custom_ops, options.custom_ops_file,
                  &apply.custom_ops))

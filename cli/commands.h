@@ -85,6 +85,7 @@ struct ApplyCommandOptions {
   std::string custom_ops_file;          // --custom-ops FILE
   int64_t max_rewrites = 0;        // 0: the default, growing with the graph
   int64_t max_const_elements = 0;  // 0: the default (kDefaultMaxConstElements)
+  std::string functions = "all";   // library functions rewritten too
   bool in_place = false;
   bool quiet = false;
   bool diff = false;  // print the structural diff of what the rules did

@@ -159,6 +159,11 @@ int main(int argc, char** argv) {
                    "Graph outputs that must survive (comma separated)")
       ->delimiter(',')
       ->allow_extra_args(false);
+  apply_cmd->add_option(
+      "--functions", apply.functions,
+      "Library functions whose bodies the rules rewrite too (If/While "
+      "branches and bodies, call targets): all (default), none, or names "
+      "separated by commas");
   apply_cmd
       ->add_option("--max-rewrites", apply.max_rewrites,
                    "Stop and report non-convergence after this many rewrites "

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "dsl/functions.h"
 #include "engine/driver.h"
 #include "engine/graph_io.h"
 #include "engine/op_registry.h"
@@ -82,6 +83,8 @@ absl::Status RunPipeline(Graph& graph, const std::vector<CompiledStep>& steps,
                          report::ApplyReport* report) {
   report->set_converged(true);
   report->set_nodes_before(graph.num_nodes());
+  absl::Status selection = CheckFunctionSelection(graph, options.functions);
+  if (!selection.ok()) return selection;
   for (const CompiledStep& step : steps) {
     report::StepReport* s = report->add_steps();
     s->set_name(step.name);
@@ -124,9 +127,14 @@ absl::Status RunPipeline(Graph& graph, const std::vector<CompiledStep>& steps,
     outcome->set_outcome("ok");
   }
   report->set_nodes_after(graph.num_nodes());
+  absl::Status in_functions = RunOnFunctions(graph, steps, options, report);
+  if (!in_functions.ok()) return in_functions;
   ValidateOptions validate;
   validate.outputs = options.outputs;
   validate.custom_ops = options.custom_ops;
+  // Calls to library functions are ops too.
+  for (const tf::FunctionDef& f : graph.header().library().function())
+    validate.custom_ops.insert(f.signature().name());
   absl::Status valid = CheckValid(graph, validate);
   if (!valid.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(

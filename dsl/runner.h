@@ -41,9 +41,14 @@ struct RunOptions {
   std::vector<std::string> outputs;
   // Ops outside TensorFlow's registry the output may use (custom ops).
   std::set<std::string> custom_ops;
+  // The library functions whose bodies the steps also rewrite: "all",
+  // "none", or names separated by commas.
+  std::string functions = "all";
 };
 
-// Applies the steps in order to `graph`, then validates it. Stops at the
+// Applies the steps in order to `graph`, then (each its own fixpoint) to
+// the bodies of the library functions `options.functions` selects, then
+// validates it and every body a rewrite changed. Stops at the
 // first step that fails or does not converge: the error names the step and
 // (for non-convergence) the rules still firing and where, and `report`
 // lists every step's outcome (later ones "not run"). On any error the graph

@@ -236,6 +236,13 @@ class Graph {
 
   // Graph-level fields: versions, library, debug info. Kept verbatim.
   const tf::GraphDef& header() const { return header_; }
+  // Replaces the function library (rewritten function bodies); saving
+  // writes it instead of the source's bytes for it.
+  void SetLibrary(tf::FunctionDefLibrary library) {
+    *header_.mutable_library() = std::move(library);
+    library_modified_ = true;
+  }
+  bool library_modified() const { return library_modified_; }
 
   // The rule that created node `id`, or empty for nodes of the source file.
   const std::string& Provenance(NodeId id) const;
@@ -321,6 +328,7 @@ class Graph {
   absl::flat_hash_map<std::string, OpList> op_index_;
   std::vector<std::string> provenance_names_;
   tf::GraphDef header_;  // everything but the nodes
+  bool library_modified_ = false;
   // The source file's bytes (a string or a read-only mapping) and what
   // keeps them alive.
   std::shared_ptr<const void> source_owner_;

@@ -480,6 +480,23 @@ void EmitBinary(const Graph& graph, Sink&& sink) {
   absl::string_view source = graph.source_bytes();
   std::string scratch;
   auto emit_node = [&](NodeId id) { EmitNode(graph, id, &scratch, sink); };
+  // A rewritten library replaces the source's library field(s), once.
+  bool library_emitted = !graph.library_modified();
+  std::string library;
+  auto emit_library = [&] {
+    library_emitted = true;
+    tf::GraphDef only;
+    *only.mutable_library() = graph.header().library();
+    library = SerializeDeterministic(only);
+    sink(absl::string_view(library));
+  };
+  auto emit_field = [&](size_t i) {
+    if (segments[i].field_number != 2 || !graph.library_modified()) {
+      sink(source.substr(segments[i].offset, segments[i].size));
+    } else if (!library_emitted) {
+      emit_library();
+    }
+  };
   if (graph.has_output_order()) {
     // The other fields, then the nodes in order: unmodified ones still
     // copied from the source.
@@ -488,8 +505,9 @@ void EmitBinary(const Graph& graph, Sink&& sink) {
       if (segments[i].field_number == 1)
         segment_of[segments[i].node] = static_cast<int>(i);
       else
-        sink(source.substr(segments[i].offset, segments[i].size));
+        emit_field(i);
     }
+    if (!library_emitted) emit_library();
     for (NodeId id : graph.OutputOrder()) {
       int s = segment_of[id];
       if (s >= 0 && !graph.node(id).modified())
@@ -517,7 +535,7 @@ void EmitBinary(const Graph& graph, Sink&& sink) {
     const Graph::SourceSegment& segment = segments[i];
     absl::string_view bytes(source.data() + segment.offset, segment.size);
     if (segment.field_number != 1) {
-      sink(bytes);
+      emit_field(i);
     } else {
       const Node& node = graph.node(segment.node);
       if (node.alive()) {
@@ -530,6 +548,7 @@ void EmitBinary(const Graph& graph, Sink&& sink) {
     }
     if (i == last_node_segment) emit_new_nodes();
   }
+  if (!library_emitted) emit_library();
 }
 
 }  // namespace

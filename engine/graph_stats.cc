@@ -53,6 +53,11 @@ report::GraphStats ComputeGraphStats(const Graph& graph) {
   AddCounts(devices, stats.mutable_devices());
   AddCounts(dtypes, stats.mutable_dtypes());
   stats.set_num_functions(graph.header().library().function_size());
+  for (const tf::FunctionDef& f : graph.header().library().function()) {
+    report::Count* c = stats.add_functions();
+    c->set_name(f.signature().name());
+    c->set_count(f.node_def_size());
+  }
   return stats;
 }
 

@@ -91,8 +91,10 @@ AnalysisSettings Settings(const std::string& device, const std::string& loss,
 
 ApplyOptions ApplyOptionsOf(const std::vector<std::string>& outputs,
                             const std::vector<std::string>& custom_ops,
-                            int64_t max_rewrites, bool diff) {
+                            int64_t max_rewrites, bool diff,
+                            const std::string& functions) {
   ApplyOptions options;
+  options.functions = functions;
   options.outputs = outputs;
   options.custom_ops.insert(custom_ops.begin(), custom_ops.end());
   options.max_rewrites = max_rewrites;
@@ -105,9 +107,10 @@ py::tuple ApplyOne(const std::string& path, const py::object& data,
                    const std::vector<std::string>& outputs,
                    const std::vector<std::string>& custom_ops,
                    int64_t max_rewrites, bool diff, const std::string& out_path,
-                   const std::string& out_format) {
+                   const std::string& out_format, const std::string& functions) {
   Model model = ModelOf(path, data, format);
-  ApplyOptions options = ApplyOptionsOf(outputs, custom_ops, max_rewrites, diff);
+  ApplyOptions options =
+      ApplyOptionsOf(outputs, custom_ops, max_rewrites, diff, functions);
   Output out{out_path, FormatOf(out_format)};
   Applied applied;
   std::string report;
@@ -124,9 +127,11 @@ std::string BatchModelJson(const std::string& input, const std::string& output,
                            const std::vector<std::string>& outputs,
                            const std::vector<std::string>& custom_ops,
                            int64_t max_rewrites, bool skip_unchanged,
-                           const std::string& output_format) {
+                           const std::string& output_format,
+                           const std::string& functions) {
   BatchOptions options;
-  options.apply = ApplyOptionsOf(outputs, custom_ops, max_rewrites, false);
+  options.apply =
+      ApplyOptionsOf(outputs, custom_ops, max_rewrites, false, functions);
   options.skip_unchanged = skip_unchanged;
   options.output_format = FormatOf(output_format);
   py::gil_scoped_release release;

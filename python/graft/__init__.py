@@ -332,6 +332,7 @@ def apply(model: Union[Model, PathLike, bytes], rules: RulesArg = None, *,
           outputs: Sequence[str] = (), custom_ops: Sequence[str] = (),
           max_rewrites: int = 0, diff: bool = False,
           output: Optional[PathLike] = None, format: Optional[str] = None,
+          functions: Union[str, Sequence[str]] = "all",
           **compile_options) -> Tuple[Model, Dict[str, Any]]:
     """Rewrites ``model`` until no rule matches; returns the new model and
     the report (rewrites per rule, nodes before and after, timings).
@@ -340,7 +341,9 @@ def apply(model: Union[Model, PathLike, bytes], rules: RulesArg = None, *,
     ``pipeline=`` / ``transforms=`` (GTT's string). ``outputs``: fetch
     nodes besides the sinks. ``output``: also write the result there,
     atomically. With ``diff``, the report's ``"diff"`` holds the structural
-    diff as text. Raises graft.Error and writes nothing when a step does not
+    diff as text. ``functions``: the library functions (If/While bodies,
+    call targets) rewritten too: "all", "none" or names; the report's
+    ``"functions"`` says what happened in each. Raises graft.Error and writes nothing when a step does not
     converge or the result does not validate."""
     model = _model(model)
     rule_set = _rules(rules, pipeline, transforms, params, compile_options)
@@ -349,7 +352,7 @@ def apply(model: Union[Model, PathLike, bytes], rules: RulesArg = None, *,
         outputs = sorted({t.split(":")[0].lstrip("^") for t in model.outputs})
     data, report_json, diff_text = _graft.apply(
         *model._args(), rule_set._native, list(outputs), list(custom_ops),
-        int(max_rewrites), bool(diff), "", fmt)
+        int(max_rewrites), bool(diff), "", fmt, _functions(functions))
     result = Model(data, fmt, model.name, model.inputs, model.outputs)
     if output is not None:
         result.save(output)
@@ -357,6 +360,10 @@ def apply(model: Union[Model, PathLike, bytes], rules: RulesArg = None, *,
     if diff:
         report["diff"] = diff_text
     return result, report
+
+
+def _functions(functions: Union[str, Sequence[str]]) -> str:
+    return functions if isinstance(functions, str) else ",".join(functions)
 
 
 def explain(model: Union[Model, PathLike, bytes], rules: RulesArg, *,

@@ -41,7 +41,7 @@ def _apply_model(input_path: str, output_path: str, rules: "graft.RuleSet",
                               options["outputs"], options["custom_ops"],
                               options["max_rewrites"],
                               options["skip_unchanged"],
-                              options["output_format"])
+                              options["output_format"], options["functions"])
 
 
 def _failed(input_path: str, output_path: str, error: BaseException) -> str:
@@ -58,6 +58,7 @@ def apply(inputs: Sequence[Union[str, "os.PathLike[str]"]],
           outputs: Sequence[str] = (), custom_ops: Sequence[str] = (),
           max_rewrites: int = 0, skip_unchanged: bool = False,
           shard: str = "", output_format: str = "auto", retries: int = 1,
+          functions: Union[str, Sequence[str]] = "all",
           **compile_options) -> Dict[str, Any]:
     """Applies ``rules`` to every model under ``inputs`` (files and
     folders), writing each to ``out_dir`` (same relative path), one task
@@ -71,7 +72,8 @@ def apply(inputs: Sequence[Union[str, "os.PathLike[str]"]],
     options = dict(outputs=list(outputs), custom_ops=list(custom_ops),
                    max_rewrites=int(max_rewrites),
                    skip_unchanged=bool(skip_unchanged),
-                   output_format=output_format)
+                   output_format=output_format,
+                   functions=graft._functions(functions))
     own = executor is None
     if own:
         executor = concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1)

@@ -1,0 +1,133 @@
+#include "dsl/functions.h"
+
+#include <set>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "engine/driver.h"
+#include "engine/function_body.h"
+#include "engine/validate.h"
+
+namespace graft::dsl {
+namespace {
+
+std::set<std::string> Names(const std::string& functions) {
+  std::set<std::string> out;
+  for (absl::string_view name : absl::StrSplit(functions, ',', absl::SkipEmpty()))
+    out.insert(std::string(name));
+  return out;
+}
+
+// Rule counts of one body's run, summed into the total by rule name.
+void AddRuleStats(const report::ApplyReport& run, report::ApplyReport* total) {
+  total->set_rewrites(total->rewrites() + run.rewrites());
+  for (const report::RuleStats& r : run.rules()) {
+    report::RuleStats* into = nullptr;
+    for (report::RuleStats& t : *total->mutable_rules()) {
+      if (t.name() == r.name()) into = &t;
+    }
+    if (into == nullptr) {
+      *total->add_rules() = r;
+      continue;
+    }
+    into->set_applied(into->applied() + r.applied());
+    into->set_skipped(into->skipped() + r.skipped());
+    into->set_guard_errors(into->guard_errors() + r.guard_errors());
+  }
+  for (const auto& s : run.skipped()) {
+    if (total->skipped_size() < 100) *total->add_skipped() = s;
+  }
+  for (const auto& e : run.guard_errors()) {
+    if (total->guard_errors_size() < 100) *total->add_guard_errors() = e;
+  }
+}
+
+}  // namespace
+
+absl::Status CheckFunctionSelection(const Graph& graph,
+                                    const std::string& functions) {
+  if (functions == "all" || functions == "none") return absl::OkStatus();
+  std::set<std::string> known;
+  for (const tf::FunctionDef& f : graph.header().library().function())
+    known.insert(f.signature().name());
+  for (const std::string& name : Names(functions)) {
+    if (known.count(name) == 0)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--functions names `", name, "`, which the graph's library does not "
+          "hold (", known.size(), " function(s))"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunOnFunctions(Graph& graph,
+                            const std::vector<CompiledStep>& steps,
+                            const RunOptions& options,
+                            report::ApplyReport* report) {
+  if (options.functions == "none" || graph.header().library().function_size() == 0)
+    return absl::OkStatus();
+  absl::Status selection = CheckFunctionSelection(graph, options.functions);
+  if (!selection.ok()) return selection;
+  bool all = options.functions == "all";
+  std::set<std::string> named = Names(options.functions);
+  tf::FunctionDefLibrary library = graph.header().library();
+  // Calls to library functions are ops of the bodies (and of the graph).
+  ValidateOptions validate;
+  validate.custom_ops = options.custom_ops;
+  for (const tf::FunctionDef& f : library.function())
+    validate.custom_ops.insert(f.signature().name());
+  bool changed = false;
+  for (int i = 0; i < library.function_size(); ++i) {
+    const tf::FunctionDef& function = library.function(i);
+    const std::string& name = function.signature().name();
+    if (!all && named.count(name) == 0) continue;
+    report::FunctionReport* out = report->add_functions();
+    out->set_name(name);
+    out->set_nodes_before(function.node_def_size());
+    absl::StatusOr<Graph> body = FunctionBodyGraph(function, library);
+    if (!body.ok()) {
+      if (!all) return body.status();
+      out->set_skipped(std::string(body.status().message()));
+      out->set_nodes_after(function.node_def_size());
+      continue;
+    }
+    ApplyOptions apply;
+    apply.max_rewrites = options.max_rewrites;
+    for (const auto& [ret, node] : function.control_ret()) apply.outputs.push_back(node);
+    for (const CompiledStep& step : steps) {
+      absl::StatusOr<report::ApplyReport> run =
+          ApplyRules(*body, step.rules->rules(), apply);
+      if (!run.ok())
+        return absl::FailedPreconditionError(absl::StrCat(
+            "function `", name, "`: ", step.name, " failed: ",
+            run.status().message()));
+      AddRuleStats(*run, report);
+      out->set_rewrites(out->rewrites() + run->rewrites());
+      if (!run->converged()) {
+        report->set_converged(false);
+        return absl::FailedPreconditionError(absl::StrCat(
+            "function `", name, "`: ", step.name, " did not converge: ",
+            run->non_convergence()));
+      }
+    }
+    if (out->rewrites() == 0) {
+      out->set_nodes_after(function.node_def_size());
+      continue;
+    }
+    absl::Status valid = CheckValid(*body, validate);
+    if (!valid.ok())
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the rewritten body of function `", name,
+          "` is invalid, nothing written: ", valid.message()));
+    absl::StatusOr<tf::FunctionDef> rewritten =
+        FunctionFromBody(*body, function, library);
+    if (!rewritten.ok()) return rewritten.status();
+    out->set_nodes_after(rewritten->node_def_size());
+    *library.mutable_function(i) = *std::move(rewritten);
+    changed = true;
+  }
+  if (changed) graph.SetLibrary(std::move(library));
+  return absl::OkStatus();
+}
+
+}  // namespace graft::dsl

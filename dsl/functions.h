@@ -1,0 +1,32 @@
+// Pipelines inside library functions: each selected function body (a
+// graph, engine/function_body.h) gets the steps in order, its own fixpoint;
+// bodies a rewrite changed are validated and written back into the graph's
+// library.
+#ifndef GRAFT_DSL_FUNCTIONS_H_
+#define GRAFT_DSL_FUNCTIONS_H_
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "dsl/runner.h"
+
+namespace graft::dsl {
+
+// Whether `functions` ("all", "none", or a comma-separated list) names
+// well-formed choices; an error names an unknown function of `graph`.
+absl::Status CheckFunctionSelection(const Graph& graph,
+                                    const std::string& functions);
+
+// Runs `steps` in the bodies of `graph`'s library functions that
+// `options.functions` selects, adding to `report` (rule counts, rewrites,
+// one FunctionReport each). A body that cannot be read as a graph is
+// skipped (and said) unless named; a step that does not converge, or a
+// body that no longer validates, is an error naming the function.
+absl::Status RunOnFunctions(Graph& graph,
+                            const std::vector<CompiledStep>& steps,
+                            const RunOptions& options,
+                            report::ApplyReport* report);
+
+}  // namespace graft::dsl
+
+#endif  // GRAFT_DSL_FUNCTIONS_H_

@@ -1,0 +1,40 @@
+// Library functions (FunctionDefs: If/While branches and bodies,
+// PartitionedCall targets, a SavedModel's traced functions) as graphs the
+// rules rewrite, and back. In a body graph each input arg is an `_Arg` node
+// named as the arg (attrs `T`, `index`), each output a `_Retval` node
+// (attrs `T`, `index`) reading what `ret` maps it to; body nodes' inputs
+// use graph names (`node:port`) instead of FunctionDef names
+// (`node:out_arg:index`), translated through the op's signature (or the
+// called function's).
+#ifndef GRAFT_ENGINE_FUNCTION_BODY_H_
+#define GRAFT_ENGINE_FUNCTION_BODY_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "engine/graph.h"
+#include "proto/graph.pb.h"
+
+namespace graft {
+
+// The body of `function` as a graph. An error (naming the function and
+// the node) when a name does not resolve or an op's outputs cannot be
+// counted (an attr left as a placeholder of the function's own attrs).
+absl::StatusOr<Graph> FunctionBodyGraph(const tf::FunctionDef& function,
+                                        const tf::FunctionDefLibrary& library);
+
+// `function` with its body replaced by `body`'s nodes (a graph made by
+// FunctionBodyGraph, then rewritten): signature, attrs and arg attrs kept;
+// `ret` and `control_ret` read from the `_Retval` nodes and the kept
+// control outputs. An error when a rewrite removed an `_Arg` or `_Retval`
+// node or changed its index.
+absl::StatusOr<tf::FunctionDef> FunctionFromBody(
+    const Graph& body, const tf::FunctionDef& function,
+    const tf::FunctionDefLibrary& library);
+
+// The `_Retval` node name of output `ret` in a body graph.
+std::string RetvalNodeName(const std::string& ret);
+
+}  // namespace graft
+
+#endif  // GRAFT_ENGINE_FUNCTION_BODY_H_
