@@ -60,8 +60,7 @@ absl::Status CheckFunctionSelection(const Graph& graph,
   return absl::OkStatus();
 }
 
-absl::Status RunOnFunctions(Graph& graph,
-                            const std::vector<CompiledStep>& steps,
+absl::Status RunOnFunctions(Graph& graph, const std::vector<StepRules>& steps,
                             const RunOptions& options,
                             report::ApplyReport* report) {
   if (options.functions == "none" || graph.header().library().function_size() == 0)
@@ -94,7 +93,7 @@ absl::Status RunOnFunctions(Graph& graph,
     ApplyOptions apply;
     apply.max_rewrites = options.max_rewrites;
     for (const auto& [ret, node] : function.control_ret()) apply.outputs.push_back(node);
-    for (const CompiledStep& step : steps) {
+    for (const StepRules& step : steps) {
       absl::StatusOr<report::ApplyReport> run =
           ApplyRules(*body, step.rules->rules(), apply);
       if (!run.ok())

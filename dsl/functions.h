@@ -22,8 +22,11 @@ absl::Status CheckFunctionSelection(const Graph& graph,
 // one FunctionReport each). A body that cannot be read as a graph is
 // skipped (and said) unless named; a step that does not converge, or a
 // body that no longer validates, is an error naming the function.
-absl::Status RunOnFunctions(Graph& graph,
-                            const std::vector<CompiledStep>& steps,
+struct StepRules {
+  std::string name;  // for errors
+  const RuleSet* rules;
+};
+absl::Status RunOnFunctions(Graph& graph, const std::vector<StepRules>& steps,
                             const RunOptions& options,
                             report::ApplyReport* report);
 

@@ -127,7 +127,11 @@ absl::Status RunPipeline(Graph& graph, const std::vector<CompiledStep>& steps,
     outcome->set_outcome("ok");
   }
   report->set_nodes_after(graph.num_nodes());
-  absl::Status in_functions = RunOnFunctions(graph, steps, options, report);
+  std::vector<StepRules> step_rules;
+  for (const CompiledStep& step : steps)
+    step_rules.push_back({step.name, step.rules.get()});
+  absl::Status in_functions =
+      RunOnFunctions(graph, step_rules, options, report);
   if (!in_functions.ok()) return in_functions;
   ValidateOptions validate;
   validate.outputs = options.outputs;

@@ -9,7 +9,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "engine/const_tensor.h"
+#include "engine/function_body.h"
 #include "engine/graph_algorithms.h"
 #include "engine/graph_io.h"
 #include "engine/op_registry.h"
@@ -82,6 +84,11 @@ std::vector<std::string> NodeDetails(const Graph& g, const Node& n, bool full) {
   }
   return lines;
 }
+
+namespace {
+std::vector<FunctionDiff> DiffFunctions(const Graph& before, const Graph& after,
+                                        const DiffOptions& options);
+}  // namespace
 
 GraphDiff DiffGraphs(const Graph& before, const Graph& after,
                      const DiffOptions& options) {
@@ -160,8 +167,51 @@ GraphDiff DiffGraphs(const Graph& before, const Graph& after,
     }
     if (!change.changes.empty()) diff.changed.push_back(std::move(change));
   });
+  diff.functions = DiffFunctions(before, after, options);
   return diff;
 }
+
+namespace {
+
+// The library functions of two graphs that differ, bodies diffed.
+std::vector<FunctionDiff> DiffFunctions(const Graph& before, const Graph& after,
+                                        const DiffOptions& options) {
+  const tf::FunctionDefLibrary& a = before.header().library();
+  const tf::FunctionDefLibrary& b = after.header().library();
+  std::map<std::string, const tf::FunctionDef*> left, right;
+  for (const tf::FunctionDef& f : a.function()) left[f.signature().name()] = &f;
+  for (const tf::FunctionDef& f : b.function()) right[f.signature().name()] = &f;
+  std::vector<FunctionDiff> out;
+  for (const auto& [name, f] : left) {
+    if (right.count(name) == 0) out.push_back({name, "removed", nullptr, ""});
+  }
+  for (const auto& [name, f] : right) {
+    auto other = left.find(name);
+    if (other == left.end()) {
+      out.push_back({name, "added", nullptr, ""});
+      continue;
+    }
+    if (SerializeDeterministic(*other->second) == SerializeDeterministic(*f))
+      continue;
+    FunctionDiff d{name, "changed", nullptr, ""};
+    absl::StatusOr<Graph> x = FunctionBodyGraph(*other->second, a);
+    absl::StatusOr<Graph> y = FunctionBodyGraph(*f, b);
+    if (x.ok() && y.ok()) {
+      d.body = std::make_shared<GraphDiff>(DiffGraphs(*x, *y, options));
+      if (d.body->empty()) d.note = "signature or attrs changed";
+    } else {
+      d.note = std::string((x.ok() ? y : x).status().message());
+    }
+    out.push_back(std::move(d));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const FunctionDiff& p, const FunctionDiff& q) {
+              return p.name < q.name;
+            });
+  return out;
+}
+
+}  // namespace
 
 std::string FormatDiffText(const GraphDiff& diff) {
   std::string out;
@@ -181,6 +231,14 @@ std::string FormatDiffText(const GraphDiff& diff) {
   }
   absl::StrAppend(&out, diff.added.size(), " added, ", diff.removed.size(),
                   " removed, ", diff.changed.size(), " changed\n");
+  for (const FunctionDiff& f : diff.functions) {
+    absl::StrAppend(&out, "function ", f.name, ": ", f.kind,
+                    f.note.empty() ? "" : absl::StrCat(" (", f.note, ")"), "\n");
+    if (f.body == nullptr || f.body->empty()) continue;
+    for (absl::string_view line :
+         absl::StrSplit(FormatDiffText(*f.body), '\n', absl::SkipEmpty()))
+      absl::StrAppend(&out, "  ", line, "\n");
+  }
   return out;
 }
 

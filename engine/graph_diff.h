@@ -3,6 +3,7 @@
 #ifndef GRAFT_ENGINE_GRAPH_DIFF_H_
 #define GRAFT_ENGINE_GRAPH_DIFF_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,16 @@ struct NodeChange {
       changes;  // "input 1: `w` -> `w2`", "attr `padding`: ..."
 };
 
+struct GraphDiff;
+
+// A library function that differs: added, removed, or its body changed.
+struct FunctionDiff {
+  std::string name;
+  std::string kind;                 // "added", "removed" or "changed"
+  std::shared_ptr<GraphDiff> body;  // changed: the bodies' diff
+  std::string note;                 // changed but a body cannot be read
+};
+
 struct GraphDiff {
   std::vector<std::string> added;  // "name (Op)", in the second graph's order
   // With DiffOptions::full, what each added node is: its inputs, device and
@@ -23,8 +34,10 @@ struct GraphDiff {
   std::vector<std::vector<std::string>> added_details;
   std::vector<std::string> removed;  // "name (Op)", in the first graph's order
   std::vector<NodeChange> changed;   // in the second graph's order
+  std::vector<FunctionDiff> functions;  // by name
   bool empty() const {
-    return added.empty() && removed.empty() && changed.empty();
+    return added.empty() && removed.empty() && changed.empty() &&
+           functions.empty();
   }
 };
 
@@ -44,7 +57,8 @@ GraphDiff DiffGraphs(const Graph& before, const Graph& after,
 std::vector<std::string> NodeDetails(const Graph& g, const Node& n, bool full);
 
 // For terminals and code review: `+ added`, `- removed`, `~ changed` lines
-// and a summary line.
+// and a summary line; then each library function that differs, its body's
+// diff indented.
 std::string FormatDiffText(const GraphDiff& diff);
 // Graphviz DOT of the second graph, added nodes green, changed ones orange,
 // removed ones (from the first graph) red and dashed. (The drawing people

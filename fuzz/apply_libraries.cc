@@ -11,6 +11,8 @@
 #include "analysis/hooks.h"
 #include "builtins/builtins.h"
 #include "dsl/compiler.h"
+#include "dsl/functions.h"
+#include "engine/graph_diff.h"
 #include "engine/driver.h"
 #include "engine/graph_io.h"
 #include "engine/validate.h"
@@ -59,6 +61,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     absl::StatusOr<graft::report::ApplyReport> again =
         graft::ApplyRules(*graph, set->rules(), options);
     if (again.ok() && again->rewrites() != 0) std::abort();  // not a fixpoint
+    // Inside the library functions too; the result written and diffed.
+    graft::dsl::RunOptions run;
+    run.max_rewrites = 200;
+    graft::report::ApplyReport in_functions;
+    absl::StatusOr<graft::Graph> before = graft::ParseGraph(
+        std::string(reinterpret_cast<const char*>(data), size),
+        graft::GraphFormat::kText, "fuzz.pbtxt");
+    if (graft::dsl::RunOnFunctions(*graph, {{"fuzz", set.get()}}, run,
+                                   &in_functions)
+            .ok()) {
+      (void)graft::SerializeGraph(*graph, graft::GraphFormat::kBinary);
+      if (before.ok()) (void)graft::DiffGraphs(*before, *graph);
+    }
   }
   return 0;
 }

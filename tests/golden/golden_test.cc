@@ -19,6 +19,7 @@
 #include "analysis/hooks.h"
 #include "builtins/builtins.h"
 #include "dsl/compiler.h"
+#include "dsl/functions.h"
 #include "engine/driver.h"
 #include "engine/graph_diff.h"
 #include "engine/graph_io.h"
@@ -56,6 +57,13 @@ struct Result {
   report::ApplyReport report;
 };
 
+// The rules in the input's library functions too, as the runner applies
+// them.
+absl::Status ApplyInFunctions(Graph& graph, const dsl::RuleSet& rules,
+                              report::ApplyReport* report) {
+  return dsl::RunOnFunctions(graph, {{"golden", &rules}}, {}, report);
+}
+
 Result Apply(const std::string& dir, const dsl::RuleSet& rules) {
   absl::StatusOr<Graph> graph = LoadGraph(dir + "/in.pbtxt");
   EXPECT_TRUE(graph.ok()) << graph.status();
@@ -66,6 +74,8 @@ Result Apply(const std::string& dir, const dsl::RuleSet& rules) {
   EXPECT_TRUE(report->converged()) << report->non_convergence();
   absl::Status ordered = rules.OrderOutput(*graph);  // as the runner does
   EXPECT_TRUE(ordered.ok()) << ordered;
+  absl::Status in_functions = ApplyInFunctions(*graph, rules, &*report);
+  EXPECT_TRUE(in_functions.ok()) << in_functions;
   // The input's custom ops (tests/golden/<case>/custom_ops.txt).
   ValidateOptions validate;
   if (std::ifstream(dir + "/custom_ops.txt").good()) {
@@ -80,6 +90,7 @@ Result Apply(const std::string& dir, const dsl::RuleSet& rules) {
            FormatDiffText(DiffGraphs(*input, *graph, full)), *report};
   // Idempotence: a second application changes nothing.
   absl::StatusOr<report::ApplyReport> again = ApplyRules(*graph, rules.rules());
+  EXPECT_TRUE(ApplyInFunctions(*graph, rules, &*again).ok());
   EXPECT_EQ(again->rewrites(), 0)
       << dir << ": the rules fire again on their own output";
   EXPECT_EQ(SerializeGraph(*graph, GraphFormat::kText), r.text);
