@@ -2,12 +2,13 @@
 
 load("@rules_cc//cc:defs.bzl", "cc_library")
 
-def cc_proto(name, src, deps = []):
-    """cc_library `name` from `src` (x.proto -> x.pb.h, x.pb.cc)."""
+def cc_proto(name, src, deps = [], imports = []):
+    """cc_library `name` from `src` (x.proto -> x.pb.h, x.pb.cc); `imports`:
+    the .proto files it imports (their cc_proto targets go in `deps`)."""
     stem = src[:-len(".proto")]
     native.genrule(
         name = name + "_gen",
-        srcs = [src],
+        srcs = [src] + imports,
         outs = [stem + ".pb.cc", stem + ".pb.h"],
         cmd = "protoc --cpp_out=$(GENDIR) $(location %s)" % src,
     )

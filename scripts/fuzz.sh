@@ -6,7 +6,7 @@
 # runs over 1 s or over 2 GB is written to fuzz/regressions/<target>/, which
 # `scripts/test.sh` replays from then on.
 #
-#   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   (default 60, all five)
+#   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   (default 60, all six)
 #   FUZZ_RUNS=1000000 scripts/fuzz.sh 1800 load_text    # stop after N runs
 #
 # Prints, per target: executions, coverage, peak RSS, new artifacts.
@@ -19,7 +19,7 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(load_binary load_text compile_rules apply_libraries analyze_training)
+  targets=(load_binary load_text compile_rules apply_libraries analyze_training tensor_bundle)
 fi
 declare -A seeds=(
   [load_binary]="examples tests/data"
@@ -27,6 +27,7 @@ declare -A seeds=(
   [compile_rules]="rules tests/golden examples"
   [apply_libraries]="tests/golden"
   [analyze_training]="tests/golden tests/data"
+  [tensor_bundle]="fuzz/seeds/tensor_bundle"
 )
 declare -A extensions=(
   [load_binary]="pb"
@@ -34,6 +35,7 @@ declare -A extensions=(
   [compile_rules]="graft"
   [apply_libraries]="pbtxt"
   [analyze_training]="pbtxt pb"
+  [tensor_bundle]="index"
 )
 # The training graphs the tests export are 130-160 KB (binary).
 declare -A max_len=([analyze_training]=262144)
