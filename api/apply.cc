@@ -12,6 +12,7 @@
 #include "api/internal.h"
 #include "engine/files.h"
 #include "engine/graph_diff.h"
+#include "engine/saved_model.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace graft::api {
@@ -38,7 +39,7 @@ int Jobs(int jobs) {
 Result<Applied> Apply(const Model& model, const Rules& rules,
                       const ApplyOptions& options, const Output& out) {
   const Rules::Impl& r = rules.impl();
-  if (!out.path.empty()) {
+  if (!out.path.empty() && !IsSavedModelDir(out.path)) {
     absl::Status writable = CheckWritable(out.path);
     if (!writable.ok()) return Error::From(writable);
   }

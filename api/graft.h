@@ -56,6 +56,7 @@ Result<report::GraphStats> Stats(const Model& model);
 struct Converted {
   std::string bytes;  // when `out.path` is empty
   int64_t nodes = 0;
+  std::string format;  // written as: pb, pbtxt or saved_model
 };
 Result<Converted> Convert(const Model& model, const Output& out,
                           bool in_place = false);

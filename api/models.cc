@@ -2,6 +2,8 @@
 // as JSON.
 #include <sys/stat.h>
 
+#include <filesystem>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analysis/shapes.h"
@@ -10,6 +12,7 @@
 #include "engine/graph_diff.h"
 #include "engine/graph_stats.h"
 #include "engine/op_registry.h"
+#include "engine/saved_model.h"
 #include "engine/validate.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -95,6 +98,15 @@ Result<report::GraphStats> Stats(const Model& model) {
     size = info.st_size;
   stats.set_path(model.path);
   stats.set_format(FormatName(ResolveGraphFormat(model.path, model.format)));
+  if (graph->saved_model() != nullptr) {  // the folder's files, all of them
+    stats.set_format("saved_model");
+    size = 0;
+    std::error_code ec;
+    for (const auto& f :
+         std::filesystem::recursive_directory_iterator(model.path, ec)) {
+      if (f.is_regular_file(ec)) size += static_cast<int64_t>(f.file_size(ec));
+    }
+  }
   stats.set_size_bytes(size);
   return stats;
 }
@@ -107,7 +119,12 @@ Result<Converted> Convert(const Model& model, const Output& out,
   if (!graph.ok()) return graph.error();
   Result<std::string> saved = Save(*graph, out);
   if (!saved.ok()) return saved.error();
-  return Converted{*std::move(saved), graph->num_nodes()};
+  std::string format =
+      graph->saved_model() != nullptr && !out.path.empty() &&
+              out.format == GraphFormat::kAuto
+          ? "saved_model"
+          : FormatName(ResolveGraphFormat(out.path, out.format));
+  return Converted{*std::move(saved), graph->num_nodes(), format};
 }
 
 Result<report::Validation> Validate(const Model& model,
@@ -124,6 +141,14 @@ Result<report::Validation> Validate(const Model& model,
     analysis::ShapeMap shapes = analysis::InferShapes(*graph);
     for (auto& [id, message] : analysis::ShapeConflicts(*graph, shapes))
       issues.push_back({id, std::move(message)});
+  }
+  // A SavedModel's variables: every tensor read, its checksum checked.
+  if (graph->saved_model() != nullptr && graph->saved_model()->variables) {
+    const TensorBundle& bundle = *graph->saved_model()->variables;
+    for (const auto& [key, entry] : bundle.index().entries) {
+      absl::StatusOr<std::string> bytes = bundle.ReadTensor(key);
+      if (!bytes.ok()) issues.push_back({kNoNode, std::string(bytes.status().message())});
+    }
   }
   report::Validation result;
   result.set_path(model.path);

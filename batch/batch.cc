@@ -120,11 +120,6 @@ bool IsSavedModel(const fs::path& folder) {
          fs::is_regular_file(folder / "saved_model.pbtxt", ec);
 }
 
-absl::Status SavedModelError(const fs::path& folder) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      folder.string(),
-      ": a SavedModel; graft reads frozen GraphDefs (.pb, .pbtxt)"));
-}
 
 // The same file or folder, however it is spelled (`out`, `./out/`).
 std::string Canonical(const fs::path& p) {
@@ -154,9 +149,12 @@ absl::StatusOr<std::vector<BatchInput>> ExpandInputs(
       return absl::NotFoundError(
           absl::StrCat(input, ": no such file or folder"));
     }
-    if (fs::is_directory(st)) {
+    if (fs::is_directory(st) && IsSavedModel(input)) {  // one model
+      fs::path root = fs::path(input).lexically_normal();
+      if (root.filename().empty()) root = root.parent_path();
+      found.emplace(input, (fs::path(out_dir) / root.filename()).string());
+    } else if (fs::is_directory(st)) {
       fs::path root(input);
-      if (IsSavedModel(root)) return SavedModelError(root);
       size_t before = found.size();
       for (auto it = fs::recursive_directory_iterator(root, ec);
            !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
@@ -165,8 +163,11 @@ absl::StatusOr<std::vector<BatchInput>> ExpandInputs(
           if (!out_canonical.empty() &&
               Canonical(it->path()) == out_canonical) {
             it.disable_recursion_pending();
-          } else if (IsSavedModel(it->path())) {
-            return SavedModelError(it->path());
+          } else if (IsSavedModel(it->path())) {  // one model, not its files
+            it.disable_recursion_pending();
+            fs::path rel = fs::relative(it->path(), root);
+            found.emplace(it->path().string(),
+                          (fs::path(out_dir) / rel).string());
           }
           continue;
         }
@@ -185,7 +186,8 @@ absl::StatusOr<std::vector<BatchInput>> ExpandInputs(
       }
       if (found.size() == before) {
         return absl::InvalidArgumentError(absl::StrCat(
-            input, ": no models (.pb, .pbtxt files) in this folder"));
+            input, ": no models (.pb, .pbtxt files or SavedModels) in this "
+                   "folder"));
       }
     } else {
       found.emplace(input,

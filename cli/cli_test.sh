@@ -406,8 +406,8 @@ expect "apply --report -" 0 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.gr
 check "... prints the report" grep -q '"rewrites"' "$TMP/out"
 
 # Batch outputs: collisions refused before anything is written; the output
-# folder inside an input folder is not read back; an empty folder and a
-# SavedModel are errors that say so.
+# folder inside an input folder is not read back; an empty folder is an
+# error that says so, and so is a SavedModel whose saved_model.pb is empty.
 B="$TMP/batch_outputs"
 mkdir -p "$B/a" "$B/b" "$B/zoo" "$B/empty" "$B/sm/variables"
 cp "$EXAMPLE" "$B/a/m.pb"; cp "$EXAMPLE" "$B/b/m.pb"; cp "$EXAMPLE" "$B/zoo/x.pb"
@@ -417,8 +417,39 @@ check "... writes nothing" test ! -e "$B/out"
 expect "an output folder inside the input folder" 0 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/zoo" -o "$B/zoo/out"
 expect "... is not read back next time" 0 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/zoo" -o "$B/zoo/out" --report "$B/zoo.json"
 check "... one model, no out/out" test ! -e "$B/zoo/out/out" -a "$(grep -c '"input": ".*out/' "$B/zoo.json")" -eq 0
-expect "an empty folder" 1 "$B/empty: no models \(.pb, .pbtxt files\) in this folder" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/empty" -o "$B/empty_out"
-expect "a SavedModel folder" 1 "$B/sm: a SavedModel; graft reads frozen GraphDefs" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/sm" -o "$B/sm_out"
+expect "an empty folder" 1 "$B/empty: no models \(.pb, .pbtxt files or SavedModels\) in this folder" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/empty" -o "$B/empty_out"
+expect "a SavedModel with an empty saved_model.pb" 1 "$B/sm/saved_model.pb: error: a SavedModel with no MetaGraph" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/sm" -o "$B/sm_out"
+check "... writes nothing" test ! -e "$B/sm_out"
+
+# SavedModels, read and written in place: a round trip loads the same
+# graph and keeps the variables byte for byte; bad bundles are located
+# errors that write nothing.
+SM=tests/data/saved_models/cnn
+S="$TMP/saved_models"
+mkdir -p "$S"
+expect "stats of a SavedModel" 0 "" -- "$GRAFT" stats "$SM"
+check "... says what it is and lists its functions" grep -qE "\(saved_model, .*\)|__inference_signature_wrapper" "$TMP/out"
+expect "convert a SavedModel" 0 "wrote $S/copy \(saved_model, 23 nodes\)" -- "$GRAFT" convert "$SM" "$S/copy"
+check "... variables byte for byte" cmp -s "$SM/variables/variables.data-00000-of-00001" "$S/copy/variables/variables.data-00000-of-00001"
+check "... the same graph" "$GRAFT" diff --exit-code "$SM" "$S/copy"
+check "... no stale fingerprint" test ! -e "$S/copy/fingerprint.pb"
+expect "apply in place to a SavedModel" 0 "" -- "$GRAFT" apply -q --pipeline rules/pipelines/inference.yaml "$SM" -o "$S/q"
+check "... its checkpoint functions untouched" bash -c "\"$GRAFT\" diff \"$SM\" \"$S/q\" | grep -q 'function __inference__wrapped_model' && ! \"$GRAFT\" diff \"$SM\" \"$S/q\" | grep -q 'function __inference__traced'"
+expect "... and again over its own output" 0 "" -- "$GRAFT" apply -q --pipeline rules/pipelines/inference.yaml "$SM" -o "$S/q"
+bad_bundle() {  # name, then a command run in the copy's variables/
+  rm -rf "$S/$1"; cp -rL "$SM" "$S/$1"; (cd "$S/$1/variables" && eval "$2")
+}
+bad_bundle no_index "rm variables.index"
+expect "a shard without its index" 1 "variables.index: error: missing" -- "$GRAFT" convert "$S/no_index" "$S/out1"
+bad_bundle short_index "head -c 300 variables.index > i && mv i variables.index"
+expect "a truncated index" 1 "variables.index: error: not a valid TensorBundle index" -- "$GRAFT" convert "$S/short_index" "$S/out2"
+bad_bundle no_shard "rm variables.data-00000-of-00001"
+expect "a missing data shard" 1 "variables.data-00000-of-00001: error: missing" -- "$GRAFT" convert "$S/no_shard" "$S/out3"
+bad_bundle short_shard "head -c 1000 variables.data-00000-of-00001 > d && mv d variables.data-00000-of-00001"
+expect "a short data shard" 1 "variables.data-00000-of-00001: error: 1000 bytes, shorter than" -- "$GRAFT" convert "$S/short_shard" "$S/out4"
+bad_bundle flipped "printf 'X' | dd of=variables.data-00000-of-00001 bs=1 seek=100 conv=notrunc status=none"
+expect "validate checks every variable's checksum" 1 "fails its checksum" -- "$GRAFT" validate "$S/flipped"
+check "... nothing written by any of them" test ! -e "$S/out1" -a ! -e "$S/out2" -a ! -e "$S/out3" -a ! -e "$S/out4"
 
 # Batch apply: a folder of models with a garbled and an unreadable one (both
 # reported, the rest written, exit 1); shards cover every model once;

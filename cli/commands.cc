@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "engine/const_tensor.h"
 #include "engine/files.h"
+#include "engine/saved_model.h"
 #include "engine/validate.h"
 
 namespace graft::cli {
@@ -113,14 +114,12 @@ int RunStats(const StatsOptions& options) {
 }
 
 int RunConvert(const ConvertOptions& options) {
-  api::Output out{options.output,
-                  ResolveGraphFormat(options.output, options.output_format)};
+  api::Output out{options.output, options.output_format};
   api::Result<api::Converted> converted = api::Convert(
       ModelArg(options.input, options.input_format, options.allow_empty), out,
       options.in_place);
   if (!converted.ok()) return Fail(converted.error());
-  std::cerr << "wrote " << options.output << " ("
-            << (out.format == GraphFormat::kText ? "pbtxt" : "pb") << ", "
+  std::cerr << "wrote " << options.output << " (" << converted->format << ", "
             << converted->nodes << " nodes)\n";
   return kExitOk;
 }
@@ -321,6 +320,7 @@ int RunApply(const ApplyCommandOptions& options) {
   // nothing.
   for (const std::string& path : {options.output, options.report}) {
     if (path.empty() || (batch && path == options.output)) continue;
+    if (path == options.output && IsSavedModelDir(path)) continue;
     absl::Status writable = CheckWritable(path);
     if (!writable.ok()) {
       std::cerr << writable.message() << "\n";

@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "engine/driver.h"
 #include "engine/function_body.h"
+#include "engine/saved_model.h"
 #include "engine/validate.h"
 
 namespace graft::dsl {
@@ -69,6 +70,8 @@ absl::Status RunOnFunctions(Graph& graph, const std::vector<StepRules>& steps,
   if (!selection.ok()) return selection;
   bool all = options.functions == "all";
   std::set<std::string> named = Names(options.functions);
+  // A SavedModel's save and restore functions: only when named.
+  std::set<std::string> checkpoint = CheckpointFunctions(graph);
   tf::FunctionDefLibrary library = graph.header().library();
   // Calls to library functions are ops of the bodies (and of the graph).
   ValidateOptions validate;
@@ -83,6 +86,13 @@ absl::Status RunOnFunctions(Graph& graph, const std::vector<StepRules>& steps,
     report::FunctionReport* out = report->add_functions();
     out->set_name(name);
     out->set_nodes_before(function.node_def_size());
+    if (all && checkpoint.count(name)) {
+      out->set_skipped(
+          "the SavedModel's checkpoint save/restore (name it in --functions "
+          "to rewrite it)");
+      out->set_nodes_after(function.node_def_size());
+      continue;
+    }
     absl::StatusOr<Graph> body = FunctionBodyGraph(function, library);
     if (!body.ok()) {
       if (!all) return body.status();

@@ -29,6 +29,9 @@
 
 namespace graft {
 
+struct SavedModelOrigin;  // engine/saved_model.h
+
+
 using NodeId = int32_t;
 inline constexpr NodeId kNoNode = -1;
 
@@ -243,6 +246,14 @@ class Graph {
     library_modified_ = true;
   }
   bool library_modified() const { return library_modified_; }
+  // When the graph is a SavedModel's MetaGraph (engine/saved_model.h):
+  // the folder and what else it holds, for writing it back as one.
+  const std::shared_ptr<const SavedModelOrigin>& saved_model() const {
+    return saved_model_;
+  }
+  void set_saved_model(std::shared_ptr<const SavedModelOrigin> origin) {
+    saved_model_ = std::move(origin);
+  }
 
   // The rule that created node `id`, or empty for nodes of the source file.
   const std::string& Provenance(NodeId id) const;
@@ -329,6 +340,7 @@ class Graph {
   std::vector<std::string> provenance_names_;
   tf::GraphDef header_;  // everything but the nodes
   bool library_modified_ = false;
+  std::shared_ptr<const SavedModelOrigin> saved_model_;
   // The source file's bytes (a string or a read-only mapping) and what
   // keeps them alive.
   std::shared_ptr<const void> source_owner_;

@@ -21,6 +21,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/files.h"
+#include "engine/saved_model.h"
 #include "engine/wire_format.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/tokenizer.h"
@@ -338,6 +339,7 @@ absl::StatusOr<Graph> ParseGraphView(std::shared_ptr<const void> owner,
 
 absl::StatusOr<Graph> LoadGraph(const std::string& path, GraphFormat format,
                                 bool allow_empty) {
+  if (IsSavedModelDir(path)) return LoadSavedModel(path);
   format = ResolveGraphFormat(path, format);
   if (format == GraphFormat::kBinary) {
     // A read-only mapping of the file: no copy, no zeroed buffer; the graph
@@ -688,6 +690,8 @@ absl::Status WriteFileAtomicallyWith(
 
 absl::Status SaveGraph(const Graph& graph, const std::string& path,
                        GraphFormat format) {
+  if (graph.saved_model() != nullptr && format == GraphFormat::kAuto)
+    return SaveSavedModel(graph, path);
   format = ResolveGraphFormat(path, format);
   if (format == GraphFormat::kText || graph.source_segments().empty()) {
     return WriteFileAtomically(path, SerializeGraph(graph, format));

@@ -33,6 +33,8 @@ GraphFormat ResolveGraphFormat(absl::string_view path, GraphFormat format);
 
 // Reads and parses a graph file. An empty file (0 bytes, which protobuf
 // would read as a graph of no nodes) is an error unless `allow_empty`.
+// A SavedModel folder reads as its "serve" MetaGraph (engine/saved_model.h)
+// and saves (format auto) as a SavedModel folder again.
 absl::StatusOr<Graph> LoadGraph(const std::string& path,
                                 GraphFormat format = GraphFormat::kAuto,
                                 bool allow_empty = false);

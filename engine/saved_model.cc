@@ -1,0 +1,200 @@
+#include "engine/saved_model.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/files.h"
+
+namespace graft {
+namespace {
+
+namespace fs = std::filesystem;
+
+absl::Status Error(const std::string& path, const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ": error: ", what));
+}
+
+}  // namespace
+
+bool IsSavedModelDir(const std::string& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec) &&
+         fs::is_regular_file(fs::path(path) / "saved_model.pb", ec);
+}
+
+absl::StatusOr<Graph> LoadSavedModel(const std::string& dir,
+                                     const std::string& tag) {
+  std::string pb = (fs::path(dir) / "saved_model.pb").string();
+  absl::StatusOr<std::string> bytes =
+      ReadFileBytes(pb, kMaxGraphFileBytes, "a SavedModel");
+  if (!bytes.ok()) return bytes.status();
+  auto origin = std::make_shared<SavedModelOrigin>();
+  origin->dir = dir;
+  if (!origin->proto.ParseFromString(*bytes))
+    return Error(pb, "not a valid SavedModel (saved_model.pb does not parse)");
+  if (origin->proto.meta_graphs_size() == 0)
+    return Error(pb, "a SavedModel with no MetaGraph");
+  int chosen = -1;
+  std::vector<std::string> seen;
+  for (int i = 0; i < origin->proto.meta_graphs_size(); ++i) {
+    const auto& tags = origin->proto.meta_graphs(i).meta_info_def().tags();
+    seen.push_back(absl::StrCat("[", absl::StrJoin(tags, ", "), "]"));
+    for (const std::string& t : tags) {
+      if (t == tag && chosen < 0) chosen = i;
+    }
+  }
+  if (chosen < 0 && origin->proto.meta_graphs_size() == 1 && tag == "serve")
+    chosen = 0;
+  if (chosen < 0)
+    return Error(pb, absl::StrCat("no MetaGraph tagged `", tag,
+                                  "`; its MetaGraphs' tags: ",
+                                  absl::StrJoin(seen, ", ")));
+  origin->meta_graph = chosen;
+  std::string prefix = (fs::path(dir) / "variables" / "variables").string();
+  std::error_code ec;
+  bool shards = false;
+  for (const auto& f : fs::directory_iterator(fs::path(dir) / "variables", ec))
+    shards = shards || f.path().filename().string().rfind("variables.data-", 0) == 0;
+  if (fs::exists(prefix + ".index", ec) || shards) {
+    if (!fs::exists(prefix + ".index", ec))
+      return absl::NotFoundError(absl::StrCat(
+          prefix, ".index: error: missing (variables/ holds data shards "
+                  "without their index)"));
+    absl::StatusOr<TensorBundle> bundle = TensorBundle::Open(prefix);
+    if (!bundle.ok()) return bundle.status();
+    origin->variables = *std::move(bundle);
+  }
+  tf::GraphDef graph_def = origin->proto.meta_graphs(chosen).graph_def();
+  origin->proto.mutable_meta_graphs(chosen)->clear_graph_def();
+  absl::StatusOr<Graph> graph = Graph::FromGraphDef(std::move(graph_def));
+  if (!graph.ok())
+    return Error(pb, absl::StrCat("MetaGraph ", seen[chosen], ": ",
+                                  graph.status().message()));
+  graph->set_saved_model(std::move(origin));
+  return graph;
+}
+
+namespace {
+
+// The library functions node attrs name (`f`, branches, bodies) or whose
+// name is the node's op, and those they call in turn.
+void CalledFunctions(const tf::NodeDef& node,
+                     const std::map<std::string, const tf::FunctionDef*>& library,
+                     std::set<std::string>* out) {
+  std::vector<std::string> todo;
+  auto add = [&](const std::string& name) {
+    if (library.count(name) && out->insert(name).second) todo.push_back(name);
+  };
+  auto scan = [&](const tf::NodeDef& n) {
+    add(n.op());
+    for (const auto& [key, value] : n.attr()) {
+      if (value.has_func()) add(value.func().name());
+      for (const tf::NameAttrList& f : value.list().func()) add(f.name());
+    }
+  };
+  scan(node);
+  while (!todo.empty()) {
+    std::string name = todo.back();
+    todo.pop_back();
+    for (const tf::NodeDef& n : library.at(name)->node_def()) scan(n);
+  }
+}
+
+}  // namespace
+
+std::set<std::string> CheckpointFunctions(const Graph& graph) {
+  const SavedModelOrigin* origin = graph.saved_model().get();
+  if (origin == nullptr) return {};
+  const tf::SaverDef& saver =
+      origin->proto.meta_graphs(origin->meta_graph).saver_def();
+  std::set<std::string> saver_nodes;
+  for (const std::string& t : {saver.save_tensor_name(), saver.restore_op_name()}) {
+    std::string name = t.substr(0, t.find(':'));
+    if (!name.empty()) saver_nodes.insert(name);
+  }
+  std::map<std::string, const tf::FunctionDef*> library;
+  for (const tf::FunctionDef& f : graph.header().library().function())
+    library[f.signature().name()] = &f;
+  std::set<std::string> by_saver, by_others;
+  graph.ForEachNode([&](const Node& n) {
+    CalledFunctions(graph.ExportNodeDef(n.id()), library,
+                    saver_nodes.count(n.name()) ? &by_saver : &by_others);
+  });
+  std::set<std::string> out;
+  for (const std::string& f : by_saver) {
+    if (by_others.count(f) == 0) out.insert(f);
+  }
+  return out;
+}
+
+absl::Status SaveSavedModel(const Graph& graph, const std::string& dir) {
+  const SavedModelOrigin* origin = graph.saved_model().get();
+  if (origin == nullptr) return Error(dir, "the graph is not a SavedModel's");
+  std::error_code ec;
+  fs::path target = fs::absolute(dir, ec);
+  if (fs::exists(target, ec) && !IsSavedModelDir(target.string()))
+    return Error(dir, "exists and is not a SavedModel folder; refusing to "
+                      "replace it");
+  if (fs::equivalent(target, origin->dir, ec))
+    return Error(dir, "is the input SavedModel; write elsewhere");
+  fs::path parent = target.parent_path();
+  if (!fs::is_directory(parent, ec))
+    return Error(dir, absl::StrCat("no folder ", parent.string()));
+  fs::path temp = parent / absl::StrCat(".", target.filename().string(),
+                                        ".graft-", getpid());
+  fs::remove_all(temp, ec);
+  auto fail = [&](const std::string& what) {
+    std::error_code ignore;
+    fs::remove_all(temp, ignore);
+    return Error(dir, what);
+  };
+  if (!fs::create_directories(temp, ec))
+    return fail(absl::StrCat("cannot create ", temp.string(), ": ", ec.message()));
+  // Everything but saved_model.pb and fingerprint.pb, as it was.
+  for (const auto& entry : fs::directory_iterator(origin->dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name == "saved_model.pb" || name == "fingerprint.pb") continue;
+    fs::copy(entry.path(), temp / name,
+             fs::copy_options::recursive, ec);  // links followed: self-contained
+    if (ec) return fail(absl::StrCat("cannot copy ", entry.path().string(), ": ",
+                                     ec.message()));
+  }
+  if (ec) return fail(absl::StrCat("cannot read ", origin->dir, ": ", ec.message()));
+  tf::SavedModel out = origin->proto;
+  *out.mutable_meta_graphs(origin->meta_graph)->mutable_graph_def() =
+      graph.ToGraphDef();
+  std::string bytes;
+  if (!out.SerializeToString(&bytes))
+    return fail("the SavedModel does not serialize (over 2 GiB?)");
+  {
+    std::ofstream file(temp / "saved_model.pb", std::ios::binary);
+    file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!file) return fail("cannot write saved_model.pb");
+  }
+  // Into place: an existing SavedModel is moved aside first and removed
+  // once the new one is there.
+  fs::path old = parent / absl::StrCat(".", target.filename().string(),
+                                       ".graft-old-", getpid());
+  bool replaced = fs::exists(target, ec);
+  if (replaced) {
+    fs::rename(target, old, ec);
+    if (ec) return fail(absl::StrCat("cannot move the old ", dir, " aside: ",
+                                     ec.message()));
+  }
+  fs::rename(temp, target, ec);
+  if (ec) {
+    std::error_code ignore;
+    if (replaced) fs::rename(old, target, ignore);
+    return fail(absl::StrCat("cannot rename into place: ", ec.message()));
+  }
+  if (replaced) fs::remove_all(old, ec);
+  return absl::OkStatus();
+}
+
+}  // namespace graft

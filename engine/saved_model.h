@@ -1,0 +1,50 @@
+// SavedModels (a folder: saved_model.pb, variables/, assets/,
+// fingerprint.pb) as graft reads and writes them in place: the MetaGraph
+// chosen by tag becomes the Graph (its top-level nodes, and its function
+// library where TensorFlow 2 keeps the compute); writing puts the
+// rewritten graph back into that MetaGraph and copies everything else
+// as it was (variable shards byte for byte), as a new folder built beside
+// the destination and renamed into place. fingerprint.pb is dropped (it
+// fingerprints the old graph; TensorFlow loads a SavedModel without one).
+#ifndef GRAFT_ENGINE_SAVED_MODEL_H_
+#define GRAFT_ENGINE_SAVED_MODEL_H_
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "engine/graph.h"
+#include "engine/tensor_bundle.h"
+#include "proto/saved_model.pb.h"
+
+namespace graft {
+
+struct SavedModelOrigin {
+  std::string dir;
+  tf::SavedModel proto;  // every MetaGraph, as read
+  int meta_graph = 0;    // the one the graph is
+  std::optional<TensorBundle> variables;  // when variables/ holds a bundle
+};
+
+// Whether `path` is a folder holding a saved_model.pb.
+bool IsSavedModelDir(const std::string& path);
+
+// Reads a SavedModel folder's MetaGraph with `tag` (default "serve"; the
+// only MetaGraph when there is one) and checks its variables' bundle. The
+// graph remembers where it came from (Graph::saved_model()).
+absl::StatusOr<Graph> LoadSavedModel(const std::string& dir,
+                                     const std::string& tag = "serve");
+
+// The library functions only the checkpoint's save and restore ops call
+// (the saver's `__inference__traced_save` / `_restore` and what they call):
+// rewriting them would change what the SavedModel saves and restores.
+std::set<std::string> CheckpointFunctions(const Graph& graph);
+
+// Writes `graph` (read from a SavedModel) as a SavedModel folder at `dir`.
+absl::Status SaveSavedModel(const Graph& graph, const std::string& dir);
+
+}  // namespace graft
+
+#endif  // GRAFT_ENGINE_SAVED_MODEL_H_
