@@ -28,15 +28,12 @@ bool IsSavedModelDir(const std::string& path) {
          fs::is_regular_file(fs::path(path) / "saved_model.pb", ec);
 }
 
-absl::StatusOr<Graph> LoadSavedModel(const std::string& dir,
-                                     const std::string& tag) {
-  std::string pb = (fs::path(dir) / "saved_model.pb").string();
-  absl::StatusOr<std::string> bytes =
-      ReadFileBytes(pb, kMaxGraphFileBytes, "a SavedModel");
-  if (!bytes.ok()) return bytes.status();
+absl::StatusOr<Graph> ParseSavedModel(const std::string& bytes,
+                                      const std::string& source,
+                                      const std::string& tag) {
+  const std::string& pb = source;
   auto origin = std::make_shared<SavedModelOrigin>();
-  origin->dir = dir;
-  if (!origin->proto.ParseFromString(*bytes))
+  if (!origin->proto.ParseFromString(bytes))
     return Error(pb, "not a valid SavedModel (saved_model.pb does not parse)");
   if (origin->proto.meta_graphs_size() == 0)
     return Error(pb, "a SavedModel with no MetaGraph");
@@ -56,6 +53,26 @@ absl::StatusOr<Graph> LoadSavedModel(const std::string& dir,
                                   "`; its MetaGraphs' tags: ",
                                   absl::StrJoin(seen, ", ")));
   origin->meta_graph = chosen;
+  tf::GraphDef graph_def = origin->proto.meta_graphs(chosen).graph_def();
+  origin->proto.mutable_meta_graphs(chosen)->clear_graph_def();
+  absl::StatusOr<Graph> graph = Graph::FromGraphDef(std::move(graph_def));
+  if (!graph.ok())
+    return Error(pb, absl::StrCat("MetaGraph ", seen[chosen], ": ",
+                                  graph.status().message()));
+  graph->set_saved_model(std::move(origin));
+  return graph;
+}
+
+absl::StatusOr<Graph> LoadSavedModel(const std::string& dir,
+                                     const std::string& tag) {
+  std::string pb = (fs::path(dir) / "saved_model.pb").string();
+  absl::StatusOr<std::string> bytes =
+      ReadFileBytes(pb, kMaxGraphFileBytes, "a SavedModel");
+  if (!bytes.ok()) return bytes.status();
+  absl::StatusOr<Graph> graph = ParseSavedModel(*bytes, pb, tag);
+  if (!graph.ok()) return graph.status();
+  auto origin = std::make_shared<SavedModelOrigin>(*graph->saved_model());
+  origin->dir = dir;
   std::string prefix = (fs::path(dir) / "variables" / "variables").string();
   std::error_code ec;
   bool shards = false;
@@ -70,12 +87,6 @@ absl::StatusOr<Graph> LoadSavedModel(const std::string& dir,
     if (!bundle.ok()) return bundle.status();
     origin->variables = *std::move(bundle);
   }
-  tf::GraphDef graph_def = origin->proto.meta_graphs(chosen).graph_def();
-  origin->proto.mutable_meta_graphs(chosen)->clear_graph_def();
-  absl::StatusOr<Graph> graph = Graph::FromGraphDef(std::move(graph_def));
-  if (!graph.ok())
-    return Error(pb, absl::StrCat("MetaGraph ", seen[chosen], ": ",
-                                  graph.status().message()));
   graph->set_saved_model(std::move(origin));
   return graph;
 }

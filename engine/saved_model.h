@@ -42,6 +42,12 @@ absl::StatusOr<Graph> LoadSavedModel(const std::string& dir,
 // rewriting them would change what the SavedModel saves and restores.
 std::set<std::string> CheckpointFunctions(const Graph& graph);
 
+// The MetaGraph with `tag` of saved_model.pb's bytes as a graph (its
+// variables not read); `source` names the file in errors.
+absl::StatusOr<Graph> ParseSavedModel(const std::string& bytes,
+                                      const std::string& source,
+                                      const std::string& tag = "serve");
+
 // Writes `graph` (read from a SavedModel) as a SavedModel folder at `dir`.
 absl::Status SaveSavedModel(const Graph& graph, const std::string& dir);
 

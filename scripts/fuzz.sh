@@ -6,7 +6,7 @@
 # runs over 1 s or over 2 GB is written to fuzz/regressions/<target>/, which
 # `scripts/test.sh` replays from then on.
 #
-#   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   (default 60, all six)
+#   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   (default 60, all seven)
 #   FUZZ_RUNS=1000000 scripts/fuzz.sh 1800 load_text    # stop after N runs
 #
 # Prints, per target: executions, coverage, peak RSS, new artifacts.
@@ -19,7 +19,8 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(load_binary load_text compile_rules apply_libraries analyze_training tensor_bundle)
+  targets=(load_binary load_text compile_rules apply_libraries analyze_training
+           tensor_bundle load_saved_model)
 fi
 declare -A seeds=(
   [load_binary]="examples tests/data"
@@ -28,6 +29,7 @@ declare -A seeds=(
   [apply_libraries]="tests/golden"
   [analyze_training]="tests/golden tests/data"
   [tensor_bundle]="fuzz/seeds/tensor_bundle"
+  [load_saved_model]="fuzz/seeds/load_saved_model"
 )
 declare -A extensions=(
   [load_binary]="pb"
@@ -36,9 +38,10 @@ declare -A extensions=(
   [apply_libraries]="pbtxt"
   [analyze_training]="pbtxt pb"
   [tensor_bundle]="index"
+  [load_saved_model]="pb"
 )
 # The training graphs the tests export are 130-160 KB (binary).
-declare -A max_len=([analyze_training]=262144)
+declare -A max_len=([analyze_training]=262144 [load_saved_model]=131072)
 
 bazel_fuzz=(bazel --output_base="${HOME}/.cache/graft-bazel-fuzz")
 labels=()

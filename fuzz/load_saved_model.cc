@@ -1,0 +1,26 @@
+// Fuzz target: a SavedModel's saved_model.pb as graft reads one (the
+// MetaGraph chosen by tag, its graph and function library), then the
+// graph exercised as the GraphDef loaders' targets do and every library
+// function's body read as a graph and written back.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "engine/function_body.h"
+#include "engine/saved_model.h"
+#include "fuzz/graph_ops.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  absl::StatusOr<graft::Graph> graph = graft::ParseSavedModel(
+      std::string(reinterpret_cast<const char*>(data), size),
+      "fuzz/saved_model.pb");
+  if (!graph.ok()) return 0;
+  const graft::tf::FunctionDefLibrary& library = graph->header().library();
+  for (const graft::tf::FunctionDef& f : library.function()) {
+    absl::StatusOr<graft::Graph> body = graft::FunctionBodyGraph(f, library);
+    if (body.ok()) (void)graft::FunctionFromBody(*body, f, library);
+  }
+  (void)graft::CheckpointFunctions(*graph);
+  graft::fuzz::ExerciseGraph(*graph);
+  return 0;
+}
