@@ -46,6 +46,10 @@ Result<Applied> Apply(const Model& model, const Rules& rules,
   auto start = std::chrono::steady_clock::now();
   Result<Graph> graph = Load(model);
   if (!graph.ok()) return graph.error();
+  if (graph->saved_model() != nullptr && out.path.empty())
+    return Error::Usage(absl::StrCat(
+        model.path, ": error: a SavedModel is written as a folder: give an "
+                    "output path"));
   for (const std::string* name : {&r.analysis.loss, &r.analysis.seed}) {
     if (!name->empty() && !graph->Contains(*name)) {
       return Error::Input(absl::StrCat(

@@ -83,15 +83,17 @@ def version() -> str:
 
 class Model:
     """A graph (TensorFlow GraphDef) as bytes: binary (``"pb"``) or text
-    (``"pbtxt"``). Immutable and picklable; ``name`` labels it in errors
-    and reports."""
+    (``"pbtxt"``); or a SavedModel folder (``"saved_model"``: ``name`` is
+    its path, read where it is, rewritten into a new folder). Immutable and
+    picklable; ``name`` labels it in errors and reports."""
 
     __slots__ = ("data", "format", "name", "inputs", "outputs")
 
     def __init__(self, data: bytes, format: str = "pb", name: str = "<bytes>",
                  inputs: Sequence[str] = (), outputs: Sequence[str] = ()):
-        if format not in ("pb", "pbtxt"):
-            raise Error(f"format: expected pb or pbtxt, got `{format}`", True)
+        if format not in ("pb", "pbtxt", "saved_model"):
+            raise Error(f"format: expected pb, pbtxt or saved_model, got `{format}`",
+                        True)
         self.data = bytes(data)
         self.format = format
         self.name = name
@@ -116,7 +118,9 @@ class Model:
     def __hash__(self) -> int:
         return hash((self.data, self.format))
 
-    def _args(self) -> Tuple[str, bytes, str]:
+    def _args(self) -> Tuple[str, Optional[bytes], str]:
+        if self.format == "saved_model":  # a folder: read where it is
+            return (self.name, None, "auto")
         return (self.name, self.data, self.format)
 
     def to_bytes(self) -> bytes:
@@ -161,8 +165,13 @@ class Model:
 
 def load(source: Union[PathLike, bytes], format: str = "auto",
          name: Optional[str] = None) -> Model:
-    """A model from a file (``.pb``, ``.pbtxt``) or from bytes. Raises
-    graft.Error when it is not a graph."""
+    """A model from a file (``.pb``, ``.pbtxt``), a SavedModel folder or
+    bytes. Raises graft.Error when it is not a graph."""
+    if not isinstance(source, (bytes, bytearray, memoryview)) and \
+            os.path.isfile(os.path.join(os.fspath(source), "saved_model.pb")):
+        model = Model(b"", "saved_model", os.fspath(source))
+        _graft.stats(*model._args())  # a located error now, not later
+        return model
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
         fmt = "pb" if format == "auto" else format
@@ -350,12 +359,20 @@ def apply(model: Union[Model, PathLike, bytes], rules: RulesArg = None, *,
     fmt = format or model.format
     if not outputs:  # the model's own fetches, when known
         outputs = sorted({t.split(":")[0].lstrip("^") for t in model.outputs})
+    saved_model = model.format == "saved_model"
+    if saved_model and output is None:
+        raise Error(f"{model.name}: error: a SavedModel is written as a folder: "
+                    "pass output=", True)
     data, report_json, diff_text = _graft.apply(
         *model._args(), rule_set._native, list(outputs), list(custom_ops),
-        int(max_rewrites), bool(diff), "", fmt, _functions(functions))
-    result = Model(data, fmt, model.name, model.inputs, model.outputs)
-    if output is not None:
-        result.save(output)
+        int(max_rewrites), bool(diff), os.fspath(output) if saved_model else "",
+        "auto" if saved_model else fmt, _functions(functions))
+    if saved_model:
+        result = load(output)
+    else:
+        result = Model(data, fmt, model.name, model.inputs, model.outputs)
+        if output is not None:
+            result.save(output)
     report = _report(report_json)
     if diff:
         report["diff"] = diff_text

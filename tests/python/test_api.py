@@ -141,3 +141,20 @@ def test_the_gil_is_released_while_graft_works():
     overlap = min(a1, b1) - max(a0, b0)
     assert overlap > 0.5 * min(a1 - a0, b1 - b0), spans
     assert ticks > 20
+
+
+def test_saved_models(tmp_path):
+    saved = repo_path("tests", "data", "saved_models", "cnn")
+    model = graft.load(saved)
+    assert model.format == "saved_model" and model.stats()["format"] == "saved_model"
+    with pytest.raises(graft.Error, match="written as a folder"):
+        graft.apply(model, pipeline="inference")
+    out, report = graft.apply(model, pipeline="inference", output=tmp_path / "q")
+    assert out.format == "saved_model" and (tmp_path / "q" / "saved_model.pb").exists()
+    changed = {f["name"] for f in report["functions"] if f.get("rewrites", 0) > 0}
+    assert any("wrapped_model" in name for name in changed)
+    assert not any("traced" in name for name in changed)
+    d = graft.diff(model, out)
+    assert d.differs and "function __inference__wrapped_model" in d
+    model.save(tmp_path / "copy")
+    assert not graft.diff(model, graft.load(tmp_path / "copy")).differs
