@@ -436,6 +436,10 @@ check "... no stale fingerprint" test ! -e "$S/copy/fingerprint.pb"
 expect "apply in place to a SavedModel" 0 "" -- "$GRAFT" apply -q --pipeline rules/pipelines/inference.yaml "$SM" -o "$S/q"
 check "... its checkpoint functions untouched" bash -c "\"$GRAFT\" diff \"$SM\" \"$S/q\" | grep -q 'function __inference__wrapped_model' && ! \"$GRAFT\" diff \"$SM\" \"$S/q\" | grep -q 'function __inference__traced'"
 expect "... and again over its own output" 0 "" -- "$GRAFT" apply -q --pipeline rules/pipelines/inference.yaml "$SM" -o "$S/q"
+mkdir -p "$S/zoo"; cp -rL "$SM" "$S/zoo/sm1"; cp -rL "$SM" "$S/zoo/sm2"; cp "$EXAMPLE" "$S/zoo/"
+expect "review over SavedModels and a frozen graph" 0 "" -- "$GRAFT" review --base rules/fold_batch_norms.graft --head-pipeline rules/pipelines/inference.yaml "$S/zoo"
+check "... names the changed functions of both SavedModels" test "$(grep -c '^function __inference__wrapped_model_142: changed' "$TMP/out")" -eq 2
+check "... and the frozen graph's nodes" grep -q "^== .*keras_cnn.pb" "$TMP/out"
 bad_bundle() {  # name, then a command run in the copy's variables/
   rm -rf "$S/$1"; cp -rL "$SM" "$S/$1"; (cd "$S/$1/variables" && eval "$2")
 }
