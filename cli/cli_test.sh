@@ -440,6 +440,11 @@ mkdir -p "$S/zoo"; cp -rL "$SM" "$S/zoo/sm1"; cp -rL "$SM" "$S/zoo/sm2"; cp "$EX
 expect "review over SavedModels and a frozen graph" 0 "" -- "$GRAFT" review --base rules/fold_batch_norms.graft --head-pipeline rules/pipelines/inference.yaml "$S/zoo"
 check "... names the changed functions of both SavedModels" test "$(grep -c '^function __inference__wrapped_model_142: changed' "$TMP/out")" -eq 2
 check "... and the frozen graph's nodes" grep -q "^== .*keras_cnn.pb" "$TMP/out"
+expect "a function that calls itself" 1 "function \`f\` calls itself: f -> g -> f" -- "$GRAFT" validate tests/data/libraries/recursive.pbtxt
+expect "... apply refuses it, naming the input" 1 "recursive.pbtxt: error: the function library: function \`f\` calls itself" -- "$GRAFT" apply -r rules/fold_batch_norms.graft tests/data/libraries/recursive.pbtxt -o "$S/rec.pbtxt"
+expect "a call to a missing function" 1 "\`call\` calls function \`not_there\`, which the library does not hold" -- "$GRAFT" validate tests/data/libraries/missing_function.pbtxt
+expect "... apply refuses it" 1 "missing_function.pbtxt: error: the function library: \`call\` calls function \`not_there\`" -- "$GRAFT" apply -r rules/fold_batch_norms.graft tests/data/libraries/missing_function.pbtxt -o "$S/miss.pbtxt"
+check "... nothing written" test ! -e "$S/rec.pbtxt" -a ! -e "$S/miss.pbtxt"
 bad_bundle() {  # name, then a command run in the copy's variables/
   rm -rf "$S/$1"; cp -rL "$SM" "$S/$1"; (cd "$S/$1/variables" && eval "$2")
 }

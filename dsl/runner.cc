@@ -85,6 +85,14 @@ absl::Status RunPipeline(Graph& graph, const std::vector<CompiledStep>& steps,
   report->set_nodes_before(graph.num_nodes());
   absl::Status selection = CheckFunctionSelection(graph, options.functions);
   if (!selection.ok()) return selection;
+  // A broken library is the input's fault: said before any rule runs.
+  std::vector<ValidationIssue> library = LibraryIssues(graph);
+  if (!library.empty())
+    return absl::InvalidArgumentError(
+        absl::StrCat("the function library: ", library[0].message,
+                     library.size() > 1
+                         ? absl::StrCat(" (and ", library.size() - 1, " more)")
+                         : ""));
   for (const CompiledStep& step : steps) {
     report::StepReport* s = report->add_steps();
     s->set_name(step.name);

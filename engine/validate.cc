@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <set>
+#include <map>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
@@ -211,10 +213,11 @@ void CheckNode(const Graph& graph, const Node& node,
 
 // An op TensorFlow's importer does not know: `Op type not registered`.
 void CheckOpName(const Node& node, const ValidateOptions& options,
+                 const std::set<std::string>& functions,
                  std::vector<ValidationIssue>* issues) {
   const std::string& op = node.op();
   if (op.empty() || op[0] == '_' || options.custom_ops.count(op) ||
-      OpRegistry::Tensorflow().Find(op) != nullptr)
+      functions.count(op) || OpRegistry::Tensorflow().Find(op) != nullptr)
     return;
   static const std::vector<std::string>* names =
       new std::vector<std::string>(OpRegistry::Tensorflow().OpNames());
@@ -229,7 +232,101 @@ void CheckOpName(const Node& node, const ValidateOptions& options,
                     "; a custom op is declared with --custom-op ", op)});
 }
 
+// The functions a node calls: its op when the library has it, and the
+// functions its attrs name (`f`, branches, bodies).
+std::vector<std::string> Calls(const tf::NodeDef& node,
+                               const std::set<std::string>& functions) {
+  std::vector<std::string> out;
+  if (functions.count(node.op())) out.push_back(node.op());
+  for (const auto& [key, value] : node.attr()) {
+    if (value.has_func()) out.push_back(value.func().name());
+    for (const tf::NameAttrList& f : value.list().func())
+      out.push_back(f.name());
+  }
+  return out;
+}
+
+// The library: every function a node or a body calls exists (or is an
+// op), and no function calls itself, directly or through others
+// (TensorFlow cannot instantiate a recursive function).
+void CheckLibrary(const Graph& graph, const std::set<std::string>& functions,
+                  const std::set<std::string>& custom_ops,
+                  std::vector<ValidationIssue>* issues) {
+  auto known = [&](const std::string& name) {
+    return functions.count(name) > 0 || custom_ops.count(name) > 0 ||
+           OpRegistry::Tensorflow().Find(name) != nullptr;
+  };
+  graph.ForEachNode([&](const Node& n) {
+    for (const std::string& f : Calls(n.def(), functions)) {
+      if (!known(f)) {
+        issues->push_back(
+            {n.id(), absl::StrCat("`", n.name(), "` calls function `", f,
+                                  "`, which the library does not hold")});
+      }
+    }
+  });
+  std::map<std::string, std::vector<std::string>> calls;
+  for (const tf::FunctionDef& f : graph.header().library().function()) {
+    std::vector<std::string>& out = calls[f.signature().name()];
+    for (const tf::NodeDef& n : f.node_def()) {
+      for (const std::string& g : Calls(n, functions)) {
+        if (!known(g)) {
+          issues->push_back(
+              {kNoNode, absl::StrCat("function `", f.signature().name(),
+                                     "`: `", n.name(), "` calls function `", g,
+                                     "`, which the library does not hold")});
+        } else if (functions.count(g) > 0) {
+          out.push_back(g);
+        }
+      }
+    }
+  }
+  // Depth first, without recursion (a library may chain thousands).
+  std::map<std::string, int> state;  // 1: on the path, 2: done
+  for (const auto& root : calls) {
+    if (state[root.first] != 0) continue;
+    std::vector<std::pair<std::string, size_t>> path = {{root.first, 0}};
+    state[root.first] = 1;
+    while (!path.empty()) {
+      auto& [f, next] = path.back();
+      const std::vector<std::string>& out = calls[f];
+      if (next == out.size()) {
+        state[f] = 2;
+        path.pop_back();
+        continue;
+      }
+      const std::string g = out[next++];
+      if (state[g] == 1) {
+        std::vector<std::string> cycle;
+        bool on = false;
+        for (const auto& step : path) {
+          on = on || step.first == g;
+          if (on) cycle.push_back(step.first);
+        }
+        cycle.push_back(g);
+        issues->push_back(
+            {kNoNode, absl::StrCat("function `", g, "` calls itself: ",
+                                   absl::StrJoin(cycle, " -> "))});
+        return;  // one cycle is enough to say
+      }
+      if (state[g] == 0) {
+        state[g] = 1;
+        path.emplace_back(g, 0);
+      }
+    }
+  }
+}
+
 }  // namespace
+
+std::vector<ValidationIssue> LibraryIssues(const Graph& graph) {
+  std::set<std::string> functions;
+  for (const tf::FunctionDef& f : graph.header().library().function())
+    functions.insert(f.signature().name());
+  std::vector<ValidationIssue> issues;
+  CheckLibrary(graph, functions, {}, &issues);
+  return issues;
+}
 
 absl::Status ReadCustomOps(const std::string& path,
                            std::set<std::string>* ops) {
@@ -275,6 +372,9 @@ std::vector<ValidationIssue> SignatureIssues(const Graph& graph,
 std::vector<ValidationIssue> Validate(const Graph& graph,
                                       const ValidateOptions& options) {
   std::vector<ValidationIssue> issues;
+  std::set<std::string> functions;
+  for (const tf::FunctionDef& f : graph.header().library().function())
+    functions.insert(f.signature().name());
   absl::flat_hash_set<absl::string_view> names;
   graph.ForEachNode([&](const Node& node) {
     if (!names.insert(node.name()).second) {
@@ -296,8 +396,9 @@ std::vector<ValidationIssue> Validate(const Graph& graph,
       }
     }
     CheckNode(graph, node, options, &issues);
-    CheckOpName(node, options, &issues);
+    CheckOpName(node, options, functions, &issues);
   });
+  CheckLibrary(graph, functions, options.custom_ops, &issues);
   if (std::optional<std::vector<NodeId>> cycle = FindCycle(graph)) {
     std::vector<std::string> path;
     for (NodeId id : *cycle) path.push_back(graph.node(id).name());

@@ -55,6 +55,10 @@ std::vector<ValidationIssue> ValidateNodes(const Graph& graph,
 std::vector<ValidationIssue> SignatureIssues(const Graph& graph,
                                              const Node& node);
 
+// The function library's problems alone: a call to a function the library
+// does not hold, a function that calls itself (directly or through others).
+std::vector<ValidationIssue> LibraryIssues(const Graph& graph);
+
 // OK, or an error listing the first problems found.
 absl::Status CheckValid(const Graph& graph,
                         const ValidateOptions& options = {});
