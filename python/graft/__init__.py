@@ -112,10 +112,15 @@ class Model:
         return f"graft.Model({self.name!r}, {len(self.data)} bytes, {self.format})"
 
     def __eq__(self, other) -> bool:
+        if self.format == "saved_model":  # a folder: the same folder
+            return isinstance(other, Model) and other.format == "saved_model" \
+                and os.path.realpath(self.name) == os.path.realpath(other.name)
         return (isinstance(other, Model) and self.data == other.data
                 and self.format == other.format)
 
     def __hash__(self) -> int:
+        if self.format == "saved_model":
+            return hash(os.path.realpath(self.name))
         return hash((self.data, self.format))
 
     def _args(self) -> Tuple[str, Optional[bytes], str]:
