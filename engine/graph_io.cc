@@ -264,6 +264,18 @@ class GraphBuilder {
         }
       }
     }
+    // The rest (function library, debug info): whatever a binary GraphDef
+    // could not hold fails protobuf's own parse of it.
+    tf::GraphDef rest;
+    *rest.mutable_library() = def.library();
+    *rest.mutable_debug_info() = def.debug_info();
+    std::string bytes;
+    google::protobuf::LogSilencer quiet;
+    if (!rest.SerializeToString(&bytes) || !rest.ParseFromString(bytes)) {
+      return absl::InvalidArgumentError(
+          "the function library or debug info holds a string that is not "
+          "valid UTF-8 (a GraphDef's strings must be)");
+    }
     return absl::OkStatus();
   }
 
