@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/commands.h"
 #include "engine/graph_io.h"
+#include "engine/saved_model.h"
 
 namespace graft::cli {
 namespace {
@@ -50,17 +51,14 @@ int WriteReport(const std::string& path, const std::string& json) {
 
 bool IsBatch(const ApplyCommandOptions& options) {
   std::error_code ec;
-  auto saved_model = [&](const std::string& path) {
-    return fs::is_regular_file(fs::path(path) / "saved_model.pb", ec);
-  };
   // One SavedModel is one model, written over an older one at -o; a
   // folder of models is a batch.
   bool one_saved_model =
-      options.inputs.size() == 1 && saved_model(options.inputs[0]);
+      options.inputs.size() == 1 && IsSavedModelDir(options.inputs[0]);
   bool folder = !options.inputs.empty() && !one_saved_model &&
                 fs::is_directory(options.inputs[0], ec);
   bool output_folder = fs::is_directory(options.output, ec) &&
-                       !(one_saved_model && saved_model(options.output));
+                       !(one_saved_model && IsSavedModelDir(options.output));
   return options.inputs.size() > 1 || !options.shard.empty() || folder ||
          output_folder ||
          (!options.output.empty() && options.output.back() == '/');

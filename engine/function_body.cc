@@ -78,6 +78,18 @@ bool IsInternal(const std::string& op) {
 
 }  // namespace
 
+std::vector<std::string> FunctionsCalled(const tf::NodeDef& node,
+                                         const std::set<std::string>& library) {
+  std::vector<std::string> out;
+  if (library.count(node.op())) out.push_back(node.op());
+  for (const auto& [key, value] : node.attr()) {
+    if (value.has_func()) out.push_back(value.func().name());
+    for (const tf::NameAttrList& f : value.list().func())
+      out.push_back(f.name());
+  }
+  return out;
+}
+
 std::string RetvalNodeName(const std::string& ret) {
   return absl::StrCat(ret, "/_retval");
 }

@@ -9,7 +9,9 @@
 #ifndef GRAFT_ENGINE_FUNCTION_BODY_H_
 #define GRAFT_ENGINE_FUNCTION_BODY_H_
 
+#include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/graph.h"
@@ -31,6 +33,11 @@ absl::StatusOr<Graph> FunctionBodyGraph(const tf::FunctionDef& function,
 absl::StatusOr<tf::FunctionDef> FunctionFromBody(
     const Graph& body, const tf::FunctionDef& function,
     const tf::FunctionDefLibrary& library);
+
+// The functions `node` calls: its op when `library` (function names) holds
+// it, and every function its attrs name (`f`, branches, bodies).
+std::vector<std::string> FunctionsCalled(const tf::NodeDef& node,
+                                         const std::set<std::string>& library);
 
 // The `_Retval` node name of output `ret` in a body graph.
 std::string RetvalNodeName(const std::string& ret);

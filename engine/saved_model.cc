@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/files.h"
+#include "engine/function_body.h"
 
 namespace graft {
 namespace {
@@ -102,12 +103,10 @@ void CalledFunctions(const tf::NodeDef& node,
   auto add = [&](const std::string& name) {
     if (library.count(name) && out->insert(name).second) todo.push_back(name);
   };
+  std::set<std::string> names;
+  for (const auto& entry : library) names.insert(entry.first);
   auto scan = [&](const tf::NodeDef& n) {
-    add(n.op());
-    for (const auto& [key, value] : n.attr()) {
-      if (value.has_func()) add(value.func().name());
-      for (const tf::NameAttrList& f : value.list().func()) add(f.name());
-    }
+    for (const std::string& f : FunctionsCalled(n, names)) add(f);
   };
   scan(node);
   while (!todo.empty()) {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "engine/files.h"
+#include "engine/wire_format.h"
 
 namespace graft {
 namespace {
@@ -31,21 +32,6 @@ absl::Status Bad(absl::string_view source, const std::string& what) {
       absl::StrCat(source, ": error: not a valid TensorBundle index: ", what));
 }
 
-// A LevelDB varint; false past the end or beyond 64 bits.
-bool Varint(absl::string_view data, size_t* pos, uint64_t* out) {
-  uint64_t value = 0;
-  for (int shift = 0; shift <= 63; shift += 7) {
-    if (*pos >= data.size()) return false;
-    uint8_t byte = static_cast<uint8_t>(data[(*pos)++]);
-    value |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) {
-      *out = value;
-      return true;
-    }
-  }
-  return false;
-}
-
 uint32_t Fixed32(absl::string_view data, size_t pos) {
   uint32_t v = 0;
   for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(data[pos + i]);
@@ -57,7 +43,7 @@ struct BlockHandle {
 };
 
 bool ReadHandle(absl::string_view data, size_t* pos, BlockHandle* h) {
-  return Varint(data, pos, &h->offset) && Varint(data, pos, &h->size);
+  return wire::ReadVarint(data, pos, &h->offset) && wire::ReadVarint(data, pos, &h->size);
 }
 
 // A block's contents, its trailer checked.
@@ -99,8 +85,8 @@ absl::Status ForEachEntry(absl::string_view block, absl::string_view source,
   while (pos < end) {
     uint64_t shared = 0, unshared = 0, length = 0;
     absl::string_view data = block.substr(0, end);
-    if (!Varint(data, &pos, &shared) || !Varint(data, &pos, &unshared) ||
-        !Varint(data, &pos, &length))
+    if (!wire::ReadVarint(data, &pos, &shared) || !wire::ReadVarint(data, &pos, &unshared) ||
+        !wire::ReadVarint(data, &pos, &length))
       return Bad(source, "a truncated block entry");
     if (shared > key.size() || unshared > end - pos ||
         length > end - pos - unshared)

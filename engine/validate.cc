@@ -16,6 +16,7 @@
 #include "absl/strings/strip.h"
 #include "engine/graph_algorithms.h"
 #include "engine/files.h"
+#include "engine/function_body.h"
 #include "engine/op_registry.h"
 #include "engine/suggest.h"
 
@@ -232,20 +233,6 @@ void CheckOpName(const Node& node, const ValidateOptions& options,
                     "; a custom op is declared with --custom-op ", op)});
 }
 
-// The functions a node calls: its op when the library has it, and the
-// functions its attrs name (`f`, branches, bodies).
-std::vector<std::string> Calls(const tf::NodeDef& node,
-                               const std::set<std::string>& functions) {
-  std::vector<std::string> out;
-  if (functions.count(node.op())) out.push_back(node.op());
-  for (const auto& [key, value] : node.attr()) {
-    if (value.has_func()) out.push_back(value.func().name());
-    for (const tf::NameAttrList& f : value.list().func())
-      out.push_back(f.name());
-  }
-  return out;
-}
-
 // The library: every function a node or a body calls exists (or is an
 // op), and no function calls itself, directly or through others
 // (TensorFlow cannot instantiate a recursive function).
@@ -257,7 +244,7 @@ void CheckLibrary(const Graph& graph, const std::set<std::string>& functions,
            OpRegistry::Tensorflow().Find(name) != nullptr;
   };
   graph.ForEachNode([&](const Node& n) {
-    for (const std::string& f : Calls(n.def(), functions)) {
+    for (const std::string& f : FunctionsCalled(n.def(), functions)) {
       if (!known(f)) {
         issues->push_back(
             {n.id(), absl::StrCat("`", n.name(), "` calls function `", f,
@@ -269,7 +256,7 @@ void CheckLibrary(const Graph& graph, const std::set<std::string>& functions,
   for (const tf::FunctionDef& f : graph.header().library().function()) {
     std::vector<std::string>& out = calls[f.signature().name()];
     for (const tf::NodeDef& n : f.node_def()) {
-      for (const std::string& g : Calls(n, functions)) {
+      for (const std::string& g : FunctionsCalled(n, functions)) {
         if (!known(g)) {
           issues->push_back(
               {kNoNode, absl::StrCat("function `", f.signature().name(),
