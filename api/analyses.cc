@@ -66,7 +66,7 @@ Result<analysis::ShapeMap> InferWithInputShapes(
 
 Result<MemReport> Mem(const Model& model, const AnalysisSettings& settings,
                       const std::vector<std::string>& outputs) {
-  Result<Graph> graph = Load(model);
+  Result<Graph> graph = Load(model, /*freeze_by_default=*/true);
   if (!graph.ok()) return graph.error();
   MemReport out;
   Result<analysis::ShapeMap> shapes =
@@ -182,7 +182,7 @@ Result<CostReport> Cost(const Model& model, const AnalysisSettings& settings) {
   absl::StatusOr<analysis::DeviceProfile> profile =
       analysis::LoadDeviceProfile(settings.device);
   if (!profile.ok()) return Error::From(profile.status());
-  Result<Graph> graph = Load(model);
+  Result<Graph> graph = Load(model, /*freeze_by_default=*/true);
   if (!graph.ok()) return graph.error();
   CostReport out;
   Result<analysis::ShapeMap> shapes =

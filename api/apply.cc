@@ -44,12 +44,14 @@ Result<Applied> Apply(const Model& model, const Rules& rules,
     if (!writable.ok()) return Error::From(writable);
   }
   auto start = std::chrono::steady_clock::now();
-  Result<Graph> graph = Load(model);
+  report::FreezeReport frozen;
+  Result<Graph> graph = Load(model, /*freeze_by_default=*/true, &frozen);
   if (!graph.ok()) return graph.error();
-  if (graph->saved_model() != nullptr && out.path.empty())
+  if (graph->saved_model() != nullptr && out.path.empty() &&
+      RestoresVariables(*graph->saved_model()))
     return Error::Usage(absl::StrCat(
-        model.path, ": error: a SavedModel is written as a folder: give an "
-                    "output path"));
+        model.path, ": error: a SavedModel with variables is written as a "
+                    "folder: give an output path (or freeze it)"));
   for (const std::string* name : {&r.analysis.loss, &r.analysis.seed}) {
     if (!name->empty() && !graph->Contains(*name)) {
       return Error::Input(absl::StrCat(
@@ -68,6 +70,7 @@ Result<Applied> Apply(const Model& model, const Rules& rules,
   total.set_input(model.path);
   total.set_output(out.path);
   total.set_load_ms(MsSince(start));
+  if (frozen.signatures_size() > 0) *total.mutable_freeze() = frozen;
   start = std::chrono::steady_clock::now();
   dsl::RunOptions run;
   run.outputs = options.outputs;
@@ -91,7 +94,8 @@ Result<Applied> Apply(const Model& model, const Rules& rules,
   const std::string& default_device = r.analysis.default_device;
   bool transfers = CopiesBetweenDevices(*graph, default_device);
   Result<Graph> original =
-      options.diff || copies || transfers ? Load(model) : Result<Graph>(Graph());
+      options.diff || copies || transfers ? Load(model, /*freeze_by_default=*/true)
+                                          : Result<Graph>(Graph());
   if (copies && original.ok()) {
     analysis::MemoryOptions memory;
     memory.outputs = options.outputs;
@@ -127,6 +131,9 @@ batch::BatchOptions ForBatch(const BatchOptions& options, const Rules& rules) {
   b.run.functions = options.apply.functions;
   b.input_format = options.input_format;
   b.output_format = options.output_format;
+  b.saved_model.tag = options.saved_model.tag;
+  b.saved_model.signatures = options.saved_model.signatures;
+  b.saved_model.freeze = options.saved_model.Freezes(/*freeze_by_default=*/true);
   b.progress = options.progress;
   return b;
 }

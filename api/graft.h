@@ -23,6 +23,22 @@ namespace graft::api {
 // A model: a file, or bytes already in memory (`path` then only names
 // them in errors). In-memory bytes are shared, not copied: `owner` keeps
 // `bytes` alive as long as any graph read from them.
+// How a SavedModel folder is read. kAuto: frozen (the signatures inlined,
+// variables as constants: engine/freeze.h) by apply, explain, mem and
+// cost; in place (functions and variables as they are) by the rest.
+enum class SavedModelMode { kAuto, kFreeze, kInPlace };
+struct SavedModelRead {
+  std::string tag = "serve";            // the MetaGraph
+  std::vector<std::string> signatures;  // frozen: those kept (empty: all)
+  SavedModelMode mode = SavedModelMode::kAuto;
+  // Whether a SavedModel read with these settings by a command that
+  // freezes by default (`freeze_by_default`) is frozen.
+  bool Freezes(bool freeze_by_default) const {
+    return mode == SavedModelMode::kFreeze ||
+           (mode == SavedModelMode::kAuto && freeze_by_default);
+  }
+};
+
 struct Model {
   std::string path;
   std::shared_ptr<const void> owner;
@@ -30,6 +46,7 @@ struct Model {
   bool in_memory = false;
   GraphFormat format = GraphFormat::kAuto;  // auto: by extension
   bool allow_empty = false;  // an empty (0-byte) graph is a graph
+  SavedModelRead saved_model;  // when `path` is a SavedModel folder
   static Model File(std::string path, GraphFormat format = GraphFormat::kAuto);
   static Model Bytes(std::string bytes, GraphFormat format = GraphFormat::kAuto,
                      std::string name = "<bytes>");
@@ -37,7 +54,10 @@ struct Model {
                     GraphFormat format = GraphFormat::kAuto,
                     std::string name = "<bytes>");
 };
-Result<Graph> Load(const Model& model);
+// The model as a graph; a SavedModel is frozen when model.saved_model says
+// so or (kAuto) when `freeze_by_default`, what it did told in `frozen`.
+Result<Graph> Load(const Model& model, bool freeze_by_default = false,
+                   report::FreezeReport* frozen = nullptr);
 // Where a result goes: a file (written atomically; `-` is stdout) or, with
 // an empty path, bytes returned in the result.
 struct Output {
@@ -179,6 +199,7 @@ struct BatchOptions {
   std::string shard;  // "i/n"
   GraphFormat input_format = GraphFormat::kAuto;
   GraphFormat output_format = GraphFormat::kAuto;
+  SavedModelRead saved_model;  // for the SavedModel folders among the inputs
   ApplyOptions apply;
   std::function<void(const report::BatchModel&, int done, int total)> progress;
 };

@@ -2,13 +2,17 @@
 // as JSON.
 #include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
+#include <tuple>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analysis/shapes.h"
 #include "api/graft.h"
 #include "draw/diff_drawing.h"
+#include "engine/freeze.h"
 #include "engine/graph_diff.h"
 #include "engine/graph_stats.h"
 #include "engine/op_registry.h"
@@ -42,7 +46,43 @@ Model Model::View(std::shared_ptr<const void> owner, absl::string_view bytes,
   return m;
 }
 
-Result<Graph> Load(const Model& model) {
+Result<Graph> Load(const Model& model, bool freeze_by_default,
+                   report::FreezeReport* frozen) {
+  const SavedModelRead& read = model.saved_model;
+  bool saved_model = !model.in_memory && IsSavedModelDir(model.path);
+  if (!saved_model && (read.tag != "serve" || !read.signatures.empty() ||
+                       read.mode != SavedModelMode::kAuto))
+    return Error::Usage(absl::StrCat(
+        model.path, ": error: --tag, --signature and --saved-model choose how "
+                    "a SavedModel folder is read; this is not one"));
+  if (saved_model && !read.signatures.empty() &&
+      !read.Freezes(freeze_by_default))
+    return Error::Usage(absl::StrCat(
+        model.path, ": error: --signature chooses the signatures a frozen "
+                    "SavedModel keeps; read in place it keeps them all (add "
+                    "--saved-model freeze)"));
+  if (saved_model) {
+    SavedModelReading reading;
+    reading.tag = read.tag;
+    reading.signatures = read.signatures;
+    reading.freeze = read.Freezes(freeze_by_default);
+    FreezeSummary summary;
+    auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<Graph> graph = ReadSavedModel(model.path, reading, &summary);
+    if (!graph.ok()) return Error::From(graph.status());
+    if (frozen != nullptr && reading.freeze) {
+      for (const std::string& s : summary.signatures) frozen->add_signatures(s);
+      frozen->set_calls_inlined(summary.calls_inlined);
+      frozen->set_identities_bypassed(summary.identities_bypassed);
+      frozen->set_variables(summary.variables);
+      frozen->set_variable_bytes(summary.variable_bytes);
+      frozen->set_functions_kept(summary.functions_kept);
+      frozen->set_ms(std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - start)
+                         .count());
+    }
+    return *std::move(graph);
+  }
   absl::StatusOr<Graph> graph =
       model.in_memory
           ? (model.bytes.empty() && !model.allow_empty
@@ -70,6 +110,11 @@ std::string FormatName(GraphFormat format) {
 }  // namespace
 
 Result<std::string> Save(const Graph& graph, const Output& out) {
+  if (out.path.empty() && graph.saved_model() != nullptr &&
+      RestoresVariables(*graph.saved_model()))
+    return Error::Usage(
+        "error: a SavedModel with variables is written as a folder (give an "
+        "output path), or frozen (--saved-model freeze) as GraphDef bytes");
   if (out.path.empty())
     return SerializeGraph(graph, out.format == GraphFormat::kText
                                      ? GraphFormat::kText
@@ -119,11 +164,13 @@ Result<Converted> Convert(const Model& model, const Output& out,
   if (!graph.ok()) return graph.error();
   Result<std::string> saved = Save(*graph, out);
   if (!saved.ok()) return saved.error();
-  std::string format =
-      graph->saved_model() != nullptr && !out.path.empty() &&
-              out.format == GraphFormat::kAuto
-          ? "saved_model"
-          : FormatName(ResolveGraphFormat(out.path, out.format));
+  bool folder = graph->saved_model() != nullptr && !out.path.empty() &&
+                out.format == GraphFormat::kAuto &&
+                !absl::EndsWith(out.path, ".pb") &&
+                !absl::EndsWith(out.path, ".pbtxt");
+  std::string format = folder
+                           ? "saved_model"
+                           : FormatName(ResolveGraphFormat(out.path, out.format));
   return Converted{*std::move(saved), graph->num_nodes(), format};
 }
 
@@ -164,6 +211,19 @@ Result<Diffed> Diff(const Model& before, const Model& after,
   if (!a.ok()) return a.error();
   Result<Graph> b = Load(after);
   if (!b.ok()) return b.error();
+  // A SavedModel against its frozen rewrite (or a frozen GraphDef): the
+  // SavedModel is compared frozen too, unless its mode was given.
+  auto restores = [](const Graph& g) {
+    return g.saved_model() != nullptr && RestoresVariables(*g.saved_model());
+  };
+  for (auto [side, other, model] : {std::make_tuple(&a, &b, &before),
+                                    std::make_tuple(&b, &a, &after)}) {
+    if (restores(**side) && !restores(**other) &&
+        model->saved_model.mode == SavedModelMode::kAuto) {
+      *side = Load(*model, /*freeze_by_default=*/true);
+      if (!side->ok()) return side->error();
+    }
+  }
   graft::DiffOptions diff_options;
   diff_options.full = options.full;
   GraphDiff diff = DiffGraphs(*a, *b, diff_options);

@@ -282,7 +282,7 @@ Result<std::vector<ExplainedRule>> Explain(const Model& model,
                                            const Rules& rules,
                                            const std::string& rule,
                                            const std::string& node) {
-  Result<Graph> graph = Load(model);
+  Result<Graph> graph = Load(model, /*freeze_by_default=*/true);
   if (!graph.ok()) return graph.error();
   NodeId only = kNoNode;
   if (!node.empty()) {

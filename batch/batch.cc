@@ -12,6 +12,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "engine/saved_model.h"
 
 namespace graft::batch {
 namespace {
@@ -84,7 +85,9 @@ report::BatchModel ApplyOne(const BatchInput& in,
     return m;
   }
   {  // the graph is freed inside the model's time
-    absl::StatusOr<Graph> graph = LoadGraph(in.input, options.input_format);
+    absl::StatusOr<Graph> graph =
+        IsSavedModelDir(in.input) ? ReadSavedModel(in.input, options.saved_model)
+                                  : LoadGraph(in.input, options.input_format);
     if (!graph.ok()) {
       fail(graph.status());
     } else {

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "dsl/runner.h"
+#include "engine/freeze.h"
 #include "engine/graph_io.h"
 #include "proto/report.pb.h"
 
@@ -44,6 +45,8 @@ struct BatchOptions {
   dsl::RunOptions run;
   GraphFormat input_format = GraphFormat::kAuto;
   GraphFormat output_format = GraphFormat::kAuto;
+  // How a SavedModel folder among the inputs is read (frozen by default).
+  SavedModelReading saved_model = {"serve", {}, true};
   // Called (from the worker that finished it, under a lock) after each
   // model, with the number done and the total.
   std::function<void(const report::BatchModel&, int done, int total)> progress;

@@ -40,7 +40,9 @@ int RunMem(const MemOptions& options) {
   settings.loss = options.loss;
   settings.seed = options.seed;
   api::Result<api::MemReport> m =
-      api::Mem(api::Model::File(options.model), settings, options.outputs);
+      api::Mem(ModelArg(options.model, GraphFormat::kAuto, false,
+                        options.saved_model),
+               settings, options.outputs);
   if (!m.ok()) return Fail(m.error(), "mem", true);
   WarnInvalid(options.model, m->invalid_nodes);
   if (options.json) {
@@ -113,7 +115,9 @@ int RunCost(const CostOptions& options) {
                options.skip_invalid_nodes);
   settings.device = options.device;
   api::Result<api::CostReport> c =
-      api::Cost(api::Model::File(options.model), settings);
+      api::Cost(ModelArg(options.model, GraphFormat::kAuto, false,
+                         options.saved_model),
+                settings);
   if (!c.ok()) return Fail(c.error(), "cost", true);
   WarnInvalid(options.model, c->invalid_nodes);
   if (options.json) {

@@ -74,6 +74,7 @@ int RunBatchApply(const ApplyCommandOptions& options, const api::Rules& rules,
   b.shard = options.shard;
   b.input_format = options.input_format;
   b.output_format = options.output_format;
+  b.saved_model = options.saved_model;
   b.apply = apply;
   bool terminal = isatty(2) != 0;
   auto start = std::chrono::steady_clock::now();

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "engine/const_tensor.h"
 #include "engine/files.h"
@@ -33,9 +34,10 @@ int Fail(const api::Error& error, const std::string& command, bool always) {
 }
 
 api::Model ModelArg(const std::string& path, GraphFormat format,
-                    bool allow_empty) {
+                    bool allow_empty, const api::SavedModelRead& saved_model) {
   api::Model model = api::Model::File(path, format);
   model.allow_empty = allow_empty;
+  model.saved_model = saved_model;
   return model;
 }
 
@@ -87,7 +89,8 @@ void PrintCounts(
 
 int RunStats(const StatsOptions& options) {
   api::Result<report::GraphStats> stats =
-      api::Stats(ModelArg(options.model, options.format, options.allow_empty));
+      api::Stats(ModelArg(options.model, options.format, options.allow_empty,
+                          options.saved_model));
   if (!stats.ok()) return Fail(stats.error());
   if (options.json) {
     std::cout << api::ToJson(*stats);
@@ -116,7 +119,9 @@ int RunStats(const StatsOptions& options) {
 int RunConvert(const ConvertOptions& options) {
   api::Output out{options.output, options.output_format};
   api::Result<api::Converted> converted = api::Convert(
-      ModelArg(options.input, options.input_format, options.allow_empty), out,
+      ModelArg(options.input, options.input_format, options.allow_empty,
+               options.saved_model),
+      out,
       options.in_place);
   if (!converted.ok()) return Fail(converted.error());
   std::cerr << "wrote " << options.output << " (" << converted->format << ", "
@@ -131,7 +136,9 @@ int RunValidate(const ValidateCommandOptions& options) {
     return kExitFailure;
   validate.outputs = options.outputs;
   api::Result<report::Validation> result = api::Validate(
-      ModelArg(options.model, options.format, options.allow_empty), validate);
+      ModelArg(options.model, options.format, options.allow_empty,
+               options.saved_model),
+      validate);
   if (!result.ok()) return Fail(result.error());
   for (const std::string& problem : result->problems())
     std::cerr << options.model << ": error: " << problem << "\n";
@@ -225,6 +232,17 @@ void PrintApplySummary(const report::ApplyReport& total) {
                                total.load_ms(), total.apply_ms(),
                                total.save_ms())
             << "\n";
+  if (total.has_freeze()) {
+    const report::FreezeReport& f = total.freeze();
+    std::cerr << "  froze signature(s) " << absl::StrJoin(f.signatures(), ", ")
+              << ": " << f.calls_inlined() << " call(s) inlined, "
+              << f.variables() << " variable(s) as constants ("
+              << HumanSize(f.variable_bytes()) << ")"
+              << absl::StrFormat(", %.1f ms", f.ms());
+    if (f.functions_kept() > 0)
+      std::cerr << "; " << f.functions_kept() << " function(s) still called";
+    std::cerr << "\n";
+  }
   for (const auto& r : total.rules()) {
     if (r.applied() == 0 && r.skipped() == 0 && r.guard_errors() == 0) continue;
     std::cerr << "  " << r.name() << ": " << r.applied() << " applied";
@@ -299,7 +317,8 @@ api::RulesSpec RulesSpecOf(const ApplyCommandOptions& options) {
 int RunApply(const ApplyCommandOptions& options) {
   bool batch = IsBatch(options);
   api::Model model =
-      ModelArg(options.input, options.input_format, options.allow_empty);
+      ModelArg(options.input, options.input_format, options.allow_empty,
+               options.saved_model);
   api::Output out{options.output, options.output_format};
   if (!batch) {
     if (api::Error e = api::RefuseOverwrite(model, out, options.in_place);
@@ -367,7 +386,8 @@ int RunExplain(const ExplainOptions& options) {
       CompileRuleFiles(options.rule_files, options.params, &exit_code);
   if (rules == nullptr) return exit_code;
   api::Result<std::vector<api::ExplainedRule>> explained = api::Explain(
-      api::Model::File(options.model), *rules, options.rule, options.node);
+      ModelArg(options.model, GraphFormat::kAuto, false, options.saved_model),
+      *rules, options.rule, options.node);
   if (!explained.ok()) return Fail(explained.error(), "explain");
   for (const api::ExplainedRule& r : *explained) {
     for (const api::Explanation& e : r.at) {
@@ -393,8 +413,11 @@ int RunDiff(const DiffOptions& options) {
   diff.full = options.full;
   diff.context = options.context;
   api::Result<api::Diffed> result =
-      api::Diff(api::Model::File(options.before),
-                api::Model::File(options.after), diff);
+      api::Diff(ModelArg(options.before, GraphFormat::kAuto, false,
+                         options.saved_model),
+                ModelArg(options.after, GraphFormat::kAuto, false,
+                         options.saved_model),
+                diff);
   if (!result.ok()) return Fail(result.error(), "diff");
   std::cout << result->text;
   return options.exit_code && result->differs ? kExitFailure : kExitOk;

@@ -28,12 +28,14 @@ std::string HumanSize(int64_t bytes);
 int Fail(const api::Error& error, const std::string& command = "",
          bool always = false);
 
-// A model file named on the command line.
+// A model file (or SavedModel folder) named on the command line.
 api::Model ModelArg(const std::string& path,
                     GraphFormat format = GraphFormat::kAuto,
-                    bool allow_empty = false);
+                    bool allow_empty = false,
+                    const api::SavedModelRead& saved_model = {});
 
 struct StatsOptions {
+  api::SavedModelRead saved_model;  // --tag, --signature, --saved-model
   bool allow_empty = false;  // an empty (0-byte) graph file is a graph
   std::string model;
   GraphFormat format = GraphFormat::kAuto;
@@ -42,6 +44,7 @@ struct StatsOptions {
 int RunStats(const StatsOptions& options);
 
 struct ConvertOptions {
+  api::SavedModelRead saved_model;  // --tag, --signature, --saved-model
   bool allow_empty = false;  // an empty (0-byte) graph file is a graph
   std::string input;
   std::string output;
@@ -52,6 +55,7 @@ struct ConvertOptions {
 int RunConvert(const ConvertOptions& options);
 
 struct ValidateCommandOptions {
+  api::SavedModelRead saved_model;  // --tag, --signature, --saved-model
   bool allow_empty = false;  // an empty (0-byte) graph file is a graph
   std::string model;
   GraphFormat format = GraphFormat::kAuto;
@@ -68,6 +72,7 @@ bool CustomOps(const std::vector<std::string>& names, const std::string& file,
                std::set<std::string>* ops);
 
 struct ApplyCommandOptions {
+  api::SavedModelRead saved_model;  // --tag, --signature, --saved-model
   bool allow_empty = false;  // an empty (0-byte) graph file is a graph
   std::vector<std::string> rule_files;
   std::string pipeline;
@@ -156,6 +161,7 @@ struct PipelineCommandOptions {
 int RunPipelineFromTransforms(const PipelineCommandOptions& options);
 
 struct DiffOptions {
+  api::SavedModelRead saved_model;  // --tag, --signature, --saved-model
   std::string before;
   std::string after;
   std::string format = "text";  // text, dot or html
@@ -166,6 +172,7 @@ struct DiffOptions {
 int RunDiff(const DiffOptions& options);
 
 struct ExplainOptions {
+  api::SavedModelRead saved_model;  // --tag, --signature, --saved-model
   std::vector<std::string> rule_files;
   std::vector<std::string> params;
   std::string model;
@@ -184,6 +191,7 @@ std::string VersionString();
 
 // `graft mem`: shapes, regions, schedule and peak memory (cli/analyze.cc).
 struct MemOptions {
+  api::SavedModelRead saved_model;  // --tag, --signature, --saved-model
   std::string model;
   std::string loss, seed;            // training graphs; found when empty
   std::vector<std::string> outputs;  // fetched, live to the end
@@ -200,6 +208,7 @@ int RunMem(const MemOptions& options);
 
 // `graft cost`: per-op and total roofline estimates for a device.
 struct CostOptions {
+  api::SavedModelRead saved_model;  // --tag, --signature, --saved-model
   std::string model;
   std::string device = "h100_sxm";  // a shipped profile or a YAML file
   int top = 20;                     // ops listed, most expensive first

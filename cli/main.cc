@@ -34,6 +34,30 @@ void AddShapeOptions(CLI::App* cmd, std::vector<std::string>* input_shapes,
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
 }
 
+// How a SavedModel folder is read: --tag, --signature, --saved-model.
+// `freezes`: whether the command freezes by default.
+void AddSavedModelOptions(CLI::App* cmd, graft::api::SavedModelRead* read,
+                          bool freezes) {
+  cmd->add_option("--tag", read->tag,
+                  "SavedModel: the MetaGraph's tag (default: serve)");
+  cmd->add_option("--signature", read->signatures,
+                  "SavedModel, frozen: a signature to keep (repeatable; "
+                  "default: all)")
+      ->allow_extra_args(false);
+  cmd->add_option(
+         "--saved-model", read->mode,
+         freezes ? "SavedModel: freeze (default: the signatures inlined, "
+                   "variables as constants) or in-place (functions and "
+                   "variables as they are)"
+                 : "SavedModel: in-place (default: functions and variables "
+                   "as they are) or freeze (the signatures inlined, "
+                   "variables as constants)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, graft::api::SavedModelMode>{
+              {"freeze", graft::api::SavedModelMode::kFreeze},
+              {"in-place", graft::api::SavedModelMode::kInPlace}}));
+}
+
 // Ops outside TensorFlow's registry that a graph may use.
 void AddCustomOps(CLI::App* cmd, std::vector<std::string>* names,
                   std::string* file) {
@@ -80,6 +104,7 @@ int main(int argc, char** argv) {
   stats_cmd
       ->add_option("--format", stats_format, "pb, pbtxt or auto (by extension)")
       ->check(CheckFormat);
+  AddSavedModelOptions(stats_cmd, &stats.saved_model, false);
   stats_cmd->add_flag("--json", stats.json, "Print the numbers as JSON");
   stats_cmd->add_flag(
       "--allow-empty", stats.allow_empty,
@@ -97,6 +122,7 @@ int main(int argc, char** argv) {
       ->check(CheckFormat);
   convert_cmd->add_option("--output-format", out_format, "pb, pbtxt or auto")
       ->check(CheckFormat);
+  AddSavedModelOptions(convert_cmd, &convert.saved_model, false);
   convert_cmd->add_flag("--in-place", convert.in_place,
                         "Allow OUTPUT to be the INPUT file");
   convert_cmd->add_flag(
@@ -116,6 +142,7 @@ int main(int argc, char** argv) {
                    "Nodes that must be present (comma separated)")
       ->delimiter(',')
       ->allow_extra_args(false);
+  AddSavedModelOptions(validate_cmd, &validate.saved_model, false);
   validate_cmd->add_flag("--json", validate.json, "Print the result as JSON");
   AddCustomOps(validate_cmd, &validate.custom_ops, &validate.custom_ops_file);
   validate_cmd->add_flag(
@@ -207,6 +234,7 @@ int main(int argc, char** argv) {
                         "the gradient seed if not given)");
   apply_cmd->add_option("--seed", apply.seed,
                         "The gradient seed node (found if not given)");
+  AddSavedModelOptions(apply_cmd, &apply.saved_model, true);
   AddShapeOptions(apply_cmd, &apply.input_shapes, &apply.batch);
   AddCustomOps(apply_cmd, &apply.custom_ops, &apply.custom_ops_file);
   apply_cmd->add_option("--device-default", apply.default_device,
@@ -228,6 +256,7 @@ int main(int argc, char** argv) {
                    "A param: name=value (repeatable)")
       ->allow_extra_args(false);
   explain_cmd->add_option("model", explain.model, "Graph file")->required();
+  AddSavedModelOptions(explain_cmd, &explain.saved_model, true);
   explain_cmd->add_option("--rule", explain.rule, "Only this rule");
   explain_cmd->add_option("--node", explain.node,
                           "Only at this node; says why a rule fails");
@@ -252,6 +281,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   mem_cmd->add_flag("--json", mem.json, "Print the numbers as JSON");
+  AddSavedModelOptions(mem_cmd, &mem.saved_model, true);
   AddShapeOptions(mem_cmd, &mem.input_shapes, &mem.batch);
   AddSkipInvalidNodes(mem_cmd, &mem.skip_invalid_nodes);
   mem_cmd->add_option("--device-default", mem.default_device,
@@ -272,6 +302,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   cost_cmd->add_flag("--json", cost.json, "Print the numbers as JSON");
+  AddSavedModelOptions(cost_cmd, &cost.saved_model, true);
   AddShapeOptions(cost_cmd, &cost.input_shapes, &cost.batch);
   AddSkipInvalidNodes(cost_cmd, &cost.skip_invalid_nodes);
   cost_cmd->add_option("--device-default", cost.default_device,
@@ -311,6 +342,7 @@ int main(int argc, char** argv) {
           "--format", diff.format,
           "text (default), dot (Graphviz) or html (a page with the picture)")
       ->check(CLI::IsMember({"text", "dot", "html"}));
+  AddSavedModelOptions(diff_cmd, &diff.saved_model, false);
   diff_cmd->add_flag("--exit-code", diff.exit_code,
                      "Exit 1 when the graphs differ");
   diff_cmd->add_flag("--full", diff.full,

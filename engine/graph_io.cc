@@ -702,8 +702,19 @@ absl::Status WriteFileAtomicallyWith(
 
 absl::Status SaveGraph(const Graph& graph, const std::string& path,
                        GraphFormat format) {
-  if (graph.saved_model() != nullptr && format == GraphFormat::kAuto)
-    return SaveSavedModel(graph, path);
+  // A SavedModel's graph is written as a SavedModel folder, or, named
+  // .pb or .pbtxt (or a format given), as a GraphDef file when it has no
+  // variables to lose (frozen).
+  if (graph.saved_model() != nullptr) {
+    bool graph_file = format != GraphFormat::kAuto ||
+                      absl::EndsWith(path, ".pb") || absl::EndsWith(path, ".pbtxt");
+    if (!graph_file) return SaveSavedModel(graph, path);
+    if (RestoresVariables(*graph.saved_model()))
+      return Located(path,
+                     "a SavedModel with variables is not written as a "
+                     "GraphDef file (its variables would be lost): freeze it "
+                     "(--saved-model freeze) or write a SavedModel folder");
+  }
   format = ResolveGraphFormat(path, format);
   if (format == GraphFormat::kText || graph.source_segments().empty()) {
     return WriteFileAtomically(path, SerializeGraph(graph, format));

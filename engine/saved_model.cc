@@ -23,6 +23,13 @@ absl::Status Error(const std::string& path, const std::string& what) {
 
 }  // namespace
 
+bool RestoresVariables(const SavedModelOrigin& origin) {
+  return !origin.frozen && !origin.proto.meta_graphs(origin.meta_graph)
+                                .saver_def()
+                                .restore_op_name()
+                                .empty();
+}
+
 bool IsSavedModelDir(const std::string& path) {
   std::error_code ec;
   return fs::is_directory(path, ec) &&
@@ -170,6 +177,7 @@ absl::Status SaveSavedModel(const Graph& graph, const std::string& dir) {
   for (const auto& entry : fs::directory_iterator(origin->dir, ec)) {
     std::string name = entry.path().filename().string();
     if (name == "saved_model.pb" || name == "fingerprint.pb") continue;
+    if (origin->frozen && name != "assets" && name != "assets.extra") continue;
     fs::copy(entry.path(), temp / name,
              fs::copy_options::recursive, ec);  // links followed: self-contained
     if (ec) return fail(absl::StrCat("cannot copy ", entry.path().string(), ": ",

@@ -26,7 +26,15 @@ struct SavedModelOrigin {
   tf::SavedModel proto;  // every MetaGraph, as read
   int meta_graph = 0;    // the one the graph is
   std::optional<TensorBundle> variables;  // when variables/ holds a bundle
+  // A frozen graph's (engine/freeze.h): `proto` holds its one MetaGraph;
+  // written without variables/.
+  bool frozen = false;
 };
+
+// Whether the graph restores variables from a checkpoint (its MetaGraph
+// has a saver): written elsewhere than as a SavedModel folder, it would
+// lose them.
+bool RestoresVariables(const SavedModelOrigin& origin);
 
 // Whether `path` is a folder holding a saved_model.pb.
 bool IsSavedModelDir(const std::string& path);
@@ -48,7 +56,9 @@ absl::StatusOr<Graph> ParseSavedModel(const std::string& bytes,
                                       const std::string& source,
                                       const std::string& tag = "serve");
 
-// Writes `graph` (read from a SavedModel) as a SavedModel folder at `dir`.
+// Writes `graph` (read from a SavedModel) as a SavedModel folder at `dir`:
+// in place, everything else copied as it was; frozen, saved_model.pb and
+// the input's assets/ only.
 absl::Status SaveSavedModel(const Graph& graph, const std::string& dir);
 
 }  // namespace graft

@@ -1,7 +1,11 @@
 #include "engine/tensor_bundle.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <fstream>
 
@@ -210,10 +214,12 @@ absl::StatusOr<TensorBundle> TensorBundle::Open(const std::string& prefix) {
 }
 
 const tf::BundleEntryProto* TensorBundle::Find(const std::string& key) const {
-  for (const auto& [k, entry] : index_.entries) {
-    if (k == key) return &entry;
-  }
-  return nullptr;
+  // The index keeps its keys sorted (ParseBundleIndex checks the order).
+  auto it = std::lower_bound(
+      index_.entries.begin(), index_.entries.end(), key,
+      [](const auto& entry, const std::string& k) { return entry.first < k; });
+  if (it == index_.entries.end() || it->first != key) return nullptr;
+  return &it->second;
 }
 
 std::string TensorBundle::ShardPath(int shard) const {
@@ -241,6 +247,48 @@ absl::StatusOr<std::string> TensorBundle::ReadTensor(const std::string& key) con
         shard, ": error: `", key, "` fails its checksum (the bytes at ",
         entry->offset(), " are not what the index recorded)"));
   return bytes;
+}
+
+absl::StatusOr<std::shared_ptr<const TensorContent>> TensorBundle::Content(
+    const std::string& key) const {
+  const tf::BundleEntryProto* entry = Find(key);
+  if (entry == nullptr)
+    return absl::NotFoundError(absl::StrCat(prefix_, ".index: error: no tensor `",
+                                            key, "`"));
+  if (entry->size() == 0) return ViewContent(absl::string_view(), nullptr);
+  std::string shard = ShardPath(entry->shard_id());
+  auto unreadable = [&] {
+    return absl::InvalidArgumentError(absl::StrCat(
+        shard, ": error: cannot read `", key, "` (", entry->size(),
+        " bytes at ", entry->offset(), ")"));
+  };
+  int fd = open(shard.c_str(), O_RDONLY);
+  if (fd < 0) return unreadable();
+  struct stat info;
+  if (fstat(fd, &info) != 0 || entry->offset() < 0 || entry->size() < 0 ||
+      entry->offset() + entry->size() > info.st_size) {
+    close(fd);
+    return unreadable();
+  }
+  // mmap offsets are page-aligned: map from the page the tensor starts in.
+  const int64_t page = sysconf(_SC_PAGESIZE);
+  const int64_t start = entry->offset() / page * page;
+  const size_t length = static_cast<size_t>(entry->offset() + entry->size() - start);
+  void* data = mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd, start);
+  close(fd);
+  if (data == MAP_FAILED) return unreadable();
+  std::shared_ptr<const void> mapping(data, [length](const void* p) {
+    munmap(const_cast<void*>(p), length);
+  });
+  absl::string_view bytes(
+      static_cast<const char*>(data) + (entry->offset() - start),
+      static_cast<size_t>(entry->size()));
+  if (entry->dtype() != tf::DT_STRING &&
+      MaskCrc32c(Crc32c(bytes)) != entry->crc32c())
+    return absl::DataLossError(absl::StrCat(
+        shard, ": error: `", key, "` fails its checksum (the bytes at ",
+        entry->offset(), " are not what the index recorded)"));
+  return ViewContent(bytes, std::move(mapping));
 }
 
 }  // namespace graft

@@ -8,12 +8,14 @@
 #define GRAFT_ENGINE_TENSOR_BUNDLE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "engine/tensor_content.h"
 #include "proto/saved_model.pb.h"
 
 namespace graft {
@@ -47,6 +49,10 @@ class TensorBundle {
   // A tensor's bytes, checked against the entry's CRC32C (string tensors,
   // checksummed differently, are read unchecked).
   absl::StatusOr<std::string> ReadTensor(const std::string& key) const;
+  // The same bytes left where they lie: a read-only mapping of the shard's
+  // range (no copy), checked against the entry's CRC32C when mapped.
+  absl::StatusOr<std::shared_ptr<const TensorContent>> Content(
+      const std::string& key) const;
 
  private:
   std::string prefix_;

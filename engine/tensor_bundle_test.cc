@@ -99,6 +99,23 @@ TEST(TensorBundleTest, ChangedBytesFailTheirChecksum) {
   absl::StatusOr<std::string> bytes = bundle->ReadTensor(kKernel);
   ASSERT_FALSE(bytes.ok());
   EXPECT_NE(bytes.status().message().find("checksum"), std::string::npos);
+  auto mapped = bundle->Content(kKernel);
+  ASSERT_FALSE(mapped.ok());
+  EXPECT_NE(mapped.status().message().find("checksum"), std::string::npos);
+}
+
+TEST(TensorBundleTest, ContentMapsTheSameBytesAsReadTensor) {
+  absl::StatusOr<TensorBundle> bundle = TensorBundle::Open(kPrefix);
+  ASSERT_TRUE(bundle.ok());
+  for (const auto& [key, entry] : bundle->index().entries) {
+    if (key.empty() || entry.dtype() == tf::DT_STRING) continue;
+    absl::StatusOr<std::string> read = bundle->ReadTensor(key);
+    auto mapped = bundle->Content(key);
+    ASSERT_TRUE(read.ok() && mapped.ok()) << key;
+    EXPECT_EQ((*mapped)->bytes(), *read) << key;
+  }
+  EXPECT_EQ(bundle->Content("no such key").status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 }  // namespace

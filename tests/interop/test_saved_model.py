@@ -46,8 +46,8 @@ def test_round_trip(graft, mobilenet, tmp_path):
 
 def test_rules_in_function_bodies(graft, mobilenet, tmp_path):
     out = tmp_path / "quantized"
-    proc = graft("apply", "--pipeline", repo_path("rules", "pipelines", "inference.yaml"),
-                 mobilenet, "-o", out)
+    proc = graft("apply", "--saved-model", "in-place", "--pipeline",
+                 repo_path("rules", "pipelines", "inference.yaml"), mobilenet, "-o", out)
     assert "quantize_activation" in proc.stderr, proc.stderr
     assert "__inference__traced_save" in proc.stderr and "not rewritten" in proc.stderr
     diff = graft("diff", mobilenet, out).stdout

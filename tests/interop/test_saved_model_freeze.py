@@ -1,0 +1,174 @@
+"""SavedModels frozen: `graft apply` on a SavedModel inlines its serving
+signature, reads the variables as constants, and the rules (batch-norm
+folding) see the weights. TensorFlow loads what graft writes, with
+tf.saved_model.load and with the session loader TF Serving uses, and
+computes the original's outputs. Real models: tf-keras applications with
+random batch-norm statistics saved with tf.saved_model.save, and a Keras 3
+CNN saved with model.export."""
+import os
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras
+from tensorflow.core.protobuf import saved_model_pb2
+
+from conftest import numbers_report, repo_path
+from models import FOLD_RULES, randomize_batch_norms
+
+SIZE = 64
+BATCH_NORMS = ("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
+
+
+@pytest.fixture(scope="module")
+def numbers():
+    yield from numbers_report(
+        "saved_model_freeze.txt",
+        "model: SavedModel size, frozen+folded size, graft apply time, "
+        "max |diff| / max |output|")
+
+
+def tf_keras_model(name):
+    rng = np.random.default_rng(1)
+    build = getattr(tf_keras.applications, name)
+    model = build(weights=None, input_shape=(SIZE, SIZE, 3), classes=10)
+    randomize_batch_norms(rng, model, tf_keras.layers.BatchNormalization)
+    return model
+
+
+@pytest.fixture(scope="module", params=["MobileNetV2", "EfficientNetB0", "ResNet50"])
+def saved_model(request, tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("sm") / request.param)
+    tf.saved_model.save(tf_keras_model(request.param), path)
+    return request.param, path
+
+
+@pytest.fixture(scope="module")
+def keras3_cnn(tmp_path_factory):
+    import keras  # Keras 3
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([
+        keras.Input((SIZE, SIZE, 3)),
+        keras.layers.Conv2D(8, 3), keras.layers.BatchNormalization(), keras.layers.ReLU(),
+        keras.layers.DepthwiseConv2D(3), keras.layers.BatchNormalization(),
+        keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(4)])
+    rng = np.random.default_rng(2)
+    for layer in model.layers:
+        if isinstance(layer, keras.layers.BatchNormalization):
+            n = layer.get_weights()[0].shape
+            layer.set_weights([rng.uniform(0.5, 1.5, n), rng.uniform(-0.5, 0.5, n),
+                               rng.uniform(-0.5, 0.5, n), rng.uniform(0.5, 2.0, n)])
+    path = str(tmp_path_factory.mktemp("k3") / "cnn")
+    model.export(path, verbose=False)
+    return path
+
+
+def serve(path, x):
+    """The serving signature's outputs, loaded with tf.saved_model.load."""
+    fn = tf.saved_model.load(path).signatures["serving_default"]
+    (name,) = fn.structured_input_signature[1].keys()
+    return {k: v.numpy() for k, v in fn(**{name: tf.constant(x)}).items()}
+
+
+def serve_in_session(path, x):
+    """The same through the TF1 session loader (what TF Serving runs)."""
+    with tf.compat.v1.Session(graph=tf.Graph()) as sess:
+        meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], path)
+        signature = meta.signature_def["serving_default"]
+        (info,) = signature.inputs.values()
+        fetches = {k: v.name for k, v in signature.outputs.items()}
+        return sess.run(fetches, {info.name: x})
+
+
+def graph_ops(path):
+    model = saved_model_pb2.SavedModel()
+    with open(os.path.join(path, "saved_model.pb"), "rb") as f:
+        model.ParseFromString(f.read())
+    (meta,) = model.meta_graphs
+    ops = [n.op for n in meta.graph_def.node]
+    for function in meta.graph_def.library.function:
+        ops += [n.op for n in function.node_def]
+    return ops
+
+
+def folder_size(path):
+    return sum(os.path.getsize(os.path.join(d, f))
+               for d, _, files in os.walk(path) for f in files)
+
+
+def assert_close(want, got):
+    assert want.keys() == got.keys()
+    for k in want:
+        scale = np.abs(want[k]).max()
+        assert np.abs(want[k] - got[k]).max() <= 1e-5 * scale + 1e-6, k
+
+
+def test_freeze_and_fold(graft, saved_model, tmp_path, numbers):
+    name, path = saved_model
+    out = tmp_path / "folded"
+    start = time.perf_counter()
+    proc = graft("apply", "-r", FOLD_RULES, path, "-o", out)
+    seconds = time.perf_counter() - start
+    assert "froze signature(s) serving_default" in proc.stderr, proc.stderr
+    ops = graph_ops(str(out))
+    assert not [op for op in ops if op in BATCH_NORMS]
+    assert "ReadVariableOp" not in ops and "StatefulPartitionedCall" not in ops
+    assert not os.path.exists(out / "variables")
+    x = np.random.default_rng(3).standard_normal((2, SIZE, SIZE, 3)).astype(np.float32)
+    want = serve(path, x)
+    got = serve(str(out), x)
+    assert_close(want, got)
+    assert_close(want, serve_in_session(str(out), x))
+    (k,) = want.keys()
+    rel = np.abs(want[k] - got[k]).max() / np.abs(want[k]).max()
+    numbers.append("%s: %.1f MiB, %.1f MiB, %.2f s, %.1e" % (
+        name, folder_size(path) / 2**20, folder_size(str(out)) / 2**20, seconds, rel))
+    # The input SavedModel is untouched and still serves.
+    assert_close(want, serve(path, x))
+
+
+def test_inference_pipeline(graft, saved_model, tmp_path):
+    name, path = saved_model
+    out = tmp_path / "inference"
+    graft("apply", "--pipeline", repo_path("rules", "pipelines", "inference.yaml"),
+          path, "-o", out)
+    ops = graph_ops(str(out))
+    assert not [op for op in ops if op in BATCH_NORMS]
+    assert "FakeQuantWithMinMaxVars" in ops
+    x = np.random.default_rng(4).standard_normal((2, SIZE, SIZE, 3)).astype(np.float32)
+    (want,) = serve(path, x).values()
+    (got,) = serve(str(out), x).values()
+    assert got.shape == want.shape and np.all(np.isfinite(got))
+
+
+def test_keras3_export(graft, keras3_cnn, tmp_path):
+    x = np.random.default_rng(5).standard_normal((2, SIZE, SIZE, 3)).astype(np.float32)
+    want = serve(keras3_cnn, x)
+    # model.export writes two signatures (serve, serving_default): each is
+    # frozen, or only the one chosen.
+    for chosen, convs in (([], 2), (["--signature", "serving_default"], 1)):
+        out = tmp_path / ("folded%d" % convs)
+        graft("apply", "-r", FOLD_RULES, *chosen, keras3_cnn, "-o", out)
+        ops = graph_ops(str(out))
+        # Keras 3 writes batch norms unfused (Mul/Add): those fold too.
+        assert not [op for op in ops if op in BATCH_NORMS + ("Rsqrt",)]
+        assert ops.count("Conv2D") == convs and ops.count("DepthwiseConv2dNative") == convs
+        assert_close(want, serve(str(out), x))
+        assert_close(want, serve_in_session(str(out), x))
+
+
+def test_frozen_graphdef_and_signature_choice(graft, saved_model, tmp_path):
+    name, path = saved_model
+    if name != "MobileNetV2":
+        pytest.skip("one model is enough")
+    pb = tmp_path / "frozen.pb"
+    graft("convert", "--saved-model", "freeze", path, pb)
+    graph_def = tf.compat.v1.GraphDef()
+    graph_def.ParseFromString(pb.read_bytes())
+    assert not [n for n in graph_def.node if n.op == "VarHandleOp"]
+    bad = graft("apply", "-r", FOLD_RULES, "--signature", "predict", path, "-o",
+                tmp_path / "x", check=False)
+    assert bad.returncode == 1
+    assert "no signature `predict`" in bad.stderr
+    assert not os.path.exists(tmp_path / "x")
