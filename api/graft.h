@@ -16,6 +16,7 @@
 #include "api/analyses.h"
 #include "api/result.h"
 #include "engine/graph_io.h"
+#include "engine/saved_model.h"
 #include "proto/report.pb.h"
 
 namespace graft::api {
@@ -80,6 +81,21 @@ struct Converted {
 };
 Result<Converted> Convert(const Model& model, const Output& out,
                           bool in_place = false);
+// A SavedModel frozen (model.saved_model: tag, signatures) to GraphDef
+// bytes, with its signatures' tensors.
+struct Frozen {
+  std::string bytes;  // binary GraphDef
+  std::vector<SignatureTensors> signatures;  // sorted by key
+  report::FreezeReport report;
+};
+Result<Frozen> Freeze(const Model& model);
+
+// A frozen graph (no variables) written as a new SavedModel folder with
+// one signature over its tensors (dtypes and shapes from the graph), for
+// tf.saved_model.load and TF Serving.
+using SignatureTensors = graft::SignatureTensors;
+Result<std::string> SaveAsSavedModel(const Model& model, const std::string& dir,
+                                     const SignatureTensors& signature);
 struct ValidateOptions {
   std::vector<std::string> outputs;    // fetch nodes besides the sinks
   std::set<std::string> custom_ops;    // ops outside TensorFlow's registry

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <tuple>
 
 #include "absl/strings/match.h"
@@ -172,6 +173,49 @@ Result<Converted> Convert(const Model& model, const Output& out,
                            ? "saved_model"
                            : FormatName(ResolveGraphFormat(out.path, out.format));
   return Converted{*std::move(saved), graph->num_nodes(), format};
+}
+
+Result<Frozen> Freeze(const Model& model) {
+  if (model.in_memory || !IsSavedModelDir(model.path))
+    return Error::Input(absl::StrCat(model.path,
+                                     ": error: not a SavedModel folder"));
+  if (model.saved_model.mode == SavedModelMode::kInPlace)
+    return Error::Usage(absl::StrCat(model.path,
+                                     ": error: freezing, not in place"));
+  Frozen out;
+  Result<Graph> graph = Load(model, /*freeze_by_default=*/true, &out.report);
+  if (!graph.ok()) return graph.error();
+  out.bytes = SerializeGraph(*graph, GraphFormat::kBinary);
+  const tf::MetaGraphDef& meta = graph->saved_model()->proto.meta_graphs(0);
+  std::map<std::string, const tf::SignatureDef*> sorted;
+  for (const auto& [key, def] : meta.signature_def()) {
+    if (key != "__saved_model_init_op") sorted[key] = &def;
+  }
+  for (const auto& [key, def] : sorted) {
+    SignatureTensors s;
+    s.key = key;
+    std::map<std::string, std::string> inputs;
+    for (const auto& [name, info] : def->inputs()) inputs[name] = info.name();
+    std::map<std::string, std::string> outputs;
+    for (const auto& [name, info] : def->outputs()) outputs[name] = info.name();
+    s.inputs.assign(inputs.begin(), inputs.end());
+    s.outputs.assign(outputs.begin(), outputs.end());
+    out.signatures.push_back(std::move(s));
+  }
+  return out;
+}
+
+Result<std::string> SaveAsSavedModel(const Model& model, const std::string& dir,
+                                     const SignatureTensors& signature) {
+  if (signature.inputs.empty() || signature.outputs.empty())
+    return Error::Usage(absl::StrCat(
+        dir, ": error: a signature needs its inputs and outputs (tensor "
+             "names)"));
+  Result<Graph> graph = Load(model, /*freeze_by_default=*/true);
+  if (!graph.ok()) return graph.error();
+  absl::Status saved = SaveFrozenSavedModel(*graph, dir, signature);
+  if (!saved.ok()) return Error::From(saved);
+  return dir;
 }
 
 Result<report::Validation> Validate(const Model& model,

@@ -70,9 +70,12 @@ absl::Status ScanRestoreAssignments(
   graph.ForEachNode([&](const Node& n) {
     if (n.op() != "AssignVariableOp" || n.num_inputs() < 2) return;
     Endpoint value = ThroughIdentity(graph, n.input(1));
+    if (!value.valid()) return;
     const Node& restore = graph.node(value.node);
     if (restore.op() != "RestoreV2" || restore.num_inputs() < 2) return;
-    const Node& names = graph.node(ThroughIdentity(graph, restore.input(1)).node);
+    Endpoint names_at = ThroughIdentity(graph, restore.input(1));
+    if (!names_at.valid()) return;
+    const Node& names = graph.node(names_at.node);
     const tf::AttrValue* tensor = names.attr("value");
     if (names.op() != "Const" || tensor == nullptr ||
         value.port >= tensor->tensor().string_val_size()) {
@@ -81,7 +84,8 @@ absl::Status ScanRestoreAssignments(
           "` names its tensors other than by a constant list"));
       return;
     }
-    std::string variable = handle_source(ThroughIdentity(graph, n.input(0)));
+    Endpoint handle = ThroughIdentity(graph, n.input(0));
+    std::string variable = handle.valid() ? handle_source(handle) : "";
     if (!variable.empty())
       (*keys)[variable] = tensor->tensor().string_val(value.port);
   });
@@ -106,6 +110,7 @@ absl::StatusOr<std::map<std::string, std::string>> RestoredVariableKeys(
                                              restore_name, "` is not in the graph"));
   auto variable_of = [&](Endpoint e) {
     e = ThroughIdentity(graph, e);
+    if (!e.valid()) return std::string();
     const Node& v = graph.node(e.node);
     return v.op() == "VarHandleOp" ? v.name() : std::string();
   };
@@ -144,6 +149,24 @@ class Freezer {
   }
 
   absl::Status Run(const FreezeOptions& options) {
+    // Every edge must name a node (the validator reports the rest).
+    absl::Status unresolved;
+    graph_.ForEachNode([&](const Node& n) {
+      for (int i = 0; i < n.num_inputs() && unresolved.ok(); ++i) {
+        if (!n.input(i).valid())
+          unresolved = FreezeError(origin_, absl::StrCat(
+              "`", n.name(), "` reads `", graph_.UnresolvedInputName(n.id(), i),
+              "`, which is not in the graph"));
+      }
+      for (size_t i = 0; i < n.control_inputs().size() && unresolved.ok(); ++i) {
+        if (n.control_inputs()[i] == kNoNode)
+          unresolved = FreezeError(origin_, absl::StrCat(
+              "`", n.name(), "` waits for `",
+              graph_.UnresolvedControlInputName(n.id(), static_cast<int>(i)),
+              "`, which is not in the graph"));
+      }
+    });
+    if (!unresolved.ok()) return unresolved;
     absl::Status s = ChooseSignatures(options);
     if (!s.ok()) return s;
     absl::StatusOr<std::map<std::string, std::string>> keys =
@@ -168,6 +191,10 @@ class Freezer {
         return FreezeError(origin_, "calls nest deeper than the library");
       for (NodeId id : calls) {
         if (absl::Status s = Inline(id); !s.ok()) return s;
+        if (graph_.num_nodes() > options.max_nodes)
+          return FreezeError(origin_, absl::StrCat(
+              "inlining the signatures makes more than ", options.max_nodes,
+              " nodes"));
       }
     }
     if (absl::Status s = RemoveUnneeded(); !s.ok()) return s;
@@ -264,7 +291,8 @@ class Freezer {
       out.push_back(id);
       const Node& n = graph_.node(id);
       auto visit = [&](NodeId p) {
-        if (!seen[p]) {
+        // (An input that does not resolve reads no node.)
+        if (p >= 0 && p < graph_.id_limit() && !seen[p]) {
           seen[p] = true;
           todo.push_back(p);
         }
@@ -322,6 +350,8 @@ class Freezer {
       if (index != static_cast<int>(outputs.size()))
         return fail("its rets are not numbered 0, 1, ...");
       NodeId r = spliced->mapping.at(retval);
+      if (graph_.node(r).num_inputs() < 1)
+        return fail(absl::StrCat("ret `", retval, "` reads nothing"));
       retval_nodes.push_back(r);
       outputs.push_back(graph_.node(r).input(0));
     }

@@ -27,6 +27,9 @@ struct FreezeOptions {
   // Signature keys to keep (their inputs, outputs and what computes them);
   // empty: every signature. The init op signature is always kept.
   std::vector<std::string> signatures;
+  // Inlining stops with an error past this many nodes (a function called
+  // twice that calls another twice ... doubles per level).
+  int64_t max_nodes = int64_t{1} << 22;
 };
 
 struct FreezeSummary {

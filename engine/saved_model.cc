@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/files.h"
 #include "engine/function_body.h"
+#include "engine/op_registry.h"
 
 namespace graft {
 namespace {
@@ -150,15 +151,16 @@ std::set<std::string> CheckpointFunctions(const Graph& graph) {
   return out;
 }
 
-absl::Status SaveSavedModel(const Graph& graph, const std::string& dir) {
-  const SavedModelOrigin* origin = graph.saved_model().get();
-  if (origin == nullptr) return Error(dir, "the graph is not a SavedModel's");
+namespace {
+
+absl::Status WriteSavedModel(const Graph& graph, const SavedModelOrigin* origin,
+                             const std::string& dir) {
   std::error_code ec;
   fs::path target = fs::absolute(dir, ec);
   if (fs::exists(target, ec) && !IsSavedModelDir(target.string()))
     return Error(dir, "exists and is not a SavedModel folder; refusing to "
                       "replace it");
-  if (fs::equivalent(target, origin->dir, ec))
+  if (!origin->dir.empty() && fs::equivalent(target, origin->dir, ec))
     return Error(dir, "is the input SavedModel; write elsewhere");
   fs::path parent = target.parent_path();
   if (!fs::is_directory(parent, ec))
@@ -174,7 +176,9 @@ absl::Status SaveSavedModel(const Graph& graph, const std::string& dir) {
   if (!fs::create_directories(temp, ec))
     return fail(absl::StrCat("cannot create ", temp.string(), ": ", ec.message()));
   // Everything but saved_model.pb and fingerprint.pb, as it was.
-  for (const auto& entry : fs::directory_iterator(origin->dir, ec)) {
+  for (const auto& entry :
+       origin->dir.empty() ? fs::directory_iterator()
+                           : fs::directory_iterator(origin->dir, ec)) {
     std::string name = entry.path().filename().string();
     if (name == "saved_model.pb" || name == "fingerprint.pb") continue;
     if (origin->frozen && name != "assets" && name != "assets.extra") continue;
@@ -213,6 +217,57 @@ absl::Status SaveSavedModel(const Graph& graph, const std::string& dir) {
   }
   if (replaced) fs::remove_all(old, ec);
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status SaveSavedModel(const Graph& graph, const std::string& dir) {
+  const SavedModelOrigin* origin = graph.saved_model().get();
+  if (origin == nullptr) return Error(dir, "the graph is not a SavedModel's");
+  return WriteSavedModel(graph, origin, dir);
+}
+
+absl::Status SaveFrozenSavedModel(const Graph& graph, const std::string& dir,
+                                  const SignatureTensors& signature) {
+  for (const char* op : {"VarHandleOp", "VariableV2", "Variable"}) {
+    if (!graph.NodesWithOp(op).empty())
+      return Error(dir, absl::StrCat("the graph has variables (", op,
+                                     "); only a frozen graph is written "
+                                     "this way"));
+  }
+  SavedModelOrigin origin;
+  origin.frozen = true;
+  tf::MetaGraphDef* meta = origin.proto.add_meta_graphs();
+  meta->mutable_meta_info_def()->add_tags("serve");
+  tf::SignatureDef& def = (*meta->mutable_signature_def())[signature.key];
+  def.set_method_name("tensorflow/serving/predict");
+  for (bool input : {true, false}) {
+    for (const auto& [key, tensor] : input ? signature.inputs : signature.outputs) {
+      absl::string_view name;
+      int port = 0;
+      const Node* node = Graph::ParseTensorName(tensor, &name, &port) && port >= 0
+                             ? graph.FindNode(name)
+                             : nullptr;
+      if (node == nullptr)
+        return Error(dir, absl::StrCat("the signature's ", input ? "input" : "output",
+                                       " `", key, "` names `", tensor,
+                                       "`, which the graph does not have"));
+      tf::TensorInfo& info = (*(input ? def.mutable_inputs()
+                                      : def.mutable_outputs()))[key];
+      info.set_name(absl::StrCat(node->name(), ":", port));
+      info.set_dtype(OpRegistry::Tensorflow().OutputType(*node, port));
+      const tf::AttrValue* shape = node->attr("shape");
+      const tf::AttrValue* shapes = node->attr("_output_shapes");
+      if (node->op() == "Placeholder" && shape != nullptr && port == 0) {
+        *info.mutable_tensor_shape() = shape->shape();
+      } else if (shapes != nullptr && port < shapes->list().shape_size()) {
+        *info.mutable_tensor_shape() = shapes->list().shape(port);
+      } else {
+        info.mutable_tensor_shape()->set_unknown_rank(true);
+      }
+    }
+  }
+  return WriteSavedModel(graph, &origin, dir);
 }
 
 }  // namespace graft

@@ -13,6 +13,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/graph.h"
@@ -60,6 +62,19 @@ absl::StatusOr<Graph> ParseSavedModel(const std::string& bytes,
 // in place, everything else copied as it was; frozen, saved_model.pb and
 // the input's assets/ only.
 absl::Status SaveSavedModel(const Graph& graph, const std::string& dir);
+
+// One signature over a graph's tensors: (name in the signature, tensor).
+struct SignatureTensors {
+  std::string key = "serving_default";
+  std::vector<std::pair<std::string, std::string>> inputs, outputs;
+};
+
+// Writes `graph`, a graph without variables (frozen), as a new SavedModel
+// folder at `dir` with one MetaGraph (tag serve) and `signature` (dtypes
+// from the op registry, shapes from the inputs' placeholders and
+// `_output_shapes` where known). An error names a tensor the graph lacks.
+absl::Status SaveFrozenSavedModel(const Graph& graph, const std::string& dir,
+                                  const SignatureTensors& signature);
 
 }  // namespace graft
 

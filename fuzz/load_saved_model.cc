@@ -1,11 +1,13 @@
 // Fuzz target: a SavedModel's saved_model.pb as graft reads one (the
 // MetaGraph chosen by tag, its graph and function library), then the
 // graph exercised as the GraphDef loaders' targets do and every library
-// function's body read as a graph and written back.
+// function's body read as a graph and written back; and the SavedModel
+// frozen (signatures inlined; no variables/ to read constants from).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
+#include "engine/freeze.h"
 #include "engine/function_body.h"
 #include "engine/saved_model.h"
 #include "fuzz/graph_ops.h"
@@ -22,5 +24,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   (void)graft::CheckpointFunctions(*graph);
   graft::fuzz::ExerciseGraph(*graph);
+  absl::StatusOr<graft::Graph> again = graft::ParseSavedModel(
+      std::string(reinterpret_cast<const char*>(data), size),
+      "fuzz/saved_model.pb");
+  if (!again.ok()) return 0;
+  graft::FreezeOptions options;
+  options.max_nodes = 100000;
+  absl::StatusOr<graft::Graph> frozen =
+      graft::FreezeSavedModel(*std::move(again), options);
+  if (frozen.ok()) graft::fuzz::ExerciseGraph(*frozen);
   return 0;
 }

@@ -107,8 +107,15 @@ py::tuple ApplyOne(const std::string& path, const py::object& data,
                    const std::vector<std::string>& outputs,
                    const std::vector<std::string>& custom_ops,
                    int64_t max_rewrites, bool diff, const std::string& out_path,
-                   const std::string& out_format, const std::string& functions) {
+                   const std::string& out_format, const std::string& functions,
+                   const std::string& saved_model) {
   Model model = ModelOf(path, data, format);
+  if (saved_model == "in-place") {
+    model.saved_model.mode = SavedModelMode::kInPlace;
+  } else if (saved_model != "freeze") {
+    throw PyError{Error::Usage(absl::StrCat(
+        "error: saved_model: expected freeze or in-place, got `", saved_model, "`"))};
+  }
   ApplyOptions options =
       ApplyOptionsOf(outputs, custom_ops, max_rewrites, diff, functions);
   Output out{out_path, FormatOf(out_format)};
@@ -200,6 +207,33 @@ PYBIND11_MODULE(_graft, m) {
     py::gil_scoped_release release;
     return ToJson(Take(Stats(model)));
   });
+  m.def("freeze_saved_model", [](const std::string& path, const std::string& tag,
+                                 const std::vector<std::string>& signatures) {
+    Model model = Model::File(path);
+    model.saved_model.tag = tag;
+    model.saved_model.signatures = signatures;
+    model.saved_model.mode = SavedModelMode::kFreeze;
+    Frozen frozen;
+    {
+      py::gil_scoped_release release;
+      frozen = Take(Freeze(model));
+    }
+    py::list out;
+    for (const SignatureTensors& s : frozen.signatures)
+      out.append(py::make_tuple(s.key, s.inputs, s.outputs));
+    return py::make_tuple(py::bytes(frozen.bytes), out, ToJson(frozen.report));
+  });
+  m.def("save_saved_model",
+        [](const std::string& path, const py::object& data,
+           const std::string& format, const std::string& dir,
+           const std::string& key,
+           const std::vector<std::pair<std::string, std::string>>& inputs,
+           const std::vector<std::pair<std::string, std::string>>& outputs) {
+          Model model = ModelOf(path, data, format);
+          SignatureTensors signature{key, inputs, outputs};
+          py::gil_scoped_release release;
+          Take(SaveAsSavedModel(model, dir, signature));
+        });
   m.def("convert", [](const std::string& path, const py::object& data,
                       const std::string& format, const std::string& out_path,
                       const std::string& out_format) {

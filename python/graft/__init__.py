@@ -53,12 +53,14 @@ _TEXT_SUFFIXES = (".pbtxt", ".txt", ".prototxt")
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-# int64 fields of graft's reports, which JSON carries as strings.
+# int64 fields of graft's reports (proto/report.proto; a test keeps the
+# list whole), which JSON carries as strings.
 _INT64_FIELDS = frozenset(
-    "applied candidates copies count failed guard_errors matches nodes "
-    "nodes_added nodes_after nodes_before nodes_removed num_control_edges "
-    "num_data_edges num_functions num_nodes ok ops peak_bytes_after "
-    "peak_bytes_before rewrites size_bytes skipped unchanged".split())
+    "applied calls_inlined candidates copies count failed functions_kept "
+    "guard_errors identities_bypassed matches nodes nodes_added nodes_after "
+    "nodes_before nodes_removed num_control_edges num_data_edges "
+    "num_functions num_nodes ok ops peak_bytes_after peak_bytes_before "
+    "rewrites size_bytes skipped unchanged variable_bytes variables".split())
 
 
 def _ints(obj):
@@ -134,7 +136,20 @@ class Model:
 
     def save(self, path: PathLike, format: str = "auto") -> None:
         """Writes the model atomically (a temporary file, then a rename);
-        ``format`` auto: text for .pbtxt/.txt/.prototxt, else binary."""
+        ``format`` auto: text for .pbtxt/.txt/.prototxt, else binary;
+        ``"saved_model"``: a SavedModel folder whose ``serving_default``
+        signature feeds ``inputs`` and fetches ``outputs`` (a frozen graph,
+        as graft.tf.freeze makes; keys are the tensors' node names)."""
+        if format == "saved_model" and self.format != "saved_model":
+            if not self.inputs or not self.outputs:
+                raise Error("error: a SavedModel signature needs the model's "
+                            "inputs and outputs (graft.tf.freeze records "
+                            "them; or set Model.inputs and Model.outputs)", True)
+            keyed = [[(_signature_key(t), t) for t in tensors]
+                     for tensors in (self.inputs, self.outputs)]
+            _graft.save_saved_model(*self._args(), os.fspath(path),
+                                    "serving_default", *keyed)
+            return
         _graft.convert(*self._args(), os.fspath(path), format)
 
     def stats(self) -> Dict[str, Any]:
@@ -168,13 +183,43 @@ class Model:
                      self.name, self.inputs, self.outputs)
 
 
+def _signature_key(tensor: str) -> str:
+    name = tensor.split(":")[0]
+    return name if tensor.endswith(":0") or ":" not in tensor else \
+        name + "_" + tensor.split(":")[1]
+
+
 def load(source: Union[PathLike, bytes], format: str = "auto",
-         name: Optional[str] = None) -> Model:
+         name: Optional[str] = None, *, freeze: bool = False,
+         signature: Optional[str] = None, tag: str = "serve") -> Model:
     """A model from a file (``.pb``, ``.pbtxt``), a SavedModel folder or
-    bytes. Raises graft.Error when it is not a graph."""
+    bytes. Raises graft.Error when it is not a graph.
+
+    A SavedModel is read where it is (``format`` "saved_model"); with
+    ``freeze=True`` it is frozen now (``signature``, default the only one
+    or ``serving_default``: its call tree inlined, variables as
+    constants) into a GraphDef Model whose ``inputs`` and ``outputs`` are
+    the signature's tensors."""
     if not isinstance(source, (bytes, bytearray, memoryview)) and \
             os.path.isfile(os.path.join(os.fspath(source), "saved_model.pb")):
-        model = Model(b"", "saved_model", os.fspath(source))
+        path = os.fspath(source)
+        if freeze:
+            data, signatures, _ = _graft.freeze_saved_model(
+                path, tag, [signature] if signature else [])
+            by_key = {key: (ins, outs) for key, ins, outs in signatures}
+            key = signature or ("serving_default" if "serving_default" in by_key
+                                else next(iter(by_key)) if len(by_key) == 1 else None)
+            if key is None:
+                raise Error(f"{path}: error: the SavedModel has signatures "
+                            f"{', '.join(sorted(by_key))}: choose one with signature=",
+                            True)
+            ins, outs = by_key[key]
+            return Model(data, "pb", name or path, [t for _, t in ins],
+                         [t for _, t in outs])
+        if signature is not None or tag != "serve":
+            raise Error(f"{path}: error: signature= and tag= choose what a frozen "
+                        "SavedModel keeps: pass freeze=True", True)
+        model = Model(b"", "saved_model", path)
         _graft.stats(*model._args())  # a located error now, not later
         return model
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -347,6 +392,7 @@ def apply(model: Union[Model, PathLike, bytes], rules: RulesArg = None, *,
           max_rewrites: int = 0, diff: bool = False,
           output: Optional[PathLike] = None, format: Optional[str] = None,
           functions: Union[str, Sequence[str]] = "all",
+          saved_model: str = "freeze",
           **compile_options) -> Tuple[Model, Dict[str, Any]]:
     """Rewrites ``model`` until no rule matches; returns the new model and
     the report (rewrites per rule, nodes before and after, timings).
@@ -357,22 +403,30 @@ def apply(model: Union[Model, PathLike, bytes], rules: RulesArg = None, *,
     atomically. With ``diff``, the report's ``"diff"`` holds the structural
     diff as text. ``functions``: the library functions (If/While bodies,
     call targets) rewritten too: "all", "none" or names; the report's
-    ``"functions"`` says what happened in each. Raises graft.Error and writes nothing when a step does not
-    converge or the result does not validate."""
+    ``"functions"`` says what happened in each. ``saved_model`` (a
+    SavedModel folder's model): "freeze" (its signatures inlined,
+    variables as constants: the result is a frozen GraphDef, or with
+    ``output`` a SavedModel folder without variables) or "in-place" (its
+    functions rewritten where they are; needs ``output``). Raises
+    graft.Error and writes nothing when a step does not converge or the
+    result does not validate."""
     model = _model(model)
     rule_set = _rules(rules, pipeline, transforms, params, compile_options)
     fmt = format or model.format
     if not outputs:  # the model's own fetches, when known
         outputs = sorted({t.split(":")[0].lstrip("^") for t in model.outputs})
-    saved_model = model.format == "saved_model"
-    if saved_model and output is None:
-        raise Error(f"{model.name}: error: a SavedModel is written as a folder: "
-                    "pass output=", True)
+    to_folder = model.format == "saved_model" and (
+        output is not None or saved_model == "in-place")
+    if to_folder and output is None:
+        raise Error(f"{model.name}: error: a SavedModel rewritten in place is "
+                    "written as a folder: pass output=", True)
+    if model.format == "saved_model" and not to_folder:
+        fmt = format or "pb"
     data, report_json, diff_text = _graft.apply(
         *model._args(), rule_set._native, list(outputs), list(custom_ops),
-        int(max_rewrites), bool(diff), os.fspath(output) if saved_model else "",
-        "auto" if saved_model else fmt, _functions(functions))
-    if saved_model:
+        int(max_rewrites), bool(diff), os.fspath(output) if to_folder else "",
+        "auto" if to_folder else fmt, _functions(functions), saved_model)
+    if to_folder:
         result = load(output)
     else:
         result = Model(data, fmt, model.name, model.inputs, model.outputs)

@@ -148,8 +148,9 @@ def test_saved_models(tmp_path):
     model = graft.load(saved)
     assert model.format == "saved_model" and model.stats()["format"] == "saved_model"
     with pytest.raises(graft.Error, match="written as a folder"):
-        graft.apply(model, pipeline="inference")
-    out, report = graft.apply(model, pipeline="inference", output=tmp_path / "q")
+        graft.apply(model, pipeline="inference", saved_model="in-place")
+    out, report = graft.apply(model, pipeline="inference", output=tmp_path / "q",
+                              saved_model="in-place")
     assert out.format == "saved_model" and (tmp_path / "q" / "saved_model.pb").exists()
     changed = {f["name"] for f in report["functions"] if f.get("rewrites", 0) > 0}
     assert any("wrapped_model" in name for name in changed)
@@ -158,3 +159,39 @@ def test_saved_models(tmp_path):
     assert d.differs and "function __inference__wrapped_model" in d
     model.save(tmp_path / "copy")
     assert not graft.diff(model, graft.load(tmp_path / "copy")).differs
+
+
+def test_saved_models_frozen(tmp_path):
+    saved = repo_path("tests", "data", "saved_models", "cnn")
+    # Applied frozen (the default): a GraphDef, the batch norm folded.
+    folded, report = graft.apply(graft.load(saved), repo_path("rules", "fold_batch_norms.graft"))
+    assert folded.format == "pb" and report["freeze"]["variables"] == 8
+    ops = folded.stats()["ops"]
+    assert "FusedBatchNormV3" not in ops and "VarHandleOp" not in ops
+    # ... or a SavedModel folder without variables.
+    out, _ = graft.apply(saved, repo_path("rules", "fold_batch_norms.graft"),
+                         output=tmp_path / "f")
+    assert out.format == "saved_model" and not (tmp_path / "f" / "variables").exists()
+    # Frozen on load: the signature's tensors become the Model's.
+    frozen = graft.load(saved, freeze=True)
+    assert frozen.inputs == ["serving_default_input_1:0"]
+    assert frozen.outputs == ["StatefulPartitionedCall:0"]
+    with pytest.raises(graft.Error, match="no signature `predict`"):
+        graft.load(saved, freeze=True, signature="predict")
+    with pytest.raises(graft.Error, match="pass freeze=True"):
+        graft.load(saved, signature="serving_default")
+    # A frozen GraphDef saved as a SavedModel, and read back.
+    frozen.save(tmp_path / "again", format="saved_model")
+    again = graft.load(tmp_path / "again", freeze=True)
+    assert again.inputs == frozen.inputs and again.outputs == frozen.outputs
+    # The same graph, less the init op's NoOp (the new SavedModel has none).
+    assert str(graft.diff(frozen, again)) == "- NoOp (NoOp)\n0 added, 1 removed, 0 changed\n"
+    with pytest.raises(graft.Error, match="needs the model's inputs and outputs"):
+        graft.Model(frozen.data).save(tmp_path / "x", format="saved_model")
+
+
+def test_every_int64_report_field_becomes_an_int():
+    import re
+    proto = open(repo_path("proto", "report.proto")).read()
+    fields = set(re.findall(r"\bu?int64 (\w+) =", proto))
+    assert fields and fields <= graft._INT64_FIELDS, fields - graft._INT64_FIELDS
