@@ -30,6 +30,7 @@
 namespace graft {
 
 struct SavedModelOrigin;  // engine/saved_model.h
+struct OnnxOrigin;        // engine/onnx_model.h
 
 
 using NodeId = int32_t;
@@ -254,6 +255,12 @@ class Graph {
   void set_saved_model(std::shared_ptr<const SavedModelOrigin> origin) {
     saved_model_ = std::move(origin);
   }
+  // An ONNX model's graph (the ONNX dialect): the model around it, or
+  // nullptr for TensorFlow's.
+  const std::shared_ptr<const OnnxOrigin>& onnx() const { return onnx_; }
+  void set_onnx(std::shared_ptr<const OnnxOrigin> origin) {
+    onnx_ = std::move(origin);
+  }
 
   // The rule that created node `id`, or empty for nodes of the source file.
   const std::string& Provenance(NodeId id) const;
@@ -341,6 +348,7 @@ class Graph {
   tf::GraphDef header_;  // everything but the nodes
   bool library_modified_ = false;
   std::shared_ptr<const SavedModelOrigin> saved_model_;
+  std::shared_ptr<const OnnxOrigin> onnx_;
   // The source file's bytes (a string or a read-only mapping) and what
   // keeps them alive.
   std::shared_ptr<const void> source_owner_;

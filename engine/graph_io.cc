@@ -21,6 +21,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/files.h"
+#include "engine/onnx_model.h"
 #include "engine/saved_model.h"
 #include "engine/wire_format.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -308,13 +309,15 @@ absl::StatusOr<GraphFormat> ParseGraphFormat(absl::string_view name) {
   if (lower == "auto") return GraphFormat::kAuto;
   if (lower == "pb" || lower == "binary") return GraphFormat::kBinary;
   if (lower == "pbtxt" || lower == "text") return GraphFormat::kText;
+  if (lower == "onnx") return GraphFormat::kOnnx;
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown graph format `", name, "` (expected pb, pbtxt or auto)"));
+      "unknown graph format `", name, "` (expected pb, pbtxt, onnx or auto)"));
 }
 
 GraphFormat ResolveGraphFormat(absl::string_view path, GraphFormat format) {
   if (format != GraphFormat::kAuto) return format;
   std::string lower = absl::AsciiStrToLower(path);
+  if (IsOnnxPath(lower)) return GraphFormat::kOnnx;
   for (const char* ext : {".pbtxt", ".txt", ".prototxt"}) {
     if (absl::EndsWith(lower, ext)) return GraphFormat::kText;
   }
@@ -330,6 +333,8 @@ absl::StatusOr<Graph> ParseGraph(std::string bytes, GraphFormat format,
   if (ResolveGraphFormat(source_name, format) == GraphFormat::kText) {
     return GraphBuilder::FromText(bytes, source_name);
   }
+  if (ResolveGraphFormat(source_name, format) == GraphFormat::kOnnx)
+    return ParseOnnx(bytes, std::string(source_name));
   auto owner = std::make_shared<const std::string>(std::move(bytes));
   absl::string_view view(*owner);
   return GraphBuilder::FromBinary(std::move(owner), view, source_name);
@@ -346,6 +351,8 @@ absl::StatusOr<Graph> ParseGraphView(std::shared_ptr<const void> owner,
   if (ResolveGraphFormat(source_name, format) == GraphFormat::kText) {
     return GraphBuilder::FromText(std::string(bytes), source_name);
   }
+  if (ResolveGraphFormat(source_name, format) == GraphFormat::kOnnx)
+    return ParseOnnx(bytes, std::string(source_name));
   return GraphBuilder::FromBinary(std::move(owner), bytes, source_name);
 }
 
@@ -353,6 +360,13 @@ absl::StatusOr<Graph> LoadGraph(const std::string& path, GraphFormat format,
                                 bool allow_empty) {
   if (IsSavedModelDir(path)) return LoadSavedModel(path);
   format = ResolveGraphFormat(path, format);
+  if (format == GraphFormat::kOnnx) {
+    absl::StatusOr<std::string> bytes =
+        ReadFileBytes(path, kMaxGraphFileBytes, "an ONNX model");
+    if (!bytes.ok()) return bytes.status();
+    if (bytes->empty()) return Located(path, "is empty (0 bytes), not an ONNX model");
+    return ParseOnnx(*bytes, path);
+  }
   if (format == GraphFormat::kBinary) {
     // A read-only mapping of the file: no copy, no zeroed buffer; the graph
     // keeps it for the unmodified bytes it writes back.
@@ -568,6 +582,10 @@ void EmitBinary(const Graph& graph, Sink&& sink) {
 }  // namespace
 
 std::string SerializeGraph(const Graph& graph, GraphFormat format) {
+  if (graph.onnx() != nullptr && format != GraphFormat::kText) {
+    absl::StatusOr<std::string> bytes = SerializeOnnx(graph);
+    return bytes.ok() ? *std::move(bytes) : std::string();
+  }
   if (format == GraphFormat::kText) {
     std::string text;
     google::protobuf::TextFormat::Printer printer;
@@ -716,6 +734,14 @@ absl::Status SaveGraph(const Graph& graph, const std::string& path,
                      "(--saved-model freeze) or write a SavedModel folder");
   }
   format = ResolveGraphFormat(path, format);
+  if (graph.onnx() != nullptr && format != GraphFormat::kText) {
+    absl::StatusOr<std::string> bytes = SerializeOnnx(graph);
+    if (!bytes.ok()) return Located(path, std::string(bytes.status().message()));
+    return WriteFileAtomically(path, *bytes);
+  }
+  if (format == GraphFormat::kOnnx)
+    return Located(path, "a TensorFlow graph is not written as ONNX (graft "
+                         "rewrites each format in its own dialect)");
   if (format == GraphFormat::kText || graph.source_segments().empty()) {
     return WriteFileAtomically(path, SerializeGraph(graph, format));
   }

@@ -23,9 +23,10 @@
 
 namespace graft {
 
-enum class GraphFormat { kAuto, kBinary, kText };
+// kOnnx: an ONNX model (engine/onnx_model.h), the ONNX dialect's graph.
+enum class GraphFormat { kAuto, kBinary, kText, kOnnx };
 
-// "auto", "pb" / "binary", "pbtxt" / "text".
+// "auto", "pb" / "binary", "pbtxt" / "text", "onnx".
 absl::StatusOr<GraphFormat> ParseGraphFormat(absl::string_view name);
 // `format` unless it is kAuto; else text for `.pbtxt`, `.txt`, `.prototxt`
 // and binary for anything else.

@@ -4,11 +4,14 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 namespace graft {
 
 extern const char kTfOpList[];
 extern const size_t kTfOpListSize;
+extern const char kOnnxOpList[];
+extern const size_t kOnnxOpListSize;
 
 namespace {
 
@@ -77,6 +80,28 @@ const OpRegistry& OpRegistry::Tensorflow() {
     return new OpRegistry(std::move(ops));
   }();
   return *registry;
+}
+
+const OpRegistry& OpRegistry::Onnx() {
+  static const OpRegistry* const registry = [] {
+    tf::OpList ops;
+    ops.ParseFromArray(kOnnxOpList, static_cast<int>(kOnnxOpListSize));
+    return new OpRegistry(std::move(ops));
+  }();
+  return *registry;
+}
+
+const OpRegistry& OpRegistry::For(const Graph& graph) {
+  return graph.onnx() != nullptr ? Onnx() : Tensorflow();
+}
+
+const tf::OpDef* OpRegistry::FindAt(absl::string_view op, int64_t opset) const {
+  // Versions are few per op and opsets small: try each since-version down.
+  for (int64_t v = opset; v >= 1; --v) {
+    auto it = by_name_.find(absl::StrCat(op, "@", v));
+    if (it != by_name_.end()) return it->second;
+  }
+  return nullptr;
 }
 
 OpRegistry::OpRegistry(tf::OpList ops) : ops_(std::move(ops)) {

@@ -23,11 +23,19 @@ class OpRegistry {
  public:
   // TensorFlow's ops; parsed once, on first use.
   static const OpRegistry& Tensorflow();
+  // ONNX's ops (the default domain, engine/ops/onnx_ops.pbtxt): `Name` is
+  // the newest version, `Name@V` the one since opset V (FindAt).
+  static const OpRegistry& Onnx();
+  // The registry of a graph's dialect.
+  static const OpRegistry& For(const Graph& graph);
 
   explicit OpRegistry(tf::OpList ops);
 
   // The signature of `op`, or nullptr for an op not in the registry.
   const tf::OpDef* Find(absl::string_view op) const;
+  // A versioned registry's (ONNX's) signature of `op` at `opset`: the
+  // newest version not after it; nullptr when the op is not defined yet.
+  const tf::OpDef* FindAt(absl::string_view op, int64_t opset) const;
   int size() const { return ops_.op_size(); }
   // Every op name, sorted.
   std::vector<std::string> OpNames() const;

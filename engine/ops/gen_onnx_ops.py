@@ -1,0 +1,129 @@
+"""Regenerates engine/ops/onnx_ops.pbtxt: the signatures of ONNX's ops (the
+default domain), every version, from the onnx package on PyPI.
+
+Each version of an op is one OpDef named `Name@V` (V its since_version);
+`Name` alone is the newest. Inputs and outputs keep their names; a
+type-constrained one names its constraint in `type_attr` (the constraint
+is an attr of type "type" listing its allowed dtypes); `description` says
+"optional" or "variadic". ONNX attrs become attrs of the matching type
+("int", "float", "string", "tensor", "graph", "list(int)", ...), with
+their defaults; a required attr has none. Documentation is dropped.
+
+  .venv/bin/python engine/ops/gen_onnx_ops.py > engine/ops/onnx_ops.pbtxt
+"""
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import onnx  # noqa: E402
+from onnx import defs, helper  # noqa: E402
+from tensorflow.core.framework import op_def_pb2, types_pb2  # noqa: E402
+from google.protobuf import text_format  # noqa: E402
+
+# ONNX element types (TensorProto.DataType) -> TensorFlow DataType.
+DTYPES = {
+    "float": types_pb2.DT_FLOAT, "uint8": types_pb2.DT_UINT8, "int8": types_pb2.DT_INT8,
+    "uint16": types_pb2.DT_UINT16, "int16": types_pb2.DT_INT16,
+    "int32": types_pb2.DT_INT32, "int64": types_pb2.DT_INT64,
+    "string": types_pb2.DT_STRING, "bool": types_pb2.DT_BOOL,
+    "float16": types_pb2.DT_HALF, "double": types_pb2.DT_DOUBLE,
+    "uint32": types_pb2.DT_UINT32, "uint64": types_pb2.DT_UINT64,
+    "complex64": types_pb2.DT_COMPLEX64, "complex128": types_pb2.DT_COMPLEX128,
+    "bfloat16": types_pb2.DT_BFLOAT16,
+}
+
+ATTR_TYPES = {
+    "FLOAT": "float", "INT": "int", "STRING": "string", "TENSOR": "tensor",
+    "GRAPH": "graph", "SPARSE_TENSOR": "sparse_tensor", "TYPE_PROTO": "type_proto",
+    "FLOATS": "list(float)", "INTS": "list(int)", "STRINGS": "list(string)",
+    "TENSORS": "list(tensor)", "GRAPHS": "list(graph)",
+    "SPARSE_TENSORS": "list(sparse_tensor)", "TYPE_PROTOS": "list(type_proto)",
+}
+
+
+def default_value(attr_def, out):
+    """The schema's default (an AttributeProto) as an AttrValue; False when
+    it has none graft can hold."""
+    value = attr_def.default_value
+    if value is None or not value.name:
+        return False
+    kind = value.type
+    if kind == onnx.AttributeProto.FLOAT:
+        out.f = value.f
+    elif kind == onnx.AttributeProto.INT:
+        out.i = value.i
+    elif kind == onnx.AttributeProto.STRING:
+        out.s = value.s
+    elif kind == onnx.AttributeProto.FLOATS:
+        out.list.f.extend(value.floats)
+    elif kind == onnx.AttributeProto.INTS:
+        out.list.i.extend(value.ints)
+    elif kind == onnx.AttributeProto.STRINGS:
+        out.list.s.extend(value.strings)
+    else:
+        return False
+    return True
+
+
+def arg(params, param, out):
+    out.name = param.name
+    option = param.option
+    if option == defs.OpSchema.FormalParameterOption.Optional:
+        out.description = "optional"
+    elif option == defs.OpSchema.FormalParameterOption.Variadic:
+        out.description = "variadic"
+        out.number_attr = "N_" + param.name  # the count, known from the node
+    if param.type_str in params:
+        out.type_attr = param.type_str
+    else:
+        dtype = DTYPES.get(param.type_str.replace("tensor(", "").rstrip(")"))
+        if dtype is not None:
+            out.type = dtype
+        else:
+            out.type_attr = param.type_str
+
+
+def op_def(schema, name):
+    out = op_def_pb2.OpDef(name=name)
+    params = {c.type_param_str: c for c in schema.type_constraints}
+    for p in schema.inputs:
+        arg(params, p, out.input_arg.add())
+    for p in schema.outputs:
+        arg(params, p, out.output_arg.add())
+    for attr_name in sorted(schema.attributes):
+        a = schema.attributes[attr_name]
+        attr = out.attr.add(name=attr_name)
+        attr.type = ATTR_TYPES.get(str(a.type).split(".")[-1], "string")
+        default_value(a, attr.default_value)
+    for c in schema.type_constraints:
+        attr = out.attr.add(name=c.type_param_str, type="type")
+        for t in c.allowed_type_strs:
+            dtype = DTYPES.get(t.replace("tensor(", "").rstrip(")"))
+            if t.startswith("tensor(") and dtype is not None:
+                attr.allowed_values.list.type.append(dtype)
+    out.summary = "since %d" % schema.since_version
+    if schema.deprecated:
+        out.deprecation.version = schema.since_version
+    return out
+
+
+def main():
+    schemas = [s for s in defs.get_all_schemas_with_history() if s.domain == ""]
+    newest = {}
+    for s in schemas:
+        if s.name not in newest or s.since_version > newest[s.name].since_version:
+            newest[s.name] = s
+    ops = op_def_pb2.OpList()
+    for s in sorted(schemas, key=lambda s: (s.name, s.since_version)):
+        ops.op.append(op_def(s, "%s@%d" % (s.name, s.since_version)))
+        if newest[s.name] is s:
+            ops.op.append(op_def(s, s.name))
+    sys.stdout.write("# ONNX %s op signatures (opset %d); regenerate with "
+                     "engine/ops/gen_onnx_ops.py\n"
+                     % (onnx.__version__, defs.onnx_opset_version()))
+    sys.stdout.write(text_format.MessageToString(ops))
+
+
+if __name__ == "__main__":
+    main()
