@@ -179,9 +179,13 @@ void RegisterQuantizationHooks(HookRegistry& r) {
         absl::StatusOr<ConstTensor> s = ToConstant(ctx.graph, a[1]);
         if (!s.ok()) return s.status();
         const Node& op = ctx.graph.node(a[2].tensor.node);
+        // TensorFlow's MatMul `transpose_b`, ONNX's Gemm `transB`.
         const tf::AttrValue* tb = op.attr("transpose_b");
-        absl::StatusOr<ConstTensor> r = ScaleOutputChannels(
-            *std::move(w), *s, op.op(), tb != nullptr && tb->b());
+        const tf::AttrValue* trans_b = op.attr("transB");
+        bool transposed = (tb != nullptr && tb->b()) ||
+                          (trans_b != nullptr && trans_b->i() != 0);
+        absl::StatusOr<ConstTensor> r =
+            ScaleOutputChannels(*std::move(w), *s, op.op(), transposed);
         if (!r.ok()) return r.status();
         return Value::Constant(*std::move(r));
       });

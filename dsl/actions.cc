@@ -18,6 +18,7 @@ using AK = Action::Kind;
 // (`BiasAdd(a, b)` gets `T` from `a`; `Print(x, xs)` its list `U` from
 // `xs`, a type list that is the op's last input taking the rest).
 void InferTypeAttrs(const Graph& g, NodeSpec* spec) {
+  if (g.onnx() != nullptr) return;  // ONNX nodes carry no type attrs
   const tf::OpDef* def = OpRegistry::Tensorflow().Find(spec->op);
   if (def == nullptr) return;
   size_t index = 0;
@@ -540,7 +541,7 @@ absl::Status ActionRunner::AddAttrs(const Expr& e, NodeSpec* spec) {
 // dtypes only; anything else is left for validation to report.
 absl::Status ActionRunner::FitConstants(const NodeSpec& spec) {
   std::optional<std::vector<tf::DataType>> required =
-      OpRegistry::Tensorflow().InputTypes(spec.op, spec.attrs);
+      OpRegistry::For(graph()).InputTypes(spec.op, spec.attrs);
   if (!required || required->size() != spec.inputs.size())
     return absl::OkStatus();  // validation says what is wrong
   for (size_t i = 0; i < spec.inputs.size(); ++i) {

@@ -262,6 +262,8 @@ struct OutputOrder {
 struct RuleFile {
   std::string path;
   std::string source;
+  std::string dialect;  // `dialect NAME`; empty: tensorflow
+  Loc dialect_loc;
   std::vector<Import> imports;
   std::vector<Param> params;
   std::vector<Require> requirements;

@@ -224,17 +224,21 @@ bool Checker::CheckFor(const RuleFile& f, const Rule& rule, Names* names) {
 
 // ---- patterns ----
 
+const OpRegistry& OpsOf(const RuleFile& f) {
+  return f.dialect == "onnx" ? OpRegistry::Onnx() : OpRegistry::Tensorflow();
+}
+
 void Checker::CheckOp(const RuleFile& f, const std::string& op, Loc loc) {
-  const OpRegistry& ops = OpRegistry::Tensorflow();
+  const OpRegistry& ops = OpsOf(f);
   if (op.find('*') != std::string::npos || ops.Find(op) != nullptr) return;
   Error(f, loc, absl::StrCat("unknown op `", op, "`"),
         Suggest(op, ops.OpNames()));
 }
 
-std::vector<std::string> KnownOps(const NodePattern& p) {
+std::vector<std::string> KnownOps(const RuleFile& f, const NodePattern& p) {
   if (!p.ref.empty()) return {};
   for (const std::string& op : p.ops) {
-    if (OpRegistry::Tensorflow().Find(op) == nullptr) return {};
+    if (OpsOf(f).Find(op) == nullptr) return {};
   }
   return p.ops;
 }
@@ -244,9 +248,11 @@ std::pair<int, int> InputCounts(const tf::OpDef& def) {
   int fixed = 0;
   bool open = false;
   int extra = 0;
+  int optional = 0;  // trailing optional inputs (ONNX's)
   for (const auto& arg : def.input_arg()) {
     if (arg.number_attr().empty() && arg.type_list_attr().empty()) {
       ++fixed;
+      optional = arg.description() == "optional" ? optional + 1 : 0;
       continue;
     }
     open = true;
@@ -255,14 +261,14 @@ std::pair<int, int> InputCounts(const tf::OpDef& def) {
         extra += static_cast<int>(a.minimum());
     }
   }
-  return {fixed + extra, open ? -1 : fixed};
+  return {fixed - optional + extra, open ? -1 : fixed};
 }
 
 // A pattern's operands an op it names cannot have: the op never matches.
 void Checker::CheckOperandCount(const RuleFile& f, const NodePattern& p,
                                 int data, bool variadic) {
   for (const std::string& op : p.ops) {
-    const tf::OpDef* def = OpRegistry::Tensorflow().Find(op);
+    const tf::OpDef* def = OpsOf(f).Find(op);
     if (def == nullptr) continue;
     auto [min, max] = InputCounts(*def);
     int fixed = variadic ? data - 1 : data;
@@ -449,7 +455,7 @@ bool Checker::AddOperand(const RuleFile& f, const NodePattern& p, size_t i,
       }
       Bind(f, o.name, NameInfo::Kind::kTensor, ValueType::kTensor, o.loc,
            names);
-      (*names)[o.name].ops = KnownOps(*o.nested);
+      (*names)[o.name].ops = KnownOps(f, *o.nested);
       po.nested =
           AddPattern(f, *o.nested, "", nested_what, pnodes, names, stmts);
       break;
@@ -601,7 +607,7 @@ void Checker::CompileRule(const RuleFile& f, const Rule& rule) {
       Error(f, s.loc, absl::StrCat("`", s.name, "` is already a pattern"));
     }
     names[s.name] = {NameInfo::Kind::kPattern, ValueType::kNode, s.loc, 0};
-    names[s.name].ops = KnownOps(s.pattern);
+    names[s.name].ops = KnownOps(f, s.pattern);
   }
   // Statement patterns occupy the first slots; nested ones follow.
   CompiledPattern pattern;

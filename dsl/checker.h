@@ -13,6 +13,7 @@
 
 #include "dsl/actions.h"
 #include "dsl/ast.h"
+#include "engine/op_registry.h"
 #include "dsl/compiled_rule.h"
 #include "dsl/compiler.h"
 #include "dsl/diagnostics.h"
@@ -48,7 +49,10 @@ using Names = std::map<std::string, NameInfo>;
 
 // The ops a pattern names, when each is a known op (no glob, not a named
 // pattern); else none.
-std::vector<std::string> KnownOps(const NodePattern& p);
+std::vector<std::string> KnownOps(const RuleFile& f, const NodePattern& p);
+
+// The op registry of a rule file's dialect (`dialect onnx`: ONNX's).
+const OpRegistry& OpsOf(const RuleFile& f);
 
 // The value type of a param declared as `type` (int, float, bool, ...).
 ValueType ParamType(const std::string& type);

@@ -355,7 +355,7 @@ ValueType Checker::CheckCreate(const RuleFile& f, const Expr& e, Names* names,
     }
   }
   const tf::OpDef* def =
-      e.text.empty() ? nullptr : OpRegistry::Tensorflow().Find(e.text);
+      e.text.empty() ? nullptr : OpsOf(f).Find(e.text);
   // `m.op(...) { attr: v }`: m's ops, when its pattern names them.
   std::vector<std::string> copied_ops;
   if (!e.op_of.empty()) {
@@ -396,7 +396,7 @@ void Checker::CheckAttrName(const RuleFile& f, const std::string& node,
   if (ops.empty() || absl::StartsWith(attr, "_")) return;
   std::vector<std::string> attrs;
   for (const std::string& op : ops) {
-    const tf::OpDef* def = OpRegistry::Tensorflow().Find(op);
+    const tf::OpDef* def = OpsOf(f).Find(op);
     if (def == nullptr) return;
     for (const auto& a : def->attr()) {
       if (a.name() == attr) return;

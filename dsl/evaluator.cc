@@ -174,7 +174,7 @@ absl::StatusOr<tf::AttrValue> ToAttr(const std::string& op,
   if (value.attr != nullptr)
     return *value.attr;  // read from an attr, as it was
   std::string type;
-  if (const tf::OpDef* def = OpRegistry::Tensorflow().Find(op)) {
+  if (const tf::OpDef* def = OpRegistry::For(graph).Find(op)) {
     for (const auto& a : def->attr()) {
       if (a.name() == name) type = a.type();
     }
@@ -389,7 +389,7 @@ absl::StatusOr<Value> Evaluator::EvalMember(const Graph& graph,
   if (e.text == "op") return Value::String(n.op());
   if (e.text == "name") return Value::String(n.name());
   if (e.text == "device") return Value::String(n.device());
-  return AttrValueOf(n, e.text);
+  return AttrValueOf(n, e.text, OpRegistry::For(graph));
 }
 
 absl::StatusOr<Value> Evaluator::EvalCall(const Graph& graph, const Bindings& b,

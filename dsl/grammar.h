@@ -44,6 +44,7 @@ struct kw : p::seq<Key, p::not_at<ident_rest>> {};
 #define GRAFT_KW(id, text) \
   struct kw_##id : kw<TAO_PEGTL_STRING(text)> {}
 GRAFT_KW(import, "import");
+GRAFT_KW(dialect, "dialect");
 GRAFT_KW(param, "param");
 GRAFT_KW(rule, "rule");
 GRAFT_KW(doc, "doc");
@@ -463,6 +464,10 @@ struct param_decl : p::seq<kw_param, ws, p::must<param_name>, ws,
                            p::opt<ws, default_value>, p::opt<ws, param_range>> {
 };
 struct import_decl : p::seq<kw_import, ws, p::must<string_lit>> {};
+// `dialect onnx`: the rules are for that dialect's graphs (default
+// tensorflow); ops and attrs are checked against its op schemas.
+struct dialect_name : name {};
+struct dialect_decl : p::seq<kw_dialect, ws, p::must<dialect_name>> {};
 struct require_decl : p::seq<kw_require, ws, p::must<expr>> {};
 // `plan name = expr`: computed once per graph, before any rule runs.
 struct plan_name : name {};
@@ -479,7 +484,7 @@ struct pattern_decl
 struct output_order_kw : kw_order {};
 struct output_order_decl
     : p::seq<kw_output, ws, p::must<output_order_kw>, ws, p::must<expr>> {};
-struct top_item : p::sor<import_decl, param_decl, require_decl, plan_decl,
+struct top_item : p::sor<import_decl, dialect_decl, param_decl, require_decl, plan_decl,
                          pattern_decl, output_order_decl, rule_decl> {};
 // One top-level item; the parser loops so that it can report an error per
 // item and go on.

@@ -187,7 +187,7 @@ class Search {
                             " data input(s); the pattern lists ", fixed);
       });
     }
-    const tf::OpDef* def = OpRegistry::Tensorflow().Find(node.op());
+    const tf::OpDef* def = OpRegistry::For(graph_).Find(node.op());
     bool commutative =
         fixed == 2 && !pn.variadic && def != nullptr && def->is_commutative();
     for (int swapped = 0; swapped <= (commutative ? 1 : 0); ++swapped) {

@@ -26,7 +26,7 @@ template <typename Rule>
 using Selector = p::parse_tree::selector<
     Rule,
     p::parse_tree::store_content::on<
-        g::import_decl, g::param_decl, g::rule_decl, g::param_name,
+        g::import_decl, g::dialect_decl, g::dialect_name, g::param_decl, g::rule_decl, g::param_name,
         g::type_name, g::default_value, g::param_range, g::range_bound,
         g::rule_name, g::control_name, g::doc_item, g::priority_value,
         g::match_block, g::rewrite_block, g::test_block, g::pattern_stmt,
@@ -164,6 +164,9 @@ class Converter {
   void TopItem(const Node& n) {
     if (n.is_type<g::import_decl>()) {
       file_->imports.push_back({StringOf(n), LocOf(n)});
+    } else if (n.is_type<g::dialect_decl>()) {
+      file_->dialect = n.children[0]->string();
+      file_->dialect_loc = LocOf(n);
     } else if (n.is_type<g::param_decl>()) {
       Param param;
       param.loc = LocOf(n);

@@ -144,6 +144,7 @@ GRAFT_ERROR(splice_root,
             "\"{x}_out\"`)");
 GRAFT_ERROR(fail_message, "expected the error message (a string) after `fail`");
 GRAFT_ERROR(param_name, "expected a param name");
+GRAFT_ERROR(dialect_name, "expected a dialect: tensorflow or onnx");
 GRAFT_ERROR(param_colon, "expected `:` and a type after the param name");
 GRAFT_ERROR(clone_src, "expected the nodes to clone (names or a list)");
 GRAFT_ERROR(clone_as, "expected `,` or `as` (as in `clone a, b as a2, b2`)");

@@ -546,10 +546,20 @@ absl::StatusOr<ChannelLayout> LayoutOf(const ConstTensor& filter,
       return absl::InvalidArgumentError("depthwise filter is not HWCM");
     return ChannelLayout{s[2] * s[3], 1};  // channel c * M + m
   }
-  if (op == "MatMul") {
+  if (op == "MatMul" || op == "Gemm") {
     if (s.size() != 2)
-      return absl::InvalidArgumentError("MatMul weights are not 2-D");
+      return absl::InvalidArgumentError(absl::StrCat(op, " weights are not 2-D"));
     return transpose_b ? ChannelLayout{s[0], s[1]} : ChannelLayout{s[1], 1};
+  }
+  // ONNX: Conv's filter is [M, C/group, k...] (output channels first),
+  // ConvTranspose's [C, M/group, k...] (one group: channels second).
+  if (op == "Conv" || op == "ConvTranspose") {
+    size_t axis = op == "Conv" ? 0 : 1;
+    if (s.size() < axis + 2)
+      return absl::InvalidArgumentError(absl::StrCat(op, " filter rank < ", axis + 2));
+    int64_t inner = 1;
+    for (size_t i = axis + 1; i < s.size(); ++i) inner *= s[i];
+    return ChannelLayout{s[axis], inner};
   }
   return absl::InvalidArgumentError(
       absl::StrCat("`", op, "` has no known filter layout"));

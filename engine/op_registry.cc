@@ -86,6 +86,11 @@ const OpRegistry& OpRegistry::Onnx() {
   static const OpRegistry* const registry = [] {
     tf::OpList ops;
     ops.ParseFromArray(kOnnxOpList, static_cast<int>(kOnnxOpListSize));
+    // The graph IR's own ops an ONNX model maps onto: initializers are
+    // Consts, graph inputs Placeholders (engine/onnx_model.h).
+    for (const char* ir_op : {"Const", "Placeholder"}) {
+      if (const tf::OpDef* def = Tensorflow().Find(ir_op)) *ops.add_op() = *def;
+    }
     return new OpRegistry(std::move(ops));
   }();
   return *registry;

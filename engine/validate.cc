@@ -17,6 +17,7 @@
 #include "engine/graph_algorithms.h"
 #include "engine/files.h"
 #include "engine/function_body.h"
+#include "engine/onnx_model.h"
 #include "engine/op_registry.h"
 #include "engine/suggest.h"
 
@@ -149,6 +150,74 @@ void CheckAttrs(const tf::OpDef& def, const Node& node,
   }
 }
 
+// An ONNX node against its op's schema at the model's opset: the op is
+// defined there (another domain's ops are not checked), its input count
+// fits (trailing optional inputs may be left out, a variadic one repeats),
+// every attr is one the op has, every input resolves to an output its
+// producer has.
+void CheckOnnxNode(const Graph& graph, const Node& node, bool signature_only,
+                   std::vector<ValidationIssue>* issues) {
+  auto report = [&](std::string message) {
+    issues->push_back({node.id(), std::move(message)});
+  };
+  const OpRegistry& ops = OpRegistry::Onnx();
+  const int64_t opset = graph.onnx()->opset;
+  if (node.op() == "Const") CheckConstValue(node, report);
+  auto output_count = [&](const Node& n) -> int {  // -1: unknown or open
+    if (n.op() == "Const" || n.op() == "Placeholder") return 1;
+    const tf::OpDef* def = ops.FindAt(n.op(), opset);
+    if (def == nullptr) return -1;
+    for (const auto& a : def->output_arg())
+      if (!a.number_attr().empty()) return -1;
+    return def->output_arg_size();
+  };
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    Endpoint e = node.input(i);
+    if (!e.valid()) {
+      if (!signature_only)
+        report(absl::StrCat("input ", i, " of `", node.name(), "` names `",
+                            graph.UnresolvedInputName(node.id(), i),
+                            "`, which is not in the graph"));
+      continue;
+    }
+    int outputs = output_count(graph.node(e.node));
+    if (outputs >= 0 && e.port >= outputs)
+      report(absl::StrCat("input ", i, " of `", node.name(), "` reads output ",
+                          e.port, " of `", graph.node(e.node).name(), "` (",
+                          graph.node(e.node).op(), "), which has ", outputs));
+  }
+  if (node.op()[0] == '_' || node.op() == "Const" || node.op() == "Placeholder")
+    return;
+  const tf::OpDef* def = ops.FindAt(node.op(), opset);
+  if (def == nullptr) return;  // CheckOpName says so
+  int required = 0, fixed = 0;
+  bool variadic = false;
+  for (const auto& a : def->input_arg()) {
+    variadic = variadic || !a.number_attr().empty();
+    ++fixed;
+    if (a.description() != "optional") required = fixed;
+  }
+  if (node.num_inputs() < required - (variadic ? 1 : 0) ||
+      (!variadic && node.num_inputs() > fixed))
+    report(absl::StrCat("`", node.name(), "` (", node.op(), ") has ",
+                        node.num_inputs(), " input(s); at opset ", opset,
+                        " it takes ",
+                        variadic ? absl::StrCat("at least ", required - 1)
+                        : required == fixed
+                            ? absl::StrCat(fixed)
+                            : absl::StrCat(required, " to ", fixed)));
+  for (const auto& [name, value] : node.attrs()) {
+    if (name.empty() || name[0] == '_') continue;
+    bool known = false;
+    for (const auto& a : def->attr())
+      known = known || (a.name() == name && a.type() != "type");
+    if (!known)
+      report(absl::StrCat("`", node.name(), "` (", node.op(), ") has attr `",
+                          name, "`, which the op does not have at opset ",
+                          opset));
+  }
+}
+
 // With `signature_only`, what makes a node disagree with its op signature
 // alone (attrs, a Const's value, its data input count, ports its inputs
 // read): the checks per-op analyses rely on. Otherwise dtypes, unresolved
@@ -157,6 +226,10 @@ void CheckNode(const Graph& graph, const Node& node,
                const ValidateOptions& options,
                std::vector<ValidationIssue>* issues,
                bool signature_only = false) {
+  if (graph.onnx() != nullptr) {
+    CheckOnnxNode(graph, node, signature_only, issues);
+    return;
+  }
   const OpRegistry& ops = OpRegistry::Tensorflow();
   auto report = [&](std::string message) {
     issues->push_back({node.id(), std::move(message)});
@@ -213,10 +286,26 @@ void CheckNode(const Graph& graph, const Node& node,
 }
 
 // An op TensorFlow's importer does not know: `Op type not registered`.
-void CheckOpName(const Node& node, const ValidateOptions& options,
+void CheckOpName(const Graph& graph, const Node& node,
+                 const ValidateOptions& options,
                  const std::set<std::string>& functions,
                  std::vector<ValidationIssue>* issues) {
   const std::string& op = node.op();
+  if (graph.onnx() != nullptr) {  // ONNX: defined at the model's opset
+    const int64_t opset = graph.onnx()->opset;
+    if (op.empty() || op[0] == '_' || op == "Const" || op == "Placeholder" ||
+        op.find('.') != std::string::npos || options.custom_ops.count(op) ||
+        OpRegistry::Onnx().FindAt(op, opset) != nullptr)
+      return;
+    issues->push_back(
+        {node.id(),
+         absl::StrCat("`", node.name(), "` has op `", op, "`, which ONNX ",
+                      OpRegistry::Onnx().Find(op) != nullptr
+                          ? absl::StrCat("defines only after opset ", opset)
+                          : "does not have",
+                      " (the model imports opset ", opset, ")")});
+    return;
+  }
   if (op.empty() || op[0] == '_' || options.custom_ops.count(op) ||
       functions.count(op) || OpRegistry::Tensorflow().Find(op) != nullptr)
     return;
@@ -383,7 +472,7 @@ std::vector<ValidationIssue> Validate(const Graph& graph,
       }
     }
     CheckNode(graph, node, options, &issues);
-    CheckOpName(node, options, functions, &issues);
+    CheckOpName(graph, node, options, functions, &issues);
   });
   CheckLibrary(graph, functions, options.custom_ops, &issues);
   if (std::optional<std::vector<NodeId>> cycle = FindCycle(graph)) {

@@ -249,12 +249,13 @@ absl::StatusOr<ConstTensor> ToConstant(const Graph& graph, const Value& v,
   }
 }
 
-absl::StatusOr<Value> AttrValueOf(const Node& node, const std::string& name) {
+absl::StatusOr<Value> AttrValueOf(const Node& node, const std::string& name,
+                                  const OpRegistry& ops) {
   if (const tf::AttrValue* v = node.attr(name)) {
     return FromAttr(
         *v, name == "value" ? node.value_content() : absl::string_view());
   }
-  if (const tf::OpDef* op = OpRegistry::Tensorflow().Find(node.op())) {
+  if (const tf::OpDef* op = ops.Find(node.op())) {
     for (const auto& attr : op->attr()) {
       if (attr.name() == name && attr.has_default_value()) {
         return FromAttr(attr.default_value());

@@ -15,6 +15,8 @@
 
 namespace graft {
 
+class OpRegistry;  // engine/op_registry.h
+
 class NameRegex;
 
 enum class ValueType {
@@ -148,7 +150,8 @@ Value TensorList(const std::vector<Endpoint>& ts);
 bool Accepts(ValueType want, ValueType have);
 
 // The value of attr `name` of `node` (or its op's default), as a Value.
-absl::StatusOr<Value> AttrValueOf(const Node& node, const std::string& name);
+absl::StatusOr<Value> AttrValueOf(const Node& node, const std::string& name,
+                                  const OpRegistry& ops);
 // A value as a constant: numbers become scalars, Const tensors their value.
 // With `deferred_ok`, a large float or double constant whose bytes are kept
 // apart stays undecoded (ConstTensor::deferred), for the hooks that handle

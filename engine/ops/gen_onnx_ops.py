@@ -33,6 +33,10 @@ DTYPES = {
     "bfloat16": types_pb2.DT_BFLOAT16,
 }
 
+# Two-operand ops whose operands commute (patterns match them either way).
+COMMUTATIVE = {"Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor",
+               "Equal", "BitwiseAnd", "BitwiseOr", "BitwiseXor"}
+
 ATTR_TYPES = {
     "FLOAT": "float", "INT": "int", "STRING": "string", "TENSOR": "tensor",
     "GRAPH": "graph", "SPARSE_TENSOR": "sparse_tensor", "TYPE_PROTO": "type_proto",
@@ -102,6 +106,7 @@ def op_def(schema, name):
             dtype = DTYPES.get(t.replace("tensor(", "").rstrip(")"))
             if t.startswith("tensor(") and dtype is not None:
                 attr.allowed_values.list.type.append(dtype)
+    out.is_commutative = schema.name in COMMUTATIVE
     out.summary = "since %d" % schema.since_version
     if schema.deprecated:
         out.deprecation.version = schema.since_version
