@@ -94,6 +94,7 @@ std::unique_ptr<RuleSet> Checker::Compile(const std::vector<std::string>& paths,
     Load(text != nullptr ? p : std::filesystem::path(p).lexically_normal().string(),
          text, "", {});
   }
+  CheckDialects();
   CollectParams();
   CollectPatternDefs();
   CheckPlans();
@@ -223,6 +224,29 @@ bool Checker::CheckFor(const RuleFile& f, const Rule& rule, Names* names) {
 }
 
 // ---- patterns ----
+
+// Every file of a rule set is for one dialect (an import too), one graft
+// knows.
+void Checker::CheckDialects() {
+  const RuleFile* first = nullptr;
+  for (const auto& file : set_->asts_) {
+    const std::string dialect = file->dialect.empty() ? "tensorflow" : file->dialect;
+    if (dialect != "tensorflow" && dialect != "onnx") {
+      Error(*file, file->dialect_loc,
+            absl::StrCat("unknown dialect `", dialect, "`"),
+            Suggest(dialect, {"tensorflow", "onnx"}));
+      continue;
+    }
+    if (first == nullptr) {
+      first = file.get();
+    } else if (dialect != set_->dialect()) {
+      Error(*file, file->dialect.empty() ? Loc{1, 1} : file->dialect_loc,
+            absl::StrCat("this file's rules are for ", dialect, " graphs; `",
+                         first->path, "`'s are for ", set_->dialect(),
+                         " graphs: one rule set is for one dialect"));
+    }
+  }
+}
 
 const OpRegistry& OpsOf(const RuleFile& f) {
   return f.dialect == "onnx" ? OpRegistry::Onnx() : OpRegistry::Tensorflow();

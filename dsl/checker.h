@@ -67,6 +67,7 @@ class Checker {
  private:
   void Load(const std::string& path, const std::string* text,
             const std::string& from, Loc from_loc);
+  void CheckDialects();
   void Error(const RuleFile& f, Loc loc, std::string msg,
              std::vector<std::string> notes = {});
 

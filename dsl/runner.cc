@@ -93,6 +93,14 @@ absl::Status RunPipeline(Graph& graph, const std::vector<CompiledStep>& steps,
                      library.size() > 1
                          ? absl::StrCat(" (and ", library.size() - 1, " more)")
                          : ""));
+  const std::string dialect = graph.onnx() != nullptr ? "onnx" : "tensorflow";
+  for (const CompiledStep& step : steps) {
+    if (step.rules->dialect() != dialect)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "step `", step.name, "`: its rules are for ", step.rules->dialect(),
+          " graphs; this is ", dialect == "onnx" ? "an " : "a ", dialect,
+          " graph (rules/onnx/ holds the ONNX libraries)"));
+  }
   for (const CompiledStep& step : steps) {
     report::StepReport* s = report->add_steps();
     s->set_name(step.name);

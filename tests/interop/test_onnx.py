@@ -1,0 +1,130 @@
+"""ONNX models through graft, checked by onnx.checker (full check) and run
+in onnxruntime: an unmodified round trip writes the same bytes and
+computes the same outputs; rules/onnx/fold_batch_norms.graft folds every
+batch norm that follows a Conv or Gemm into new initializers, outputs
+within 1e-5 of the original's largest."""
+import os
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+from conftest import numbers_report, repo_path
+from onnx_zoo import MODELS, example_input, make
+
+FOLD = repo_path("rules", "onnx", "fold_batch_norms.graft")
+
+
+@pytest.fixture(scope="module")
+def zoo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("zoo")
+    return {name: make(name, str(out)) for name in MODELS}
+
+
+@pytest.fixture(scope="module")
+def numbers():
+    yield from numbers_report(
+        "onnx_fold.txt",
+        "model: batch norms before -> after, nodes before -> after, max |diff| / max |output|")
+
+
+def run(path, feed):
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    return session.run(None, {feed[0]: feed[1]})
+
+
+def ops(path):
+    return [n.op_type for n in onnx.load(path).graph.node]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_round_trip(graft, zoo, tmp_path, name):
+    src = zoo[name]
+    out = str(tmp_path / "copy.onnx")
+    graft("convert", src, out)
+    onnx.checker.check_model(onnx.load(out), full_check=True)
+    with open(src, "rb") as a, open(out, "rb") as b:
+        assert a.read() == b.read()  # every node and initializer as it was
+    feed = example_input(src)
+    for want, got in zip(run(src, feed), run(out, feed)):
+        assert np.array_equal(want, got)
+
+
+@pytest.mark.parametrize("name", ["resnet50", "densenet121", "inception_v2", "shufflenet"])
+def test_fold_batch_norms(graft, zoo, tmp_path, name, numbers):
+    src = zoo[name]
+    out = str(tmp_path / "folded.onnx")
+    proc = graft("apply", "-r", FOLD, src, "-o", out)
+    model = onnx.load(out)
+    onnx.checker.check_model(model, full_check=True)
+    before, after = ops(src), ops(out)
+    # Every batch norm after a Conv goes; densenet's pre-activation ones
+    # (after a Concat or a pool) stay.
+    producers = {o: n for n in model.graph.node for o in n.output}
+    for node in model.graph.node:
+        if node.op_type == "BatchNormalization":
+            assert producers[node.input[0]].op_type not in ("Conv", "Gemm"), node.name
+    assert after.count("BatchNormalization") < before.count("BatchNormalization")
+    assert "Sqrt" not in after and "Div" not in after  # folded, not deferred
+    feed = example_input(src)
+    (want,), (got,) = run(src, feed), run(out, feed)
+    rel = np.abs(want - got).max() / np.abs(want).max()
+    assert rel <= 1e-5, rel
+    numbers.append("%s: %d -> %d, %d -> %d, %.1e" % (
+        name, before.count("BatchNormalization"), after.count("BatchNormalization"),
+        len(before), len(after), rel))
+    assert "fold_conv_batch_norm" in proc.stderr
+
+
+def test_fold_inside_an_opset_15_model_with_gemm(graft, tmp_path):
+    """A Gemm (transB) and a Conv with a bias, BatchNormalization-15."""
+    from onnx import helper, numpy_helper, TensorProto
+    rng = np.random.default_rng(0)
+    init = lambda name, a: numpy_helper.from_array(a.astype(np.float32), name)  # noqa: E731
+    bn = lambda p, c: [init(p + k, rng.uniform(lo, hi, c)) for k, (lo, hi) in  # noqa: E731
+                       zip(("_s", "_b", "_m", "_v"), [(0.5, 1.5), (-.5, .5), (-.5, .5), (.5, 2)])]
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "c"], ["y"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["y", "bn1_s", "bn1_b", "bn1_m", "bn1_v"],
+                         ["z"], name="bn1", epsilon=1e-3),
+        helper.make_node("Relu", ["z"], ["r"]),
+        helper.make_node("Flatten", ["r"], ["f"]),
+        helper.make_node("Gemm", ["f", "g"], ["h"], name="gemm", transB=1),
+        helper.make_node("BatchNormalization", ["h", "bn2_s", "bn2_b", "bn2_m", "bn2_v"],
+                         ["out"], name="bn2"),
+    ]
+    inits = [init("w", rng.standard_normal((4, 3, 3, 3)) * 0.3), init("c", rng.standard_normal(4)),
+             init("g", rng.standard_normal((5, 4 * 6 * 6)) * 0.1)] + bn("bn1", 4) + bn("bn2", 5)
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 6, 6])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [2, 5])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    src, out = str(tmp_path / "m.onnx"), str(tmp_path / "f.onnx")
+    onnx.save(model, src)
+    graft("apply", "-r", FOLD, src, "-o", out)
+    folded = onnx.load(out)
+    onnx.checker.check_model(folded, full_check=True)
+    assert [n.op_type for n in folded.graph.node] == ["Conv", "Relu", "Flatten", "Gemm"]
+    assert [o.name for o in folded.graph.output] == ["out"]
+    feed = ("x", rng.standard_normal((2, 3, 6, 6)).astype(np.float32))
+    (want,), (got,) = run(src, feed), run(out, feed)
+    assert np.abs(want - got).max() <= 1e-5 * np.abs(want).max()
+
+
+def test_commands_on_onnx(graft, zoo, tmp_path):
+    src = zoo["resnet50"]
+    assert "Conv" in graft("stats", src).stdout
+    graft("validate", src)
+    folded = str(tmp_path / "f.onnx")
+    graft("apply", "-q", "-r", FOLD, src, "-o", folded)
+    diff = graft("diff", src, folded).stdout
+    assert "BatchNormalization -> Conv" in diff or "op: BatchNormalization -> Conv" in diff
+    explained = graft("explain", "-r", FOLD, src, "--rule", "fold_conv_batch_norm").stderr \
+        + graft("explain", "-r", FOLD, src, "--rule", "fold_conv_batch_norm").stdout
+    assert "matches" in explained
+    # TensorFlow rules on an ONNX model, and the other way round, are refused.
+    bad = graft("apply", "-r", repo_path("rules", "fold_batch_norms.graft"), src, "-o",
+                str(tmp_path / "x.onnx"), check=False)
+    assert bad.returncode == 1 and "tensorflow" in bad.stderr and "onnx" in bad.stderr
+    assert not os.path.exists(tmp_path / "x.onnx")
