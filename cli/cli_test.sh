@@ -54,7 +54,7 @@ done
 expect "no subcommand is a usage error" 2 "subcommand is required" -- "$GRAFT"
 expect "unknown subcommand" 2 "" -- "$GRAFT" frobnicate
 expect "missing argument" 2 "model is required" -- "$GRAFT" stats
-expect "bad --format" 2 "expected pb, pbtxt or auto" -- "$GRAFT" stats --format onnx "$EXAMPLE"
+expect "bad --format" 2 "expected pb, pbtxt, onnx or auto" -- "$GRAFT" stats --format caffe "$EXAMPLE"
 
 # stats
 expect "stats" 0 "" -- "$GRAFT" stats "$EXAMPLE"
@@ -479,6 +479,36 @@ expect "a short data shard" 1 "variables.data-00000-of-00001: error: 1000 bytes,
 bad_bundle flipped "printf 'X' | dd of=variables.data-00000-of-00001 bs=1 seek=100 conv=notrunc status=none"
 expect "validate checks every variable's checksum" 1 "fails its checksum" -- "$GRAFT" validate "$S/flipped"
 check "... nothing written by any of them" test ! -e "$S/out1" -a ! -e "$S/out2" -a ! -e "$S/out3" -a ! -e "$S/out4"
+
+# ONNX, the second dialect: the same commands; hostile models are located
+# errors that write nothing; rules are for one dialect.
+X=tests/data/onnx
+XO="$TMP/onnx"
+mkdir -p "$XO"
+expect "ONNX: validate" 0 "" -- "$GRAFT" validate "$X/conv_bn.onnx"
+check "... says valid" grep -q "conv_bn.onnx: valid" "$TMP/out"
+expect "ONNX: a round trip" 0 "" -- "$GRAFT" convert "$X/conv_bn.onnx" "$XO/copy.onnx"
+check "... byte for byte" cmp -s "$X/conv_bn.onnx" "$XO/copy.onnx"
+expect "ONNX: fold a batch norm into Conv's bias" 0 "fold_conv_bias_batch_norm: 1 applied" -- "$GRAFT" apply -r rules/onnx/fold_batch_norms.graft "$X/conv_bn.onnx" -o "$XO/folded.onnx"
+expect "... the diff names it" 0 "" -- "$GRAFT" diff "$X/conv_bn.onnx" "$XO/folded.onnx"
+check "... BatchNormalization became the folded Conv" grep -q "op: BatchNormalization -> Conv" "$TMP/out"
+expect "ONNX: TensorFlow's rules refused" 1 "its rules are for tensorflow graphs; this is an onnx graph" -- "$GRAFT" apply -r rules/fold_batch_norms.graft "$X/conv_bn.onnx" -o "$XO/tf.onnx"
+expect "... and ONNX's on a GraphDef" 1 "its rules are for onnx graphs; this is a tensorflow graph" -- "$GRAFT" apply -r rules/onnx/fold_batch_norms.graft "$EXAMPLE" -o "$XO/onnx.pb"
+expect "ONNX: truncated" 1 "truncated.onnx: error: not a valid ONNX model" -- "$GRAFT" convert "$X/truncated.onnx" "$XO/t.onnx"
+expect "ONNX: an IR version graft does not read" 1 "ir99.onnx: error: IR version 99; graft reads ONNX IR versions 3 to 14" -- "$GRAFT" convert "$X/ir99.onnx" "$XO/i.onnx"
+expect "ONNX: external data" 1 "external.onnx: error: tensor \`w\` keeps its data in an external file" -- "$GRAFT" convert "$X/external.onnx" "$XO/e.onnx"
+expect "ONNX: a value nothing produces" 1 "node \`relu\` \(Relu\) reads \`nowhere\`, which no node, input or initializer produces" -- "$GRAFT" apply -r rules/onnx/fold_batch_norms.graft "$X/unknown_value.onnx" -o "$XO/u.onnx"
+expect "ONNX: a cycle" 1 "the graph has a cycle: conv -> bn -> relu -> conv" -- "$GRAFT" validate "$X/cycle.onnx"
+expect "... apply writes nothing" 1 "nothing written" -- "$GRAFT" apply -r rules/onnx/fold_batch_norms.graft "$X/cycle.onnx" -o "$XO/c.onnx"
+check "... nothing written by any of them" test ! -e "$XO/tf.onnx" -a ! -e "$XO/onnx.pb" -a ! -e "$XO/t.onnx" -a ! -e "$XO/i.onnx" -a ! -e "$XO/e.onnx" -a ! -e "$XO/u.onnx" -a ! -e "$XO/c.onnx"
+printf 'dialect onnx\nrule r { match { c = Conv2D(x, w) } rewrite { replace c with x } }\n' > "$XO/tf_op.graft"
+expect "an ONNX rule naming a TensorFlow op" 1 "unknown op \`Conv2D\`" -- "$GRAFT" check "$XO/tf_op.graft"
+printf 'dialect onnx\nrule r { match { b = BatchNormalization(x, s, c, m, v) where b.alpha > 0 } rewrite { replace b with x } }\n' > "$XO/attr.graft"
+expect "... an attr the op lacks" 1 "has no attr \`alpha\`" -- "$GRAFT" check "$XO/attr.graft"
+printf 'dialect onnx\nrule r { match { c = Conv(x) } rewrite { replace c with x } }\n' > "$XO/count.graft"
+expect "... too few operands" 1 "\`Conv\` takes 2 to 3 data input\(s\)" -- "$GRAFT" check "$XO/count.graft"
+printf 'dialect caffe\n' > "$XO/dialect.graft"
+expect "an unknown dialect" 1 "unknown dialect \`caffe\`" -- "$GRAFT" check "$XO/dialect.graft"
 
 # Batch apply: a folder of models with a garbled and an unreadable one (both
 # reported, the rest written, exit 1); shards cover every model once;

@@ -15,7 +15,7 @@ using namespace graft::cli;  // NOLINT: the command table reads better.
 std::string CheckFormat(const std::string& value) {
   return graft::ParseGraphFormat(value).ok()
              ? std::string()
-             : "expected pb, pbtxt or auto, got `" + value + "`";
+             : "expected pb, pbtxt, onnx or auto, got `" + value + "`";
 }
 
 graft::GraphFormat Format(const std::string& value) {

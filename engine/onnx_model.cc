@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/const_tensor.h"
 #include "engine/op_registry.h"
+#include "google/protobuf/stubs/common.h"
 
 namespace graft {
 namespace {
@@ -264,8 +265,11 @@ absl::StatusOr<Graph> ParseOnnx(absl::string_view bytes,
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
     return Bad(source, "larger than 2 GiB, the limit of an ONNX file (keep "
                        "the weights as external data)");
-  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return Bad(source, "not a valid ONNX model (the ModelProto does not parse)");
+  {
+    google::protobuf::LogSilencer quiet;  // invalid UTF-8: the error below
+    if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+      return Bad(source, "not a valid ONNX model (the ModelProto does not parse)");
+  }
   // IR 3 (opsets) to what onnx 1.23, the schema snapshot's, writes.
   if (!model.has_ir_version() || model.ir_version() < 3 || model.ir_version() > 14)
     return Bad(source, absl::StrCat("IR version ", model.ir_version(),

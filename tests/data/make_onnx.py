@@ -1,0 +1,78 @@
+"""Writes tests/data/onnx/: small ONNX models for the CLI tests (good and
+hostile) and the ONNX loader's fuzz seeds.
+
+  .venv/bin/python tests/data/make_onnx.py
+
+conv_bn.onnx      Conv (with bias) -> BatchNormalization -> Relu, opset 15
+ir99.onnx         the same, claiming IR version 99
+external.onnx     its weights in an external file that is not there
+unknown_value.onnx a node reading a value nothing produces
+cycle.onnx        two nodes reading each other
+truncated.onnx    conv_bn.onnx cut short
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "onnx")
+
+
+def conv_bn():
+    rng = np.random.default_rng(0)
+    f = lambda name, shape, lo=-1, hi=1: numpy_helper.from_array(  # noqa: E731
+        rng.uniform(lo, hi, shape).astype(np.float32), name)
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "c"], ["y"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["y", "s", "b", "m", "v"], ["z"], name="bn"),
+        helper.make_node("Relu", ["z"], ["out"], name="relu"),
+    ]
+    inits = [f("w", (4, 3, 3, 3)), f("c", (4,)), f("s", (4,), 0.5, 1.5), f("b", (4,)),
+             f("m", (4,)), f("v", (4,), 0.5, 2.0)]
+    graph = helper.make_graph(
+        nodes, "conv_bn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 4, 8, 8])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)],
+                              producer_name="graft tests")
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def main():
+    os.makedirs(HERE, exist_ok=True)
+    model = conv_bn()
+    onnx.save(model, os.path.join(HERE, "conv_bn.onnx"))
+    bad = onnx.ModelProto()
+    bad.CopyFrom(model)
+    bad.ir_version = 99
+    onnx.save(bad, os.path.join(HERE, "ir99.onnx"))
+    ext = onnx.ModelProto()
+    ext.CopyFrom(model)
+    w = ext.graph.initializer[0]
+    w.ClearField("raw_data")
+    w.ClearField("float_data")
+    w.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "weights.bin"), ("offset", "0"), ("length", "432")):
+        w.external_data.add(key=k, value=v)
+    with open(os.path.join(HERE, "external.onnx"), "wb") as out:
+        out.write(ext.SerializeToString())
+    unknown = onnx.ModelProto()
+    unknown.CopyFrom(model)
+    unknown.graph.node[2].input[0] = "nowhere"
+    with open(os.path.join(HERE, "unknown_value.onnx"), "wb") as out:
+        out.write(unknown.SerializeToString())
+    cyc = onnx.ModelProto()
+    cyc.CopyFrom(model)
+    cyc.graph.node[0].input[0] = "out"  # conv reads relu's output
+    with open(os.path.join(HERE, "cycle.onnx"), "wb") as out:
+        out.write(cyc.SerializeToString())
+    data = model.SerializeToString()
+    with open(os.path.join(HERE, "truncated.onnx"), "wb") as out:
+        out.write(data[: len(data) // 2])
+    print("wrote", HERE)
+
+
+if __name__ == "__main__":
+    main()
