@@ -165,7 +165,7 @@ case_ validate_const_dtype 1 "dtype.pbtxt: error: Const .c. has dtype int32 but 
 case_ validate_cycle 1 "cycle.pbtxt: error: .*cycle" -- "$GRAFT" validate cycle.pbtxt
 case_ validate_dangling 1 "dangling.pbtxt: error: input 0 of .a. names .missing." -- "$GRAFT" validate dangling.pbtxt
 case_ validate_empty 1 "empty.pb: error: is empty" -- "$GRAFT" validate empty.pb
-case_ validate_bad_format 2 "--format" -- "$GRAFT" validate --format onnx ok.pb
+case_ validate_bad_format 2 "--format" -- "$GRAFT" validate --format caffe ok.pb
 case_ convert_missing 1 "nope.pbtxt: error: no such file" -- "$GRAFT" convert nope.pbtxt out.pb
 case_ convert_onto_input 2 "refusing to overwrite the input" -- "$GRAFT" convert ok.pb ok.pb
 case_ convert_into_missing_folder 1 "nowhere/out.pb" -- "$GRAFT" convert ok.pb nowhere/out.pb

@@ -161,7 +161,9 @@ TEST(GraphIoTest, FormatFromExtensionOrOverride) {
   EXPECT_EQ(ResolveGraphFormat("a.pb", GraphFormat::kText), GraphFormat::kText);
   EXPECT_EQ(*ParseGraphFormat("pbtxt"), GraphFormat::kText);
   EXPECT_EQ(*ParseGraphFormat("pb"), GraphFormat::kBinary);
-  EXPECT_FALSE(ParseGraphFormat("onnx").ok());
+  EXPECT_EQ(*ParseGraphFormat("onnx"), GraphFormat::kOnnx);
+  EXPECT_EQ(ResolveGraphFormat("m.ONNX", GraphFormat::kAuto), GraphFormat::kOnnx);
+  EXPECT_FALSE(ParseGraphFormat("caffe").ok());
 }
 
 // ---- bad input ----

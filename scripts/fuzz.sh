@@ -6,7 +6,7 @@
 # runs over 1 s or over 2 GB is written to fuzz/regressions/<target>/, which
 # `scripts/test.sh` replays from then on.
 #
-#   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   (default 60, all seven)
+#   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   (default 60, all eight)
 #   FUZZ_RUNS=1000000 scripts/fuzz.sh 1800 load_text    # stop after N runs
 #
 # Prints, per target: executions, coverage, peak RSS, new artifacts.
@@ -20,7 +20,7 @@ shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
   targets=(load_binary load_text compile_rules apply_libraries analyze_training
-           tensor_bundle load_saved_model)
+           tensor_bundle load_saved_model load_onnx)
 fi
 declare -A seeds=(
   [load_binary]="examples tests/data"
@@ -30,6 +30,7 @@ declare -A seeds=(
   [analyze_training]="tests/golden tests/data"
   [tensor_bundle]="fuzz/seeds/tensor_bundle"
   [load_saved_model]="fuzz/seeds/load_saved_model"
+  [load_onnx]="tests/data/onnx"
 )
 declare -A extensions=(
   [load_binary]="pb"
@@ -39,6 +40,7 @@ declare -A extensions=(
   [analyze_training]="pbtxt pb"
   [tensor_bundle]="index"
   [load_saved_model]="pb"
+  [load_onnx]="onnx"
 )
 # The training graphs the tests export are 130-160 KB (binary).
 declare -A max_len=([analyze_training]=262144 [load_saved_model]=131072)

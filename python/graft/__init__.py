@@ -84,8 +84,8 @@ def version() -> str:
 
 
 class Model:
-    """A graph (TensorFlow GraphDef) as bytes: binary (``"pb"``) or text
-    (``"pbtxt"``); or a SavedModel folder (``"saved_model"``: ``name`` is
+    """A graph as bytes: a TensorFlow GraphDef, binary (``"pb"``) or text
+    (``"pbtxt"``), or an ONNX model (``"onnx"``); or a SavedModel folder (``"saved_model"``: ``name`` is
     its path, read where it is, rewritten into a new folder). Immutable and
     picklable; ``name`` labels it in errors and reports."""
 
@@ -93,9 +93,9 @@ class Model:
 
     def __init__(self, data: bytes, format: str = "pb", name: str = "<bytes>",
                  inputs: Sequence[str] = (), outputs: Sequence[str] = ()):
-        if format not in ("pb", "pbtxt", "saved_model"):
-            raise Error(f"format: expected pb, pbtxt or saved_model, got `{format}`",
-                        True)
+        if format not in ("pb", "pbtxt", "onnx", "saved_model"):
+            raise Error(f"format: expected pb, pbtxt, onnx or saved_model, got "
+                        f"`{format}`", True)
         self.data = bytes(data)
         self.format = format
         self.name = name
@@ -230,7 +230,8 @@ def load(source: Union[PathLike, bytes], format: str = "auto",
         path = os.fspath(source)
         fmt = format
         if fmt == "auto":
-            fmt = "pbtxt" if path.lower().endswith(_TEXT_SUFFIXES) else "pb"
+            fmt = ("pbtxt" if path.lower().endswith(_TEXT_SUFFIXES)
+                   else "onnx" if path.lower().endswith(".onnx") else "pb")
         try:
             with open(path, "rb") as f:
                 data = f.read()

@@ -195,3 +195,18 @@ def test_every_int64_report_field_becomes_an_int():
     proto = open(repo_path("proto", "report.proto")).read()
     fields = set(re.findall(r"\bu?int64 (\w+) =", proto))
     assert fields and fields <= graft._INT64_FIELDS, fields - graft._INT64_FIELDS
+
+
+def test_onnx_models(tmp_path):
+    src = repo_path("tests", "data", "onnx", "conv_bn.onnx")
+    model = graft.load(src)
+    assert model.format == "onnx"
+    folded, report = graft.apply(model, repo_path("rules", "onnx", "fold_batch_norms.graft"))
+    assert folded.format == "onnx" and report["rewrites"] == 1
+    ops = {o["name"] for o in folded.stats()["ops"]}
+    assert "BatchNormalization" not in ops and "Conv" in ops
+    folded.save(tmp_path / "f.onnx")
+    assert graft.load(tmp_path / "f.onnx") == folded
+    assert graft.diff(model, folded).differs
+    with pytest.raises(graft.Error, match="its rules are for tensorflow graphs"):
+        graft.apply(model, repo_path("rules", "fold_batch_norms.graft"))
