@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/const_tensor.h"
@@ -271,6 +272,33 @@ absl::StatusOr<Graph> ParseOnnx(absl::string_view bytes,
       return Bad(source, "not a valid ONNX model (the ModelProto does not parse)");
   }
   // IR 3 (opsets) to what onnx 1.23, the schema snapshot's, writes.
+  // Names must be UTF-8 (ONNX's strings are; protobuf's proto2 parse lets
+  // anything through).
+  auto utf8 = [&](const std::string& text, const std::string& what) {
+    return google::protobuf::internal::IsStructurallyValidUTF8(
+               text.data(), static_cast<int>(text.size()))
+               ? absl::OkStatus()
+               : Bad(source, absl::StrCat(what, " `", absl::CHexEscape(text),
+                                          "` is not valid UTF-8"));
+  };
+  for (const onnx::NodeProto& node : model.graph().node()) {
+    std::vector<const std::string*> texts = {&node.name(), &node.op_type(),
+                                             &node.domain()};
+    for (const std::string& v : node.input()) texts.push_back(&v);
+    for (const std::string& v : node.output()) texts.push_back(&v);
+    for (const AttributeProto& a : node.attribute()) texts.push_back(&a.name());
+    for (const std::string* t : texts) {
+      if (absl::Status s = utf8(*t, "a node's name or value"); !s.ok()) return s;
+    }
+  }
+  for (const auto* list : {&model.graph().input(), &model.graph().output()}) {
+    for (const onnx::ValueInfoProto& v : *list) {
+      if (absl::Status s = utf8(v.name(), "graph input or output"); !s.ok()) return s;
+    }
+  }
+  for (const onnx::TensorProto& t : model.graph().initializer()) {
+    if (absl::Status s = utf8(t.name(), "initializer"); !s.ok()) return s;
+  }
   if (!model.has_ir_version() || model.ir_version() < 3 || model.ir_version() > 14)
     return Bad(source, absl::StrCat("IR version ", model.ir_version(),
                                     "; graft reads ONNX IR versions 3 to 14"));
