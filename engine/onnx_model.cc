@@ -330,7 +330,7 @@ absl::StatusOr<Graph> ParseOnnx(absl::string_view bytes,
                                       "` is produced more than once"));
     return absl::OkStatus();
   };
-  for (const onnx::TensorProto& init : graph.initializer()) {
+  for (onnx::TensorProto& init : *graph.mutable_initializer()) {
     if (init.name().empty()) return Bad(source, "an initializer has no name");
     tf::NodeDef* n = def.add_node();
     n->set_name(init.name());
@@ -343,7 +343,8 @@ absl::StatusOr<Graph> ParseOnnx(absl::string_view bytes,
       return Bad(source, absl::StrCat("initializer `", init.name(),
                                       "` is given twice"));
     if (absl::Status s = add_value(init.name(), init.name()); !s.ok()) return s;
-    origin->initializers[init.name()] = init;
+    const std::string name = init.name();
+    origin->initializers[name] = std::move(init);  // kept for saving, not copied
   }
   for (const onnx::ValueInfoProto& input : graph.input()) {
     origin->inputs.push_back(input);
