@@ -424,6 +424,27 @@ class Freezer {
     return absl::OkStatus();
   }
 
+  // What reads `id`'s output 0 reads `value` instead, what waits for `id`
+  // waits for `value`'s node, and `id` goes: `id` => `value`.
+  absl::Status ReplaceWith(NodeId id, Endpoint value, const std::string& what) {
+    const Node& n = graph_.node(id);
+    if (n.num_used_ports() > 0) {
+      absl::StatusOr<int> moved = rewriter_.Reroute({id, 0}, value);
+      if (!moved.ok())
+        return FreezeError(origin_, absl::StrCat(what, " `", n.name(), "`: ",
+                                                 moved.status().message()));
+    }
+    std::vector<NodeId> waiting(n.control_consumers().begin(),
+                                n.control_consumers().end());
+    for (NodeId c : waiting) {
+      absl::Status s = rewriter_.RemoveControlEdge(id, c);
+      if (s.ok() && c != value.node) s = rewriter_.AddControlEdge(value.node, c);
+      if (!s.ok()) return FreezeError(origin_, std::string(s.message()));
+    }
+    absl::Status s = rewriter_.RemoveNode(id);
+    return s.ok() ? s : FreezeError(origin_, std::string(s.message()));
+  }
+
   // A node that reads nothing and waits for nothing (a Const, a NoOp
   // with no inputs) is ready at once: waiting for it orders nothing, so
   // control edges from it are dropped (the read variables' constants and
@@ -492,20 +513,8 @@ class Freezer {
       if (n.op() != "Identity" || n.num_inputs() != 1 ||
           !n.control_inputs().empty() || roots_.count(n.name()))
         continue;
-      Endpoint source = n.input(0);
-      absl::StatusOr<int> moved = rewriter_.Reroute({id, 0}, source);
-      if (!moved.ok())
-        return FreezeError(origin_, absl::StrCat("bypassing `", n.name(), "`: ",
-                                                 moved.status().message()));
-      std::vector<NodeId> waiting(n.control_consumers().begin(),
-                                  n.control_consumers().end());
-      for (NodeId c : waiting) {
-        absl::Status s = rewriter_.RemoveControlEdge(id, c);
-        if (s.ok() && c != source.node) s = rewriter_.AddControlEdge(source.node, c);
-        if (!s.ok()) return FreezeError(origin_, std::string(s.message()));
-      }
-      if (absl::Status s = rewriter_.RemoveNode(id); !s.ok())
-        return FreezeError(origin_, std::string(s.message()));
+      if (absl::Status s = ReplaceWith(id, n.input(0), "bypassing"); !s.ok())
+        return s;
       ++summary_.identities_bypassed;
     }
     return absl::OkStatus();
@@ -597,14 +606,7 @@ class Freezer {
     for (const InputSlot& slot : readers) {
       if (absl::Status s = ReplaceReader(slot.node, frozen); !s.ok()) return s;
     }
-    std::vector<NodeId> waiting(var.control_consumers().begin(),
-                                var.control_consumers().end());
-    for (NodeId c : waiting) {
-      absl::Status s = rewriter_.RemoveControlEdge(id, c);
-      if (s.ok()) s = rewriter_.AddControlEdge(frozen, c);
-      if (!s.ok()) return FreezeError(origin_, std::string(s.message()));
-    }
-    absl::Status s = rewriter_.RemoveNode(id);
+    absl::Status s = ReplaceWith(id, {frozen, 0}, "freezing");
     if (s.ok()) s = rewriter_.Rename(frozen, name);
     if (!s.ok()) return FreezeError(origin_, std::string(s.message()));
     ++summary_.variables;
@@ -641,19 +643,7 @@ class Freezer {
       if (!g.ok()) return g.status();
       value = {*g, 0};
     }
-    absl::StatusOr<int> moved = rewriter_.Reroute({reader_id, 0}, value);
-    if (!moved.ok())
-      return FreezeError(origin_, absl::StrCat("replacing `", reader.name(), "`: ",
-                                               moved.status().message()));
-    std::vector<NodeId> waiting(reader.control_consumers().begin(),
-                                reader.control_consumers().end());
-    for (NodeId c : waiting) {
-      absl::Status s = rewriter_.RemoveControlEdge(reader_id, c);
-      if (s.ok()) s = rewriter_.AddControlEdge(value.node, c);
-      if (!s.ok()) return FreezeError(origin_, std::string(s.message()));
-    }
-    absl::Status s = rewriter_.RemoveNode(reader_id);
-    return s.ok() ? s : FreezeError(origin_, std::string(s.message()));
+    return ReplaceWith(reader_id, value, "replacing");
   }
 
   // The library keeps what the frozen graph still calls (If/While bodies).

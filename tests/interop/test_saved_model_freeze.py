@@ -66,7 +66,8 @@ def keras3_cnn(tmp_path_factory):
 
 def serve(path, x):
     """The serving signature's outputs, loaded with tf.saved_model.load."""
-    fn = tf.saved_model.load(path).signatures["serving_default"]
+    loaded = tf.saved_model.load(path)  # kept alive: the signature reads its variables
+    fn = loaded.signatures["serving_default"]
     (name,) = fn.structured_input_signature[1].keys()
     return {k: v.numpy() for k, v in fn(**{name: tf.constant(x)}).items()}
 
