@@ -551,12 +551,9 @@ absl::StatusOr<ChannelLayout> LayoutOf(const ConstTensor& filter,
       return absl::InvalidArgumentError(absl::StrCat(op, " weights are not 2-D"));
     return transpose_b ? ChannelLayout{s[0], s[1]} : ChannelLayout{s[1], 1};
   }
-  // ONNX: Conv's filter is [M, C/group, k...] (output channels first),
-  // ConvTranspose's [C, M/group, k...] (one group: channels second).
-  if (op == "Conv" || op == "ConvTranspose") {
+  if (op == "Conv" || op == "ConvTranspose") {  // ONNX: [M, C/g, k...], [C, M, k...]
     size_t axis = op == "Conv" ? 0 : 1;
-    if (s.size() < axis + 2)
-      return absl::InvalidArgumentError(absl::StrCat(op, " filter rank < ", axis + 2));
+    if (s.size() < axis + 2) return absl::InvalidArgumentError("filter rank too low");
     int64_t inner = 1;
     for (size_t i = axis + 1; i < s.size(); ++i) inner *= s[i];
     return ChannelLayout{s[axis], inner};

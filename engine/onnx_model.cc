@@ -259,6 +259,195 @@ bool IsOnnxPath(absl::string_view path) {
   return absl::EndsWithIgnoreCase(path, ".onnx");
 }
 
+namespace {
+
+// ONNX's strings are UTF-8; protobuf's proto2 parse lets anything through.
+absl::Status CheckUtf8Names(const onnx::GraphProto& graph,
+                            const std::string& source) {
+  std::vector<std::pair<const std::string*, const char*>> texts;
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const std::string* t : {&node.name(), &node.op_type(), &node.domain()})
+      texts.emplace_back(t, "a node's name or op");
+    for (const std::string& v : node.input()) texts.emplace_back(&v, "a value");
+    for (const std::string& v : node.output()) texts.emplace_back(&v, "a value");
+    for (const AttributeProto& a : node.attribute())
+      texts.emplace_back(&a.name(), "an attr");
+  }
+  for (const auto* list : {&graph.input(), &graph.output()}) {
+    for (const onnx::ValueInfoProto& v : *list)
+      texts.emplace_back(&v.name(), "graph input or output");
+  }
+  for (const onnx::TensorProto& t : graph.initializer())
+    texts.emplace_back(&t.name(), "initializer");
+  for (const auto& [text, what] : texts) {
+    if (!google::protobuf::internal::IsStructurallyValidUTF8(
+            text->data(), static_cast<int>(text->size())))
+      return Bad(source, absl::StrCat(what, " `", absl::CHexEscape(*text),
+                                      "` is not valid UTF-8"));
+  }
+  return absl::OkStatus();
+}
+
+// Builds the GraphDef an ONNX graph maps onto (engine/onnx_model.h),
+// filling the origin with what saving needs.
+class GraphReader {
+ public:
+  GraphReader(const std::string& source, OnnxOrigin* origin)
+      : source_(source), origin_(origin) {}
+
+  absl::Status Read(onnx::GraphProto& graph) {
+    for (auto step : {&GraphReader::Initializers, &GraphReader::Inputs,
+                      &GraphReader::NameNodes, &GraphReader::Nodes,
+                      &GraphReader::Outputs}) {
+      if (absl::Status s = (this->*step)(graph); !s.ok()) return s;
+    }
+    for (const onnx::ValueInfoProto& v : graph.value_info())
+      origin_->value_info[v.name()] = v;
+    return absl::OkStatus();
+  }
+  tf::GraphDef& def() { return def_; }
+
+ private:
+  absl::Status AddValue(const std::string& value, const std::string& tensor) {
+    if (value.empty() || values_.emplace(value, tensor).second)
+      return absl::OkStatus();
+    return Bad(source_, absl::StrCat("value `", value, "` is produced more than once"));
+  }
+
+  absl::Status Initializers(onnx::GraphProto& graph) {
+    for (onnx::TensorProto& init : *graph.mutable_initializer()) {
+      if (init.name().empty()) return Bad(source_, "an initializer has no name");
+      tf::NodeDef* n = def_.add_node();
+      n->set_name(init.name());
+      n->set_op("Const");
+      tf::AttrValue& value = (*n->mutable_attr())["value"];
+      if (absl::Status s = ToTfTensor(init, value.mutable_tensor()); !s.ok())
+        return Bad(source_, std::string(s.message()));
+      (*n->mutable_attr())["dtype"].set_type(value.tensor().dtype());
+      if (!names_.insert(init.name()).second)
+        return Bad(source_, absl::StrCat("initializer `", init.name(), "` is given twice"));
+      if (absl::Status s = AddValue(init.name(), init.name()); !s.ok()) return s;
+      const std::string name = init.name();
+      origin_->initializers[name] = std::move(init);  // kept for saving, not copied
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Inputs(onnx::GraphProto& graph) {
+    for (const onnx::ValueInfoProto& input : graph.input()) {
+      origin_->inputs.push_back(input);
+      if (origin_->initializers.count(input.name())) continue;  // overridable
+      if (input.name().empty()) return Bad(source_, "a graph input has no name");
+      tf::NodeDef* n = def_.add_node();
+      n->set_name(input.name());
+      n->set_op("Placeholder");
+      const auto& tensor_type = input.type().tensor_type();
+      tf::DataType dtype = TfDtype(tensor_type.elem_type());
+      if (dtype != tf::DT_INVALID) (*n->mutable_attr())["dtype"].set_type(dtype);
+      if (tensor_type.has_shape()) {
+        tf::TensorShapeProto* shape = (*n->mutable_attr())["shape"].mutable_shape();
+        for (const auto& d : tensor_type.shape().dim())
+          shape->add_dim()->set_size(d.has_dim_value() ? d.dim_value() : -1);
+      }
+      if (!names_.insert(input.name()).second)
+        return Bad(source_, absl::StrCat("graph input `", input.name(), "` is given twice"));
+      if (absl::Status s = AddValue(input.name(), input.name()); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  // Node names: as given, unique; unnamed or clashing ones numbered. Every
+  // output value is known before any node reads one.
+  absl::Status NameNodes(onnx::GraphProto& graph) {
+    std::map<std::string, int> counters;
+    for (const onnx::NodeProto& node : graph.node()) {
+      std::string base = node.name().empty() ? node.op_type() : node.name();
+      if (base.empty()) base = "node";
+      std::string name = base;
+      while (names_.count(name) || name == kAbsent)
+        name = absl::StrCat(base, "_", ++counters[base]);
+      names_.insert(name);
+      node_names_.push_back(name);
+      for (int k = 0; k < node.output_size(); ++k) {
+        absl::Status s =
+            AddValue(node.output(k), k == 0 ? name : absl::StrCat(name, ":", k));
+        if (!s.ok()) return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Nodes(onnx::GraphProto& graph) {
+    bool absent_used = false;
+    for (int i = 0; i < graph.node_size(); ++i) {
+      const onnx::NodeProto& node = graph.node(i);
+      const std::string& name = node_names_[i];
+      tf::NodeDef* n = def_.add_node();
+      n->set_name(name);
+      n->set_op(OnnxOpName(node.domain(), node.op_type()));
+      int last = node.input_size();
+      while (last > 0 && node.input(last - 1).empty()) --last;  // trailing absent
+      for (int k = 0; k < last; ++k) {
+        const std::string& value = node.input(k);
+        auto it = value.empty() ? values_.end() : values_.find(value);
+        if (!value.empty() && it == values_.end())
+          return Bad(source_, absl::StrCat("node `", name, "` (", node.op_type(),
+                                           ") reads `", value,
+                                           "`, which no node, input or "
+                                           "initializer produces"));
+        absent_used = absent_used || value.empty();
+        n->add_input(value.empty() ? std::string(kAbsent) : it->second);
+      }
+      for (const AttributeProto& a : node.attribute()) {
+        tf::AttrValue value;
+        absl::StatusOr<bool> kept = ToAttrValue(a, &value);
+        if (!kept.ok())
+          return Bad(source_, absl::StrCat("node `", name, "` attr `", a.name(),
+                                           "`: ", kept.status().message()));
+        if (*kept) (*n->mutable_attr())[a.name()] = std::move(value);
+      }
+      origin_->nodes[name] = node;
+      origin_->output_names[name].assign(node.output().begin(), node.output().end());
+    }
+    if (absent_used) {
+      tf::NodeDef* n = def_.add_node();
+      n->set_name(kAbsent);
+      n->set_op(kAbsentOp);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Outputs(onnx::GraphProto& graph) {
+    for (int i = 0; i < graph.output_size(); ++i) {
+      const onnx::ValueInfoProto& output = graph.output(i);
+      auto it = values_.find(output.name());
+      if (it == values_.end())
+        return Bad(source_, absl::StrCat("graph output `", output.name(),
+                                         "` is not produced"));
+      std::string name = absl::StrCat(output.name(), "/output");
+      while (names_.count(name)) name += "_";
+      names_.insert(name);
+      tf::NodeDef* n = def_.add_node();
+      n->set_name(name);
+      n->set_op("_Retval");
+      n->add_input(it->second);
+      (*n->mutable_attr())["index"].set_i(i);
+      origin_->outputs.push_back(output);
+    }
+    return absl::OkStatus();
+  }
+
+  const std::string& source_;
+  OnnxOrigin* origin_;
+  tf::GraphDef def_;
+  std::set<std::string> names_;  // node names taken
+  // Each value's tensor name in the graph ("node" or "node:port").
+  absl::flat_hash_map<std::string, std::string> values_;
+  std::vector<std::string> node_names_;  // of graph.node(i)
+};
+
+}  // namespace
+
 absl::StatusOr<Graph> ParseOnnx(absl::string_view bytes,
                                 const std::string& source) {
   auto origin = std::make_shared<OnnxOrigin>();
@@ -271,34 +460,8 @@ absl::StatusOr<Graph> ParseOnnx(absl::string_view bytes,
     if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
       return Bad(source, "not a valid ONNX model (the ModelProto does not parse)");
   }
+  if (absl::Status s = CheckUtf8Names(model.graph(), source); !s.ok()) return s;
   // IR 3 (opsets) to what onnx 1.23, the schema snapshot's, writes.
-  // Names must be UTF-8 (ONNX's strings are; protobuf's proto2 parse lets
-  // anything through).
-  auto utf8 = [&](const std::string& text, const std::string& what) {
-    return google::protobuf::internal::IsStructurallyValidUTF8(
-               text.data(), static_cast<int>(text.size()))
-               ? absl::OkStatus()
-               : Bad(source, absl::StrCat(what, " `", absl::CHexEscape(text),
-                                          "` is not valid UTF-8"));
-  };
-  for (const onnx::NodeProto& node : model.graph().node()) {
-    std::vector<const std::string*> texts = {&node.name(), &node.op_type(),
-                                             &node.domain()};
-    for (const std::string& v : node.input()) texts.push_back(&v);
-    for (const std::string& v : node.output()) texts.push_back(&v);
-    for (const AttributeProto& a : node.attribute()) texts.push_back(&a.name());
-    for (const std::string* t : texts) {
-      if (absl::Status s = utf8(*t, "a node's name or value"); !s.ok()) return s;
-    }
-  }
-  for (const auto* list : {&model.graph().input(), &model.graph().output()}) {
-    for (const onnx::ValueInfoProto& v : *list) {
-      if (absl::Status s = utf8(v.name(), "graph input or output"); !s.ok()) return s;
-    }
-  }
-  for (const onnx::TensorProto& t : model.graph().initializer()) {
-    if (absl::Status s = utf8(t.name(), "initializer"); !s.ok()) return s;
-  }
   if (!model.has_ir_version() || model.ir_version() < 3 || model.ir_version() > 14)
     return Bad(source, absl::StrCat("IR version ", model.ir_version(),
                                     "; graft reads ONNX IR versions 3 to 14"));
@@ -308,8 +471,9 @@ absl::StatusOr<Graph> ParseOnnx(absl::string_view bytes,
   }
   if (origin->opset <= 0)
     return Bad(source, "no opset imported for the default domain (ai.onnx)");
+  // The graph's nodes, initializers, inputs and outputs become the graph;
+  // the rest stays in the origin's model.
   onnx::GraphProto graph = std::move(*model.mutable_graph());
-  model.mutable_graph()->Clear();
   onnx::GraphProto& header = *model.mutable_graph();
   *header.mutable_name() = graph.name();
   if (graph.has_doc_string()) header.set_doc_string(graph.doc_string());
@@ -317,201 +481,95 @@ absl::StatusOr<Graph> ParseOnnx(absl::string_view bytes,
   *header.mutable_metadata_props() = graph.metadata_props();
   header.GetReflection()->MutableUnknownFields(&header)->MergeFrom(
       graph.GetReflection()->GetUnknownFields(graph));
-
-  tf::GraphDef def;
-  std::set<std::string> names;  // node names taken
-  // Each value's tensor name in the graph ("node" or "node:port").
-  absl::flat_hash_map<std::string, std::string> values;
-  auto add_value = [&](const std::string& value, const std::string& tensor)
-      -> absl::Status {
-    if (value.empty()) return absl::OkStatus();
-    if (!values.emplace(value, tensor).second)
-      return Bad(source, absl::StrCat("value `", value,
-                                      "` is produced more than once"));
-    return absl::OkStatus();
-  };
-  for (onnx::TensorProto& init : *graph.mutable_initializer()) {
-    if (init.name().empty()) return Bad(source, "an initializer has no name");
-    tf::NodeDef* n = def.add_node();
-    n->set_name(init.name());
-    n->set_op("Const");
-    tf::AttrValue& value = (*n->mutable_attr())["value"];
-    if (absl::Status s = ToTfTensor(init, value.mutable_tensor()); !s.ok())
-      return Bad(source, std::string(s.message()));
-    (*n->mutable_attr())["dtype"].set_type(value.tensor().dtype());
-    if (!names.insert(init.name()).second)
-      return Bad(source, absl::StrCat("initializer `", init.name(),
-                                      "` is given twice"));
-    if (absl::Status s = add_value(init.name(), init.name()); !s.ok()) return s;
-    const std::string name = init.name();
-    origin->initializers[name] = std::move(init);  // kept for saving, not copied
-  }
-  for (const onnx::ValueInfoProto& input : graph.input()) {
-    origin->inputs.push_back(input);
-    if (origin->initializers.count(input.name())) continue;  // overridable
-    if (input.name().empty()) return Bad(source, "a graph input has no name");
-    tf::NodeDef* n = def.add_node();
-    n->set_name(input.name());
-    n->set_op("Placeholder");
-    const auto& tensor_type = input.type().tensor_type();
-    tf::DataType dtype = TfDtype(tensor_type.elem_type());
-    if (dtype != tf::DT_INVALID) (*n->mutable_attr())["dtype"].set_type(dtype);
-    if (tensor_type.has_shape()) {
-      tf::TensorShapeProto* shape = (*n->mutable_attr())["shape"].mutable_shape();
-      for (const auto& d : tensor_type.shape().dim())
-        shape->add_dim()->set_size(d.has_dim_value() ? d.dim_value() : -1);
-    }
-    if (!names.insert(input.name()).second)
-      return Bad(source, absl::StrCat("graph input `", input.name(),
-                                      "` is given twice"));
-    if (absl::Status s = add_value(input.name(), input.name()); !s.ok()) return s;
-  }
-  // Node names: as given, unique; unnamed or clashing ones numbered.
-  std::vector<std::string> node_names;
-  std::map<std::string, int> counters;
-  for (const onnx::NodeProto& node : graph.node()) {
-    std::string base = node.name().empty() ? node.op_type() : node.name();
-    if (base.empty()) base = "node";
-    std::string name = base;
-    while (names.count(name) || name == kAbsent)
-      name = absl::StrCat(base, "_", ++counters[base]);
-    names.insert(name);
-    node_names.push_back(name);
-    for (int k = 0; k < node.output_size(); ++k) {
-      absl::Status s =
-          add_value(node.output(k), k == 0 ? name : absl::StrCat(name, ":", k));
-      if (!s.ok()) return s;
-    }
-  }
-  bool absent_used = false;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    const onnx::NodeProto& node = graph.node(i);
-    const std::string& name = node_names[i];
-    tf::NodeDef* n = def.add_node();
-    n->set_name(name);
-    n->set_op(OnnxOpName(node.domain(), node.op_type()));
-    int last = node.input_size();
-    while (last > 0 && node.input(last - 1).empty()) --last;  // trailing absent
-    for (int k = 0; k < last; ++k) {
-      const std::string& value = node.input(k);
-      if (value.empty()) {
-        n->add_input(kAbsent);
-        absent_used = true;
-        continue;
-      }
-      auto it = values.find(value);
-      if (it == values.end())
-        return Bad(source, absl::StrCat("node `", name, "` (", node.op_type(),
-                                        ") reads `", value,
-                                        "`, which no node, input or "
-                                        "initializer produces"));
-      n->add_input(it->second);
-    }
-    for (const AttributeProto& a : node.attribute()) {
-      tf::AttrValue value;
-      absl::StatusOr<bool> kept = ToAttrValue(a, &value);
-      if (!kept.ok())
-        return Bad(source, absl::StrCat("node `", name, "` attr `", a.name(),
-                                        "`: ", kept.status().message()));
-      if (*kept) (*n->mutable_attr())[a.name()] = std::move(value);
-    }
-    origin->nodes[name] = node;
-    origin->output_names[name].assign(node.output().begin(), node.output().end());
-  }
-  if (absent_used) {
-    tf::NodeDef* n = def.add_node();
-    n->set_name(kAbsent);
-    n->set_op(kAbsentOp);
-  }
-  for (int i = 0; i < graph.output_size(); ++i) {
-    const onnx::ValueInfoProto& output = graph.output(i);
-    auto it = values.find(output.name());
-    if (it == values.end())
-      return Bad(source, absl::StrCat("graph output `", output.name(),
-                                      "` is not produced"));
-    std::string name = absl::StrCat(output.name(), "/output");
-    while (names.count(name)) name += "_";
-    names.insert(name);
-    tf::NodeDef* n = def.add_node();
-    n->set_name(name);
-    n->set_op("_Retval");
-    n->add_input(it->second);
-    (*n->mutable_attr())["index"].set_i(i);
-    origin->outputs.push_back(output);
-  }
-  for (const onnx::ValueInfoProto& v : graph.value_info())
-    origin->value_info[v.name()] = v;
-  absl::StatusOr<Graph> out = Graph::FromGraphDef(std::move(def));
+  GraphReader reader(source, origin.get());
+  if (absl::Status s = reader.Read(graph); !s.ok()) return s;
+  absl::StatusOr<Graph> out = Graph::FromGraphDef(std::move(reader.def()));
   if (!out.ok()) return Bad(source, std::string(out.status().message()));
   out->set_onnx(std::move(origin));
   return out;
 }
 
-absl::StatusOr<std::string> SerializeOnnx(const Graph& graph) {
-  const OnnxOrigin* origin = graph.onnx().get();
-  if (origin == nullptr)
-    return absl::InvalidArgumentError("the graph is not an ONNX model's");
-  const OpRegistry& registry = OpRegistry::Onnx();
-  auto regular = [](const Node& n) {
-    return n.op() != "Const" && n.op() != "Placeholder" && n.op() != "_Retval" &&
-           n.op() != kAbsentOp;
-  };
-  // Value names: graph inputs and initializers keep theirs, graph outputs
-  // name what they read, nodes keep their outputs' names as read (by node
-  // name); the rest are made from the node name, unique.
-  absl::flat_hash_map<Endpoint, std::string> names;
-  std::set<std::string> taken;
-  auto claim = [&](Endpoint e, const std::string& name) {
-    if (names.count(e) || taken.count(name) || name.empty()) return false;
-    names[e] = name;
-    taken.insert(name);
-    return true;
-  };
-  std::vector<NodeId> retvals;
-  graph.ForEachNode([&](const Node& n) {
-    if (n.op() == "Const" || n.op() == "Placeholder") claim({n.id(), 0}, n.name());
-    if (n.op() == "_Retval") retvals.push_back(n.id());
-  });
-  std::sort(retvals.begin(), retvals.end(), [&](NodeId a, NodeId b) {
-    return graph.node(a).attr("index")->i() < graph.node(b).attr("index")->i();
-  });
-  // An output whose tensor is named otherwise (an input, another output)
-  // is written through an Identity.
-  std::vector<std::pair<std::string, Endpoint>> identities;
-  for (NodeId r : retvals) {
-    const Node& n = graph.node(r);
-    const std::string& want =
-        origin->outputs.at(static_cast<size_t>(n.attr("index")->i())).name();
-    Endpoint e = n.input(0);
-    auto it = names.find(e);
-    if (it != names.end() && it->second == want) continue;
-    if (it == names.end() && regular(graph.node(e.node)) && claim(e, want)) continue;
-    identities.emplace_back(want, e);
-    taken.insert(want);
-  }
-  graph.ForEachNode([&](const Node& n) {
-    if (!regular(n)) return;
-    auto it = origin->output_names.find(n.name());
-    if (it == origin->output_names.end()) return;
-    for (size_t k = 0; k < it->second.size(); ++k)
-      claim({n.id(), static_cast<int>(k)}, it->second[k]);
-  });
-  auto value_name = [&](Endpoint e) -> std::string {
-    if (graph.node(e.node).op() == kAbsentOp) return "";
-    auto it = names.find(e);
-    if (it != names.end()) return it->second;
-    std::string base = e.port == 0 ? graph.node(e.node).name()
-                                   : absl::StrCat(graph.node(e.node).name(), ":",
-                                                  e.port);
-    std::string name = base;
-    for (int i = 1; taken.count(name); ++i) name = absl::StrCat(base, "_", i);
-    names[e] = name;
-    taken.insert(name);
-    return name;
-  };
+namespace {
 
-  // Nodes in topological order, the original order where it is one (the
-  // smallest id first among those ready).
+bool Regular(const Node& n) {
+  return n.op() != "Const" && n.op() != "Placeholder" && n.op() != "_Retval" &&
+         n.op() != kAbsentOp;
+}
+
+// The value name of every tensor the saved model names: graph inputs and
+// initializers keep theirs, graph outputs name what they read, nodes keep
+// their outputs' names as read (by node name); the rest are made from the
+// node name, unique.
+class ValueNames {
+ public:
+  ValueNames(const Graph& graph, const OnnxOrigin& origin) : graph_(graph) {
+    std::vector<NodeId> retvals;
+    graph.ForEachNode([&](const Node& n) {
+      if (n.op() == "Const" || n.op() == "Placeholder") Claim({n.id(), 0}, n.name());
+      if (n.op() == "_Retval") retvals.push_back(n.id());
+    });
+    std::sort(retvals.begin(), retvals.end(), [&](NodeId a, NodeId b) {
+      return graph.node(a).attr("index")->i() < graph.node(b).attr("index")->i();
+    });
+    // An output whose tensor is named otherwise (an input, another output)
+    // is written through an Identity.
+    for (NodeId r : retvals) {
+      const Node& n = graph.node(r);
+      const std::string& want =
+          origin.outputs.at(static_cast<size_t>(n.attr("index")->i())).name();
+      Endpoint e = n.input(0);
+      auto it = names_.find(e);
+      if (it != names_.end() && it->second == want) continue;
+      if (it == names_.end() && Regular(graph.node(e.node)) && Claim(e, want)) continue;
+      identities_.emplace_back(want, e);
+      taken_.insert(want);
+    }
+    graph.ForEachNode([&](const Node& n) {
+      if (!Regular(n)) return;
+      auto it = origin.output_names.find(n.name());
+      if (it == origin.output_names.end()) return;
+      for (size_t k = 0; k < it->second.size(); ++k)
+        Claim({n.id(), static_cast<int>(k)}, it->second[k]);
+    });
+  }
+
+  std::string operator()(Endpoint e) {
+    if (graph_.node(e.node).op() == kAbsentOp) return "";
+    auto it = names_.find(e);
+    if (it != names_.end()) return it->second;
+    const std::string& node = graph_.node(e.node).name();
+    std::string base = e.port == 0 ? node : absl::StrCat(node, ":", e.port);
+    std::string name = base;
+    for (int i = 1; taken_.count(name); ++i) name = absl::StrCat(base, "_", i);
+    Claim(e, name);
+    return name;
+  }
+  const std::vector<std::pair<std::string, Endpoint>>& identities() const {
+    return identities_;
+  }
+  // Which tensor each name names.
+  absl::flat_hash_map<std::string, Endpoint> ByName() const {
+    absl::flat_hash_map<std::string, Endpoint> out;
+    for (const auto& [e, name] : names_) out[name] = e;
+    return out;
+  }
+
+ private:
+  bool Claim(Endpoint e, const std::string& name) {
+    if (names_.count(e) || taken_.count(name) || name.empty()) return false;
+    names_[e] = name;
+    taken_.insert(name);
+    return true;
+  }
+  const Graph& graph_;
+  absl::flat_hash_map<Endpoint, std::string> names_;
+  std::set<std::string> taken_;
+  std::vector<std::pair<std::string, Endpoint>> identities_;
+};
+
+// The nodes in topological order, the original order where it is one (the
+// smallest id first among those ready); an error for a cycle.
+absl::StatusOr<std::vector<NodeId>> WriteOrder(const Graph& graph) {
   std::vector<int> waiting(graph.id_limit(), 0);
   std::priority_queue<NodeId, std::vector<NodeId>, std::greater<NodeId>> ready;
   graph.ForEachNode([&](const Node& n) {
@@ -534,94 +592,117 @@ absl::StatusOr<std::string> SerializeOnnx(const Graph& graph) {
   }
   if (static_cast<int>(order.size()) != graph.num_nodes())
     return absl::InvalidArgumentError("the graph has a cycle; ONNX needs none");
+  return order;
+}
 
+// A node's attributes from the graph; kinds graft does not model come from
+// its original message.
+absl::Status WriteAttributes(const Node& n, const onnx::NodeProto* original,
+                             const tf::OpDef* schema, onnx::NodeProto* node) {
+  std::vector<AttributeProto> kept;
+  for (const AttributeProto& a : node->attribute()) {
+    tf::AttrValue ignored;
+    absl::StatusOr<bool> modelled = ToAttrValue(a, &ignored);
+    if (modelled.ok() && !*modelled) kept.push_back(a);
+  }
+  node->clear_attribute();
+  std::map<std::string, const tf::AttrValue*> sorted;
+  for (const auto& [name, v] : n.attrs()) sorted[name] = &v;
+  for (const auto& [name, v] : sorted) {
+    if (name.empty() || name[0] == '_' || !SchemaHasAttr(schema, name)) continue;
+    AttributeProto::AttributeType type = SchemaAttrType(schema, name);
+    if (original != nullptr) {
+      for (const AttributeProto& a : original->attribute())
+        if (a.name() == name) type = a.type();
+    }
+    absl::Status s = ToAttribute(name, *v, type, node->add_attribute());
+    if (!s.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat("node `", n.name(), "`: ", s.message()));
+  }
+  for (AttributeProto& a : kept) *node->add_attribute() = std::move(a);
+  return absl::OkStatus();
+}
+
+absl::Status WriteNode(const Graph& graph, const OnnxOrigin& origin, NodeId id,
+                       ValueNames& value_name, onnx::GraphProto* out) {
+  const Node& n = graph.node(id);
+  onnx::NodeProto node;
+  auto it = origin.nodes.find(n.name());
+  const onnx::NodeProto* original =
+      it != origin.nodes.end() &&
+              OnnxOpName(it->second.domain(), it->second.op_type()) == n.op()
+          ? &it->second
+          : nullptr;
+  if (original != nullptr) node = *original;
+  node.clear_input();
+  node.clear_output();
+  node.set_name(n.name());
+  if (original == nullptr) {
+    size_t dot = n.op().rfind('.');
+    node.set_op_type(dot == std::string::npos ? n.op() : n.op().substr(dot + 1));
+    if (dot != std::string::npos) node.set_domain(n.op().substr(0, dot));
+  }
+  for (const Endpoint& e : n.inputs()) node.add_input(value_name(e));
+  const tf::OpDef* schema = OpRegistry::Onnx().FindAt(n.op(), origin.opset);
+  int outputs = std::max(n.num_used_ports(), 1);
+  if (original != nullptr) outputs = std::max(outputs, original->output_size());
+  if (schema != nullptr) {
+    int required = 0;
+    for (const auto& a : schema->output_arg())
+      required += a.description() != "optional" ? 1 : 0;
+    outputs = std::max(outputs, required);
+  }
+  for (int k = 0; k < outputs; ++k) {
+    bool used = k < n.num_used_ports() && !n.consumers(k).empty();
+    bool was = original != nullptr && k < original->output_size() &&
+               !original->output(k).empty();
+    node.add_output(used || was || (schema != nullptr && k == 0)
+                        ? value_name({id, k})
+                        : "");
+  }
+  if (n.modified() || original == nullptr) {
+    absl::Status s = WriteAttributes(n, original, schema, &node);
+    if (!s.ok()) return s;
+  }
+  *out->add_node() = std::move(node);
+  return absl::OkStatus();
+}
+
+absl::Status WriteInitializer(const Node& n, const OnnxOrigin& origin,
+                              onnx::GraphProto* out) {
+  auto it = origin.initializers.find(n.name());
+  if (!n.modified() && it != origin.initializers.end()) {
+    *out->add_initializer() = it->second;
+    return absl::OkStatus();
+  }
+  const tf::AttrValue* value = n.attr("value");
+  if (value == nullptr)
+    return absl::InvalidArgumentError(
+        absl::StrCat("constant `", n.name(), "` has no value"));
+  return ToOnnxTensor(value->tensor(), n.value_content(), n.name(),
+                      out->add_initializer());
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> SerializeOnnx(const Graph& graph) {
+  const OnnxOrigin* origin = graph.onnx().get();
+  if (origin == nullptr)
+    return absl::InvalidArgumentError("the graph is not an ONNX model's");
+  ValueNames value_name(graph, *origin);
+  absl::StatusOr<std::vector<NodeId>> order = WriteOrder(graph);
+  if (!order.ok()) return order.status();
   onnx::ModelProto model = origin->model;
   onnx::GraphProto& out = *model.mutable_graph();
-  std::set<std::string> initializers;
-  for (NodeId id : order) {
+  for (NodeId id : *order) {
     const Node& n = graph.node(id);
-    if (n.op() == "Const") {
-      initializers.insert(n.name());
-      auto it = origin->initializers.find(n.name());
-      if (!n.modified() && it != origin->initializers.end()) {
-        *out.add_initializer() = it->second;
-        continue;
-      }
-      const tf::AttrValue* value = n.attr("value");
-      if (value == nullptr)
-        return absl::InvalidArgumentError(
-            absl::StrCat("constant `", n.name(), "` has no value"));
-      absl::Status s = ToOnnxTensor(value->tensor(), n.value_content(), n.name(),
-                                    out.add_initializer());
-      if (!s.ok()) return s;
-      continue;
-    }
-    if (!regular(n)) continue;
-    onnx::NodeProto node;
-    auto original = origin->nodes.find(n.name());
-    bool known = original != origin->nodes.end() &&
-                 OnnxOpName(original->second.domain(), original->second.op_type()) ==
-                     n.op();
-    if (known) node = original->second;
-    node.clear_input();
-    node.clear_output();
-    node.set_name(n.name());
-    if (!known) {
-      node.set_op_type(n.op());
-      size_t dot = n.op().rfind('.');
-      if (dot != std::string::npos) {
-        node.set_domain(n.op().substr(0, dot));
-        node.set_op_type(n.op().substr(dot + 1));
-      }
-    }
-    for (const Endpoint& e : n.inputs()) node.add_input(value_name(e));
-    int outputs = n.num_used_ports();
-    if (known) outputs = std::max(outputs, original->second.output_size());
-    const tf::OpDef* schema = registry.FindAt(n.op(), origin->opset);
-    if (schema != nullptr) {
-      int required = 0;
-      for (const auto& a : schema->output_arg())
-        required += a.description() != "optional" ? 1 : 0;
-      outputs = std::max(outputs, required);
-    }
-    outputs = std::max(outputs, 1);
-    for (int k = 0; k < outputs; ++k) {
-      bool used = k < n.num_used_ports() && !n.consumers(k).empty();
-      bool was = known && k < original->second.output_size() &&
-                 !original->second.output(k).empty();
-      node.add_output(used || was || (schema != nullptr && k == 0)
-                          ? value_name({id, k})
-                          : "");
-    }
-    if (n.modified() || !known) {
-      // Attributes from the graph; kinds graft does not model come from
-      // the original node.
-      std::vector<AttributeProto> kept;
-      for (const AttributeProto& a : node.attribute()) {
-        tf::AttrValue ignored;
-        absl::StatusOr<bool> modelled = ToAttrValue(a, &ignored);
-        if (modelled.ok() && !*modelled) kept.push_back(a);
-      }
-      node.clear_attribute();
-      std::map<std::string, const tf::AttrValue*> sorted;
-      for (const auto& [name, v] : n.attrs()) sorted[name] = &v;
-      for (const auto& [name, v] : sorted) {
-        if (name.empty() || name[0] == '_' || !SchemaHasAttr(schema, name)) continue;
-        AttributeProto::AttributeType type = SchemaAttrType(schema, name);
-        if (known) {
-          for (const AttributeProto& a : original->second.attribute())
-            if (a.name() == name) type = a.type();
-        }
-        absl::Status s = ToAttribute(name, *v, type, node.add_attribute());
-        if (!s.ok())
-          return absl::InvalidArgumentError(
-              absl::StrCat("node `", n.name(), "`: ", s.message()));
-      }
-      for (AttributeProto& a : kept) *node.add_attribute() = std::move(a);
-    }
-    *out.add_node() = std::move(node);
+    absl::Status s = n.op() == "Const" ? WriteInitializer(n, *origin, &out)
+                     : Regular(n)      ? WriteNode(graph, *origin, id, value_name, &out)
+                                       : absl::OkStatus();
+    if (!s.ok()) return s;
   }
-  for (const auto& [name, e] : identities) {
+  for (const auto& [name, e] : value_name.identities()) {
     onnx::NodeProto* node = out.add_node();
     node->set_name(name + "/identity");
     node->set_op_type("Identity");
@@ -633,8 +714,7 @@ absl::StatusOr<std::string> SerializeOnnx(const Graph& graph) {
   }
   for (const onnx::ValueInfoProto& output : origin->outputs) *out.add_output() = output;
   // value_info that still describes a value an unchanged node produces.
-  absl::flat_hash_map<std::string, Endpoint> by_value;
-  for (const auto& [e, name] : names) by_value[name] = e;
+  absl::flat_hash_map<std::string, Endpoint> by_value = value_name.ByName();
   for (const auto& [name, info] : origin->value_info) {
     auto it = by_value.find(name);
     if (it == by_value.end()) continue;
