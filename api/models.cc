@@ -105,7 +105,9 @@ bool SamePath(const std::string& a, const std::string& b) {
 }
 
 std::string FormatName(GraphFormat format) {
-  return format == GraphFormat::kText ? "pbtxt" : "pb";
+  return format == GraphFormat::kText   ? "pbtxt"
+         : format == GraphFormat::kOnnx ? "onnx"
+                                        : "pb";
 }
 
 }  // namespace
