@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 bool IsGraphFile(const fs::path& p) {
   std::string ext = p.extension().string();
-  return ext == ".pb" || ext == ".pbtxt";
+  return ext == ".pb" || ext == ".pbtxt" || ext == ".onnx";
 }
 
 // Modification time in nanoseconds, or -1.
@@ -189,7 +189,7 @@ absl::StatusOr<std::vector<BatchInput>> ExpandInputs(
       }
       if (found.size() == before) {
         return absl::InvalidArgumentError(absl::StrCat(
-            input, ": no models (.pb, .pbtxt files or SavedModels) in this "
+            input, ": no models (.pb, .pbtxt, .onnx files or SavedModels) in this "
                    "folder"));
       }
     } else {

@@ -417,7 +417,7 @@ check "... writes nothing" test ! -e "$B/out"
 expect "an output folder inside the input folder" 0 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/zoo" -o "$B/zoo/out"
 expect "... is not read back next time" 0 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/zoo" -o "$B/zoo/out" --report "$B/zoo.json"
 check "... one model, no out/out" test ! -e "$B/zoo/out/out" -a "$(grep -c '"input": ".*out/' "$B/zoo.json")" -eq 0
-expect "an empty folder" 1 "$B/empty: no models \(.pb, .pbtxt files or SavedModels\) in this folder" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/empty" -o "$B/empty_out"
+expect "an empty folder" 1 "$B/empty: no models \(.pb, .pbtxt, .onnx files or SavedModels\) in this folder" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/empty" -o "$B/empty_out"
 expect "a SavedModel with an empty saved_model.pb" 1 "$B/sm/saved_model.pb: error: a SavedModel with no MetaGraph" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/sm" -o "$B/sm_out"
 check "... writes nothing" test ! -e "$B/sm_out"
 
@@ -501,6 +501,9 @@ expect "ONNX: a value nothing produces" 1 "node \`relu\` \(Relu\) reads \`nowher
 expect "ONNX: a cycle" 1 "the graph has a cycle: conv -> bn -> relu -> conv" -- "$GRAFT" validate "$X/cycle.onnx"
 expect "... apply writes nothing" 1 "nothing written" -- "$GRAFT" apply -r rules/onnx/fold_batch_norms.graft "$X/cycle.onnx" -o "$XO/c.onnx"
 check "... nothing written by any of them" test ! -e "$XO/tf.onnx" -a ! -e "$XO/onnx.pb" -a ! -e "$XO/t.onnx" -a ! -e "$XO/i.onnx" -a ! -e "$XO/e.onnx" -a ! -e "$XO/u.onnx" -a ! -e "$XO/c.onnx"
+mkdir -p "$XO/zoo"; cp "$X/conv_bn.onnx" "$XO/zoo/a.onnx"; cp "$X/conv_bn.onnx" "$XO/zoo/b.onnx"
+expect "ONNX: a batch over a folder" 0 "2 model\(s\): 2 rewritten" -- "$GRAFT" apply -r rules/onnx/fold_batch_norms.graft "$XO/zoo" -o "$XO/zoo_out"
+check "... both written" test -e "$XO/zoo_out/a.onnx" -a -e "$XO/zoo_out/b.onnx"
 printf 'dialect onnx\nrule r { match { c = Conv2D(x, w) } rewrite { replace c with x } }\n' > "$XO/tf_op.graft"
 expect "an ONNX rule naming a TensorFlow op" 1 "unknown op \`Conv2D\`" -- "$GRAFT" check "$XO/tf_op.graft"
 printf 'dialect onnx\nrule r { match { b = BatchNormalization(x, s, c, m, v) where b.alpha > 0 } rewrite { replace b with x } }\n' > "$XO/attr.graft"

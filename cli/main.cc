@@ -173,8 +173,9 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   apply_cmd
       ->add_option("inputs", apply.inputs,
-                   "Graph(s) to rewrite: files, or folders searched for .pb "
-                   "and .pbtxt (several, or a folder: a batch under -o DIR)")
+                   "Graph(s) to rewrite: files, or folders searched for .pb, "
+                   ".pbtxt, .onnx and SavedModels (several, or a folder: a "
+                   "batch under -o DIR)")
       ->required();
   apply_cmd
       ->add_option("-o,--output", apply.output, "Where to write the result")
