@@ -16,6 +16,7 @@
 #include "engine/freeze.h"
 #include "engine/graph_diff.h"
 #include "engine/graph_stats.h"
+#include "engine/onnx_model.h"
 #include "engine/op_registry.h"
 #include "engine/saved_model.h"
 #include "engine/validate.h"
@@ -118,6 +119,12 @@ Result<std::string> Save(const Graph& graph, const Output& out) {
     return Error::Usage(
         "error: a SavedModel with variables is written as a folder (give an "
         "output path), or frozen (--saved-model freeze) as GraphDef bytes");
+  if (out.path.empty() && graph.onnx() != nullptr &&
+      out.format != GraphFormat::kText) {
+    absl::StatusOr<std::string> bytes = SerializeOnnx(graph);  // a cycle: said
+    if (!bytes.ok()) return Error::Input(absl::StrCat("error: ", bytes.status().message()));
+    return *std::move(bytes);
+  }
   if (out.path.empty())
     return SerializeGraph(graph, out.format == GraphFormat::kText
                                      ? GraphFormat::kText

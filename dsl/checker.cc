@@ -267,34 +267,13 @@ std::vector<std::string> KnownOps(const RuleFile& f, const NodePattern& p) {
   return p.ops;
 }
 
-// The data input counts `op` can have: [min, max] (max -1: no limit).
-std::pair<int, int> InputCounts(const tf::OpDef& def) {
-  int fixed = 0;
-  bool open = false;
-  int extra = 0;
-  int optional = 0;  // trailing optional inputs (ONNX's)
-  for (const auto& arg : def.input_arg()) {
-    if (arg.number_attr().empty() && arg.type_list_attr().empty()) {
-      ++fixed;
-      optional = arg.description() == "optional" ? optional + 1 : 0;
-      continue;
-    }
-    open = true;
-    for (const auto& a : def.attr()) {
-      if (a.name() == arg.number_attr() && a.has_minimum())
-        extra += static_cast<int>(a.minimum());
-    }
-  }
-  return {fixed - optional + extra, open ? -1 : fixed};
-}
-
 // A pattern's operands an op it names cannot have: the op never matches.
 void Checker::CheckOperandCount(const RuleFile& f, const NodePattern& p,
                                 int data, bool variadic) {
   for (const std::string& op : p.ops) {
     const tf::OpDef* def = OpsOf(f).Find(op);
     if (def == nullptr) continue;
-    auto [min, max] = InputCounts(*def);
+    auto [min, max] = OpRegistry::InputCounts(*def);
     int fixed = variadic ? data - 1 : data;
     bool can = variadic ? (max < 0 || fixed <= max)
                         : fixed >= min && (max < 0 || fixed <= max);

@@ -648,21 +648,9 @@ class Freezer {
 
   // The library keeps what the frozen graph still calls (If/While bodies).
   void KeepCalledFunctions() {
-    std::set<std::string> names;
-    for (const auto& entry : library_) names.insert(entry.first);
+    const CallGraph calls(graph_.header().library());
     std::set<std::string> kept;
-    std::vector<std::string> todo;
-    auto scan = [&](const tf::NodeDef& n) {
-      for (const std::string& f : FunctionsCalled(n, names)) {
-        if (kept.insert(f).second) todo.push_back(f);
-      }
-    };
-    graph_.ForEachNode([&](const Node& n) { scan(n.def()); });
-    while (!todo.empty()) {
-      std::string f = todo.back();
-      todo.pop_back();
-      for (const tf::NodeDef& n : library_.at(f)->node_def()) scan(n);
-    }
+    graph_.ForEachNode([&](const Node& n) { calls.AddReached(n.def(), &kept); });
     tf::FunctionDefLibrary library;
     for (const tf::FunctionDef& f : graph_.header().library().function()) {
       if (kept.count(f.signature().name())) *library.add_function() = f;

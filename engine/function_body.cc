@@ -90,6 +90,26 @@ std::vector<std::string> FunctionsCalled(const tf::NodeDef& node,
   return out;
 }
 
+CallGraph::CallGraph(const tf::FunctionDefLibrary& library) {
+  for (const tf::FunctionDef& f : library.function()) {
+    names_.insert(f.signature().name());
+    functions_[f.signature().name()] = &f;
+  }
+}
+
+void CallGraph::AddReached(const tf::NodeDef& node,
+                           std::set<std::string>* out) const {
+  std::vector<const tf::NodeDef*> todo = {&node};
+  while (!todo.empty()) {
+    const tf::NodeDef* n = todo.back();
+    todo.pop_back();
+    for (const std::string& f : FunctionsCalled(*n, names_)) {
+      if (!out->insert(f).second) continue;  // its body is scanned already
+      for (const tf::NodeDef& m : functions_.at(f)->node_def()) todo.push_back(&m);
+    }
+  }
+}
+
 std::string RetvalNodeName(const std::string& ret) {
   return absl::StrCat(ret, "/_retval");
 }

@@ -9,6 +9,7 @@
 #ifndef GRAFT_ENGINE_FUNCTION_BODY_H_
 #define GRAFT_ENGINE_FUNCTION_BODY_H_
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -38,6 +39,19 @@ absl::StatusOr<tf::FunctionDef> FunctionFromBody(
 // it, and every function its attrs name (`f`, branches, bodies).
 std::vector<std::string> FunctionsCalled(const tf::NodeDef& node,
                                          const std::set<std::string>& library);
+
+// A library's call graph: the functions a node reaches, directly (its op,
+// its attrs' functions) and through the bodies of those.
+class CallGraph {
+ public:
+  explicit CallGraph(const tf::FunctionDefLibrary& library);
+  // Adds every function `node` reaches to `out`.
+  void AddReached(const tf::NodeDef& node, std::set<std::string>* out) const;
+
+ private:
+  std::set<std::string> names_;
+  std::map<std::string, const tf::FunctionDef*> functions_;
+};
 
 // The `_Retval` node name of output `ret` in a body graph.
 std::string RetvalNodeName(const std::string& ret);

@@ -137,6 +137,21 @@ absl::Status ToOnnxTensor(const tf::TensorProto& in, absl::string_view content,
   return absl::OkStatus();
 }
 
+// Whether graft holds attributes of this kind as attr values; the others
+// (graphs, sparse tensors, type protos, lists of tensors or graphs) are
+// kept only in the node's original message.
+bool Modelled(AttributeProto::AttributeType type) {
+  switch (type) {
+    case AttributeProto::FLOAT: case AttributeProto::INT:
+    case AttributeProto::STRING: case AttributeProto::FLOATS:
+    case AttributeProto::INTS: case AttributeProto::STRINGS:
+    case AttributeProto::TENSOR:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // An ONNX attribute as an attr value; false for kinds graft keeps only in
 // the node's original message (graphs, sparse tensors, type protos).
 absl::StatusOr<bool> ToAttrValue(const AttributeProto& a, tf::AttrValue* out) {
@@ -601,9 +616,7 @@ absl::Status WriteAttributes(const Node& n, const onnx::NodeProto* original,
                              const tf::OpDef* schema, onnx::NodeProto* node) {
   std::vector<AttributeProto> kept;
   for (const AttributeProto& a : node->attribute()) {
-    tf::AttrValue ignored;
-    absl::StatusOr<bool> modelled = ToAttrValue(a, &ignored);
-    if (modelled.ok() && !*modelled) kept.push_back(a);
+    if (!Modelled(a.type())) kept.push_back(a);
   }
   node->clear_attribute();
   std::map<std::string, const tf::AttrValue*> sorted;

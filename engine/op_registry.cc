@@ -109,6 +109,26 @@ const tf::OpDef* OpRegistry::FindAt(absl::string_view op, int64_t opset) const {
   return nullptr;
 }
 
+std::pair<int, int> OpRegistry::InputCounts(const tf::OpDef& def) {
+  int fixed = 0;
+  bool open = false;
+  int extra = 0;
+  int optional = 0;  // trailing optional inputs (ONNX's)
+  for (const auto& arg : def.input_arg()) {
+    if (arg.number_attr().empty() && arg.type_list_attr().empty()) {
+      ++fixed;
+      optional = arg.description() == "optional" ? optional + 1 : 0;
+      continue;
+    }
+    open = true;
+    for (const auto& a : def.attr()) {
+      if (a.name() == arg.number_attr() && a.has_minimum())
+        extra += static_cast<int>(a.minimum());
+    }
+  }
+  return {fixed - optional + extra, open ? -1 : fixed};
+}
+
 OpRegistry::OpRegistry(tf::OpList ops) : ops_(std::move(ops)) {
   by_name_.reserve(ops_.op_size());
   for (const tf::OpDef& op : ops_.op()) by_name_.emplace(op.name(), &op);

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -51,6 +52,10 @@ class OpRegistry {
       const google::protobuf::Map<std::string, tf::AttrValue>& attrs) const;
   // The dtype of one output port; DT_INVALID when unknown.
   tf::DataType OutputType(const Node& node, int port) const;
+  // How many data inputs a node of `op` can have: [min, max], max -1 when
+  // a list input leaves it open; trailing optional inputs (ONNX's) need not
+  // be given.
+  static std::pair<int, int> InputCounts(const tf::OpDef& op);
 
  private:
   tf::OpList ops_;

@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -100,32 +99,6 @@ absl::StatusOr<Graph> LoadSavedModel(const std::string& dir,
   return graph;
 }
 
-namespace {
-
-// The library functions node attrs name (`f`, branches, bodies) or whose
-// name is the node's op, and those they call in turn.
-void CalledFunctions(const tf::NodeDef& node,
-                     const std::map<std::string, const tf::FunctionDef*>& library,
-                     std::set<std::string>* out) {
-  std::vector<std::string> todo;
-  auto add = [&](const std::string& name) {
-    if (library.count(name) && out->insert(name).second) todo.push_back(name);
-  };
-  std::set<std::string> names;
-  for (const auto& entry : library) names.insert(entry.first);
-  auto scan = [&](const tf::NodeDef& n) {
-    for (const std::string& f : FunctionsCalled(n, names)) add(f);
-  };
-  scan(node);
-  while (!todo.empty()) {
-    std::string name = todo.back();
-    todo.pop_back();
-    for (const tf::NodeDef& n : library.at(name)->node_def()) scan(n);
-  }
-}
-
-}  // namespace
-
 std::set<std::string> CheckpointFunctions(const Graph& graph) {
   const SavedModelOrigin* origin = graph.saved_model().get();
   if (origin == nullptr) return {};
@@ -136,13 +109,10 @@ std::set<std::string> CheckpointFunctions(const Graph& graph) {
     std::string name = t.substr(0, t.find(':'));
     if (!name.empty()) saver_nodes.insert(name);
   }
-  std::map<std::string, const tf::FunctionDef*> library;
-  for (const tf::FunctionDef& f : graph.header().library().function())
-    library[f.signature().name()] = &f;
+  const CallGraph calls(graph.header().library());
   std::set<std::string> by_saver, by_others;
   graph.ForEachNode([&](const Node& n) {
-    CalledFunctions(graph.ExportNodeDef(n.id()), library,
-                    saver_nodes.count(n.name()) ? &by_saver : &by_others);
+    calls.AddReached(n.def(), saver_nodes.count(n.name()) ? &by_saver : &by_others);
   });
   std::set<std::string> out;
   for (const std::string& f : by_saver) {

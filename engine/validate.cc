@@ -190,22 +190,14 @@ void CheckOnnxNode(const Graph& graph, const Node& node, bool signature_only,
     return;
   const tf::OpDef* def = ops.FindAt(node.op(), opset);
   if (def == nullptr) return;  // CheckOpName says so
-  int required = 0, fixed = 0;
-  bool variadic = false;
-  for (const auto& a : def->input_arg()) {
-    variadic = variadic || !a.number_attr().empty();
-    ++fixed;
-    if (a.description() != "optional") required = fixed;
-  }
-  if (node.num_inputs() < required - (variadic ? 1 : 0) ||
-      (!variadic && node.num_inputs() > fixed))
+  auto [min, max] = OpRegistry::InputCounts(*def);
+  if (node.num_inputs() < min || (max >= 0 && node.num_inputs() > max))
     report(absl::StrCat("`", node.name(), "` (", node.op(), ") has ",
                         node.num_inputs(), " input(s); at opset ", opset,
                         " it takes ",
-                        variadic ? absl::StrCat("at least ", required - 1)
-                        : required == fixed
-                            ? absl::StrCat(fixed)
-                            : absl::StrCat(required, " to ", fixed)));
+                        max < 0      ? absl::StrCat("at least ", min)
+                        : min == max ? absl::StrCat(min)
+                                     : absl::StrCat(min, " to ", max)));
   for (const auto& [name, value] : node.attrs()) {
     if (name.empty() || name[0] == '_') continue;
     bool known = false;
