@@ -1,11 +1,14 @@
 #include "engine/files.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -128,5 +131,33 @@ absl::Status CheckWritableFile(const std::string& path,
 }
 
 }  // namespace
+
+std::string FolderOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::optional<FileMapping> MapFile(const std::string& path, bool populate) {
+  int fd = open(path.c_str(), O_RDONLY);
+  struct stat info;
+  if (fd >= 0 && fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
+      info.st_size > 0 && info.st_size <= std::numeric_limits<int>::max()) {
+    size_t size = static_cast<size_t>(info.st_size);
+    void* data = mmap(nullptr, size, PROT_READ,
+                      MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
+    if (data != MAP_FAILED) {
+      std::shared_ptr<const void> owner(data, [size, fd](const void* p) {
+        munmap(const_cast<void*>(p), size);
+        close(fd);
+      });
+      return FileMapping{std::move(owner),
+                         absl::string_view(static_cast<const char*>(data), size), fd};
+    }
+  }
+  if (fd >= 0) close(fd);
+  return std::nullopt;
+}
+
 
 }  // namespace graft

@@ -6,6 +6,8 @@
 #define GRAFT_ENGINE_FILES_H_
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -30,6 +32,21 @@ absl::StatusOr<std::string> ReadFile(const std::string& path, int64_t max_bytes,
 absl::StatusOr<std::string> ReadFileBytes(
     const std::string& path, int64_t max_bytes = kMaxGraphFileBytes,
     absl::string_view what = "a graph file");
+
+// A regular file's bytes mapped read-only (`populate`: read in now), and
+// what keeps the mapping and its descriptor alive.
+struct FileMapping {
+  std::shared_ptr<const void> owner;
+  absl::string_view bytes;
+  int fd = -1;
+};
+
+// Nullopt for anything unusual (a directory, an empty file, one past 2 GiB,
+// no mmap): reading it the plain way says what is wrong.
+std::optional<FileMapping> MapFile(const std::string& path, bool populate);
+
+// The folder of a file's path ("." for a bare name).
+std::string FolderOf(const std::string& path);
 
 // Where an output named `path` goes. `-` is standard output; an existing
 // character device, pipe or socket (`/dev/stdout`, a FIFO) is written

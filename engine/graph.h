@@ -261,6 +261,12 @@ class Graph {
   void set_onnx(std::shared_ptr<const OnnxOrigin> origin) {
     onnx_ = std::move(origin);
   }
+  // For codecs reading a source: node `id`'s `value` content lies apart
+  // (in the source's mapping or a file beside it), not in its NodeDef.
+  // The node stays unmodified.
+  void SetSourceContent(NodeId id, std::shared_ptr<const TensorContent> content) {
+    nodes_[id].content_ = std::move(content);
+  }
 
   // The rule that created node `id`, or empty for nodes of the source file.
   const std::string& Provenance(NodeId id) const;

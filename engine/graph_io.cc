@@ -21,6 +21,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/files.h"
+#include "engine/graph_io_onnx.h"
 #include "engine/onnx_model.h"
 #include "engine/saved_model.h"
 #include "engine/wire_format.h"
@@ -352,7 +353,7 @@ absl::StatusOr<Graph> ParseGraphView(std::shared_ptr<const void> owner,
     return GraphBuilder::FromText(std::string(bytes), source_name);
   }
   if (ResolveGraphFormat(source_name, format) == GraphFormat::kOnnx)
-    return ParseOnnx(bytes, std::string(source_name));
+    return ParseOnnx(bytes, std::string(source_name), std::move(owner));
   return GraphBuilder::FromBinary(std::move(owner), bytes, source_name);
 }
 
@@ -360,40 +361,27 @@ absl::StatusOr<Graph> LoadGraph(const std::string& path, GraphFormat format,
                                 bool allow_empty) {
   if (IsSavedModelDir(path)) return LoadSavedModel(path);
   format = ResolveGraphFormat(path, format);
-  if (format == GraphFormat::kOnnx) {
-    absl::StatusOr<std::string> bytes =
-        ReadFileBytes(path, kMaxGraphFileBytes, "an ONNX model");
-    if (!bytes.ok()) return bytes.status();
-    if (bytes->empty()) return Located(path, "is empty (0 bytes), not an ONNX model");
-    return ParseOnnx(*bytes, path);
-  }
-  if (format == GraphFormat::kBinary) {
+  if (format == GraphFormat::kBinary || format == GraphFormat::kOnnx) {
     // A read-only mapping of the file: no copy, no zeroed buffer; the graph
     // keeps it for the unmodified bytes it writes back.
-    int fd = open(path.c_str(), O_RDONLY);
-    struct stat info;
-    if (fd >= 0 && fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
-        info.st_size > 0 && info.st_size <= std::numeric_limits<int>::max()) {
-      size_t size = static_cast<size_t>(info.st_size);
-      void* data =
-          mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-      if (data != MAP_FAILED) {
-        // The mapping and the descriptor live as long as the graph.
-        std::shared_ptr<const void> owner(data, [size, fd](const void* p) {
-          munmap(const_cast<void*>(p), size);
-          close(fd);
-        });
-        absl::StatusOr<Graph> graph = GraphBuilder::FromBinary(
-            std::move(owner),
-            absl::string_view(static_cast<const char*>(data), size), path, fd);
-        return graph;
-      }
-      close(fd);
-    } else if (fd >= 0) {
-      close(fd);
-    }
+    // An ONNX model's pages are read as they are needed (its weights,
+    // mostly, only when written back).
+    std::optional<FileMapping> mapping = MapFile(path, format == GraphFormat::kBinary);
+    const std::string folder = FolderOf(path);
+    if (mapping.has_value() && format == GraphFormat::kOnnx)
+      return ParseOnnx(mapping->bytes, path, std::move(mapping->owner), folder);
+    if (mapping.has_value())
+      return GraphBuilder::FromBinary(std::move(mapping->owner), mapping->bytes,
+                                      path, mapping->fd);
     // Anything unusual (a directory, an empty or huge file, no mmap):
     // the plain path says what is wrong.
+    if (format == GraphFormat::kOnnx) {
+      absl::StatusOr<std::string> bytes =
+          ReadFileBytes(path, kMaxGraphFileBytes, "an ONNX model");
+      if (!bytes.ok()) return bytes.status();
+      if (bytes->empty()) return Located(path, "is empty (0 bytes), not an ONNX model");
+      return ParseOnnx(*bytes, path, nullptr, folder);
+    }
   }
   absl::StatusOr<std::string> bytes = ReadFileBytes(path);
   if (!bytes.ok()) return bytes.status();
@@ -734,11 +722,8 @@ absl::Status SaveGraph(const Graph& graph, const std::string& path,
                      "(--saved-model freeze) or write a SavedModel folder");
   }
   format = ResolveGraphFormat(path, format);
-  if (graph.onnx() != nullptr && format != GraphFormat::kText) {
-    absl::StatusOr<std::string> bytes = SerializeOnnx(graph);
-    if (!bytes.ok()) return Located(path, std::string(bytes.status().message()));
-    return WriteFileAtomically(path, *bytes);
-  }
+  if (graph.onnx() != nullptr && format != GraphFormat::kText)
+    return SaveOnnx(graph, path);
   if (format == GraphFormat::kOnnx)
     return Located(path, "a TensorFlow graph is not written as ONNX (graft "
                          "rewrites each format in its own dialect)");

@@ -1,267 +1,29 @@
 #include "engine/onnx_model.h"
 
 #include <algorithm>
-#include <functional>
-#include <queue>
+#include <limits>
 #include <set>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "engine/const_tensor.h"
+#include "engine/onnx_convert.h"
+#include "engine/onnx_data.h"
 #include "engine/op_registry.h"
 #include "google/protobuf/stubs/common.h"
 
+// The ONNX codec's reader; the writer is engine/onnx_write.cc.
 namespace graft {
 namespace {
 
+using namespace onnx_internal;  // NOLINT: the codec's own conversions
 using onnx::AttributeProto;
 
 absl::Status Bad(const std::string& source, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat(source, ": error: ", what));
 }
-
-// ONNX element types (TensorProto.DataType) and TensorFlow's DataType.
-constexpr std::pair<int, tf::DataType> kDtypes[] = {
-    {1, tf::DT_FLOAT},      {2, tf::DT_UINT8},      {3, tf::DT_INT8},
-    {4, tf::DT_UINT16},     {5, tf::DT_INT16},      {6, tf::DT_INT32},
-    {7, tf::DT_INT64},      {8, tf::DT_STRING},     {9, tf::DT_BOOL},
-    {10, tf::DT_HALF},      {11, tf::DT_DOUBLE},    {12, tf::DT_UINT32},
-    {13, tf::DT_UINT64},    {14, tf::DT_COMPLEX64}, {15, tf::DT_COMPLEX128},
-    {16, tf::DT_BFLOAT16},
-};
-
-tf::DataType TfDtype(int onnx_type) {
-  for (const auto& [o, t] : kDtypes) {
-    if (o == onnx_type) return t;
-  }
-  return tf::DT_INVALID;
-}
-
-int OnnxDtype(tf::DataType type) {
-  for (const auto& [o, t] : kDtypes) {
-    if (t == type) return o;
-  }
-  return 0;
-}
-
-// An initializer (or a tensor attr) as TensorFlow's TensorProto.
-absl::Status ToTfTensor(const onnx::TensorProto& in, tf::TensorProto* out) {
-  tf::DataType dtype = TfDtype(in.data_type());
-  if (dtype == tf::DT_INVALID)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tensor `", in.name(), "` has element type ", in.data_type(),
-        ", which graft does not read"));
-  if (in.data_location() == onnx::TensorProto::EXTERNAL)
-    return absl::UnimplementedError(absl::StrCat(
-        "tensor `", in.name(), "` keeps its data in an external file, which "
-        "graft does not read yet"));
-  if (in.has_segment())
-    return absl::UnimplementedError(
-        absl::StrCat("tensor `", in.name(), "` is a segment"));
-  out->set_dtype(dtype);
-  for (int64_t d : in.dims()) {
-    if (d < 0)
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor `", in.name(), "` has a negative dimension"));
-    out->mutable_tensor_shape()->add_dim()->set_size(d);
-  }
-  if (in.has_raw_data()) {
-    if (dtype == tf::DT_STRING)
-      return absl::InvalidArgumentError(
-          absl::StrCat("string tensor `", in.name(), "` has raw_data"));
-    out->set_tensor_content(in.raw_data());
-    return absl::OkStatus();
-  }
-  switch (dtype) {
-    case tf::DT_FLOAT:
-    case tf::DT_COMPLEX64:
-      for (float v : in.float_data())
-        (dtype == tf::DT_FLOAT ? out->add_float_val(v) : out->add_scomplex_val(v));
-      break;
-    case tf::DT_DOUBLE:
-    case tf::DT_COMPLEX128:
-      for (double v : in.double_data())
-        (dtype == tf::DT_DOUBLE ? out->add_double_val(v) : out->add_dcomplex_val(v));
-      break;
-    case tf::DT_INT64:
-      for (int64_t v : in.int64_data()) out->add_int64_val(v);
-      break;
-    case tf::DT_UINT32:
-      for (uint64_t v : in.uint64_data()) out->add_uint32_val(static_cast<uint32_t>(v));
-      break;
-    case tf::DT_UINT64:
-      for (uint64_t v : in.uint64_data()) out->add_uint64_val(v);
-      break;
-    case tf::DT_BOOL:
-      for (int32_t v : in.int32_data()) out->add_bool_val(v != 0);
-      break;
-    case tf::DT_HALF:
-    case tf::DT_BFLOAT16:
-      for (int32_t v : in.int32_data()) out->add_half_val(v);
-      break;
-    case tf::DT_STRING:
-      for (const std::string& s : in.string_data()) out->add_string_val(s);
-      break;
-    default:  // int32, int16, int8, uint16, uint8
-      for (int32_t v : in.int32_data()) out->add_int_val(v);
-  }
-  return absl::OkStatus();
-}
-
-// A graph Const's value (its content kept apart or in the proto) as an
-// ONNX tensor.
-absl::Status ToOnnxTensor(const tf::TensorProto& in, absl::string_view content,
-                          const std::string& name, onnx::TensorProto* out) {
-  out->set_name(name);
-  out->set_data_type(OnnxDtype(in.dtype()));
-  if (out->data_type() == 0)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "constant `", name, "` has a dtype ONNX has no element type for"));
-  for (const auto& d : in.tensor_shape().dim()) out->add_dims(d.size());
-  if (in.dtype() == tf::DT_STRING) {
-    for (const std::string& s : in.string_val()) out->add_string_data(s);
-    return absl::OkStatus();
-  }
-  if (!content.empty() || in.tensor_content().size() > 0) {
-    out->set_raw_data(std::string(content.empty() ? in.tensor_content() : content));
-    return absl::OkStatus();
-  }
-  // Typed values (possibly one value filling the shape): decoded, encoded.
-  absl::StatusOr<ConstTensor> t = FromTensorProto(in);
-  if (!t.ok()) return t.status();
-  out->set_raw_data(ToTensorProto(*t).tensor_content());
-  return absl::OkStatus();
-}
-
-// Whether graft holds attributes of this kind as attr values; the others
-// (graphs, sparse tensors, type protos, lists of tensors or graphs) are
-// kept only in the node's original message.
-bool Modelled(AttributeProto::AttributeType type) {
-  switch (type) {
-    case AttributeProto::FLOAT: case AttributeProto::INT:
-    case AttributeProto::STRING: case AttributeProto::FLOATS:
-    case AttributeProto::INTS: case AttributeProto::STRINGS:
-    case AttributeProto::TENSOR:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// An ONNX attribute as an attr value; false for kinds graft keeps only in
-// the node's original message (graphs, sparse tensors, type protos).
-absl::StatusOr<bool> ToAttrValue(const AttributeProto& a, tf::AttrValue* out) {
-  switch (a.type()) {
-    case AttributeProto::FLOAT:
-      out->set_f(a.f());
-      return true;
-    case AttributeProto::INT:
-      out->set_i(a.i());
-      return true;
-    case AttributeProto::STRING:
-      out->set_s(a.s());
-      return true;
-    case AttributeProto::FLOATS:
-      out->mutable_list();
-      for (float f : a.floats()) out->mutable_list()->add_f(f);
-      return true;
-    case AttributeProto::INTS:
-      out->mutable_list();
-      for (int64_t i : a.ints()) out->mutable_list()->add_i(i);
-      return true;
-    case AttributeProto::STRINGS:
-      out->mutable_list();
-      for (const std::string& s : a.strings()) out->mutable_list()->add_s(s);
-      return true;
-    case AttributeProto::TENSOR: {
-      absl::Status s = ToTfTensor(a.t(), out->mutable_tensor());
-      if (!s.ok()) return s;
-      return true;
-    }
-    default:
-      return false;
-  }
-}
-
-// An attr value as an ONNX attribute of `type` (from the original node or
-// the op's schema; UNDEFINED: from the value's kind).
-absl::Status ToAttribute(const std::string& name, const tf::AttrValue& v,
-                         AttributeProto::AttributeType type,
-                         AttributeProto* out) {
-  out->set_name(name);
-  if (type == AttributeProto::UNDEFINED) {
-    switch (v.value_case()) {
-      case tf::AttrValue::kF: type = AttributeProto::FLOAT; break;
-      case tf::AttrValue::kI:
-      case tf::AttrValue::kB: type = AttributeProto::INT; break;
-      case tf::AttrValue::kS: type = AttributeProto::STRING; break;
-      case tf::AttrValue::kTensor: type = AttributeProto::TENSOR; break;
-      case tf::AttrValue::kList:
-        type = v.list().f_size() > 0   ? AttributeProto::FLOATS
-               : v.list().s_size() > 0 ? AttributeProto::STRINGS
-                                       : AttributeProto::INTS;
-        break;
-      default:
-        return absl::InvalidArgumentError(absl::StrCat(
-            "attr `", name, "` has a kind ONNX attributes do not hold"));
-    }
-  }
-  out->set_type(type);
-  switch (type) {
-    case AttributeProto::FLOAT: out->set_f(v.f()); break;
-    case AttributeProto::INT:
-      out->set_i(v.value_case() == tf::AttrValue::kB ? v.b() : v.i());
-      break;
-    case AttributeProto::STRING: out->set_s(v.s()); break;
-    case AttributeProto::FLOATS:
-      for (float f : v.list().f()) out->add_floats(f);
-      break;
-    case AttributeProto::INTS:
-      for (int64_t i : v.list().i()) out->add_ints(i);
-      break;
-    case AttributeProto::STRINGS:
-      for (const std::string& s : v.list().s()) out->add_strings(s);
-      break;
-    case AttributeProto::TENSOR:
-      return ToOnnxTensor(v.tensor(), "", "", out->mutable_t());
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("attr `", name, "` of an ONNX type graft does not write"));
-  }
-  return absl::OkStatus();
-}
-
-AttributeProto::AttributeType SchemaAttrType(const tf::OpDef* op,
-                                             const std::string& name) {
-  if (op == nullptr) return AttributeProto::UNDEFINED;
-  for (const auto& a : op->attr()) {
-    if (a.name() != name) continue;
-    const std::string& t = a.type();
-    if (t == "float") return AttributeProto::FLOAT;
-    if (t == "int") return AttributeProto::INT;
-    if (t == "string") return AttributeProto::STRING;
-    if (t == "tensor") return AttributeProto::TENSOR;
-    if (t == "list(float)") return AttributeProto::FLOATS;
-    if (t == "list(int)") return AttributeProto::INTS;
-    if (t == "list(string)") return AttributeProto::STRINGS;
-  }
-  return AttributeProto::UNDEFINED;
-}
-
-bool SchemaHasAttr(const tf::OpDef* op, const std::string& name) {
-  if (op == nullptr) return true;  // unknown op: keep what it has
-  for (const auto& a : op->attr()) {
-    if (a.name() == name && a.type() != "type") return true;
-  }
-  return false;
-}
-
-constexpr char kAbsent[] = "_absent";
-constexpr char kAbsentOp[] = "_Absent";
 
 }  // namespace
 
@@ -307,8 +69,14 @@ absl::Status CheckUtf8Names(const onnx::GraphProto& graph,
 // filling the origin with what saving needs.
 class GraphReader {
  public:
-  GraphReader(const std::string& source, OnnxOrigin* origin)
-      : source_(source), origin_(origin) {}
+  GraphReader(const std::string& source, OnnxOrigin* origin,
+              std::vector<absl::string_view> raw_data,
+              std::shared_ptr<const void> owner, onnx_data::ExternalFiles* files)
+      : source_(source),
+        origin_(origin),
+        raw_data_(std::move(raw_data)),
+        owner_(std::move(owner)),
+        files_(files) {}
 
   absl::Status Read(onnx::GraphProto& graph) {
     for (auto step : {&GraphReader::Initializers, &GraphReader::Inputs,
@@ -321,6 +89,11 @@ class GraphReader {
     return absl::OkStatus();
   }
   tf::GraphDef& def() { return def_; }
+  // Initializers whose bytes lie apart, by name.
+  const std::vector<std::pair<std::string, std::shared_ptr<const TensorContent>>>&
+  apart() const {
+    return apart_;
+  }
 
  private:
   absl::Status AddValue(const std::string& value, const std::string& tensor) {
@@ -330,14 +103,18 @@ class GraphReader {
   }
 
   absl::Status Initializers(onnx::GraphProto& graph) {
-    for (onnx::TensorProto& init : *graph.mutable_initializer()) {
+    for (int i = 0; i < graph.initializer_size(); ++i) {
+      onnx::TensorProto& init = *graph.mutable_initializer(i);
       if (init.name().empty()) return Bad(source_, "an initializer has no name");
       tf::NodeDef* n = def_.add_node();
       n->set_name(init.name());
       n->set_op("Const");
       tf::AttrValue& value = (*n->mutable_attr())["value"];
-      if (absl::Status s = ToTfTensor(init, value.mutable_tensor()); !s.ok())
-        return Bad(source_, std::string(s.message()));
+      absl::StatusOr<std::shared_ptr<const TensorContent>> apart = DataApart(i, init);
+      if (!apart.ok()) return apart.status();
+      absl::Status s = ToTfTensor(init, value.mutable_tensor(), *apart != nullptr);
+      if (!s.ok()) return Bad(source_, std::string(s.message()));
+      if (*apart != nullptr) apart_.emplace_back(init.name(), *std::move(apart));
       (*n->mutable_attr())["dtype"].set_type(value.tensor().dtype());
       if (!names_.insert(init.name()).second)
         return Bad(source_, absl::StrCat("initializer `", init.name(), "` is given twice"));
@@ -346,6 +123,32 @@ class GraphReader {
       origin_->initializers[name] = std::move(init);  // kept for saving, not copied
     }
     return absl::OkStatus();
+  }
+
+  // Where initializer `i`'s bytes lie when not in its message: cut out of
+  // the source (left in its mapping) or in an external file; nullptr when
+  // in the message.
+  absl::StatusOr<std::shared_ptr<const TensorContent>> DataApart(
+      int i, const onnx::TensorProto& init) {
+    if (i < static_cast<int>(raw_data_.size()) && !raw_data_[i].empty())
+      return ViewContent(raw_data_[i], owner_);
+    if (init.data_location() != onnx::TensorProto::EXTERNAL) return nullptr;
+    if (files_ == nullptr)
+      return Bad(source_, absl::StrCat("tensor `", init.name(),
+                                       "` keeps its data in an external file; "
+                                       "read the model from its file so graft "
+                                       "finds the data beside it"));
+    absl::StatusOr<onnx_data::ExternalRef> ref = onnx_data::ExternalRefOf(init);
+    if (!ref.ok()) return Bad(source_, std::string(ref.status().message()));
+    int64_t expected = DataTypeSize(TfDtype(init.data_type()));
+    for (int64_t d : init.dims()) {
+      if (d < 0 || (d > 0 && expected > (int64_t{1} << 50) / d))
+        return Bad(source_, absl::StrCat("tensor `", init.name(),
+                                         "` has a bad or huge shape"));
+      expected *= d;
+    }
+    origin_->external = true;
+    return files_->Content(*ref, init.name(), expected > 0 ? expected : -1);
   }
 
   absl::Status Inputs(onnx::GraphProto& graph) {
@@ -454,6 +257,10 @@ class GraphReader {
 
   const std::string& source_;
   OnnxOrigin* origin_;
+  std::vector<absl::string_view> raw_data_;  // cut out, by initializer
+  std::shared_ptr<const void> owner_;        // keeps raw_data_ alive
+  onnx_data::ExternalFiles* files_;          // nullptr: no folder known
+  std::vector<std::pair<std::string, std::shared_ptr<const TensorContent>>> apart_;
   tf::GraphDef def_;
   std::set<std::string> names_;  // node names taken
   // Each value's tensor name in the graph ("node" or "node:port").
@@ -464,15 +271,31 @@ class GraphReader {
 }  // namespace
 
 absl::StatusOr<Graph> ParseOnnx(absl::string_view bytes,
-                                const std::string& source) {
+                                const std::string& source,
+                                std::shared_ptr<const void> owner,
+                                std::optional<std::string> folder) {
   auto origin = std::make_shared<OnnxOrigin>();
   onnx::ModelProto& model = origin->model;
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
     return Bad(source, "larger than 2 GiB, the limit of an ONNX file (keep "
                        "the weights as external data)");
+  // Large initializers' bytes stay where they are (the file's mapping);
+  // protobuf parses the rest.
+  std::optional<onnx_data::StrippedModel> stripped =
+      onnx_data::StripInitializerData(bytes);
+  if (stripped.has_value() && owner == nullptr) {
+    bool cut = false;
+    for (absl::string_view r : stripped->raw_data) cut = cut || !r.empty();
+    if (cut) {  // the caller's bytes do not outlive the call: keep a copy
+      auto copy = std::make_shared<std::string>(bytes);
+      owner = copy;
+      stripped = onnx_data::StripInitializerData(*copy);
+    }
+  }
+  absl::string_view parsed = stripped.has_value() ? stripped->bytes : bytes;
   {
     google::protobuf::LogSilencer quiet;  // invalid UTF-8: the error below
-    if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    if (!model.ParseFromArray(parsed.data(), static_cast<int>(parsed.size())))
       return Bad(source, "not a valid ONNX model (the ModelProto does not parse)");
   }
   if (absl::Status s = CheckUtf8Names(model.graph(), source); !s.ok()) return s;
@@ -496,250 +319,20 @@ absl::StatusOr<Graph> ParseOnnx(absl::string_view bytes,
   *header.mutable_metadata_props() = graph.metadata_props();
   header.GetReflection()->MutableUnknownFields(&header)->MergeFrom(
       graph.GetReflection()->GetUnknownFields(graph));
-  GraphReader reader(source, origin.get());
+  std::optional<onnx_data::ExternalFiles> files;
+  if (folder.has_value()) files.emplace(*folder);
+  origin->folder = folder.value_or("");
+  GraphReader reader(source, origin.get(),
+                     stripped.has_value() ? std::move(stripped->raw_data)
+                                          : std::vector<absl::string_view>(),
+                     owner, files.has_value() ? &*files : nullptr);
   if (absl::Status s = reader.Read(graph); !s.ok()) return s;
   absl::StatusOr<Graph> out = Graph::FromGraphDef(std::move(reader.def()));
   if (!out.ok()) return Bad(source, std::string(out.status().message()));
+  for (const auto& [name, content] : reader.apart())
+    out->SetSourceContent(out->FindId(name), content);
   out->set_onnx(std::move(origin));
   return out;
-}
-
-namespace {
-
-bool Regular(const Node& n) {
-  return n.op() != "Const" && n.op() != "Placeholder" && n.op() != "_Retval" &&
-         n.op() != kAbsentOp;
-}
-
-// The value name of every tensor the saved model names: graph inputs and
-// initializers keep theirs, graph outputs name what they read, nodes keep
-// their outputs' names as read (by node name); the rest are made from the
-// node name, unique.
-class ValueNames {
- public:
-  ValueNames(const Graph& graph, const OnnxOrigin& origin) : graph_(graph) {
-    std::vector<NodeId> retvals;
-    graph.ForEachNode([&](const Node& n) {
-      if (n.op() == "Const" || n.op() == "Placeholder") Claim({n.id(), 0}, n.name());
-      if (n.op() == "_Retval") retvals.push_back(n.id());
-    });
-    std::sort(retvals.begin(), retvals.end(), [&](NodeId a, NodeId b) {
-      return graph.node(a).attr("index")->i() < graph.node(b).attr("index")->i();
-    });
-    // An output whose tensor is named otherwise (an input, another output)
-    // is written through an Identity.
-    for (NodeId r : retvals) {
-      const Node& n = graph.node(r);
-      const std::string& want =
-          origin.outputs.at(static_cast<size_t>(n.attr("index")->i())).name();
-      Endpoint e = n.input(0);
-      auto it = names_.find(e);
-      if (it != names_.end() && it->second == want) continue;
-      if (it == names_.end() && Regular(graph.node(e.node)) && Claim(e, want)) continue;
-      identities_.emplace_back(want, e);
-      taken_.insert(want);
-    }
-    graph.ForEachNode([&](const Node& n) {
-      if (!Regular(n)) return;
-      auto it = origin.output_names.find(n.name());
-      if (it == origin.output_names.end()) return;
-      for (size_t k = 0; k < it->second.size(); ++k)
-        Claim({n.id(), static_cast<int>(k)}, it->second[k]);
-    });
-  }
-
-  std::string operator()(Endpoint e) {
-    if (graph_.node(e.node).op() == kAbsentOp) return "";
-    auto it = names_.find(e);
-    if (it != names_.end()) return it->second;
-    const std::string& node = graph_.node(e.node).name();
-    std::string base = e.port == 0 ? node : absl::StrCat(node, ":", e.port);
-    std::string name = base;
-    for (int i = 1; taken_.count(name); ++i) name = absl::StrCat(base, "_", i);
-    Claim(e, name);
-    return name;
-  }
-  const std::vector<std::pair<std::string, Endpoint>>& identities() const {
-    return identities_;
-  }
-  // Which tensor each name names.
-  absl::flat_hash_map<std::string, Endpoint> ByName() const {
-    absl::flat_hash_map<std::string, Endpoint> out;
-    for (const auto& [e, name] : names_) out[name] = e;
-    return out;
-  }
-
- private:
-  bool Claim(Endpoint e, const std::string& name) {
-    if (names_.count(e) || taken_.count(name) || name.empty()) return false;
-    names_[e] = name;
-    taken_.insert(name);
-    return true;
-  }
-  const Graph& graph_;
-  absl::flat_hash_map<Endpoint, std::string> names_;
-  std::set<std::string> taken_;
-  std::vector<std::pair<std::string, Endpoint>> identities_;
-};
-
-// The nodes in topological order, the original order where it is one (the
-// smallest id first among those ready); an error for a cycle.
-absl::StatusOr<std::vector<NodeId>> WriteOrder(const Graph& graph) {
-  std::vector<int> waiting(graph.id_limit(), 0);
-  std::priority_queue<NodeId, std::vector<NodeId>, std::greater<NodeId>> ready;
-  graph.ForEachNode([&](const Node& n) {
-    waiting[n.id()] = n.num_inputs() + static_cast<int>(n.control_inputs().size());
-    if (waiting[n.id()] == 0) ready.push(n.id());
-  });
-  std::vector<NodeId> order;
-  while (!ready.empty()) {
-    NodeId id = ready.top();
-    ready.pop();
-    order.push_back(id);
-    const Node& n = graph.node(id);
-    auto release = [&](NodeId c) {
-      if (--waiting[c] == 0) ready.push(c);
-    };
-    for (int p = 0; p < n.num_used_ports(); ++p) {
-      for (const InputSlot& s : n.consumers(p)) release(s.node);
-    }
-    for (NodeId c : n.control_consumers()) release(c);
-  }
-  if (static_cast<int>(order.size()) != graph.num_nodes())
-    return absl::InvalidArgumentError("the graph has a cycle; ONNX needs none");
-  return order;
-}
-
-// A node's attributes from the graph; kinds graft does not model come from
-// its original message.
-absl::Status WriteAttributes(const Node& n, const onnx::NodeProto* original,
-                             const tf::OpDef* schema, onnx::NodeProto* node) {
-  std::vector<AttributeProto> kept;
-  for (const AttributeProto& a : node->attribute()) {
-    if (!Modelled(a.type())) kept.push_back(a);
-  }
-  node->clear_attribute();
-  std::map<std::string, const tf::AttrValue*> sorted;
-  for (const auto& [name, v] : n.attrs()) sorted[name] = &v;
-  for (const auto& [name, v] : sorted) {
-    if (name.empty() || name[0] == '_' || !SchemaHasAttr(schema, name)) continue;
-    AttributeProto::AttributeType type = SchemaAttrType(schema, name);
-    if (original != nullptr) {
-      for (const AttributeProto& a : original->attribute())
-        if (a.name() == name) type = a.type();
-    }
-    absl::Status s = ToAttribute(name, *v, type, node->add_attribute());
-    if (!s.ok())
-      return absl::InvalidArgumentError(
-          absl::StrCat("node `", n.name(), "`: ", s.message()));
-  }
-  for (AttributeProto& a : kept) *node->add_attribute() = std::move(a);
-  return absl::OkStatus();
-}
-
-absl::Status WriteNode(const Graph& graph, const OnnxOrigin& origin, NodeId id,
-                       ValueNames& value_name, onnx::GraphProto* out) {
-  const Node& n = graph.node(id);
-  onnx::NodeProto node;
-  auto it = origin.nodes.find(n.name());
-  const onnx::NodeProto* original =
-      it != origin.nodes.end() &&
-              OnnxOpName(it->second.domain(), it->second.op_type()) == n.op()
-          ? &it->second
-          : nullptr;
-  if (original != nullptr) node = *original;
-  node.clear_input();
-  node.clear_output();
-  // A node keeps the name it was read with (none, when graft named it).
-  if (original == nullptr) node.set_name(n.name());
-  if (original == nullptr) {
-    size_t dot = n.op().rfind('.');
-    node.set_op_type(dot == std::string::npos ? n.op() : n.op().substr(dot + 1));
-    if (dot != std::string::npos) node.set_domain(n.op().substr(0, dot));
-  }
-  for (const Endpoint& e : n.inputs()) node.add_input(value_name(e));
-  const tf::OpDef* schema = OpRegistry::Onnx().FindAt(n.op(), origin.opset);
-  int outputs = std::max(n.num_used_ports(), 1);
-  if (original != nullptr) outputs = std::max(outputs, original->output_size());
-  if (schema != nullptr) {
-    int required = 0;
-    for (const auto& a : schema->output_arg())
-      required += a.description() != "optional" ? 1 : 0;
-    outputs = std::max(outputs, required);
-  }
-  for (int k = 0; k < outputs; ++k) {
-    bool used = k < n.num_used_ports() && !n.consumers(k).empty();
-    bool was = original != nullptr && k < original->output_size() &&
-               !original->output(k).empty();
-    node.add_output(used || was || (schema != nullptr && k == 0)
-                        ? value_name({id, k})
-                        : "");
-  }
-  if (n.modified() || original == nullptr) {
-    absl::Status s = WriteAttributes(n, original, schema, &node);
-    if (!s.ok()) return s;
-  }
-  *out->add_node() = std::move(node);
-  return absl::OkStatus();
-}
-
-absl::Status WriteInitializer(const Node& n, const OnnxOrigin& origin,
-                              onnx::GraphProto* out) {
-  auto it = origin.initializers.find(n.name());
-  if (!n.modified() && it != origin.initializers.end()) {
-    *out->add_initializer() = it->second;
-    return absl::OkStatus();
-  }
-  const tf::AttrValue* value = n.attr("value");
-  if (value == nullptr)
-    return absl::InvalidArgumentError(
-        absl::StrCat("constant `", n.name(), "` has no value"));
-  return ToOnnxTensor(value->tensor(), n.value_content(), n.name(),
-                      out->add_initializer());
-}
-
-}  // namespace
-
-absl::StatusOr<std::string> SerializeOnnx(const Graph& graph) {
-  const OnnxOrigin* origin = graph.onnx().get();
-  if (origin == nullptr)
-    return absl::InvalidArgumentError("the graph is not an ONNX model's");
-  ValueNames value_name(graph, *origin);
-  absl::StatusOr<std::vector<NodeId>> order = WriteOrder(graph);
-  if (!order.ok()) return order.status();
-  onnx::ModelProto model = origin->model;
-  onnx::GraphProto& out = *model.mutable_graph();
-  for (NodeId id : *order) {
-    const Node& n = graph.node(id);
-    absl::Status s = n.op() == "Const" ? WriteInitializer(n, *origin, &out)
-                     : Regular(n)      ? WriteNode(graph, *origin, id, value_name, &out)
-                                       : absl::OkStatus();
-    if (!s.ok()) return s;
-  }
-  for (const auto& [name, e] : value_name.identities()) {
-    onnx::NodeProto* node = out.add_node();
-    node->set_name(name + "/identity");
-    node->set_op_type("Identity");
-    node->add_input(value_name(e));
-    node->add_output(name);
-  }
-  for (const onnx::ValueInfoProto& input : origin->inputs) {
-    if (graph.Contains(input.name())) *out.add_input() = input;
-  }
-  for (const onnx::ValueInfoProto& output : origin->outputs) *out.add_output() = output;
-  // value_info that still describes a value an unchanged node produces.
-  absl::flat_hash_map<std::string, Endpoint> by_value = value_name.ByName();
-  for (const auto& [name, info] : origin->value_info) {
-    auto it = by_value.find(name);
-    if (it == by_value.end()) continue;
-    const Node& producer = graph.node(it->second.node);
-    if (producer.modified() || !origin->nodes.count(producer.name())) continue;
-    *out.add_value_info() = info;
-  }
-  std::string bytes;
-  if (!model.SerializeToString(&bytes))
-    return absl::InvalidArgumentError("the ONNX model does not serialize (over 2 GiB?)");
-  return bytes;
 }
 
 }  // namespace graft

@@ -14,18 +14,23 @@
 // OnnxOrigin and written back as it was. Saving writes the nodes in
 // topological order (the original order where it is one); a node or
 // initializer no rewrite touched is written from its original message, so
-// an unmodified model keeps every initializer's bytes.
+// an unmodified model keeps every initializer's bytes. Large initializers'
+// bytes are never copied on reading: they stay in the file's mapping (or
+// the mapped external data file) and are written from there.
 #ifndef GRAFT_ENGINE_ONNX_MODEL_H_
 #define GRAFT_ENGINE_ONNX_MODEL_H_
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "engine/graph.h"
+#include "engine/onnx_data.h"
 #include "proto/onnx.pb.h"
 
 namespace graft {
@@ -43,6 +48,10 @@ struct OnnxOrigin {
   // Each node's output value names as read (by node name); a node that
   // takes another's name (a rewrite's replacement) takes its values' names.
   std::map<std::string, std::vector<std::string>> output_names;
+  // The folder external data was read from ("" when none was given), and
+  // whether some initializer's data is external.
+  std::string folder;
+  bool external = false;
 };
 
 // The op a node of `domain` with `op_type` has in the graph.
@@ -52,10 +61,42 @@ std::string OnnxOpName(absl::string_view domain, absl::string_view op_type);
 bool IsOnnxPath(absl::string_view path);
 
 // An ONNX model's bytes as a graph; `source` names them in errors.
+// `owner` keeps `bytes` alive as long as the graph, so large initializers
+// stay where they are (nullptr: they are copied). `folder` is where the
+// model's external data lies (the model file's folder); without one,
+// external data is an error.
 absl::StatusOr<Graph> ParseOnnx(absl::string_view bytes,
-                                const std::string& source);
+                                const std::string& source,
+                                std::shared_ptr<const void> owner = nullptr,
+                                std::optional<std::string> folder = std::nullopt);
 
-// The graph (read by ParseOnnx, then rewritten) as ONNX model bytes.
+// Where a written model's tensors go. Tensors no rewrite touched stay as
+// they were: in the model, or in the original's external data files (the
+// model refers to them by the same locations; written elsewhere, each such
+// file is copied whole beside it). New and changed tensors of 1 KiB or
+// more go to `data_file` when the original kept external data; the rest
+// are written in the model.
+struct OnnxWriteOptions {
+  std::string folder;     // the output's folder; "" for bytes
+  std::string data_file;  // location in `folder`; "" writes all in the model
+};
+
+// A model as the files that hold it.
+struct OnnxFiles {
+  onnx_data::Pieces model;
+  struct DataFile {
+    std::string location;      // relative to the model's folder
+    onnx_data::Pieces pieces;  // its bytes, or
+    std::string copy_from;     // the file to copy whole
+  };
+  std::vector<DataFile> data;
+};
+
+// The graph (read by ParseOnnx, then rewritten) as the files of a model.
+absl::StatusOr<OnnxFiles> PlanOnnxSave(const Graph& graph,
+                                       const OnnxWriteOptions& options);
+
+// The same as model bytes, external data referred to where it was.
 absl::StatusOr<std::string> SerializeOnnx(const Graph& graph);
 
 }  // namespace graft

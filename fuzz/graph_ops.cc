@@ -17,7 +17,11 @@ void ExerciseGraph(const Graph& graph) {
     // An ONNX model with a cycle is not written (ONNX needs an order).
     absl::StatusOr<std::string> bytes = SerializeOnnx(graph);
     if (!bytes.ok()) return;
-    absl::StatusOr<Graph> again = ParseOnnx(*bytes, "again.onnx");
+    // External data is referred to where it was: read it from there.
+    const std::string& folder = graph.onnx()->folder;
+    absl::StatusOr<Graph> again = ParseOnnx(
+        *bytes, "again.onnx", nullptr,
+        folder.empty() ? std::nullopt : std::optional<std::string>(folder));
     if (!again.ok()) std::abort();
     if (!DiffGraphs(graph, *again).empty()) std::abort();
     return;

@@ -6,6 +6,9 @@ hostile) and the ONNX loader's fuzz seeds.
 conv_bn.onnx      Conv (with bias) -> BatchNormalization -> Relu, opset 15
 ir99.onnx         the same, claiming IR version 99
 external.onnx     its weights in an external file that is not there
+external_ok.onnx  conv_bn.onnx with every initializer in external_ok.onnx.data
+external_past_end.onnx  a tensor said to lie past the end of that file
+external_escape.onnx    a tensor's location leaving the model's folder
 unknown_value.onnx a node reading a value nothing produces
 cycle.onnx        two nodes reading each other
 truncated.onnx    conv_bn.onnx cut short
@@ -40,6 +43,27 @@ def conv_bn():
     return model
 
 
+def external_data(model):
+    ok = onnx.ModelProto()
+    ok.CopyFrom(model)
+    for name in ("external_ok.onnx", "external_ok.onnx.data"):
+        if os.path.exists(os.path.join(HERE, name)):
+            os.remove(os.path.join(HERE, name))
+    onnx.save_model(ok, os.path.join(HERE, "external_ok.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="external_ok.onnx.data",
+                    size_threshold=0)
+    ok = onnx.load(os.path.join(HERE, "external_ok.onnx"), load_external_data=False)
+    for name, key, value in (("external_past_end.onnx", "offset", "100000"),
+                             ("external_escape.onnx", "location", "../external_ok.onnx.data")):
+        bad = onnx.ModelProto()
+        bad.CopyFrom(ok)
+        for e in bad.graph.initializer[0].external_data:
+            if e.key == key:
+                e.value = value
+        with open(os.path.join(HERE, name), "wb") as out:
+            out.write(bad.SerializeToString())
+
+
 def main():
     os.makedirs(HERE, exist_ok=True)
     model = conv_bn()
@@ -58,6 +82,7 @@ def main():
         w.external_data.add(key=k, value=v)
     with open(os.path.join(HERE, "external.onnx"), "wb") as out:
         out.write(ext.SerializeToString())
+    external_data(model)
     unknown = onnx.ModelProto()
     unknown.CopyFrom(model)
     unknown.graph.node[2].input[0] = "nowhere"

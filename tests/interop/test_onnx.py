@@ -143,3 +143,53 @@ def test_other_exporters_models_round_trip(graft, tmp_path):
         graft("convert", path, out)
         with open(path, "rb") as a, open(out, "rb") as b:
             assert a.read() == b.read(), path
+
+
+def test_external_data(graft, zoo, tmp_path):
+    """resnet50 with its weights in an external file: converted to another
+    folder, the model and its data file come back byte for byte and compute
+    the same; folded, the new weights go to the output's own data file and
+    the original's is left as it was."""
+    src_dir, out_dir = tmp_path / "src", tmp_path / "out"
+    src_dir.mkdir()
+    out_dir.mkdir()
+    src = str(src_dir / "m.onnx")
+    onnx.save_model(onnx.load(zoo["resnet50"]), src, save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="weights.bin", size_threshold=1024)
+    data = (src_dir / "weights.bin").read_bytes()
+    assert len(data) > 50 << 20
+    feed = example_input(zoo["resnet50"])
+    want = run(src, feed)
+
+    copy = str(out_dir / "copy.onnx")
+    graft("convert", src, copy)
+    assert (out_dir / "copy.onnx").read_bytes() == (src_dir / "m.onnx").read_bytes()
+    assert (out_dir / "weights.bin").read_bytes() == data
+    for a, b in zip(want, run(copy, feed)):
+        assert np.array_equal(a, b)
+
+    folded = str(out_dir / "folded.onnx")
+    graft("apply", "-q", "-r", FOLD, src, "-o", folded)
+    onnx.checker.check_model(folded, full_check=True)
+    assert "BatchNormalization" not in ops(folded)
+    new_data = out_dir / "folded.onnx.data"
+    assert new_data.stat().st_size > 10 << 20  # the folded filters
+    assert os.path.getsize(folded) < 1 << 20
+    (got,) = run(folded, feed)
+    assert np.abs(want[0] - got).max() <= 1e-5 * np.abs(want[0]).max()
+    # Beside the original: it refers to the original's file, which stays.
+    beside = str(src_dir / "folded.onnx")
+    graft("apply", "-q", "-r", FOLD, src, "-o", beside)
+    assert (src_dir / "weights.bin").read_bytes() == data
+    (got,) = run(beside, feed)
+    assert np.abs(want[0] - got).max() <= 1e-5 * np.abs(want[0]).max()
+
+
+def test_external_data_benchmark_sampled():
+    """bench_onnx_external.py (2.5 GiB in docs/benchmarks.md) on a 48 MiB
+    model: copies byte-identical, the fold's outputs equal in onnxruntime."""
+    from bench_onnx_external import measure
+    r = measure(0.05, width=512, run=True, peers=False)
+    assert r["copy_identical"] and r["original_untouched"]
+    assert r["batch_norms_left"] == 0 and r["fold_data_mib"] >= 1
+    assert r["max_rel_diff"] <= 1e-5
