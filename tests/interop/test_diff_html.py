@@ -100,3 +100,32 @@ def test_review_page_renders_in_chromium(graft, tmp_path):
     page = tmp_path / "review.html"
     page.write_text(html)
     assert len(screenshot(page, 1100)) > 50000
+
+
+def test_onnx_diff_and_review_pages_render_in_chromium(graft, tmp_path):
+    """The same pages for ONNX models: ShuffleNet (onnx_zoo.py) folded, its
+    batch norms drawn as the Convs they became; a review of a change to the
+    ONNX library that stops one fold names that node."""
+    from onnx_zoo import make
+    src = make("shufflenet", str(tmp_path))
+    rules = repo_path("rules", "onnx", "fold_batch_norms.graft")
+    folded = tmp_path / "folded.onnx"
+    graft("apply", "-q", "-r", rules, src, "-o", folded)
+    html = graft("diff", "--format", "html", src, folded).stdout
+    assert html.startswith("<!DOCTYPE html>") and "<svg" in html
+    assert re.search(r'"n\d+":\{"name":"n5","op":"Conv","status":"changed"', html), \
+        "no box for the batch norm n5 drawn as the Conv it became"
+    page = tmp_path / "diff.html"
+    page.write_text(html)
+    assert len(screenshot(page, 900)) > 50000
+    guard = 'attr(bn, "training_mode", 0) == 0'
+    text = open(rules).read()
+    assert guard in text
+    fewer = tmp_path / "fold_fewer.graft"
+    fewer.write_text(text.replace(guard, guard + ' and bn.name != "n5"', 1))
+    html = graft("review", "--base", rules, "--head", fewer, src, "--format", "html").stdout
+    assert "The change alters 1 of 1 model(s)." in html
+    assert "n5" in html
+    page = tmp_path / "review.html"
+    page.write_text(html)
+    assert len(screenshot(page, 1100)) > 50000
