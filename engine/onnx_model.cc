@@ -27,6 +27,15 @@ absl::Status Bad(const std::string& source, const std::string& what) {
 
 }  // namespace
 
+tf::DataType OnnxElemType(int elem_type) { return TfDtype(elem_type); }
+
+int64_t OnnxOrigin::OpsetOf(absl::string_view op) const {
+  size_t dot = op.rfind('.');
+  if (dot == absl::string_view::npos) return opset;
+  auto it = opsets.find(std::string(op.substr(0, dot)));
+  return it == opsets.end() ? 0 : it->second;
+}
+
 std::string OnnxOpName(absl::string_view domain, absl::string_view op_type) {
   if (domain.empty() || domain == "ai.onnx") return std::string(op_type);
   return absl::StrCat(domain, ".", op_type);
@@ -190,6 +199,7 @@ class GraphReader {
         absl::Status s =
             AddValue(node.output(k), k == 0 ? name : absl::StrCat(name, ":", k));
         if (!s.ok()) return s;
+        written_by_.emplace(node.output(k), static_cast<int>(node_names_.size()) - 1);
       }
     }
     return absl::OkStatus();
@@ -214,6 +224,10 @@ class GraphReader {
                                            "`, which no node, input or "
                                            "initializer produces"));
         absent_used = absent_used || value.empty();
+        auto order = value.empty() ? written_by_.end() : written_by_.find(value);
+        if (order != written_by_.end() && order->second >= i &&
+            !origin_->unsorted.count(name))
+          origin_->unsorted[name] = value;
         n->add_input(value.empty() ? std::string(kAbsent) : it->second);
       }
       for (const AttributeProto& a : node.attribute()) {
@@ -266,6 +280,7 @@ class GraphReader {
   // Each value's tensor name in the graph ("node" or "node:port").
   absl::flat_hash_map<std::string, std::string> values_;
   std::vector<std::string> node_names_;  // of graph.node(i)
+  absl::flat_hash_map<std::string, int> written_by_;  // value -> node index
 };
 
 }  // namespace
@@ -305,10 +320,12 @@ absl::StatusOr<Graph> ParseOnnx(absl::string_view bytes,
                                     "; graft reads ONNX IR versions 3 to 14"));
   if (!model.has_graph()) return Bad(source, "the model has no graph");
   for (const auto& o : model.opset_import()) {
-    if (o.domain().empty() || o.domain() == "ai.onnx") origin->opset = o.version();
+    const bool default_domain = o.domain().empty() || o.domain() == "ai.onnx";
+    origin->opsets[default_domain ? "" : o.domain()] = o.version();
+    if (default_domain) origin->opset = o.version();
   }
-  if (origin->opset <= 0)
-    return Bad(source, "no opset imported for the default domain (ai.onnx)");
+  // No default-domain opset: only other domains' ops (validation says so
+  // of any default-domain op).
   // The graph's nodes, initializers, inputs and outputs become the graph;
   // the rest stays in the origin's model.
   onnx::GraphProto graph = std::move(*model.mutable_graph());

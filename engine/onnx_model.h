@@ -40,6 +40,10 @@ struct OnnxOrigin {
   // value_info (those are rebuilt from the graph on save).
   onnx::ModelProto model;
   int64_t opset = 0;  // of the default domain
+  std::map<std::string, int64_t> opsets;  // by domain ("" the default)
+  // The opset `op` is defined at: its domain's (`domain.Name`) or the
+  // default's; 0 when the model imports none.
+  int64_t OpsetOf(absl::string_view op) const;
   std::map<std::string, onnx::NodeProto> nodes;           // by node name
   std::map<std::string, onnx::TensorProto> initializers;  // by name
   std::vector<onnx::ValueInfoProto> inputs;   // in order
@@ -52,7 +56,14 @@ struct OnnxOrigin {
   // whether some initializer's data is external.
   std::string folder;
   bool external = false;
+  // Nodes that read a value a later node of the file writes (ONNX wants
+  // nodes in topological order): node name -> that value.
+  std::map<std::string, std::string> unsorted;
 };
+
+// An ONNX element type (TensorProto.DataType) as the IR's dtype;
+// DT_INVALID for types the IR lacks (float8, int4, ...).
+tf::DataType OnnxElemType(int elem_type);
 
 // The op a node of `domain` with `op_type` has in the graph.
 std::string OnnxOpName(absl::string_view domain, absl::string_view op_type);

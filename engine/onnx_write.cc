@@ -177,7 +177,7 @@ absl::Status WriteNode(const Graph& graph, const OnnxOrigin& origin, NodeId id,
     if (dot != std::string::npos) node.set_domain(n.op().substr(0, dot));
   }
   for (const Endpoint& e : n.inputs()) node.add_input(value_name(e));
-  const tf::OpDef* schema = OpRegistry::Onnx().FindAt(n.op(), origin.opset);
+  const tf::OpDef* schema = OpRegistry::Onnx().FindAt(n.op(), origin.OpsetOf(n.op()));
   int outputs = std::max(n.num_used_ports(), 1);
   if (original != nullptr) outputs = std::max(outputs, original->output_size());
   if (schema != nullptr) {

@@ -5,6 +5,7 @@
 #include <functional>
 #include <set>
 #include <map>
+#include <optional>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
@@ -20,6 +21,7 @@
 #include "engine/onnx_model.h"
 #include "engine/op_registry.h"
 #include "engine/suggest.h"
+#include "engine/validate_onnx.h"
 
 namespace graft {
 namespace {
@@ -150,66 +152,6 @@ void CheckAttrs(const tf::OpDef& def, const Node& node,
   }
 }
 
-// An ONNX node against its op's schema at the model's opset: the op is
-// defined there (another domain's ops are not checked), its input count
-// fits (trailing optional inputs may be left out, a variadic one repeats),
-// every attr is one the op has, every input resolves to an output its
-// producer has.
-void CheckOnnxNode(const Graph& graph, const Node& node, bool signature_only,
-                   std::vector<ValidationIssue>* issues) {
-  auto report = [&](std::string message) {
-    issues->push_back({node.id(), std::move(message)});
-  };
-  const OpRegistry& ops = OpRegistry::Onnx();
-  const int64_t opset = graph.onnx()->opset;
-  if (node.op() == "Const") CheckConstValue(node, report);
-  auto output_count = [&](const Node& n) -> int {  // -1: unknown or open
-    if (n.op() == "Const" || n.op() == "Placeholder") return 1;
-    const tf::OpDef* def = ops.FindAt(n.op(), opset);
-    if (def == nullptr) return -1;
-    for (const auto& a : def->output_arg())
-      if (!a.number_attr().empty()) return -1;
-    return def->output_arg_size();
-  };
-  for (int i = 0; i < node.num_inputs(); ++i) {
-    Endpoint e = node.input(i);
-    if (!e.valid()) {
-      if (!signature_only)
-        report(absl::StrCat("input ", i, " of `", node.name(), "` names `",
-                            graph.UnresolvedInputName(node.id(), i),
-                            "`, which is not in the graph"));
-      continue;
-    }
-    int outputs = output_count(graph.node(e.node));
-    if (outputs >= 0 && e.port >= outputs)
-      report(absl::StrCat("input ", i, " of `", node.name(), "` reads output ",
-                          e.port, " of `", graph.node(e.node).name(), "` (",
-                          graph.node(e.node).op(), "), which has ", outputs));
-  }
-  if (node.op()[0] == '_' || node.op() == "Const" || node.op() == "Placeholder")
-    return;
-  const tf::OpDef* def = ops.FindAt(node.op(), opset);
-  if (def == nullptr) return;  // CheckOpName says so
-  auto [min, max] = OpRegistry::InputCounts(*def);
-  if (node.num_inputs() < min || (max >= 0 && node.num_inputs() > max))
-    report(absl::StrCat("`", node.name(), "` (", node.op(), ") has ",
-                        node.num_inputs(), " input(s); at opset ", opset,
-                        " it takes ",
-                        max < 0      ? absl::StrCat("at least ", min)
-                        : min == max ? absl::StrCat(min)
-                                     : absl::StrCat(min, " to ", max)));
-  for (const auto& [name, value] : node.attrs()) {
-    if (name.empty() || name[0] == '_') continue;
-    bool known = false;
-    for (const auto& a : def->attr())
-      known = known || (a.name() == name && a.type() != "type");
-    if (!known)
-      report(absl::StrCat("`", node.name(), "` (", node.op(), ") has attr `",
-                          name, "`, which the op does not have at opset ",
-                          opset));
-  }
-}
-
 // With `signature_only`, what makes a node disagree with its op signature
 // alone (attrs, a Const's value, its data input count, ports its inputs
 // read): the checks per-op analyses rely on. Otherwise dtypes, unresolved
@@ -217,9 +159,15 @@ void CheckOnnxNode(const Graph& graph, const Node& node, bool signature_only,
 void CheckNode(const Graph& graph, const Node& node,
                const ValidateOptions& options,
                std::vector<ValidationIssue>* issues,
-               bool signature_only = false) {
+               bool signature_only = false,
+               validate_onnx::Types* onnx_types = nullptr) {
   if (graph.onnx() != nullptr) {
-    CheckOnnxNode(graph, node, signature_only, issues);
+    auto report = [&](std::string message) {
+      issues->push_back({node.id(), std::move(message)});
+    };
+    if (node.op() == "Const") CheckConstValue(node, report);
+    validate_onnx::CheckNode(graph, node, signature_only,
+                             options.check_dtypes ? onnx_types : nullptr, report);
     return;
   }
   const OpRegistry& ops = OpRegistry::Tensorflow();
@@ -284,11 +232,23 @@ void CheckOpName(const Graph& graph, const Node& node,
                  std::vector<ValidationIssue>* issues) {
   const std::string& op = node.op();
   if (graph.onnx() != nullptr) {  // ONNX: defined at the model's opset
-    const int64_t opset = graph.onnx()->opset;
+    const int64_t opset = graph.onnx()->OpsetOf(op);
+    // Another domain's op: its name checked in ai.onnx.ml (onnx.checker
+    // lets unknown ops of the preview domains pass, as of custom domains).
+    const size_t dot = op.rfind('.');
+    const bool other_domain = dot != std::string::npos;
+    static const std::set<std::string> kSchemaDomains = {"ai.onnx.ml"};
     if (op.empty() || op[0] == '_' || op == "Const" || op == "Placeholder" ||
-        op.find('.') != std::string::npos || options.custom_ops.count(op) ||
+        options.custom_ops.count(op) ||
+        (other_domain && (opset <= 0 || !kSchemaDomains.count(op.substr(0, dot)))) ||
         OpRegistry::Onnx().FindAt(op, opset) != nullptr)
       return;
+    if (opset <= 0) {
+      issues->push_back({node.id(), absl::StrCat("`", node.name(), "` has op `", op,
+                                                 "` of the default domain (ai.onnx), "
+                                                 "which the model imports no opset of")});
+      return;
+    }
     issues->push_back(
         {node.id(),
          absl::StrCat("`", node.name(), "` has op `", op, "`, which ONNX ",
@@ -423,9 +383,12 @@ std::vector<ValidationIssue> ValidateNodes(const Graph& graph,
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   std::vector<ValidationIssue> issues;
+  std::optional<validate_onnx::Types> types;
+  if (graph.onnx() != nullptr) types.emplace(graph);
   for (NodeId id : ids) {
     if (id < 0 || id >= graph.id_limit() || !graph.node(id).alive()) continue;
-    CheckNode(graph, graph.node(id), options, &issues);
+    CheckNode(graph, graph.node(id), options, &issues, false,
+              types.has_value() ? &*types : nullptr);
   }
   return issues;
 }
@@ -444,6 +407,8 @@ std::vector<ValidationIssue> Validate(const Graph& graph,
   for (const tf::FunctionDef& f : graph.header().library().function())
     functions.insert(f.signature().name());
   absl::flat_hash_set<absl::string_view> names;
+  std::optional<validate_onnx::Types> types;
+  if (graph.onnx() != nullptr) types.emplace(graph);
   graph.ForEachNode([&](const Node& node) {
     if (!names.insert(node.name()).second) {
       issues.push_back(
@@ -463,7 +428,8 @@ std::vector<ValidationIssue> Validate(const Graph& graph,
         }
       }
     }
-    CheckNode(graph, node, options, &issues);
+    CheckNode(graph, node, options, &issues, false,
+              types.has_value() ? &*types : nullptr);
     CheckOpName(graph, node, options, functions, &issues);
   });
   CheckLibrary(graph, functions, options.custom_ops, &issues);

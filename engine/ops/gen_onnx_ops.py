@@ -1,13 +1,19 @@
 """Regenerates engine/ops/onnx_ops.pbtxt: the signatures of ONNX's ops (the
-default domain), every version, from the onnx package on PyPI.
+default domain, and ai.onnx.ml and the preview domains as `domain.Name`),
+every version, from the onnx package on PyPI.
 
 Each version of an op is one OpDef named `Name@V` (V its since_version);
 `Name` alone is the newest. Inputs and outputs keep their names; a
 type-constrained one names its constraint in `type_attr` (the constraint
 is an attr of type "type" listing its allowed dtypes); `description` says
-"optional" or "variadic". ONNX attrs become attrs of the matching type
+"optional", "variadic" (one type) or "variadic heterogeneous"; an op's
+description says "allows unchecked attributes" where onnx.checker lets a
+node carry attrs the op lacks. A type constraint lists the dtypes graft's
+IR has; its description says "partial" when the constraint allows others
+(sequences, optionals, float8 and narrower). ONNX attrs become attrs of the matching type
 ("int", "float", "string", "tensor", "graph", "list(int)", ...), with
-their defaults; a required attr has none. Documentation is dropped.
+their defaults; a required attr has none and the description "required".
+Documentation is dropped.
 
   .venv/bin/python engine/ops/gen_onnx_ops.py > engine/ops/onnx_ops.pbtxt
 """
@@ -76,7 +82,7 @@ def arg(params, param, out):
     if option == defs.OpSchema.FormalParameterOption.Optional:
         out.description = "optional"
     elif option == defs.OpSchema.FormalParameterOption.Variadic:
-        out.description = "variadic"
+        out.description = "variadic" if param.is_homogeneous else "variadic heterogeneous"
         out.number_attr = "N_" + param.name  # the count, known from the node
     if param.type_str in params:
         out.type_attr = param.type_str
@@ -88,11 +94,34 @@ def arg(params, param, out):
             out.type_attr = param.type_str
 
 
+def unchecked_attributes(schema):
+    """Whether onnx.checker lets a node of this op carry attrs its schema
+    lacks (LayerNormalization and a few others allow unchecked attributes):
+    probed with a node carrying an unknown one."""
+    from onnx import checker
+    inputs = ["x%d" % i for i in range(schema.min_input)]
+    outputs = ["y%d" % i for i in range(max(1, schema.min_output))]
+    node = helper.make_node(schema.name, inputs, outputs, domain=schema.domain,
+                            graft_probe=1)
+    ctx = checker.C.CheckerContext()
+    ctx.ir_version = onnx.IR_VERSION
+    ctx.opset_imports = {schema.domain: schema.since_version}
+    try:
+        checker.check_node(node, ctx)
+    except Exception:  # noqa: BLE001 - refused (or deprecated): checked
+        return False
+    return True
+
+
 def op_def(schema, name):
     out = op_def_pb2.OpDef(name=name)
     params = {c.type_param_str: c for c in schema.type_constraints}
     for p in schema.inputs:
         arg(params, p, out.input_arg.add())
+        if p.option == defs.OpSchema.FormalParameterOption.Variadic:
+            # The count of a variadic input, with its least (min_arity).
+            out.attr.add(name="N_" + p.name, type="int", has_minimum=True,
+                         minimum=p.min_arity)
     for p in schema.outputs:
         arg(params, p, out.output_arg.add())
     for attr_name in sorted(schema.attributes):
@@ -100,12 +129,18 @@ def op_def(schema, name):
         attr = out.attr.add(name=attr_name)
         attr.type = ATTR_TYPES.get(str(a.type).split(".")[-1], "string")
         default_value(a, attr.default_value)
+        if a.required:
+            attr.description = "required"
     for c in schema.type_constraints:
         attr = out.attr.add(name=c.type_param_str, type="type")
         for t in c.allowed_type_strs:
             dtype = DTYPES.get(t.replace("tensor(", "").rstrip(")"))
             if t.startswith("tensor(") and dtype is not None:
                 attr.allowed_values.list.type.append(dtype)
+            else:  # a sequence, an optional, float8...: not in the list
+                attr.description = "partial"
+    if unchecked_attributes(schema):
+        out.description = "allows unchecked attributes"
     out.is_commutative = schema.name in COMMUTATIVE
     out.summary = "since %d" % schema.since_version
     if schema.deprecated:
@@ -114,16 +149,18 @@ def op_def(schema, name):
 
 
 def main():
-    schemas = [s for s in defs.get_all_schemas_with_history() if s.domain == ""]
+    schemas = defs.get_all_schemas_with_history()
+    # Another domain's op is named `domain.Name`, as graphs name it.
+    full = lambda s: s.name if s.domain == "" else "%s.%s" % (s.domain, s.name)  # noqa: E731
     newest = {}
     for s in schemas:
-        if s.name not in newest or s.since_version > newest[s.name].since_version:
-            newest[s.name] = s
+        if full(s) not in newest or s.since_version > newest[full(s)].since_version:
+            newest[full(s)] = s
     ops = op_def_pb2.OpList()
-    for s in sorted(schemas, key=lambda s: (s.name, s.since_version)):
-        ops.op.append(op_def(s, "%s@%d" % (s.name, s.since_version)))
-        if newest[s.name] is s:
-            ops.op.append(op_def(s, s.name))
+    for s in sorted(schemas, key=lambda s: (s.domain != "", full(s), s.since_version)):
+        ops.op.append(op_def(s, "%s@%d" % (full(s), s.since_version)))
+        if newest[full(s)] is s:
+            ops.op.append(op_def(s, full(s)))
     sys.stdout.write("# ONNX %s op signatures (opset %d); regenerate with "
                      "engine/ops/gen_onnx_ops.py\n"
                      % (onnx.__version__, defs.onnx_opset_version()))

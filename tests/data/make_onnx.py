@@ -12,6 +12,8 @@ external_escape.onnx    a tensor's location leaving the model's folder
 unknown_value.onnx a node reading a value nothing produces
 cycle.onnx        two nodes reading each other
 truncated.onnx    conv_bn.onnx cut short
+unsorted.onnx     conv_bn.onnx with its nodes in reverse order
+string_input.onnx conv_bn.onnx whose input is declared a string tensor
 """
 import os
 
@@ -93,6 +95,17 @@ def main():
     cyc.graph.node[0].input[0] = "out"  # conv reads relu's output
     with open(os.path.join(HERE, "cycle.onnx"), "wb") as out:
         out.write(cyc.SerializeToString())
+    unsorted = onnx.ModelProto()
+    unsorted.CopyFrom(model)
+    unsorted.graph.ClearField("node")
+    unsorted.graph.node.extend(reversed(model.graph.node))
+    with open(os.path.join(HERE, "unsorted.onnx"), "wb") as out:
+        out.write(unsorted.SerializeToString())
+    text = onnx.ModelProto()
+    text.CopyFrom(model)
+    text.graph.input[0].type.tensor_type.elem_type = TensorProto.STRING
+    with open(os.path.join(HERE, "string_input.onnx"), "wb") as out:
+        out.write(text.SerializeToString())
     data = model.SerializeToString()
     with open(os.path.join(HERE, "truncated.onnx"), "wb") as out:
         out.write(data[: len(data) // 2])
