@@ -325,6 +325,21 @@ GraphFormat ResolveGraphFormat(absl::string_view path, GraphFormat format) {
   return GraphFormat::kBinary;
 }
 
+namespace {
+
+// ONNX bytes, or its text form when `source_name` says so.
+absl::StatusOr<Graph> ParseOnnxBytes(absl::string_view bytes,
+                                     absl::string_view source_name,
+                                     std::shared_ptr<const void> owner) {
+  const std::string source(source_name);
+  if (!IsOnnxTextPath(source)) return ParseOnnx(bytes, source, std::move(owner));
+  absl::StatusOr<std::string> binary = OnnxTextToBinary(std::string(bytes), source);
+  if (!binary.ok()) return binary.status();
+  return ParseOnnx(*binary, source);
+}
+
+}  // namespace
+
 absl::StatusOr<Graph> ParseGraph(std::string bytes, GraphFormat format,
                                  absl::string_view source_name) {
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
@@ -335,7 +350,7 @@ absl::StatusOr<Graph> ParseGraph(std::string bytes, GraphFormat format,
     return GraphBuilder::FromText(bytes, source_name);
   }
   if (ResolveGraphFormat(source_name, format) == GraphFormat::kOnnx)
-    return ParseOnnx(bytes, std::string(source_name));
+    return ParseOnnxBytes(bytes, source_name, nullptr);
   auto owner = std::make_shared<const std::string>(std::move(bytes));
   absl::string_view view(*owner);
   return GraphBuilder::FromBinary(std::move(owner), view, source_name);
@@ -353,7 +368,7 @@ absl::StatusOr<Graph> ParseGraphView(std::shared_ptr<const void> owner,
     return GraphBuilder::FromText(std::string(bytes), source_name);
   }
   if (ResolveGraphFormat(source_name, format) == GraphFormat::kOnnx)
-    return ParseOnnx(bytes, std::string(source_name), std::move(owner));
+    return ParseOnnxBytes(bytes, source_name, std::move(owner));
   return GraphBuilder::FromBinary(std::move(owner), bytes, source_name);
 }
 
@@ -368,6 +383,14 @@ absl::StatusOr<Graph> LoadGraph(const std::string& path, GraphFormat format,
     // mostly, only when written back).
     std::optional<FileMapping> mapping = MapFile(path, format == GraphFormat::kBinary);
     const std::string folder = FolderOf(path);
+    if (format == GraphFormat::kOnnx && IsOnnxTextPath(path)) {
+      absl::StatusOr<std::string> text =
+          ReadFileBytes(path, kMaxGraphFileBytes, "an ONNX model in text form");
+      if (!text.ok()) return text.status();
+      absl::StatusOr<std::string> bytes = OnnxTextToBinary(*text, path);
+      if (!bytes.ok()) return bytes.status();
+      return ParseOnnx(*bytes, path, nullptr, folder);
+    }
     if (mapping.has_value() && format == GraphFormat::kOnnx)
       return ParseOnnx(mapping->bytes, path, std::move(mapping->owner), folder);
     if (mapping.has_value())

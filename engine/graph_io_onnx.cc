@@ -77,6 +77,13 @@ absl::Status CopyWhole(const std::string& from, const FileWriter& out) {
 absl::Status SaveOnnx(const Graph& graph, const std::string& path) {
   absl::StatusOr<OutputTarget> target = ResolveOutput(path);
   if (!target.ok()) return target.status();
+  if (IsOnnxTextPath(path)) {  // the text form: external data referred to as it was
+    absl::StatusOr<std::string> bytes = SerializeOnnx(graph);
+    if (!bytes.ok()) return Located(path, std::string(bytes.status().message()));
+    absl::StatusOr<std::string> text = OnnxBinaryToText(*bytes);
+    if (!text.ok()) return Located(path, std::string(text.status().message()));
+    return WriteFileAtomically(path, *text);
+  }
   OnnxWriteOptions options;
   if (target->kind == OutputTarget::Kind::kFile) {
     options.folder = FolderOf(target->path);

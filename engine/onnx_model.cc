@@ -9,10 +9,13 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "engine/onnx_convert.h"
 #include "engine/onnx_data.h"
 #include "engine/op_registry.h"
+#include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/stubs/common.h"
+#include "google/protobuf/text_format.h"
 
 // The ONNX codec's reader; the writer is engine/onnx_write.cc.
 namespace graft {
@@ -42,7 +45,54 @@ std::string OnnxOpName(absl::string_view domain, absl::string_view op_type) {
 }
 
 bool IsOnnxPath(absl::string_view path) {
-  return absl::EndsWithIgnoreCase(path, ".onnx");
+  return absl::EndsWithIgnoreCase(path, ".onnx") || IsOnnxTextPath(path);
+}
+
+bool IsOnnxTextPath(absl::string_view path) {
+  return absl::EndsWithIgnoreCase(path, ".onnxtxt");
+}
+
+namespace {
+
+class FirstError : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, int column, const std::string& message) override {
+    if (message_.empty())  // ONNX's names for ONNX's messages
+      message_ = absl::StrCat(line + 1, ":", column + 1, ": error: ",
+                              absl::StrReplaceAll(message, {{"graft.onnx.", "onnx."}}));
+  }
+  std::string message_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::string> OnnxTextToBinary(const std::string& text,
+                                             const std::string& source) {
+  onnx::ModelProto model;
+  google::protobuf::TextFormat::Parser parser;
+  FirstError errors;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(text, &model))
+    return absl::InvalidArgumentError(
+        errors.message_.empty()
+            ? absl::StrCat(source, ": error: not an ONNX model in text form")
+            : absl::StrCat(source, ":", errors.message_));
+  std::string bytes;
+  if (!model.SerializeToString(&bytes))
+    return Bad(source, "the model does not serialize (over 2 GiB?)");
+  return bytes;
+}
+
+absl::StatusOr<std::string> OnnxBinaryToText(const std::string& bytes) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes))
+    return absl::InternalError("the written ONNX model does not parse");
+  std::string text;
+  google::protobuf::TextFormat::Printer printer;
+  printer.SetUseUtf8StringEscaping(true);
+  if (!printer.PrintToString(model, &text))
+    return absl::InternalError("the ONNX model does not print as text");
+  return text;
 }
 
 namespace {

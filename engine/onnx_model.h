@@ -68,8 +68,17 @@ tf::DataType OnnxElemType(int elem_type);
 // The op a node of `domain` with `op_type` has in the graph.
 std::string OnnxOpName(absl::string_view domain, absl::string_view op_type);
 
-// Whether `path` names an ONNX model (by its .onnx extension).
+// Whether `path` names an ONNX model (by its .onnx extension, or
+// .onnxtxt for the text form).
 bool IsOnnxPath(absl::string_view path);
+
+// The text form (`.onnxtxt`): the ModelProto in protobuf's text format,
+// for golden cases and review. Text to model bytes (errors located at
+// `source:line:column`), and model bytes to text.
+bool IsOnnxTextPath(absl::string_view path);
+absl::StatusOr<std::string> OnnxTextToBinary(const std::string& text,
+                                             const std::string& source);
+absl::StatusOr<std::string> OnnxBinaryToText(const std::string& bytes);
 
 // An ONNX model's bytes as a graph; `source` names them in errors.
 // `owner` keeps `bytes` alive as long as the graph, so large initializers

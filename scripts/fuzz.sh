@@ -20,7 +20,7 @@ shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
   targets=(load_binary load_text compile_rules apply_libraries analyze_training
-           tensor_bundle load_saved_model load_onnx)
+           tensor_bundle load_saved_model load_onnx load_onnx_text)
 fi
 declare -A seeds=(
   [load_binary]="examples tests/data"
@@ -31,6 +31,7 @@ declare -A seeds=(
   [tensor_bundle]="fuzz/seeds/tensor_bundle"
   [load_saved_model]="fuzz/seeds/load_saved_model"
   [load_onnx]="tests/data/onnx"
+  [load_onnx_text]="tests/data/onnx"
 )
 declare -A extensions=(
   [load_binary]="pb"
@@ -41,6 +42,7 @@ declare -A extensions=(
   [tensor_bundle]="index"
   [load_saved_model]="pb"
   [load_onnx]="onnx"
+  [load_onnx_text]="onnxtxt"
 )
 # The training graphs the tests export are 130-160 KB (binary).
 declare -A max_len=([analyze_training]=262144 [load_saved_model]=131072)

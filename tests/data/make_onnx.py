@@ -14,6 +14,7 @@ cycle.onnx        two nodes reading each other
 truncated.onnx    conv_bn.onnx cut short
 unsorted.onnx     conv_bn.onnx with its nodes in reverse order
 string_input.onnx conv_bn.onnx whose input is declared a string tensor
+conv_bn.onnxtxt   conv_bn.onnx in the text form (protobuf's text format)
 """
 import os
 
@@ -70,6 +71,9 @@ def main():
     os.makedirs(HERE, exist_ok=True)
     model = conv_bn()
     onnx.save(model, os.path.join(HERE, "conv_bn.onnx"))
+    from google.protobuf import text_format
+    with open(os.path.join(HERE, "conv_bn.onnxtxt"), "w") as out:
+        out.write(text_format.MessageToString(model))
     bad = onnx.ModelProto()
     bad.CopyFrom(model)
     bad.ir_version = 99

@@ -193,3 +193,15 @@ def test_external_data_benchmark_sampled():
     assert r["copy_identical"] and r["original_untouched"]
     assert r["batch_norms_left"] == 0 and r["fold_data_mib"] >= 1
     assert r["max_rel_diff"] <= 1e-5
+
+
+def test_text_form_round_trip(graft, zoo, tmp_path):
+    """A zoo model through the text form (`.onnxtxt`) and back: the same
+    bytes."""
+    src = zoo["shufflenet"]
+    text, back = str(tmp_path / "m.onnxtxt"), str(tmp_path / "back.onnx")
+    graft("convert", src, text)
+    assert open(text).read().startswith("ir_version:")
+    graft("convert", text, back)
+    with open(src, "rb") as a, open(back, "rb") as b:
+        assert a.read() == b.read()
