@@ -15,6 +15,10 @@ truncated.onnx    conv_bn.onnx cut short
 unsorted.onnx     conv_bn.onnx with its nodes in reverse order
 string_input.onnx conv_bn.onnx whose input is declared a string tensor
 conv_bn.onnxtxt   conv_bn.onnx in the text form (protobuf's text format)
+fold_*.onnxtxt    the inputs of rules/onnx/fold_batch_norms.graft's test
+                  blocks: a Conv without a bias, a ConvTranspose, a Gemm
+                  (transB) without and with C, and two that must not fold
+                  (training_mode 1; the Conv's output read twice)
 """
 import os
 
@@ -44,6 +48,53 @@ def conv_bn():
     model.ir_version = 8
     onnx.checker.check_model(model, full_check=True)
     return model
+
+
+def fold_case(name, producer, inputs, extra_inits, attrs=None, bn_attrs=None,
+              opset=15, shape=(1, 3, 6, 6), out_shape=(), second_reader=False):
+    """`producer` -> BatchNormalization -> Relu, written as fold_NAME.onnxtxt."""
+    rng = np.random.default_rng(1)
+    f = lambda n, sh, lo=-1, hi=1: numpy_helper.from_array(  # noqa: E731
+        rng.uniform(lo, hi, sh).astype(np.float32), n)
+    channels = out_shape[1]
+    inits = [f(n, sh) for n, sh in extra_inits]
+    inits += [f("s", (channels,), 0.5, 1.5), f("b", (channels,)), f("m", (channels,)),
+              f("v", (channels,), 0.5, 2.0)]
+    nodes = [helper.make_node(producer, inputs, ["y"], name="op", **(attrs or {})),
+             helper.make_node("BatchNormalization", ["y", "s", "b", "m", "v"],
+                              ["z", "rm", "rv"] if bn_attrs else ["z"], name="bn",
+                              **(bn_attrs or {})),
+             helper.make_node("Relu", ["z"], ["out"], name="relu")]
+    outputs = [helper.make_tensor_value_info("out", TensorProto.FLOAT, list(out_shape))]
+    if second_reader:
+        nodes.append(helper.make_node("Neg", ["y"], ["other"], name="other"))
+        outputs.append(helper.make_tensor_value_info("other", TensorProto.FLOAT,
+                                                     list(out_shape)))
+    graph = helper.make_graph(
+        nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                              producer_name="graft tests")
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    from google.protobuf import text_format
+    with open(os.path.join(HERE, "fold_%s.onnxtxt" % name), "w") as out:
+        out.write(text_format.MessageToString(model))
+
+
+def fold_cases():
+    conv = dict(out_shape=(1, 4, 4, 4))
+    fold_case("conv", "Conv", ["x", "w"], [("w", (4, 3, 3, 3))], **conv)
+    fold_case("conv_transpose", "ConvTranspose", ["x", "w"], [("w", (3, 4, 3, 3))],
+              out_shape=(1, 4, 8, 8))
+    fold_case("gemm", "Gemm", ["x", "w"], [("w", (5, 3))], attrs={"transB": 1}, shape=(2, 3),
+              out_shape=(2, 5))
+    fold_case("gemm_bias", "Gemm", ["x", "w", "c"], [("w", (3, 5)), ("c", (5,))], shape=(2, 3),
+              out_shape=(2, 5))
+    fold_case("training", "Conv", ["x", "w"], [("w", (4, 3, 3, 3))],
+              bn_attrs={"training_mode": 1}, **conv)
+    fold_case("shared_conv", "Conv", ["x", "w"], [("w", (4, 3, 3, 3))], second_reader=True,
+              **conv)
 
 
 def external_data(model):
@@ -89,6 +140,7 @@ def main():
     with open(os.path.join(HERE, "external.onnx"), "wb") as out:
         out.write(ext.SerializeToString())
     external_data(model)
+    fold_cases()
     unknown = onnx.ModelProto()
     unknown.CopyFrom(model)
     unknown.graph.node[2].input[0] = "nowhere"
