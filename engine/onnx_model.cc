@@ -78,6 +78,7 @@ absl::StatusOr<std::string> OnnxTextToBinary(const std::string& text,
             ? absl::StrCat(source, ": error: not an ONNX model in text form")
             : absl::StrCat(source, ":", errors.message_));
   std::string bytes;
+  google::protobuf::LogSilencer quiet;  // invalid UTF-8: ParseOnnx says so
   if (!model.SerializeToString(&bytes))
     return Bad(source, "the model does not serialize (over 2 GiB?)");
   return bytes;
@@ -281,6 +282,14 @@ class GraphReader {
         n->add_input(value.empty() ? std::string(kAbsent) : it->second);
       }
       for (const AttributeProto& a : node.attribute()) {
+        for (const onnx::GraphProto* body : Bodies(a)) {
+          std::string unknown = UnknownOuterName(*body, {});
+          if (!unknown.empty())
+            return Bad(source_, absl::StrCat("node `", name, "` (", node.op_type(),
+                                             ") attr `", a.name(), "` reads `", unknown,
+                                             "`, which neither the subgraph nor the "
+                                             "graph around it produces"));
+        }
         tf::AttrValue value;
         absl::StatusOr<bool> kept = ToAttrValue(a, &value);
         if (!kept.ok())
@@ -297,6 +306,39 @@ class GraphReader {
       n->set_op(kAbsentOp);
     }
     return absl::OkStatus();
+  }
+
+  static std::vector<const onnx::GraphProto*> Bodies(const AttributeProto& a) {
+    std::vector<const onnx::GraphProto*> out;
+    if (a.has_g()) out.push_back(&a.g());
+    for (const onnx::GraphProto& g : a.graphs()) out.push_back(&g);
+    return out;
+  }
+
+  // A value a subgraph (If/Loop/Scan body) reads that neither it nor the
+  // scopes around it (`inner`: enclosing subgraphs'; then this graph's)
+  // produce; "" when none. Nested bodies are checked with this one's
+  // values in scope.
+  std::string UnknownOuterName(const onnx::GraphProto& body,
+                               std::set<std::string> inner) const {
+    for (const auto& v : body.input()) inner.insert(v.name());
+    for (const auto& t : body.initializer()) inner.insert(t.name());
+    for (const onnx::NodeProto& n : body.node())
+      for (const std::string& o : n.output()) inner.insert(o);
+    for (const onnx::NodeProto& n : body.node()) {
+      for (const std::string& v : n.input()) {
+        if (!v.empty() && !inner.count(v) && !values_.count(v)) return v;
+      }
+      for (const AttributeProto& a : n.attribute()) {
+        for (const onnx::GraphProto* nested : Bodies(a)) {
+          std::string unknown = UnknownOuterName(*nested, inner);
+          if (!unknown.empty()) return unknown;
+        }
+      }
+    }
+    for (const auto& v : body.output())
+      if (!inner.count(v.name()) && !values_.count(v.name())) return v.name();
+    return "";
   }
 
   absl::Status Outputs(onnx::GraphProto& graph) {

@@ -15,6 +15,8 @@ truncated.onnx    conv_bn.onnx cut short
 unsorted.onnx     conv_bn.onnx with its nodes in reverse order
 string_input.onnx conv_bn.onnx whose input is declared a string tensor
 conv_bn.onnxtxt   conv_bn.onnx in the text form (protobuf's text format)
+subgraph_ok.onnx  an If whose branches read the outer graph's input
+subgraph_unknown.onnx  the same, its then-branch reading a value no scope has
 fold_*.onnxtxt    the inputs of rules/onnx/fold_batch_norms.graft's test
                   blocks: a Conv without a bias, a ConvTranspose, a Gemm
                   (transB) without and with C, and two that must not fold
@@ -97,6 +99,27 @@ def fold_cases():
               **conv)
 
 
+def subgraphs():
+    def branch(name, value):
+        return helper.make_graph(
+            [helper.make_node("Neg", [value], [name + "_y"], name=name + "_neg")], name, [],
+            [helper.make_tensor_value_info(name + "_y", TensorProto.FLOAT, [2])])
+    for file, read in (("subgraph_ok.onnx", "x"), ("subgraph_unknown.onnx", "nowhere")):
+        node = helper.make_node("If", ["c"], ["y"], name="if",
+                                then_branch=branch("then", read), else_branch=branch("else", "x"))
+        graph = helper.make_graph(
+            [node], "if", [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                           helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)],
+                                  producer_name="graft tests")
+        model.ir_version = 8
+        if read == "x":
+            onnx.checker.check_model(model, full_check=True)
+        with open(os.path.join(HERE, file), "wb") as out:
+            out.write(model.SerializeToString())
+
+
 def external_data(model):
     ok = onnx.ModelProto()
     ok.CopyFrom(model)
@@ -141,6 +164,7 @@ def main():
         out.write(ext.SerializeToString())
     external_data(model)
     fold_cases()
+    subgraphs()
     unknown = onnx.ModelProto()
     unknown.CopyFrom(model)
     unknown.graph.node[2].input[0] = "nowhere"
