@@ -757,36 +757,23 @@ absl::Status SaveGraph(const Graph& graph, const std::string& path,
   // no output buffer (large ranges copied inside the kernel when the source
   // is a mapped file); small pieces are gathered into 1 MiB writes.
   return WriteFileAtomicallyWith(path, [&](const FileWriter& out) {
-    std::string buffer;
-    absl::Status status;
     bool can_copy = graph.source_fd() >= 0;
     absl::string_view source = graph.source_bytes();
-    auto flush = [&] {
-      if (status.ok() && !buffer.empty()) status = out.write(buffer);
-      buffer.clear();
-    };
-    EmitBinary(graph, [&](absl::string_view piece) {
-      if (!status.ok()) return;
-      if (piece.size() < (1 << 16)) {
-        buffer.append(piece.data(), piece.size());
-        if (buffer.size() >= (1 << 20)) flush();
-        return;
-      }
-      flush();
+    PieceWriter writer(out, [&](absl::string_view piece) -> absl::Status {
       bool in_source =
           piece.data() >= source.data() &&
           piece.data() + piece.size() <= source.data() + source.size();
-      if (status.ok() && can_copy && in_source) {
+      if (can_copy && in_source) {
         absl::StatusOr<bool> copied = out.copy(
             graph.source_fd(), piece.data() - source.data(), piece.size());
-        if (!copied.ok()) status = copied.status();
-        if (!copied.ok() || *copied) return;
+        if (!copied.ok()) return copied.status();
+        if (*copied) return absl::OkStatus();
         can_copy = false;  // not here: write from the mapping from now on
       }
-      if (status.ok()) status = out.write(piece);
+      return out.write(piece);
     });
-    flush();
-    return status;
+    EmitBinary(graph, [&](absl::string_view piece) { writer(piece); });
+    return writer.Finish();
   });
 }
 

@@ -21,27 +21,10 @@ absl::Status Located(absl::string_view path, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(path, ": error: ", what));
 }
 
-// Pieces written in order: small ones gathered into 1 MiB writes, large
-// ones passed on as they are.
 absl::Status WritePieces(const onnx_data::Pieces& pieces, const FileWriter& out) {
-  std::string buffer;
-  absl::Status status;
-  auto flush = [&] {
-    if (status.ok() && !buffer.empty()) status = out.write(buffer);
-    buffer.clear();
-  };
-  pieces.Emit([&](absl::string_view piece) {
-    if (!status.ok()) return;
-    if (piece.size() < (1 << 16)) {
-      buffer.append(piece.data(), piece.size());
-      if (buffer.size() >= (1 << 20)) flush();
-      return;
-    }
-    flush();
-    if (status.ok()) status = out.write(piece);
-  });
-  flush();
-  return status;
+  PieceWriter writer(out);
+  pieces.Emit([&](absl::string_view piece) { writer(piece); });
+  return writer.Finish();
 }
 
 // `from` copied whole into `out`, inside the kernel where it can be.

@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace graft {
@@ -101,12 +102,14 @@ const OpRegistry& OpRegistry::For(const Graph& graph) {
 }
 
 const tf::OpDef* OpRegistry::FindAt(absl::string_view op, int64_t opset) const {
-  // Versions are few per op and opsets small: try each since-version down.
-  for (int64_t v = opset; v >= 1; --v) {
-    auto it = by_name_.find(absl::StrCat(op, "@", v));
-    if (it != by_name_.end()) return it->second;
+  // The newest version since at most `opset`.
+  auto it = versions_.find(op);
+  if (it == versions_.end()) return nullptr;
+  const tf::OpDef* found = nullptr;
+  for (const auto& [since, def] : it->second) {
+    if (since <= opset) found = def;
   }
-  return nullptr;
+  return found;
 }
 
 std::pair<int, int> OpRegistry::InputCounts(const tf::OpDef& def) {
@@ -131,7 +134,15 @@ std::pair<int, int> OpRegistry::InputCounts(const tf::OpDef& def) {
 
 OpRegistry::OpRegistry(tf::OpList ops) : ops_(std::move(ops)) {
   by_name_.reserve(ops_.op_size());
-  for (const tf::OpDef& op : ops_.op()) by_name_.emplace(op.name(), &op);
+  for (const tf::OpDef& op : ops_.op()) {
+    by_name_.emplace(op.name(), &op);
+    // `Name@V`: op Name's version since opset V, listed in increasing V.
+    size_t at = op.name().rfind('@');
+    int64_t since = 0;
+    if (at != std::string::npos && absl::SimpleAtoi(op.name().substr(at + 1), &since))
+      versions_[op.name().substr(0, at)].emplace_back(since, &op);
+  }
+  for (auto& [name, list] : versions_) std::sort(list.begin(), list.end());
 }
 
 std::vector<std::string> OpRegistry::OpNames() const {

@@ -60,6 +60,10 @@ class OpRegistry {
  private:
   tf::OpList ops_;
   absl::flat_hash_map<std::string, const tf::OpDef*> by_name_;
+  // A versioned registry's ops: each version's since-opset and signature.
+  absl::flat_hash_map<std::string,
+                      std::vector<std::pair<int64_t, const tf::OpDef*>>>
+      versions_;
 };
 
 // The shape of a tensor when the graph states it: a Const's value, a

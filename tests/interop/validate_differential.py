@@ -197,20 +197,27 @@ def importable(graphs, work):
     return keep, refused
 
 
+def write_mutants(bases, mutate, count, rng, work, suffix):
+    """`count` mutants of (name, message) `bases` written to `work`:
+    [(path, base name, mutation kind)]."""
+    cases = []
+    while len(cases) < count:
+        name, base = rng.choice(bases)
+        m, kind = mutate(base, rng)
+        if m is None:
+            continue
+        path = os.path.join(work, "%04d%s" % (len(cases), suffix))
+        with open(path, "wb") as f:
+            f.write(m.SerializeToString())
+        cases.append((path, name, kind))
+    return cases
+
+
 def run(count, seed, graft):
     rng = random.Random(seed)
     work = tempfile.mkdtemp(prefix="graft-diff-")
     graphs, refused = importable(base_graphs(), work)
-    cases = []
-    while len(cases) < count:
-        name, g = rng.choice(graphs)
-        m, kind = mutate(g, rng)
-        if m is None:
-            continue
-        path = os.path.join(work, "%04d.pb" % len(cases))
-        with open(path, "wb") as f:
-            f.write(m.SerializeToString())
-        cases.append((path, name, kind))
+    cases = write_mutants(graphs, mutate, count, rng, work, ".pb")
     tf_verdicts = tensorflow_verdicts([p for p, _, _ in cases])
     disagreements = []
     by_kind = {}

@@ -35,8 +35,7 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+from validate_differential import ROOT, write_mutants
 
 KINDS = ["none", "drop_input", "add_input", "missing_value", "op_name", "attr_name",
          "attr_type", "drop_attr", "duplicate_output", "reorder", "old_opset",
@@ -227,16 +226,7 @@ def run(count, seed, graft):
     rng = random.Random(seed)
     work = tempfile.mkdtemp(prefix="graft-onnx-diff-")
     models, refused = base_models()
-    cases = []
-    while len(cases) < count:
-        name, model = rng.choice(models)
-        m, kind = mutate(model, rng)
-        if m is None:
-            continue
-        path = os.path.join(work, "%04d.onnx" % len(cases))
-        with open(path, "wb") as f:
-            f.write(m.SerializeToString())
-        cases.append((path, name, kind))
+    cases = write_mutants(models, mutate, count, rng, work, ".onnx")
     verdicts = graft_verdicts(graft, [p for p, _, _ in cases])
     disagreements, by_kind, by_design = [], {}, []
     for path, name, kind in cases:
