@@ -65,6 +65,7 @@ const std::set<std::string>& NoKernel() {
 bool UsesMatrixUnits(const std::string& op) {
   return op.rfind("Conv2D", 0) == 0 ||
          op.rfind("DepthwiseConv2dNative", 0) == 0 || op == "MatMul" ||
+         op == "Conv" || op == "ConvInteger" || op == "Gemm" ||
          op == "BatchMatMul" || op == "BatchMatMulV2";
 }
 
@@ -234,6 +235,23 @@ double Flops(const ShapeMap& shapes, const Node& n) {
     bool depthwise = op.rfind("Depthwise", 0) == 0;
     return 2 * prod(dy.dims) * w.dims[0] * w.dims[1] *
            (depthwise ? 1 : w.dims[2]);
+  }
+  // ONNX's: Conv's filter is [M, C/group, k...] (each output reads the
+  // rest of it); Gemm's op(A) is [M, K].
+  if (op == "Conv" || op == "ConvInteger") {
+    const TensorInfo& w = in(1);
+    if (!out.fully_known() || !w.fully_known() || w.dims.size() < 3) return -1;
+    return 2 * prod(out.dims) * prod(w.dims, 1);
+  }
+  if (op == "Gemm") {
+    const TensorInfo& a = in(0);
+    if (!out.fully_known() || !a.fully_known() || a.dims.size() != 2) return -1;
+    const tf::AttrValue* ta = n.attr("transA");
+    return 2 * prod(out.dims) * a.dims[ta != nullptr && ta->i() ? 0 : 1];
+  }
+  if (op == "BatchNormalization") {
+    const TensorInfo& x = in(0);
+    return x.fully_known() ? 8 * prod(x.dims) : -1;
   }
   if (op == "MatMul" || op == "BatchMatMul" || op == "BatchMatMulV2") {
     const TensorInfo& a = in(0);

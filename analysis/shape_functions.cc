@@ -71,7 +71,7 @@ int64_t WindowOut(int64_t in, int64_t k, int64_t stride, int64_t dilation,
   return -1;
 }
 
-ShapeFn FindShapeFunction(const std::string& op) {
+ShapeFn FindShapeFunction(const std::string& op, bool onnx) {
   static const ShapeTable* kTable = [] {
     auto* table = new ShapeTable;
     AddArrayShapeFunctions(table);
@@ -79,8 +79,16 @@ ShapeFn FindShapeFunction(const std::string& op) {
     AddSlicingShapeFunctions(table);
     return table;
   }();
-  auto it = kTable->find(op);
-  return it == kTable->end() ? nullptr : it->second;
+  // ONNX's ops, and the IR's own Const and Placeholder (TensorFlow's).
+  static const ShapeTable* kOnnxTable = [] {
+    auto* table = new ShapeTable;
+    AddOnnxShapeFunctions(table);
+    for (const char* op : {"Const", "Placeholder"}) (*table)[op] = kTable->at(op);
+    return table;
+  }();
+  const ShapeTable& table = onnx ? *kOnnxTable : *kTable;
+  auto it = table.find(op);
+  return it == table.end() ? nullptr : it->second;
 }
 
 }  // namespace graft::analysis

@@ -40,8 +40,9 @@ class ShapeInputs {
 using ShapeFn = void (*)(const ShapeInputs& in, const Node& n,
                          std::vector<TensorInfo>& out);
 
-// The shape function of `op`, or nullptr (its outputs stay unknown).
-ShapeFn FindShapeFunction(const std::string& op);
+// The shape function of `op` (of an ONNX graph's: `onnx`), or nullptr
+// (its outputs stay unknown).
+ShapeFn FindShapeFunction(const std::string& op, bool onnx = false);
 
 // A tensor of the given dims; a TensorShapeProto as a TensorInfo.
 TensorInfo Shaped(Dims dims);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "analysis/shape_functions.h"
 #include "engine/op_registry.h"
 
@@ -22,6 +23,8 @@ void AddNnShapeFunctions(ShapeTable* table);
 // Select, strided slices, ConcatOffset, InvertPermutation
 // (shape_functions_slicing.cc).
 void AddSlicingShapeFunctions(ShapeTable* table);
+// The ONNX dialect's ops (shape_functions_onnx.cc).
+void AddOnnxShapeFunctions(ShapeTable* table);
 
 inline TensorInfo UnknownRank() { return TensorInfo(); }
 

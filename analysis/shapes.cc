@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "analysis/schedule.h"
 #include "analysis/shape_functions.h"
+#include "engine/validate_onnx.h"
 #include "analysis/shape_functions_internal.h"
 #include "engine/const_tensor.h"
 #include "engine/op_registry.h"
@@ -137,8 +138,9 @@ class Inferrer {
 
  private:
   void InferNode(const Node& n, bool attrs_only = false) {
+    const bool onnx = graph_.onnx() != nullptr;
     std::optional<std::vector<tf::DataType>> types =
-        OpRegistry::Tensorflow().OutputTypes(n);
+        onnx ? OnnxOutputTypes(n) : OpRegistry::Tensorflow().OutputTypes(n);
     int count = types ? static_cast<int>(types->size()) : n.num_used_ports();
     std::vector<TensorInfo>& out = out_[n.id()];
     out.assign(count, TensorInfo());
@@ -156,7 +158,7 @@ class Inferrer {
       attrs_only = true;
     }
     if (!attrs_only && count > 0) {
-      if (ShapeFn infer = FindShapeFunction(n.op()))
+      if (ShapeFn infer = FindShapeFunction(n.op(), onnx))
         infer(ShapeInputs(graph_, out_), n, out);
     }
     for (int p = 0; p < count; ++p) {
@@ -187,6 +189,22 @@ class Inferrer {
         t.value.reset();
       }
     }
+  }
+
+  // An ONNX node's element types, from its inputs' as inferred so far
+  // (engine/validate_onnx.h), one per output read (at least one).
+  std::optional<std::vector<tf::DataType>> OnnxOutputTypes(const Node& n) const {
+    if (n.op() == "_Retval" || n.op() == "_Absent") return std::vector<tf::DataType>();
+    std::vector<tf::DataType> types = validate_onnx::OutputTypes(
+        graph_, n, [&](Endpoint e) {
+          if (!e.valid() || e.node >= static_cast<NodeId>(out_.size()) ||
+              e.port >= static_cast<int>(out_[e.node].size()))
+            return tf::DT_INVALID;
+          return out_[e.node][e.port].dtype;
+        });
+    // The outputs it has: those read (optional ones it leaves out are not).
+    types.resize(std::max(n.num_used_ports(), 1), tf::DT_INVALID);
+    return types;
   }
 
   // The shape the options give a Placeholder, or its batch dimension.

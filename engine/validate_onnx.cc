@@ -115,31 +115,45 @@ void Types::Compute(NodeId id) {
 }
 
 void Types::Infer(NodeId id) {
-  const graft::Node& n = graph_.node(id);
-  std::vector<tf::DataType>& out = outputs_[id];
-  std::vector<std::string>& problems = problems_[id];
-  out.clear();
-  auto of = [&](Endpoint e) {  // finds, never inserts: `out` stays valid
+  auto of = [&](Endpoint e) {
     auto it = e.valid() ? outputs_.find(e.node) : outputs_.end();
     if (it == outputs_.end()) return tf::DT_INVALID;
     return e.port < static_cast<int>(it->second.size()) ? it->second[e.port]
                                                         : tf::DT_INVALID;
   };
+  std::vector<std::string> problems;
+  std::vector<tf::DataType> out =
+      OutputTypes(graph_, graph_.node(id), of, &declared_, &problems);
+  outputs_[id] = std::move(out);
+  problems_[id] = std::move(problems);
+}
+
+std::vector<tf::DataType> OutputTypes(
+    const Graph& graph, const graft::Node& n,
+    const std::function<tf::DataType(Endpoint)>& of,
+    const std::map<std::string, tf::DataType>* declared_types,
+    std::vector<std::string>* problem_list) {
+  static const std::map<std::string, tf::DataType> kNone;
+  const std::map<std::string, tf::DataType>& declared =
+      declared_types != nullptr ? *declared_types : kNone;
+  std::vector<std::string> ignored;
+  std::vector<std::string>& problems = problem_list != nullptr ? *problem_list : ignored;
+  std::vector<tf::DataType> out;
   if (n.op() == "Const" || n.op() == "Placeholder") {
     const tf::AttrValue* dtype = n.attr("dtype");
     out.push_back(dtype != nullptr ? dtype->type() : tf::DT_INVALID);
-    auto d = n.modified() ? declared_.end() : declared_.find(n.name());
-    if (d != declared_.end() && d->second != tf::DT_INVALID &&
+    auto d = n.modified() ? declared.end() : declared.find(n.name());
+    if (d != declared.end() && d->second != tf::DT_INVALID &&
         out[0] != tf::DT_INVALID && d->second != out[0])
       problems.push_back(absl::StrCat("graph input `", n.name(), "` is declared ",
                                       ElemName(d->second), ", but its initializer is ",
                                       ElemName(out[0])));
-    return;
+    return out;
   }
-  const OnnxOrigin& origin = *graph_.onnx();
+  const OnnxOrigin& origin = *graph.onnx();
   const tf::OpDef* def = IsSpecial(n.op()) ? nullptr
                          : OpRegistry::Onnx().FindAt(n.op(), origin.OpsetOf(n.op()));
-  if (def == nullptr) return;
+  if (def == nullptr) return out;
   std::map<std::string, tf::DataType> bound;
   for (int i = 0; i < n.num_inputs(); ++i) {
     int a = ArgOf(def->input_arg(), i);
@@ -198,8 +212,8 @@ void Types::Infer(NodeId id) {
     // What the model declares for the value, checked and used.
     if (!n.modified() && names != origin.output_names.end() &&
         k < static_cast<int>(names->second.size())) {
-      auto d = declared_.find(names->second[k]);
-      if (d != declared_.end() && d->second != tf::DT_INVALID) {
+      auto d = declared.find(names->second[k]);
+      if (d != declared.end() && d->second != tf::DT_INVALID) {
         if (t != tf::DT_INVALID && t != d->second)
           problems.push_back(absl::StrCat("`", names->second[k], "` is declared ",
                                           ElemName(d->second), ", but `", n.name(),
@@ -209,6 +223,7 @@ void Types::Infer(NodeId id) {
     }
     out.push_back(t);
   }
+  return out;
 }
 
 void CheckNode(const Graph& graph, const graft::Node& node, bool signature_only,

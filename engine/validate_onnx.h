@@ -38,6 +38,16 @@ class Types {
   absl::flat_hash_map<NodeId, std::vector<std::string>> problems_;
 };
 
+// The element types of node `n`'s outputs (DT_INVALID: unknown) from its
+// inputs' (`type_of`), by the rules above; with `declared` (by value name)
+// checked against and taken from what the model declares; `problems` gets
+// why the inputs do not fit.
+std::vector<tf::DataType> OutputTypes(
+    const Graph& graph, const graft::Node& n,
+    const std::function<tf::DataType(Endpoint)>& type_of,
+    const std::map<std::string, tf::DataType>* declared = nullptr,
+    std::vector<std::string>* problems = nullptr);
+
 // An ONNX node against its op's schema at the model's opset: the op is
 // defined there (another domain's ops: its domain is imported), its input
 // count fits and required inputs are not empty, its attrs are ones the op

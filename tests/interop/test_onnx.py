@@ -205,3 +205,30 @@ def test_text_form_round_trip(graft, zoo, tmp_path):
     graft("convert", text, back)
     with open(src, "rb") as a, open(back, "rb") as b:
         assert a.read() == b.read()
+
+
+@pytest.mark.parametrize("name", ["resnet50", "inception_v2", "shufflenet", "densenet121"])
+def test_shapes_agree_with_onnx_shape_inference(graft, zoo, name):
+    """`graft mem` on ONNX knows every tensor's shape in these models, and
+    each equals onnx.shape_inference's where that knows it; `graft cost`
+    counts the convolutions' and Gemm's FLOPs."""
+    import json
+    src = zoo[name]
+    model = onnx.shape_inference.infer_shapes(onnx.load(src))
+    theirs = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
+              for v in list(model.graph.value_info) + list(model.graph.output)
+              if all(d.HasField("dim_value") for d in v.type.tensor_type.shape.dim)}
+    report = json.loads(graft("mem", "--json", src).stdout)
+    assert report["unknown_shapes"] == 0
+    tensors = report["tensors"]
+    compared = 0
+    for node in model.graph.node:
+        for k, value in enumerate(node.output):
+            tensor = node.name if k == 0 else "%s:%d" % (node.name, k)
+            if value in theirs and tensor in tensors:
+                assert tensors[tensor]["shape"] == str(theirs[value]), (name, value)
+                compared += 1
+    assert compared >= len(model.graph.node) - 2
+    cost = graft("cost", src).stdout
+    gflop = float(cost.strip().splitlines()[-1].split(",")[1].split()[0])
+    assert gflop > 0.1, cost[-300:]  # ResNet50: 8.3 GFLOP at batch 1
