@@ -105,7 +105,11 @@ void CallGraph::AddReached(const tf::NodeDef& node,
     todo.pop_back();
     for (const std::string& f : FunctionsCalled(*n, names_)) {
       if (!out->insert(f).second) continue;  // its body is scanned already
-      for (const tf::NodeDef& m : functions_.at(f)->node_def()) todo.push_back(&m);
+      // A func attr may name a function the library lacks (the validator
+      // says so): nothing to scan.
+      auto it = functions_.find(f);
+      if (it == functions_.end()) continue;
+      for (const tf::NodeDef& m : it->second->node_def()) todo.push_back(&m);
     }
   }
 }
