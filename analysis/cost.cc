@@ -237,7 +237,8 @@ double Flops(const ShapeMap& shapes, const Node& n) {
            (depthwise ? 1 : w.dims[2]);
   }
   // ONNX's: Conv's filter is [M, C/group, k...] (each output reads the
-  // rest of it); Gemm's op(A) is [M, K].
+  // rest of it); Gemm's op(A) is [M, K]; BatchNormalization is counted with
+  // FusedBatchNorm below.
   if (op == "Conv" || op == "ConvInteger") {
     const TensorInfo& w = in(1);
     if (!out.fully_known() || !w.fully_known() || w.dims.size() < 3) return -1;
@@ -249,10 +250,6 @@ double Flops(const ShapeMap& shapes, const Node& n) {
     const tf::AttrValue* ta = n.attr("transA");
     return 2 * prod(out.dims) * a.dims[ta != nullptr && ta->i() ? 0 : 1];
   }
-  if (op == "BatchNormalization") {
-    const TensorInfo& x = in(0);
-    return x.fully_known() ? 8 * prod(x.dims) : -1;
-  }
   if (op == "MatMul" || op == "BatchMatMul" || op == "BatchMatMulV2") {
     const TensorInfo& a = in(0);
     if (!out.fully_known() || !a.fully_known() || a.dims.size() < 2) return -1;
@@ -262,7 +259,7 @@ double Flops(const ShapeMap& shapes, const Node& n) {
     double k = static_cast<double>(a.dims[a.dims.size() - (ta ? 2 : 1)]);
     return 2 * prod(out.dims) * k;
   }
-  if (op.rfind("FusedBatchNorm", 0) == 0) {
+  if (op.rfind("FusedBatchNorm", 0) == 0 || op == "BatchNormalization") {
     const TensorInfo& x = in(op.find("Grad") != std::string::npos ? 1 : 0);
     return x.fully_known() ? 8 * prod(x.dims) : -1;
   }

@@ -14,11 +14,12 @@
 #include "absl/strings/str_cat.h"
 
 namespace graft {
-namespace {
 
 absl::Status Located(absl::string_view path, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(path, ": error: ", what));
 }
+
+namespace {
 
 absl::Status CheckWritableFile(const std::string& path,
                                const std::string& named);

@@ -20,6 +20,9 @@ inline constexpr int64_t kMaxGraphFileBytes = (int64_t{1} << 31) - 1;
 // Rule files, imports, pipelines, range tables, device profiles.
 inline constexpr int64_t kMaxTextFileBytes = int64_t{16} << 20;
 
+// An invalid-input error located at a file: `path: error: what`.
+absl::Status Located(absl::string_view path, absl::string_view what);
+
 // The bytes of `path`, or why not, without the path (for callers that
 // locate the error themselves, as an import at its line): "no such file"
 // (a NotFound error), a folder or anything not a regular file, larger than

@@ -47,10 +47,6 @@ using wire::VarintSize;
 using wire::WireField;
 using wire::WireProblem;
 
-absl::Status Located(absl::string_view path, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(path, ": error: ", what));
-}
-
 bool LooksLikeText(absl::string_view bytes) {
   absl::string_view head(bytes.data(), std::min<size_t>(bytes.size(), 64));
   head = absl::StripLeadingAsciiWhitespace(head);
@@ -377,13 +373,8 @@ absl::StatusOr<Graph> LoadGraph(const std::string& path, GraphFormat format,
   if (IsSavedModelDir(path)) return LoadSavedModel(path);
   format = ResolveGraphFormat(path, format);
   if (format == GraphFormat::kBinary || format == GraphFormat::kOnnx) {
-    // A read-only mapping of the file: no copy, no zeroed buffer; the graph
-    // keeps it for the unmodified bytes it writes back.
-    // An ONNX model's pages are read as they are needed (its weights,
-    // mostly, only when written back).
-    std::optional<FileMapping> mapping = MapFile(path, format == GraphFormat::kBinary);
     const std::string folder = FolderOf(path);
-    if (format == GraphFormat::kOnnx && IsOnnxTextPath(path)) {
+    if (format == GraphFormat::kOnnx && IsOnnxTextPath(path)) {  // read once, as text
       absl::StatusOr<std::string> text =
           ReadFileBytes(path, kMaxGraphFileBytes, "an ONNX model in text form");
       if (!text.ok()) return text.status();
@@ -391,6 +382,11 @@ absl::StatusOr<Graph> LoadGraph(const std::string& path, GraphFormat format,
       if (!bytes.ok()) return bytes.status();
       return ParseOnnx(*bytes, path, nullptr, folder);
     }
+    // A read-only mapping of the file: no copy, no zeroed buffer; the graph
+    // keeps it for the unmodified bytes it writes back. An ONNX model's
+    // pages are read as they are needed (its weights, mostly, only when
+    // written back).
+    std::optional<FileMapping> mapping = MapFile(path, format == GraphFormat::kBinary);
     if (mapping.has_value() && format == GraphFormat::kOnnx)
       return ParseOnnx(mapping->bytes, path, std::move(mapping->owner), folder);
     if (mapping.has_value())

@@ -17,10 +17,6 @@
 namespace graft {
 namespace {
 
-absl::Status Located(absl::string_view path, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(path, ": error: ", what));
-}
-
 absl::Status WritePieces(const onnx_data::Pieces& pieces, const FileWriter& out) {
   PieceWriter writer(out);
   pieces.Emit([&](absl::string_view piece) { writer(piece); });

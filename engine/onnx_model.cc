@@ -207,7 +207,7 @@ class GraphReader {
                                          "` has a bad or huge shape"));
       expected *= d;
     }
-    origin_->external = true;
+    origin_->external_locations.insert(ref->location);
     return files_->Content(*ref, init.name(), expected > 0 ? expected : -1);
   }
 

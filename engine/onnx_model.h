@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,9 +54,9 @@ struct OnnxOrigin {
   // takes another's name (a rewrite's replacement) takes its values' names.
   std::map<std::string, std::vector<std::string>> output_names;
   // The folder external data was read from ("" when none was given), and
-  // whether some initializer's data is external.
+  // the data files (locations in it) the initializers' external data is in.
   std::string folder;
-  bool external = false;
+  std::set<std::string> external_locations;
   // Nodes that read a value a later node of the file writes (ONNX wants
   // nodes in topological order): node name -> that value.
   std::map<std::string, std::string> unsorted;

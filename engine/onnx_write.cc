@@ -231,14 +231,14 @@ class InitializerWriter {
         graph->Field(kInitializer, Whole(header));
         return absl::OkStatus();
       }
-      std::string raw = std::move(*header.mutable_raw_data());
+      auto raw = std::make_shared<const std::string>(std::move(*header.mutable_raw_data()));
       header.clear_raw_data();
-      return WriteWithData(std::move(header), nullptr, std::move(raw), graph);
+      return WriteWithData(std::move(header), ViewContent(*raw, raw), graph);
     }
     header.set_name(n.name());
     header.set_data_type(OnnxDtype(value->tensor().dtype()));
     for (const auto& d : value->tensor().tensor_shape().dim()) header.add_dims(d.size());
-    return WriteWithData(std::move(header), apart, "", graph);
+    return WriteWithData(std::move(header), apart, graph);
   }
 
   std::vector<OnnxFiles::DataFile> TakeFiles() {
@@ -271,7 +271,8 @@ class InitializerWriter {
   // New bytes go to the data file when the model keeps its weights apart
   // (as onnx's own writer: tensors of 1 KiB or more).
   bool External(size_t bytes) const {
-    return origin_.external && !options_.data_file.empty() && bytes >= 1024;
+    return !origin_.external_locations.empty() && !options_.data_file.empty() &&
+           bytes >= 1024;
   }
 
   absl::Status WriteOriginal(const Node& n, const onnx::TensorProto& original,
@@ -299,18 +300,14 @@ class InitializerWriter {
     return absl::OkStatus();
   }
 
-  // A tensor whose bytes are `content` (or `raw`): in raw_data, or in the
+  // A tensor whose bytes are `content`: in raw_data, or in the
   // data file.
   absl::Status WriteWithData(onnx::TensorProto header,
                              std::shared_ptr<const TensorContent> content,
-                             std::string raw, onnx_data::Pieces* graph) {
-    const size_t size = content != nullptr ? content->size() : raw.size();
+                             onnx_data::Pieces* graph) {
+    const size_t size = content->size();
     onnx_data::Pieces data;
-    if (content != nullptr) {
-      data.Content(std::move(content));
-    } else {
-      data.Own(std::move(raw));
-    }
+    data.Content(std::move(content));
     if (External(size)) {
       if (data_location_.empty()) data_location_ = DataLocation();
       header.set_data_location(onnx::TensorProto::EXTERNAL);
@@ -338,17 +335,9 @@ class InitializerWriter {
   // The data file's name: options' unless the original's data uses it.
   std::string DataLocation() const {
     std::string location = options_.data_file;
-    for (int i = 1; TakenLocation(location); ++i)
+    for (int i = 1; origin_.external_locations.count(location); ++i)
       location = absl::StrCat(options_.data_file, ".", i);
     return location;
-  }
-  bool TakenLocation(const std::string& location) const {
-    for (const auto& [name, init] : origin_.initializers) {
-      if (init.data_location() != onnx::TensorProto::EXTERNAL) continue;
-      absl::StatusOr<onnx_data::ExternalRef> ref = onnx_data::ExternalRefOf(init);
-      if (ref.ok() && ref->location == location) return true;
-    }
-    return false;
   }
 
   const OnnxOrigin& origin_;
