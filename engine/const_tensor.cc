@@ -562,15 +562,16 @@ absl::StatusOr<ChannelLayout> LayoutOf(const ConstTensor& filter,
       absl::StrCat("`", op, "` has no known filter layout"));
 }
 
-// The filter's values as a matrix whose rows (inner == 1) or columns are
-// the output channels.
+// The filter's values as a matrix whose rows (inner == 1) are the output
+// channels, or (inner > 1) whose column j is of channel j % channels (an
+// ONNX ConvTranspose's [C, M, k...] repeats the channels C times).
 Eigen::Map<const Eigen::ArrayXXd> AsMatrix(const ConstTensor& t,
                                            const ChannelLayout& l) {
   return l.inner == 1
              ? Eigen::Map<const Eigen::ArrayXXd>(t.values.data(), l.channels,
                                                  t.num_elements() / l.channels)
              : Eigen::Map<const Eigen::ArrayXXd>(t.values.data(), l.inner,
-                                                 l.channels);
+                                                 t.num_elements() / l.inner);
 }
 
 // A filter scaled per output channel, computed from the source filter's
@@ -712,10 +713,14 @@ absl::StatusOr<ConstTensor> ChannelReduce(const ConstTensor& filter,
     out = m.rowwise().minCoeff();
   } else if (layout->inner == 1) {
     out = m.rowwise().maxCoeff();
-  } else if (minimum) {
-    out = m.colwise().minCoeff().transpose();
-  } else {
-    out = m.colwise().maxCoeff().transpose();
+  } else {  // each column's extreme, then each channel's over its columns
+    Eigen::ArrayXd columns;
+    if (minimum) columns = m.colwise().minCoeff().transpose();
+    else columns = m.colwise().maxCoeff().transpose();
+    Eigen::Map<const Eigen::ArrayXXd> by_channel(columns.data(), layout->channels,
+                                                 columns.size() / layout->channels);
+    if (minimum) out = by_channel.rowwise().minCoeff();
+    else out = by_channel.rowwise().maxCoeff();
   }
   return r;
 }
@@ -757,7 +762,9 @@ absl::StatusOr<ConstTensor> ScaleOutputChannels(ConstTensor filter,
   if (layout->inner == 1) {
     w.colwise() *= Array(scale.values);
   } else {
-    w.rowwise() *= Array(scale.values).transpose();
+    const Eigen::Index repeats = in.cols() / channels;
+    Eigen::ArrayXd tiled = Array(scale.values).replicate(repeats, 1);
+    w.rowwise() *= tiled.transpose();
   }
   return filter;
 }

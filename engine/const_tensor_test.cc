@@ -100,6 +100,15 @@ TEST(ConstTensorTest, ScalesOutputChannelsByLayout) {
             (std::vector<double>{2, 2, 3, 3}));
   EXPECT_FALSE(ScaleOutputChannels(conv, s4, "Conv2D", false).ok());
   EXPECT_FALSE(ScaleOutputChannels(conv, s, "Relu", false).ok());
+  // ONNX ConvTranspose [C=2, M=2, 1, 2]: output channel is axis 1, its
+  // values repeated for each input channel.
+  ConstTensor ct = Make({2, 2, 1, 2}, {1, 1, 1, 1, 1, 1, 1, 1});
+  EXPECT_EQ(Values(*ScaleOutputChannels(ct, s, "ConvTranspose", false)),
+            (std::vector<double>{2, 2, 3, 3, 2, 2, 3, 3}));
+  // ONNX Conv [M=2, C=1, 1, 2]: axis 0.
+  ConstTensor oc = Make({2, 1, 1, 2}, {1, 1, 1, 1});
+  EXPECT_EQ(Values(*ScaleOutputChannels(oc, s, "Conv", false)),
+            (std::vector<double>{2, 2, 3, 3}));
 }
 
 // A filter whose bytes are kept apart is scaled when its bytes are read,
@@ -127,7 +136,8 @@ TEST(ConstTensorTest, DeferredScalingEqualsEagerScaling) {
       {"Conv2D", {3, 3, 64, 512}, false, 512},
       {"DepthwiseConv2dNative", {3, 3, 32, 2}, false, 64},
       {"MatMul", {600, 1000}, false, 1000},
-      {"MatMul", {1000, 600}, true, 1000}};
+      {"MatMul", {1000, 600}, true, 1000},
+      {"ConvTranspose", {64, 32, 3, 3}, false, 32}};
   for (tf::DataType dtype : {tf::DT_FLOAT, tf::DT_DOUBLE}) {
     for (const Case& c : cases) {
       SCOPED_TRACE(std::string(c.op) + (c.transpose_b ? " transposed" : "") +
@@ -216,6 +226,12 @@ TEST(ConstTensorTest, ReducesPerOutputChannel) {
   EXPECT_EQ(Values(*ChannelReduce(mm, "MatMul", true, true)),
             (std::vector<double>{1, -3}));
   EXPECT_FALSE(ChannelReduce(mm, "Relu", false, true).ok());
+  // ONNX ConvTranspose [C=2, M=2, 1, 1]: channel m's values are w[c, m].
+  ConstTensor ct = Make({2, 2, 1, 1}, {1, -2, 5, 4});
+  EXPECT_EQ(Values(*ChannelReduce(ct, "ConvTranspose", false, true)),
+            (std::vector<double>{1, -2}));
+  EXPECT_EQ(Values(*ChannelReduce(ct, "ConvTranspose", false, false)),
+            (std::vector<double>{5, 4}));
 }
 
 // A dilated filter has rate - 1 zero taps between its taps, per spatial
