@@ -187,13 +187,8 @@ void RegisterScheduleHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
       });
 }
 
-}  // namespace
-
-absl::Status RegisterAnalysisHooks(HookRegistry& r,
-                                   const AnalysisHookOptions& options) {
-  absl::StatusOr<DeviceProfile> profile = LoadDeviceProfile(options.device);
-  if (!profile.ok()) return profile.status();
-  auto cache = std::make_shared<Cache>(options, *std::move(profile));
+// What shape inference knows of a tensor.
+void RegisterShapeHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
   AddBuiltinHook(
       r, "bytes", {VT::kTensor}, VT::kInt,
       "the tensor's size in bytes, or -1 when unknown",
@@ -201,6 +196,24 @@ absl::Status RegisterAnalysisHooks(HookRegistry& r,
         return Value::Int(
             cache->For(ctx.graph)->shapes.at(a[0].tensor).bytes());
       });
+  AddBuiltinHook(
+      r, "inferred_rank", {VT::kTensor}, VT::kInt,
+      "the tensor's rank as shape inference finds it (through the graph "
+      "from its inputs, not only stated shapes), or -1 when unknown",
+      [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const TensorInfo& t = cache->For(ctx.graph)->shapes.at(a[0].tensor);
+        return Value::Int(t.known_rank ? static_cast<int64_t>(t.dims.size()) : -1);
+      });
+}
+
+}  // namespace
+
+absl::Status RegisterAnalysisHooks(HookRegistry& r,
+                                   const AnalysisHookOptions& options) {
+  absl::StatusOr<DeviceProfile> profile = LoadDeviceProfile(options.device);
+  if (!profile.ok()) return profile.status();
+  auto cache = std::make_shared<Cache>(options, *std::move(profile));
+  RegisterShapeHooks(r, cache);
   AddBuiltinHook(
       r, "execution_order", {}, VT::kList,
       "every node in the order TensorFlow's executor runs them (the "

@@ -252,11 +252,11 @@ void PrintApplySummary(const report::ApplyReport& total) {
     std::cerr << "\n";
   }
   for (const auto& f : total.functions()) {
+    const char* kind = f.subgraph() ? "  subgraph " : "  function ";
     if (!f.skipped().empty()) {
-      std::cerr << "  function " << f.name() << ": not rewritten: "
-                << f.skipped() << "\n";
+      std::cerr << kind << f.name() << ": not rewritten: " << f.skipped() << "\n";
     } else if (f.rewrites() > 0) {
-      std::cerr << "  function " << f.name() << ": " << f.rewrites()
+      std::cerr << kind << f.name() << ": " << f.rewrites()
                 << " rewrite(s); nodes " << f.nodes_before() << " -> "
                 << f.nodes_after() << "\n";
     }

@@ -190,8 +190,9 @@ int main(int argc, char** argv) {
   apply_cmd->add_option(
       "--functions", apply.functions,
       "Library functions whose bodies the rules rewrite too (If/While "
-      "branches and bodies, call targets): all (default), none, or names "
-      "separated by commas");
+      "branches and bodies, call targets; an ONNX model's If/Loop/Scan "
+      "bodies, named node/attr): all (default), none, or names separated "
+      "by commas");
   apply_cmd
       ->add_option("--max-rewrites", apply.max_rewrites,
                    "Stop and report non-convergence after this many rewrites "

@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "engine/driver.h"
 #include "engine/function_body.h"
+#include "engine/onnx_bodies.h"
 #include "engine/saved_model.h"
 #include "engine/validate.h"
 
@@ -44,6 +45,17 @@ void AddRuleStats(const report::ApplyReport& run, report::ApplyReport* total) {
   }
 }
 
+// Up to ten names, then how many more.
+std::string Listed(const std::set<std::string>& names) {
+  std::string out;
+  int shown = 0;
+  for (const std::string& name : names) {
+    if (shown == 10) return absl::StrCat(out, " and ", names.size() - 10, " more");
+    absl::StrAppend(&out, shown++ > 0 ? ", " : "", name);
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::Status CheckFunctionSelection(const Graph& graph,
@@ -52,18 +64,100 @@ absl::Status CheckFunctionSelection(const Graph& graph,
   std::set<std::string> known;
   for (const tf::FunctionDef& f : graph.header().library().function())
     known.insert(f.signature().name());
+  for (const OnnxBody& body : OnnxBodies(graph)) known.insert(body.Label());
   for (const std::string& name : Names(functions)) {
     if (known.count(name) == 0)
       return absl::InvalidArgumentError(absl::StrCat(
-          "--functions names `", name, "`, which the graph's library does not "
-          "hold (", known.size(), " function(s))"));
+          "--functions names `", name, "`, which the graph does not hold; ",
+          graph.onnx() != nullptr ? "its subgraphs (node/attr)" : "its library functions",
+          ": ", known.empty() ? "none" : Listed(known)));
   }
   return absl::OkStatus();
 }
 
+namespace {
+
+// Runs `steps` in one body graph, its own fixpoint; the number of
+// rewrites, or an error naming `label`.
+absl::StatusOr<int> RunSteps(Graph& body, const std::string& label,
+                             const std::vector<StepRules>& steps,
+                             const ApplyOptions& apply, report::ApplyReport* report) {
+  int rewrites = 0;
+  for (const StepRules& step : steps) {
+    absl::StatusOr<report::ApplyReport> run = ApplyRules(body, step.rules->rules(), apply);
+    if (!run.ok())
+      return absl::FailedPreconditionError(absl::StrCat(
+          label, ": ", step.name, " failed: ", run.status().message()));
+    AddRuleStats(*run, report);
+    rewrites += run->rewrites();
+    if (!run->converged()) {
+      report->set_converged(false);
+      return absl::FailedPreconditionError(absl::StrCat(
+          label, ": ", step.name, " did not converge: ", run->non_convergence()));
+    }
+  }
+  return rewrites;
+}
+
+// The ONNX graph's subgraphs (If/Loop/Scan bodies; nested ones inside
+// them) that `options.functions` selects, each rewritten as a graph and
+// put back. `prefix` names the enclosing subgraphs in reports.
+absl::Status RunOnOnnxBodies(Graph& graph, const std::string& prefix,
+                             const std::vector<StepRules>& steps,
+                             const RunOptions& options, report::ApplyReport* report) {
+  const bool all = options.functions == "all";
+  std::set<std::string> named = Names(options.functions);
+  ValidateOptions validate;
+  validate.custom_ops = options.custom_ops;
+  ApplyOptions apply;
+  apply.max_rewrites = options.max_rewrites;
+  RunOptions nested = options;
+  nested.functions = "all";  // inside a chosen body: everything in it
+  for (const OnnxBody& body : OnnxBodies(graph)) {
+    const std::string label = prefix + body.Label();
+    if (!all && named.count(label) == 0) continue;
+    absl::StatusOr<Graph> sub = OnnxBodyGraph(graph, body);
+    report::FunctionReport* out = report->add_functions();
+    out->set_name(label);
+    out->set_subgraph(true);
+    if (!sub.ok()) {  // said, and left as it is, unless named
+      if (!all) return sub.status();
+      out->set_skipped(std::string(sub.status().message()));
+      continue;
+    }
+    out->set_nodes_before(sub->num_nodes());
+    absl::StatusOr<int> rewrites =
+        RunSteps(*sub, absl::StrCat("subgraph `", label, "`"), steps, apply, report);
+    if (!rewrites.ok()) return rewrites.status();
+    const int inner_before = report->functions_size();
+    absl::Status inner = RunOnOnnxBodies(*sub, label + "/", steps, nested, report);
+    if (!inner.ok()) return inner;
+    bool inner_changed = false;
+    for (int i = inner_before; i < report->functions_size(); ++i)
+      inner_changed = inner_changed || report->functions(i).rewrites() > 0;
+    out->set_rewrites(*rewrites);
+    out->set_nodes_after(sub->num_nodes());
+    if (*rewrites == 0 && !inner_changed) continue;
+    absl::Status valid = CheckValid(*sub, validate);
+    if (!valid.ok())
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the rewritten subgraph `", label, "` is invalid, nothing written: ",
+          valid.message()));
+    if (absl::Status s = SetOnnxBody(graph, body, *sub); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status RunOnFunctions(Graph& graph, const std::vector<StepRules>& steps,
                             const RunOptions& options,
                             report::ApplyReport* report) {
+  if (graph.onnx() != nullptr && options.functions != "none") {
+    absl::Status selection = CheckFunctionSelection(graph, options.functions);
+    if (!selection.ok()) return selection;
+    return RunOnOnnxBodies(graph, "", steps, options, report);
+  }
   if (options.functions == "none" || graph.header().library().function_size() == 0)
     return absl::OkStatus();
   absl::Status selection = CheckFunctionSelection(graph, options.functions);
@@ -103,22 +197,10 @@ absl::Status RunOnFunctions(Graph& graph, const std::vector<StepRules>& steps,
     ApplyOptions apply;
     apply.max_rewrites = options.max_rewrites;
     for (const auto& [ret, node] : function.control_ret()) apply.outputs.push_back(node);
-    for (const StepRules& step : steps) {
-      absl::StatusOr<report::ApplyReport> run =
-          ApplyRules(*body, step.rules->rules(), apply);
-      if (!run.ok())
-        return absl::FailedPreconditionError(absl::StrCat(
-            "function `", name, "`: ", step.name, " failed: ",
-            run.status().message()));
-      AddRuleStats(*run, report);
-      out->set_rewrites(out->rewrites() + run->rewrites());
-      if (!run->converged()) {
-        report->set_converged(false);
-        return absl::FailedPreconditionError(absl::StrCat(
-            "function `", name, "`: ", step.name, " did not converge: ",
-            run->non_convergence()));
-      }
-    }
+    absl::StatusOr<int> rewrites =
+        RunSteps(*body, absl::StrCat("function `", name, "`"), steps, apply, report);
+    if (!rewrites.ok()) return rewrites.status();
+    out->set_rewrites(*rewrites);
     if (out->rewrites() == 0) {
       out->set_nodes_after(function.node_def_size());
       continue;

@@ -142,13 +142,13 @@ absl::Status RunPipeline(Graph& graph, const std::vector<CompiledStep>& steps,
     }
     outcome->set_outcome("ok");
   }
-  report->set_nodes_after(graph.num_nodes());
   std::vector<StepRules> step_rules;
   for (const CompiledStep& step : steps)
     step_rules.push_back({step.name, step.rules.get()});
   absl::Status in_functions =
       RunOnFunctions(graph, step_rules, options, report);
   if (!in_functions.ok()) return in_functions;
+  report->set_nodes_after(graph.num_nodes());  // a subgraph's rewrite may drop a weight
   ValidateOptions validate;
   validate.outputs = options.outputs;
   validate.custom_ops = options.custom_ops;

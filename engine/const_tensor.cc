@@ -567,11 +567,8 @@ absl::StatusOr<ChannelLayout> LayoutOf(const ConstTensor& filter,
 // ONNX ConvTranspose's [C, M, k...] repeats the channels C times).
 Eigen::Map<const Eigen::ArrayXXd> AsMatrix(const ConstTensor& t,
                                            const ChannelLayout& l) {
-  return l.inner == 1
-             ? Eigen::Map<const Eigen::ArrayXXd>(t.values.data(), l.channels,
-                                                 t.num_elements() / l.channels)
-             : Eigen::Map<const Eigen::ArrayXXd>(t.values.data(), l.inner,
-                                                 t.num_elements() / l.inner);
+  const int64_t rows = l.inner == 1 ? l.channels : l.inner;
+  return Eigen::Map<const Eigen::ArrayXXd>(t.values.data(), rows, t.num_elements() / rows);
 }
 
 // A filter scaled per output channel, computed from the source filter's
@@ -707,21 +704,15 @@ absl::StatusOr<ConstTensor> ChannelReduce(const ConstTensor& filter,
     return r;
   }
   auto m = AsMatrix(filter, *layout);
-  r.values.resize(layout->channels);
-  Eigen::Map<Eigen::ArrayXd> out = Array(r.values);
-  if (layout->inner == 1 && minimum) {
-    out = m.rowwise().minCoeff();
-  } else if (layout->inner == 1) {
-    out = m.rowwise().maxCoeff();
-  } else {  // each column's extreme, then each channel's over its columns
-    Eigen::ArrayXd columns;
-    if (minimum) columns = m.colwise().minCoeff().transpose();
-    else columns = m.colwise().maxCoeff().transpose();
-    Eigen::Map<const Eigen::ArrayXXd> by_channel(columns.data(), layout->channels,
-                                                 columns.size() / layout->channels);
-    if (minimum) out = by_channel.rowwise().minCoeff();
-    else out = by_channel.rowwise().maxCoeff();
-  }
+  auto reduce = [minimum](const auto& a) -> Eigen::ArrayXd {
+    return minimum ? Eigen::ArrayXd(a.rowwise().minCoeff())
+                   : Eigen::ArrayXd(a.rowwise().maxCoeff());
+  };
+  // Rows are channels; or each column's extreme, then each channel's.
+  Eigen::ArrayXd columns = layout->inner == 1 ? reduce(m) : reduce(m.transpose());
+  Eigen::ArrayXd out = reduce(Eigen::Map<const Eigen::ArrayXXd>(
+      columns.data(), layout->channels, columns.size() / layout->channels));
+  r.values.assign(out.data(), out.data() + out.size());
   return r;
 }
 

@@ -14,6 +14,7 @@
 #include "engine/function_body.h"
 #include "engine/graph_algorithms.h"
 #include "engine/graph_io.h"
+#include "engine/onnx_bodies.h"
 #include "engine/op_registry.h"
 
 namespace graft {
@@ -87,6 +88,8 @@ std::vector<std::string> NodeDetails(const Graph& g, const Node& n, bool full) {
 
 namespace {
 std::vector<FunctionDiff> DiffFunctions(const Graph& before, const Graph& after,
+                                        const DiffOptions& options);
+std::vector<FunctionDiff> DiffSubgraphs(const Graph& before, const Graph& after,
                                         const DiffOptions& options);
 }  // namespace
 
@@ -168,6 +171,8 @@ GraphDiff DiffGraphs(const Graph& before, const Graph& after,
     if (!change.changes.empty()) diff.changed.push_back(std::move(change));
   });
   diff.functions = DiffFunctions(before, after, options);
+  for (FunctionDiff& d : DiffSubgraphs(before, after, options))
+    diff.functions.push_back(std::move(d));
   return diff;
 }
 
@@ -183,17 +188,17 @@ std::vector<FunctionDiff> DiffFunctions(const Graph& before, const Graph& after,
   for (const tf::FunctionDef& f : b.function()) right[f.signature().name()] = &f;
   std::vector<FunctionDiff> out;
   for (const auto& [name, f] : left) {
-    if (right.count(name) == 0) out.push_back({name, "removed", nullptr, ""});
+    if (right.count(name) == 0) out.push_back({name, "function", "removed", nullptr, ""});
   }
   for (const auto& [name, f] : right) {
     auto other = left.find(name);
     if (other == left.end()) {
-      out.push_back({name, "added", nullptr, ""});
+      out.push_back({name, "function", "added", nullptr, ""});
       continue;
     }
     if (SerializeDeterministic(*other->second) == SerializeDeterministic(*f))
       continue;
-    FunctionDiff d{name, "changed", nullptr, ""};
+    FunctionDiff d{name, "function", "changed", nullptr, ""};
     absl::StatusOr<Graph> x = FunctionBodyGraph(*other->second, a);
     absl::StatusOr<Graph> y = FunctionBodyGraph(*f, b);
     if (x.ok() && y.ok()) {
@@ -208,6 +213,40 @@ std::vector<FunctionDiff> DiffFunctions(const Graph& before, const Graph& after,
             [](const FunctionDiff& p, const FunctionDiff& q) {
               return p.name < q.name;
             });
+  return out;
+}
+
+// The ONNX subgraphs (If/Loop/Scan bodies) of two graphs that differ,
+// by node/attr, bodies diffed (nested ones inside theirs).
+std::vector<FunctionDiff> DiffSubgraphs(const Graph& before, const Graph& after,
+                                        const DiffOptions& options) {
+  std::map<std::string, OnnxBody> left, right;
+  for (const OnnxBody& b : OnnxBodies(before)) left[b.Label()] = b;
+  for (const OnnxBody& b : OnnxBodies(after)) right[b.Label()] = b;
+  std::vector<FunctionDiff> out;
+  for (const auto& [label, body] : left) {
+    if (right.count(label) == 0) out.push_back({label, "subgraph", "removed", nullptr, ""});
+  }
+  for (const auto& [label, body] : right) {
+    auto other = left.find(label);
+    if (other == left.end()) {
+      out.push_back({label, "subgraph", "added", nullptr, ""});
+      continue;
+    }
+    if (SerializeDeterministic(*OnnxBodyProto(before, other->second)) ==
+        SerializeDeterministic(*OnnxBodyProto(after, body)))
+      continue;
+    absl::StatusOr<Graph> x = OnnxBodyGraph(before, other->second);
+    absl::StatusOr<Graph> y = OnnxBodyGraph(after, body);
+    FunctionDiff d{label, "subgraph", "changed", nullptr, ""};
+    if (x.ok() && y.ok()) {
+      d.body = std::make_shared<GraphDiff>(DiffGraphs(*x, *y, options));
+      if (d.body->empty()) continue;
+    } else {
+      d.note = std::string((x.ok() ? y : x).status().message());
+    }
+    out.push_back(std::move(d));
+  }
   return out;
 }
 
@@ -232,7 +271,7 @@ std::string FormatDiffText(const GraphDiff& diff) {
   absl::StrAppend(&out, diff.added.size(), " added, ", diff.removed.size(),
                   " removed, ", diff.changed.size(), " changed\n");
   for (const FunctionDiff& f : diff.functions) {
-    absl::StrAppend(&out, "function ", f.name, ": ", f.kind,
+    absl::StrAppend(&out, f.what, " ", f.name, ": ", f.kind,
                     f.note.empty() ? "" : absl::StrCat(" (", f.note, ")"), "\n");
     if (f.body == nullptr || f.body->empty()) continue;
     for (absl::string_view line :

@@ -19,9 +19,11 @@ struct NodeChange {
 
 struct GraphDiff;
 
-// A library function that differs: added, removed, or its body changed.
+// A library function (or an ONNX subgraph, named node/attr) that
+// differs: added, removed, or its body changed.
 struct FunctionDiff {
   std::string name;
+  std::string what = "function";    // or "subgraph"
   std::string kind;                 // "added", "removed" or "changed"
   std::shared_ptr<GraphDiff> body;  // changed: the bodies' diff
   std::string note;                 // changed but a body cannot be read

@@ -281,15 +281,25 @@ class GraphReader {
           origin_->unsorted[name] = value;
         n->add_input(value.empty() ? std::string(kAbsent) : it->second);
       }
+      // Values its subgraphs read from the scopes around: trailing inputs
+      // (so rewrites keep them produced and reroutes rename them).
+      std::vector<std::string> captured = OnnxCapturedNames(node);
+      for (const std::string& value : captured) {
+        auto it = values_.find(value);
+        if (it == values_.end())
+          return Bad(source_, absl::StrCat("node `", name, "` (", node.op_type(),
+                                           ") attr `", AttrReading(node, value),
+                                           "` reads `", value,
+                                           "`, which neither the subgraph nor the "
+                                           "graph around it produces"));
+        n->add_input(it->second);
+      }
+      if (!captured.empty()) {
+        tf::AttrValue::ListValue* list =
+            (*n->mutable_attr())[kCapturesAttr].mutable_list();
+        for (const std::string& value : captured) list->add_s(value);
+      }
       for (const AttributeProto& a : node.attribute()) {
-        for (const onnx::GraphProto* body : Bodies(a)) {
-          std::string unknown = UnknownOuterName(*body, {});
-          if (!unknown.empty())
-            return Bad(source_, absl::StrCat("node `", name, "` (", node.op_type(),
-                                             ") attr `", a.name(), "` reads `", unknown,
-                                             "`, which neither the subgraph nor the "
-                                             "graph around it produces"));
-        }
         tf::AttrValue value;
         absl::StatusOr<bool> kept = ToAttrValue(a, &value);
         if (!kept.ok())
@@ -308,36 +318,17 @@ class GraphReader {
     return absl::OkStatus();
   }
 
-  static std::vector<const onnx::GraphProto*> Bodies(const AttributeProto& a) {
-    std::vector<const onnx::GraphProto*> out;
-    if (a.has_g()) out.push_back(&a.g());
-    for (const onnx::GraphProto& g : a.graphs()) out.push_back(&g);
-    return out;
-  }
-
-  // A value a subgraph (If/Loop/Scan body) reads that neither it nor the
-  // scopes around it (`inner`: enclosing subgraphs'; then this graph's)
-  // produce; "" when none. Nested bodies are checked with this one's
-  // values in scope.
-  std::string UnknownOuterName(const onnx::GraphProto& body,
-                               std::set<std::string> inner) const {
-    for (const auto& v : body.input()) inner.insert(v.name());
-    for (const auto& t : body.initializer()) inner.insert(t.name());
-    for (const onnx::NodeProto& n : body.node())
-      for (const std::string& o : n.output()) inner.insert(o);
-    for (const onnx::NodeProto& n : body.node()) {
-      for (const std::string& v : n.input()) {
-        if (!v.empty() && !inner.count(v) && !values_.count(v)) return v;
-      }
-      for (const AttributeProto& a : n.attribute()) {
-        for (const onnx::GraphProto* nested : Bodies(a)) {
-          std::string unknown = UnknownOuterName(*nested, inner);
-          if (!unknown.empty()) return unknown;
-        }
+  // The name of the graph attr of `node` whose subgraph reads `value`.
+  static std::string AttrReading(const onnx::NodeProto& node, const std::string& value) {
+    for (const AttributeProto& a : node.attribute()) {
+      std::vector<const onnx::GraphProto*> bodies;
+      if (a.has_g()) bodies.push_back(&a.g());
+      for (const onnx::GraphProto& g : a.graphs()) bodies.push_back(&g);
+      for (const onnx::GraphProto* body : bodies) {
+        std::vector<std::string> reads = OnnxSubgraphReads(*body);
+        if (std::find(reads.begin(), reads.end(), value) != reads.end()) return a.name();
       }
     }
-    for (const auto& v : body.output())
-      if (!inner.count(v.name()) && !values_.count(v.name())) return v.name();
     return "";
   }
 

@@ -60,6 +60,9 @@ struct OnnxOrigin {
   // Nodes that read a value a later node of the file writes (ONNX wants
   // nodes in topological order): node name -> that value.
   std::map<std::string, std::string> unsorted;
+  // A subgraph's (engine/onnx_bodies.h): the values it reads from the
+  // scopes around, Placeholders in its graph that are not its inputs.
+  std::set<std::string> captures;
 };
 
 // An ONNX element type (TensorProto.DataType) as the IR's dtype;
@@ -80,6 +83,28 @@ bool IsOnnxTextPath(absl::string_view path);
 absl::StatusOr<std::string> OnnxTextToBinary(const std::string& text,
                                              const std::string& source);
 absl::StatusOr<std::string> OnnxBinaryToText(const std::string& bytes);
+
+// A node's subgraphs (If/Loop/Scan bodies) read values of the scopes
+// around it by name (captures). In the graph a node's captures are
+// trailing inputs after its operands, so rewrites keep what a body reads
+// produced; the attr `_captures` lists the names the bodies read, and
+// saving renames a capture whose producer a rewrite replaced.
+// The attr listing a node's captures, and their count (0 for a node
+// without subgraphs).
+inline constexpr char kCapturesAttr[] = "_captures";
+int OnnxCaptureCount(const Node& node);
+
+// The values `node`'s subgraphs (nested ones too) read from the scopes
+// around the node, in order of first reading.
+std::vector<std::string> OnnxCapturedNames(const onnx::NodeProto& node);
+
+// The values subgraph `body` reads from the scopes around it.
+std::vector<std::string> OnnxSubgraphReads(const onnx::GraphProto& body);
+
+// `body` with every read of an outer value renamed as `renames` says
+// (nested subgraphs too).
+void RenameCaptures(const std::map<std::string, std::string>& renames,
+                    onnx::GraphProto* body);
 
 // An ONNX model's bytes as a graph; `source` names them in errors.
 // `owner` keeps `bytes` alive as long as the graph, so large initializers

@@ -176,7 +176,17 @@ absl::Status WriteNode(const Graph& graph, const OnnxOrigin& origin, NodeId id,
     node.set_op_type(dot == std::string::npos ? n.op() : n.op().substr(dot + 1));
     if (dot != std::string::npos) node.set_domain(n.op().substr(0, dot));
   }
-  for (const Endpoint& e : n.inputs()) node.add_input(value_name(e));
+  // Operands, then the subgraphs' captures: a capture now named otherwise
+  // (its producer replaced) is renamed where the subgraphs read it.
+  const int captures = OnnxCaptureCount(n);
+  const int operands = n.num_inputs() - captures;
+  for (int i = 0; i < operands; ++i) node.add_input(value_name(n.input(i)));
+  std::map<std::string, std::string> renames;
+  for (int k = 0; k < captures; ++k) {
+    const std::string& was = n.attr(kCapturesAttr)->list().s(k);
+    std::string now = value_name(n.input(operands + k));
+    if (now != was) renames[was] = now;
+  }
   const tf::OpDef* schema = OpRegistry::Onnx().FindAt(n.op(), origin.OpsetOf(n.op()));
   int outputs = std::max(n.num_used_ports(), 1);
   if (original != nullptr) outputs = std::max(outputs, original->output_size());
@@ -197,6 +207,10 @@ absl::Status WriteNode(const Graph& graph, const OnnxOrigin& origin, NodeId id,
   if (n.modified() || original == nullptr) {
     absl::Status s = WriteAttributes(n, original, schema, &node);
     if (!s.ok()) return s;
+  }
+  for (onnx::AttributeProto& a : *node.mutable_attribute()) {
+    if (a.has_g()) RenameCaptures(renames, a.mutable_g());
+    for (onnx::GraphProto& g : *a.mutable_graphs()) RenameCaptures(renames, &g);
   }
   *out->add_node() = std::move(node);
   return absl::OkStatus();
@@ -364,6 +378,8 @@ absl::StatusOr<OnnxFiles> PlanOnnxSave(const Graph& graph,
   onnx_data::Pieces initializer_fields;
   for (NodeId id : *order) {
     const Node& n = graph.node(id);
+    // A subgraph's capture of an outer initializer stays the outer one.
+    if (n.op() == "Const" && !n.modified() && origin->captures.count(n.name())) continue;
     absl::Status s = n.op() == "Const" ? initializers.Write(n, &initializer_fields)
                      : Regular(n)      ? WriteNode(graph, *origin, id, value_name, &out)
                                        : absl::OkStatus();

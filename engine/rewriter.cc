@@ -553,6 +553,42 @@ absl::Status Rewriter::SetInput(NodeId id, int index, Endpoint source) {
   return absl::OkStatus();
 }
 
+absl::Status Rewriter::SetTrailingInputs(NodeId id, int first,
+                                         absl::Span<const Endpoint> sources) {
+  absl::Status s = CheckLive(id, "set inputs");
+  if (!s.ok()) return s;
+  Node& node = graph_.mutable_node(id);
+  if (first < 0 || first > node.num_inputs() || !node.unresolved_.empty())
+    return absl::OutOfRangeError(absl::StrCat(
+        "set inputs: `", node.name(), "` has ", node.num_inputs(),
+        " resolved data input(s), none to set from ", first));
+  for (const Endpoint& e : sources) {
+    s = CheckEndpoint(e, absl::StrCat("set inputs of `", node.name(), "`"));
+    if (s.ok()) s = CheckNoCycle(e, {id});
+    if (!s.ok()) return s;
+  }
+  std::vector<Endpoint> old(node.inputs_.begin() + first, node.inputs_.end());
+  auto relink = [this, id, first](absl::Span<const Endpoint> from,
+                                  absl::Span<const Endpoint> to) {
+    Node& n = graph_.mutable_node(id);
+    for (size_t k = 0; k < from.size(); ++k)
+      graph_.RemoveConsumer(from[k], {id, first + static_cast<int>(k)});
+    n.inputs_.resize(first);
+    for (size_t k = 0; k < to.size(); ++k) {
+      n.inputs_.push_back(to[k]);
+      graph_.AddConsumer(to[k], {id, first + static_cast<int>(k)});
+    }
+  };
+  std::vector<Endpoint> now(sources.begin(), sources.end());
+  relink(old, now);
+  OnUndo([relink, old, now] { relink(now, old); });
+  for (const Endpoint& e : now) RankEdge(e.node, id);
+  MarkChanged(id);
+  NotifyChanged(id);
+  for (const Endpoint& e : old) NotifyChanged(e.node);
+  return absl::OkStatus();
+}
+
 absl::Status Rewriter::AddControlEdge(NodeId from, NodeId to) {
   absl::Status s = CheckLive(from, "add control edge");
   if (s.ok()) s = CheckLive(to, "add control edge");

@@ -116,6 +116,9 @@ class Rewriter {
   absl::Status RemoveAttr(NodeId id, absl::string_view name);
   // Data input `index` of `id` reads `source` from now on.
   absl::Status SetInput(NodeId id, int index, Endpoint source);
+  // Sets `id`'s data inputs from `first` on to `sources` (dropping or
+  // adding trailing inputs): for inputs an op has a variable count of.
+  absl::Status SetTrailingInputs(NodeId id, int first, absl::Span<const Endpoint> sources);
   absl::Status AddControlEdge(NodeId from, NodeId to);
   absl::Status RemoveControlEdge(NodeId from, NodeId to);
 

@@ -155,7 +155,7 @@ std::vector<tf::DataType> OutputTypes(
                          : OpRegistry::Onnx().FindAt(n.op(), origin.OpsetOf(n.op()));
   if (def == nullptr) return out;
   std::map<std::string, tf::DataType> bound;
-  for (int i = 0; i < n.num_inputs(); ++i) {
+  for (int i = 0; i < n.num_inputs() - OnnxCaptureCount(n); ++i) {
     int a = ArgOf(def->input_arg(), i);
     tf::DataType t = of(n.input(i));
     if (a < 0 || t == tf::DT_INVALID) continue;
@@ -281,7 +281,7 @@ void CheckNode(const Graph& graph, const graft::Node& node, bool signature_only,
   const tf::OpDef* def = ops.FindAt(node.op(), opset);
   if (def == nullptr) return;  // CheckOpName says so
   // Read from the file, trailing empty inputs ("") count as ONNX counts them.
-  int inputs = node.num_inputs();
+  int inputs = node.num_inputs() - OnnxCaptureCount(node);  // operands
   if (auto it = origin.nodes.find(node.name()); !node.modified() && it != origin.nodes.end())
     inputs = std::max(inputs, it->second.input_size());
   auto [min, max] = OpRegistry::InputCounts(*def);
@@ -292,7 +292,7 @@ void CheckNode(const Graph& graph, const graft::Node& node, bool signature_only,
                         max < 0      ? absl::StrCat("at least ", min)
                         : min == max ? absl::StrCat(min)
                                      : absl::StrCat(min, " to ", max)));
-  for (int i = 0; i < node.num_inputs(); ++i) {
+  for (int i = 0; i < inputs && i < node.num_inputs(); ++i) {
     Endpoint e = node.input(i);
     int a = ArgOf(def->input_arg(), i);
     if (e.valid() && a >= 0 && graph.node(e.node).op() == "_Absent" &&

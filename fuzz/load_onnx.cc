@@ -1,7 +1,7 @@
 // Fuzz target: an ONNX model's bytes, read as graft reads a .onnx file (its
 // large initializers left where they are, external data mapped from a
 // folder holding data files the seeds name), then validated, saved and
-// read back (the same graph).
+// read back (the same graph); each subgraph read as a graph and put back.
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/onnx_bodies.h"
 #include "engine/onnx_model.h"
 #include "fuzz/graph_ops.h"
 
@@ -42,6 +43,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       reinterpret_cast<const char*>(data), size);
   absl::StatusOr<graft::Graph> graph =
       graft::ParseOnnx(*bytes, "fuzz.onnx", bytes, DataFolder());
-  if (graph.ok()) graft::fuzz::ExerciseGraph(*graph);
+  if (!graph.ok()) return 0;
+  graft::fuzz::ExerciseGraph(*graph);
+  for (const graft::OnnxBody& body : graft::OnnxBodies(*graph)) {
+    absl::StatusOr<graft::Graph> sub = graft::OnnxBodyGraph(*graph, body);
+    if (sub.ok()) (void)graft::SetOnnxBody(*graph, body, *sub);
+  }
+  (void)graft::SerializeOnnx(*graph);
   return 0;
 }

@@ -17,10 +17,16 @@ string_input.onnx conv_bn.onnx whose input is declared a string tensor
 conv_bn.onnxtxt   conv_bn.onnx in the text form (protobuf's text format)
 subgraph_ok.onnx  an If whose branches read the outer graph's input
 subgraph_unknown.onnx  the same, its then-branch reading a value no scope has
+subgraph_bn.onnx  Conv -> BatchNormalization whose output an If reads from its
+                  branches: the then-branch a Conv (its weights the outer
+                  graph's initializer) -> BatchNormalization, the else-branch
+                  a Loop whose body holds Conv -> BatchNormalization -> Relu
 fold_*.onnxtxt    the inputs of rules/onnx/fold_batch_norms.graft's test
                   blocks: a Conv without a bias, a ConvTranspose, a Gemm
                   (transB) without and with C, and two that must not fold
-                  (training_mode 1; the Conv's output read twice)
+                  (training_mode 1; the Conv's output read twice); a MatMul
+                  without and with an Add of a constant, and one of rank 3
+                  (must not fold: BN's channel axis is not the MatMul's)
 """
 import os
 
@@ -53,17 +59,21 @@ def conv_bn():
 
 
 def fold_case(name, producer, inputs, extra_inits, attrs=None, bn_attrs=None,
-              opset=15, shape=(1, 3, 6, 6), out_shape=(), second_reader=False):
-    """`producer` -> BatchNormalization -> Relu, written as fold_NAME.onnxtxt."""
+              opset=15, shape=(1, 3, 6, 6), out_shape=(), second_reader=False, add=None):
+    """`producer` (-> Add of initializer `add`) -> BatchNormalization ->
+    Relu, written as fold_NAME.onnxtxt."""
     rng = np.random.default_rng(1)
     f = lambda n, sh, lo=-1, hi=1: numpy_helper.from_array(  # noqa: E731
         rng.uniform(lo, hi, sh).astype(np.float32), n)
     channels = out_shape[1]
     inits = [f(n, sh) for n, sh in extra_inits]
+    bn_input = "y_add" if add else "y"
     inits += [f("s", (channels,), 0.5, 1.5), f("b", (channels,)), f("m", (channels,)),
               f("v", (channels,), 0.5, 2.0)]
-    nodes = [helper.make_node(producer, inputs, ["y"], name="op", **(attrs or {})),
-             helper.make_node("BatchNormalization", ["y", "s", "b", "m", "v"],
+    nodes = [helper.make_node(producer, inputs, ["y"], name="op", **(attrs or {}))]
+    if add:
+        nodes.append(helper.make_node("Add", ["y", add], ["y_add"], name="add"))
+    nodes += [helper.make_node("BatchNormalization", [bn_input, "s", "b", "m", "v"],
                               ["z", "rm", "rv"] if bn_attrs else ["z"], name="bn",
                               **(bn_attrs or {})),
              helper.make_node("Relu", ["z"], ["out"], name="relu")]
@@ -93,6 +103,12 @@ def fold_cases():
               out_shape=(2, 5))
     fold_case("gemm_bias", "Gemm", ["x", "w", "c"], [("w", (3, 5)), ("c", (5,))], shape=(2, 3),
               out_shape=(2, 5))
+    fold_case("matmul", "MatMul", ["x", "w"], [("w", (3, 5))], shape=(2, 3), out_shape=(2, 5))
+    fold_case("matmul_add", "MatMul", ["x", "w"], [("w", (3, 5)), ("c", (5,))], shape=(2, 3),
+              out_shape=(2, 5), add="c")
+    # Rank 3: BatchNormalization's channel (axis 1) is not the MatMul's columns.
+    fold_case("matmul_rank3", "MatMul", ["x", "w"], [("w", (3, 5))], shape=(2, 4, 3),
+              out_shape=(2, 4, 5))
     fold_case("training", "Conv", ["x", "w"], [("w", (4, 3, 3, 3))],
               bn_attrs={"training_mode": 1}, **conv)
     fold_case("shared_conv", "Conv", ["x", "w"], [("w", (4, 3, 3, 3))], second_reader=True,
@@ -118,6 +134,54 @@ def subgraphs():
             onnx.checker.check_model(model, full_check=True)
         with open(os.path.join(HERE, file), "wb") as out:
             out.write(model.SerializeToString())
+
+
+def subgraph_bn():
+    rng = np.random.default_rng(2)
+    f = lambda n, sh, lo=-1, hi=1: numpy_helper.from_array(  # noqa: E731
+        rng.uniform(lo, hi, sh).astype(np.float32), n)
+
+    def stats(prefix):
+        return [f(prefix + "_s", (4,), 0.5, 1.5), f(prefix + "_b", (4,)),
+                f(prefix + "_m", (4,)), f(prefix + "_v", (4,), 0.5, 2.0)]
+
+    def conv_bn_nodes(prefix, x, w, out):
+        return [helper.make_node("Conv", [x, w], [prefix + "_y"], name=prefix + "_conv",
+                                 pads=[1, 1, 1, 1]),
+                helper.make_node("BatchNormalization",
+                                 [prefix + "_y"] + [prefix + s for s in ("_s", "_b", "_m", "_v")],
+                                 [out], name=prefix + "_bn")]
+    info = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 4, 6, 6])  # noqa
+    then_branch = helper.make_graph(
+        conv_bn_nodes("then", "y", "w_shared", "then_out"), "then", [], [info("then_out")],
+        stats("then"))
+    body = helper.make_graph(
+        conv_bn_nodes("body", "carried", "body_w", "body_z")
+        + [helper.make_node("Relu", ["body_z"], ["carried_out"], name="body_relu"),
+           helper.make_node("Identity", ["cond_in"], ["cond_out"], name="body_cond")],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+                 info("carried")],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []), info("carried_out")],
+        [f("body_w", (4, 4, 3, 3))] + stats("body"))
+    else_branch = helper.make_graph(
+        [helper.make_node("Loop", ["trips", "", "y"], ["else_out"], name="loop", body=body)],
+        "else", [], [info("else_out")])
+    nodes = conv_bn_nodes("outer", "x", "w", "y") + [
+        helper.make_node("If", ["c"], ["z"], name="if", then_branch=then_branch,
+                         else_branch=else_branch)]
+    graph = helper.make_graph(
+        nodes, "subgraph_bn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 6]),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [info("z")],
+        [f("w", (4, 3, 3, 3)), f("w_shared", (4, 4, 3, 3)),
+         numpy_helper.from_array(np.array(2, np.int64), "trips")] + stats("outer"))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)],
+                              producer_name="graft tests")
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, os.path.join(HERE, "subgraph_bn.onnx"))
 
 
 def external_data(model):
@@ -165,6 +229,7 @@ def main():
     external_data(model)
     fold_cases()
     subgraphs()
+    subgraph_bn()
     unknown = onnx.ModelProto()
     unknown.CopyFrom(model)
     unknown.graph.node[2].input[0] = "nowhere"

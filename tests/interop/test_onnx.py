@@ -112,6 +112,59 @@ def test_fold_inside_an_opset_15_model_with_gemm(graft, tmp_path):
     assert np.abs(want - got).max() <= 1e-5 * np.abs(want).max()
 
 
+FOLD_CASES = ["conv", "conv_transpose", "gemm", "gemm_bias", "matmul", "matmul_add"]
+
+
+@pytest.mark.parametrize("case", FOLD_CASES)
+def test_fold_cases_compute_the_same(graft, tmp_path, case):
+    """Each folding test block's input, folded, computes what it did in
+    onnxruntime (the test blocks count ops; this checks the numbers)."""
+    src, out = str(tmp_path / "in.onnx"), str(tmp_path / "out.onnx")
+    graft("convert", repo_path("tests", "data", "onnx", f"fold_{case}.onnxtxt"), src)
+    graft("apply", "-r", FOLD, src, "-o", out)
+    assert "BatchNormalization" not in ops(out)
+    onnx.checker.check_model(onnx.load(out), full_check=True)
+    shape = [d.dim_value for d in onnx.load(src).graph.input[0].type.tensor_type.shape.dim]
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    want, got = run(src, ("x", x))[0], run(out, ("x", x))[0]
+    assert np.abs(want - got).max() <= 1e-5 * max(1.0, np.abs(want).max())
+
+
+def all_ops(graph):
+    """Op types of `graph` and of its subgraphs, nested ones too."""
+    for n in graph.node:
+        yield n.op_type
+        for a in n.attribute:
+            for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                yield from all_ops(g)
+
+
+def test_fold_inside_subgraphs(graft, tmp_path):
+    """Batch norms in an If's branch (weights read from the outer graph)
+    and in a Loop body nested in the other branch fold, each body its own
+    fixpoint; outputs equal in onnxruntime on both branches."""
+    src = repo_path("tests", "data", "onnx", "subgraph_bn.onnx")
+    out = str(tmp_path / "out.onnx")
+    proc = graft("apply", "-r", FOLD, src, "-o", out)
+    assert "subgraph if/then_branch: 1 rewrite(s)" in proc.stderr
+    assert "subgraph if/else_branch/loop/body: 1 rewrite(s)" in proc.stderr
+    model = onnx.load(out)
+    onnx.checker.check_model(model, full_check=True)
+    assert "BatchNormalization" in list(all_ops(onnx.load(src).graph))
+    assert "BatchNormalization" not in list(all_ops(model.graph))
+    # The outer weight only the branch read is gone with the fold.
+    assert "w_shared" not in [t.name for t in model.graph.initializer]
+    x = np.random.default_rng(0).standard_normal((1, 3, 6, 6)).astype(np.float32)
+    for c in (True, False):
+        feed = {"x": x, "c": np.array(c)}
+        want = ort.InferenceSession(src, providers=["CPUExecutionProvider"]).run(None, feed)[0]
+        got = ort.InferenceSession(out, providers=["CPUExecutionProvider"]).run(None, feed)[0]
+        assert np.abs(want - got).max() <= 1e-5 * np.abs(want).max(), c
+    # Only the outer graph: the bodies keep theirs.
+    graft("apply", "-r", FOLD, src, "-o", out, "--functions", "none")
+    assert list(all_ops(onnx.load(out).graph)).count("BatchNormalization") == 2
+
+
 def test_commands_on_onnx(graft, zoo, tmp_path):
     src = zoo["resnet50"]
     assert "Conv" in graft("stats", src).stdout
