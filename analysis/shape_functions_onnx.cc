@@ -210,6 +210,47 @@ void Squeeze(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out)
   Axes(in, n, out, false);
 }
 
+// Pad: each dimension grows by its pads, [begin..., end...] (an attr before
+// opset 11, then input 1; opset 18's `axes` input names the padded ones).
+void Pad(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
+  const TensorInfo& x = in.In(n, 0);
+  Dims pads = AttrInts(n, "pads");
+  if (pads.empty() && in.Value(n, 1).has_value()) pads = *in.Value(n, 1);
+  if (!x.known_rank || out.empty() || n.num_inputs() > 3) return;
+  const size_t rank = x.dims.size();
+  if (pads.size() != 2 * rank) return;
+  Dims dims = x.dims;
+  for (size_t i = 0; i < rank; ++i)
+    dims[i] = AddDims(dims[i], AddDims(pads[i], pads[i + rank]));
+  out[0] = Shaped(dims);
+}
+
+// ReduceMean and the like over `axes` (an attr; input 1 from opset 18),
+// every axis when none, kept as 1 with keepdims (the default).
+void Reduce(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
+  const TensorInfo& x = in.In(n, 0);
+  Dims axes = AttrInts(n, "axes");
+  if (axes.empty() && n.num_inputs() > 1) {
+    if (!in.Value(n, 1).has_value()) return;
+    axes = *in.Value(n, 1);
+  }
+  if (!x.known_rank || out.empty()) return;
+  if (axes.empty() && AttrInt(n, "noop_with_empty_axes", 0)) return SameAsInput(in, n, out);
+  std::vector<bool> reduced(x.dims.size(), axes.empty());
+  for (int64_t a : axes) {
+    int64_t k = Axis(a, x.dims.size());
+    if (k < 0 || k >= static_cast<int64_t>(x.dims.size())) return;
+    reduced[k] = true;
+  }
+  const bool keep = AttrInt(n, "keepdims", 1) != 0;
+  Dims dims;
+  for (size_t i = 0; i < x.dims.size(); ++i) {
+    if (!reduced[i]) dims.push_back(x.dims[i]);
+    else if (keep) dims.push_back(1);
+  }
+  out[0] = Shaped(dims);
+}
+
 }  // namespace
 
 void AddOnnxShapeFunctions(ShapeTable* table) {
@@ -241,6 +282,10 @@ void AddOnnxShapeFunctions(ShapeTable* table) {
   (*table)["Shape"] = ShapeOf;
   (*table)["Unsqueeze"] = Unsqueeze;
   (*table)["Squeeze"] = Squeeze;
+  (*table)["Pad"] = Pad;
+  for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
+                         "ReduceL1", "ReduceL2", "ReduceLogSumExp", "ReduceSumSquare"})
+    (*table)[op] = Reduce;
 }
 
 }  // namespace graft::analysis

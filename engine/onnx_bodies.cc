@@ -109,12 +109,15 @@ absl::StatusOr<Graph> OnnxBodyGraph(const Graph& graph, const OnnxBody& body) {
     if (n.value_content_apart() != nullptr) apart[n.name()] = n.value_content_apart();
   });
   for (tf::NodeDef& n : *def.mutable_node()) {
-    if (n.op() != "Placeholder" || !seen.count(n.name())) continue;
-    NodeId id = graph.FindId(n.name());
+    const std::string& value = parsed->onnx()->ValueOf(n.name());
+    if (n.op() != "Placeholder" || !seen.count(value)) continue;
+    NodeId id = graph.FindId(outer.NodeOf(value));
     if (id == kNoNode || graph.node(id).op() != "Const") continue;
+    const std::string name = n.name();
     n = graph.node(id).def();
+    n.set_name(name);
     if (graph.node(id).value_content_apart() != nullptr)
-      apart[n.name()] = graph.node(id).value_content_apart();
+      apart[name] = graph.node(id).value_content_apart();
   }
   absl::StatusOr<Graph> out = Graph::FromGraphDef(std::move(def));
   if (!out.ok()) return out.status();

@@ -139,6 +139,8 @@ class GraphReader {
         files_(files) {}
 
   absl::Status Read(onnx::GraphProto& graph) {
+    for (const auto& t : graph.initializer()) reserved_.insert(t.name());
+    for (const auto& v : graph.input()) reserved_.insert(v.name());
     for (auto step : {&GraphReader::Initializers, &GraphReader::Inputs,
                       &GraphReader::NameNodes, &GraphReader::Nodes,
                       &GraphReader::Outputs}) {
@@ -162,25 +164,39 @@ class GraphReader {
     return Bad(source_, absl::StrCat("value `", value, "` is produced more than once"));
   }
 
+  // The node name of an initializer or input: its value name, unless the
+  // IR would read it as an endpoint (`:`, a leading `^`) or it is taken.
+  std::string NodeNameFor(const std::string& value) {
+    std::string name = value;
+    if (!name.empty() && name[0] == '^') name[0] = '_';
+    std::replace(name.begin(), name.end(), ':', '_');
+    if (name == value) return name;
+    std::string base = name;
+    for (int i = 1; names_.count(name) || reserved_.count(name); ++i)
+      name = absl::StrCat(base, "_", i);
+    origin_->node_of_value[value] = name;
+    origin_->value_of_node[name] = value;
+    return name;
+  }
+
   absl::Status Initializers(onnx::GraphProto& graph) {
     for (int i = 0; i < graph.initializer_size(); ++i) {
       onnx::TensorProto& init = *graph.mutable_initializer(i);
       if (init.name().empty()) return Bad(source_, "an initializer has no name");
       tf::NodeDef* n = def_.add_node();
-      n->set_name(init.name());
+      n->set_name(NodeNameFor(init.name()));
       n->set_op("Const");
       tf::AttrValue& value = (*n->mutable_attr())["value"];
       absl::StatusOr<std::shared_ptr<const TensorContent>> apart = DataApart(i, init);
       if (!apart.ok()) return apart.status();
       absl::Status s = ToTfTensor(init, value.mutable_tensor(), *apart != nullptr);
       if (!s.ok()) return Bad(source_, std::string(s.message()));
-      if (*apart != nullptr) apart_.emplace_back(init.name(), *std::move(apart));
+      if (*apart != nullptr) apart_.emplace_back(n->name(), *std::move(apart));
       (*n->mutable_attr())["dtype"].set_type(value.tensor().dtype());
-      if (!names_.insert(init.name()).second)
+      if (!names_.insert(n->name()).second)
         return Bad(source_, absl::StrCat("initializer `", init.name(), "` is given twice"));
-      if (absl::Status s = AddValue(init.name(), init.name()); !s.ok()) return s;
-      const std::string name = init.name();
-      origin_->initializers[name] = std::move(init);  // kept for saving, not copied
+      if (absl::Status s = AddValue(init.name(), n->name()); !s.ok()) return s;
+      origin_->initializers[n->name()] = std::move(init);  // kept for saving, not copied
     }
     return absl::OkStatus();
   }
@@ -214,10 +230,12 @@ class GraphReader {
   absl::Status Inputs(onnx::GraphProto& graph) {
     for (const onnx::ValueInfoProto& input : graph.input()) {
       origin_->inputs.push_back(input);
-      if (origin_->initializers.count(input.name())) continue;  // overridable
+      if (origin_->initializers.count(origin_->NodeOf(input.name()))) continue;  // overridable
       if (input.name().empty()) return Bad(source_, "a graph input has no name");
+      if (values_.count(input.name()))
+        return Bad(source_, absl::StrCat("graph input `", input.name(), "` is given twice"));
       tf::NodeDef* n = def_.add_node();
-      n->set_name(input.name());
+      n->set_name(NodeNameFor(input.name()));
       n->set_op("Placeholder");
       const auto& tensor_type = input.type().tensor_type();
       tf::DataType dtype = TfDtype(tensor_type.elem_type());
@@ -227,9 +245,8 @@ class GraphReader {
         for (const auto& d : tensor_type.shape().dim())
           shape->add_dim()->set_size(d.has_dim_value() ? d.dim_value() : -1);
       }
-      if (!names_.insert(input.name()).second)
-        return Bad(source_, absl::StrCat("graph input `", input.name(), "` is given twice"));
-      if (absl::Status s = AddValue(input.name(), input.name()); !s.ok()) return s;
+      names_.insert(n->name());
+      if (absl::Status s = AddValue(input.name(), n->name()); !s.ok()) return s;
     }
     return absl::OkStatus();
   }
@@ -241,6 +258,8 @@ class GraphReader {
     for (const onnx::NodeProto& node : graph.node()) {
       std::string base = node.name().empty() ? node.op_type() : node.name();
       if (base.empty()) base = "node";
+      if (base[0] == '^') base[0] = '_';  // the IR reads `^x` and `x:1` as endpoints
+      std::replace(base.begin(), base.end(), ':', '_');
       std::string name = base;
       while (names_.count(name) || name == kAbsent)
         name = absl::StrCat(base, "_", ++counters[base]);
@@ -340,6 +359,8 @@ class GraphReader {
         return Bad(source_, absl::StrCat("graph output `", output.name(),
                                          "` is not produced"));
       std::string name = absl::StrCat(output.name(), "/output");
+      if (name[0] == '^') name[0] = '_';
+      std::replace(name.begin(), name.end(), ':', '_');
       while (names_.count(name)) name += "_";
       names_.insert(name);
       tf::NodeDef* n = def_.add_node();
@@ -360,6 +381,7 @@ class GraphReader {
   std::vector<std::pair<std::string, std::shared_ptr<const TensorContent>>> apart_;
   tf::GraphDef def_;
   std::set<std::string> names_;  // node names taken
+  std::set<std::string> reserved_;  // initializers' and inputs' value names
   // Each value's tensor name in the graph ("node" or "node:port").
   absl::flat_hash_map<std::string, std::string> values_;
   std::vector<std::string> node_names_;  // of graph.node(i)

@@ -60,6 +60,20 @@ struct OnnxOrigin {
   // Nodes that read a value a later node of the file writes (ONNX wants
   // nodes in topological order): node name -> that value.
   std::map<std::string, std::string> unsorted;
+  // Initializers and graph inputs whose value names the IR cannot take as
+  // node names (`w:0`, as TensorFlow's exporters name every value: the IR
+  // reads `:` as a port): value name -> the node's name (`w_0`), and back.
+  std::map<std::string, std::string> node_of_value;
+  std::map<std::string, std::string> value_of_node;
+  // The value an initializer's or input's node stands for.
+  const std::string& ValueOf(const std::string& node) const {
+    auto it = value_of_node.find(node);
+    return it == value_of_node.end() ? node : it->second;
+  }
+  const std::string& NodeOf(const std::string& value) const {
+    auto it = node_of_value.find(value);
+    return it == node_of_value.end() ? value : it->second;
+  }
   // A subgraph's (engine/onnx_bodies.h): the values it reads from the
   // scopes around, Placeholders in its graph that are not its inputs.
   std::set<std::string> captures;

@@ -39,7 +39,8 @@ class ValueNames {
   ValueNames(const Graph& graph, const OnnxOrigin& origin) : graph_(graph) {
     std::vector<NodeId> retvals;
     graph.ForEachNode([&](const Node& n) {
-      if (n.op() == "Const" || n.op() == "Placeholder") Claim({n.id(), 0}, n.name());
+      if (n.op() == "Const" || n.op() == "Placeholder")
+        Claim({n.id(), 0}, origin.ValueOf(n.name()));
       if (n.op() == "_Retval") retvals.push_back(n.id());
     });
     std::sort(retvals.begin(), retvals.end(), [&](NodeId a, NodeId b) {
@@ -239,7 +240,8 @@ class InitializerWriter {
     const std::shared_ptr<const TensorContent>& apart = n.value_content_apart();
     onnx::TensorProto header;
     if (apart == nullptr) {
-      absl::Status s = ToOnnxTensor(value->tensor(), "", n.name(), &header);
+      absl::Status s =
+          ToOnnxTensor(value->tensor(), "", origin_.ValueOf(n.name()), &header);
       if (!s.ok()) return s;
       if (!External(header.raw_data().size())) {
         graph->Field(kInitializer, Whole(header));
@@ -249,7 +251,7 @@ class InitializerWriter {
       header.clear_raw_data();
       return WriteWithData(std::move(header), ViewContent(*raw, raw), graph);
     }
-    header.set_name(n.name());
+    header.set_name(origin_.ValueOf(n.name()));
     header.set_data_type(OnnxDtype(value->tensor().dtype()));
     for (const auto& d : value->tensor().tensor_shape().dim()) header.add_dims(d.size());
     return WriteWithData(std::move(header), apart, graph);
@@ -379,7 +381,8 @@ absl::StatusOr<OnnxFiles> PlanOnnxSave(const Graph& graph,
   for (NodeId id : *order) {
     const Node& n = graph.node(id);
     // A subgraph's capture of an outer initializer stays the outer one.
-    if (n.op() == "Const" && !n.modified() && origin->captures.count(n.name())) continue;
+    if (n.op() == "Const" && !n.modified() && origin->captures.count(origin->ValueOf(n.name())))
+      continue;
     absl::Status s = n.op() == "Const" ? initializers.Write(n, &initializer_fields)
                      : Regular(n)      ? WriteNode(graph, *origin, id, value_name, &out)
                                        : absl::OkStatus();
@@ -393,7 +396,7 @@ absl::StatusOr<OnnxFiles> PlanOnnxSave(const Graph& graph,
     node->add_output(name);
   }
   for (const onnx::ValueInfoProto& input : origin->inputs) {
-    if (graph.Contains(input.name())) *out.add_input() = input;
+    if (graph.Contains(origin->NodeOf(input.name()))) *out.add_input() = input;
   }
   for (const onnx::ValueInfoProto& output : origin->outputs) *out.add_output() = output;
   // value_info that still describes a value an unchanged node produces.

@@ -142,10 +142,11 @@ std::vector<tf::DataType> OutputTypes(
   if (n.op() == "Const" || n.op() == "Placeholder") {
     const tf::AttrValue* dtype = n.attr("dtype");
     out.push_back(dtype != nullptr ? dtype->type() : tf::DT_INVALID);
-    auto d = n.modified() ? declared.end() : declared.find(n.name());
+    const std::string& value = graph.onnx()->ValueOf(n.name());
+    auto d = n.modified() ? declared.end() : declared.find(value);
     if (d != declared.end() && d->second != tf::DT_INVALID &&
         out[0] != tf::DT_INVALID && d->second != out[0])
-      problems.push_back(absl::StrCat("graph input `", n.name(), "` is declared ",
+      problems.push_back(absl::StrCat("graph input `", value, "` is declared ",
                                       ElemName(d->second), ", but its initializer is ",
                                       ElemName(out[0])));
     return out;
