@@ -123,6 +123,8 @@ struct RulesSpec {
   std::string rule_text, rule_text_name = "<rules>";
   std::string pipeline;
   std::string transforms, gtt_inputs;  // GTT's --transforms and --inputs
+  // onnxoptimizer's pass names, comma-separated (rules/onnxoptimizer).
+  std::string onnxoptimizer_passes;
   std::string program;                 // argv[0]: where to find rules/gtt
   std::map<std::string, std::string> params;
   // Fetch nodes: GTT's outputs, and live to the end for the analyses.

@@ -83,18 +83,38 @@ Result<std::vector<dsl::PipelineStep>> StepsFromTransforms(
   return *std::move(steps);
 }
 
+// The pipeline steps of onnxoptimizer's pass names over rules/onnxoptimizer.
+Result<std::vector<dsl::PipelineStep>> StepsFromPasses(const RulesSpec& spec,
+                                                       std::vector<std::string>* notes) {
+  absl::StatusOr<std::vector<dsl::TransformCall>> calls =
+      dsl::ParsePassList(spec.onnxoptimizer_passes);
+  if (!calls.ok()) return Error::Usage(absl::StrCat("error: ", calls.status().message()));
+  dsl::TransformOptions options;
+  options.rules_dir = dsl::FindTransformRules(spec.program, "onnxoptimizer");
+  options.flag = "--onnxoptimizer-passes";
+  options.kind = "pass";
+  absl::StatusOr<std::vector<dsl::PipelineStep>> steps =
+      dsl::TransformSteps(*calls, options, notes);
+  if (!steps.ok())
+    return Error::Usage(absl::StrCat("error: ", steps.status().message()));
+  return *std::move(steps);
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const Rules>> CompileRules(const RulesSpec& spec) {
   int given = !spec.rule_files.empty() + !spec.rule_text.empty() +
-              !spec.pipeline.empty() + !spec.transforms.empty();
+              !spec.pipeline.empty() + !spec.transforms.empty() +
+              !spec.onnxoptimizer_passes.empty();
   if (given != 1) {
     return Error::Usage(
         given == 0 ? "error: no rules: give rule files (-r FILE), a pipeline "
-                     "(--pipeline FILE) or GTT transforms (--transforms "
-                     "STRING)"
+                     "(--pipeline FILE), GTT transforms (--transforms "
+                     "STRING) or onnxoptimizer passes (--onnxoptimizer-passes "
+                     "LIST)"
                    : "error: give one of rule files (-r), a pipeline "
-                     "(--pipeline) or --transforms, not several");
+                     "(--pipeline), --transforms or --onnxoptimizer-passes, "
+                     "not several");
   }
   if (!spec.gtt_inputs.empty() && spec.transforms.empty())
     return Error::Usage("error: --inputs goes with --transforms (GTT's "
@@ -120,6 +140,10 @@ Result<std::shared_ptr<const Rules>> CompileRules(const RulesSpec& spec) {
   } else if (!spec.transforms.empty()) {
     Result<std::vector<dsl::PipelineStep>> s =
         StepsFromTransforms(spec, a.outputs, &impl->notes);
+    if (!s.ok()) return s.error();
+    steps = *std::move(s);
+  } else if (!spec.onnxoptimizer_passes.empty()) {
+    Result<std::vector<dsl::PipelineStep>> s = StepsFromPasses(spec, &impl->notes);
     if (!s.ok()) return s.error();
     steps = *std::move(s);
   } else if (!spec.rule_files.empty()) {

@@ -90,8 +90,7 @@ void RegisterGraphQueryHooks(HookRegistry& r) {
       "default",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         absl::StatusOr<Value> v =
-            AttrValueOf(ctx.graph.node(a[0].tensor.node), a[1].s,
-                        OpRegistry::For(ctx.graph));
+            AttrValueOf(ctx.graph, ctx.graph.node(a[0].tensor.node), a[1].s);
         return v.ok() ? *v : a[2];
       });
   Add(r, "has_attr", {VT::kNode, VT::kString}, VT::kBool, false,

@@ -300,6 +300,7 @@ api::RulesSpec RulesSpecOf(const ApplyCommandOptions& options) {
   spec.rule_files = options.rule_files;
   spec.pipeline = options.pipeline;
   spec.transforms = options.transforms;
+  spec.onnxoptimizer_passes = options.onnxoptimizer_passes;
   spec.gtt_inputs = options.gtt_inputs;
   spec.program = options.program;
   spec.outputs = options.outputs;

@@ -77,6 +77,7 @@ struct ApplyCommandOptions {
   std::vector<std::string> rule_files;
   std::string pipeline;
   std::string transforms;           // GTT's --transforms string
+  std::string onnxoptimizer_passes;  // onnxoptimizer's pass names
   std::string gtt_inputs;           // GTT's --inputs (with transforms)
   std::string program;              // argv[0]: where to look for rules/gtt
   std::vector<std::string> params;  // name=value

@@ -389,7 +389,7 @@ absl::StatusOr<Value> Evaluator::EvalMember(const Graph& graph,
   if (e.text == "op") return Value::String(n.op());
   if (e.text == "name") return Value::String(n.name());
   if (e.text == "device") return Value::String(n.device());
-  return AttrValueOf(n, e.text, OpRegistry::For(graph));
+  return AttrValueOf(graph, n, e.text);
 }
 
 absl::StatusOr<Value> Evaluator::EvalCall(const Graph& graph, const Bindings& b,

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "dsl/diagnostics.h"
 #include "dsl/parser.h"
 #include "engine/files.h"
@@ -207,7 +208,7 @@ absl::StatusOr<std::vector<PipelineStep>> TransformSteps(
   for (const TransformCall& call : calls) {
     if (std::find(known.begin(), known.end(), call.name) == known.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--transforms: unknown transform `", call.name, "` (column ",
+          options.flag, ": unknown ", options.kind, " `", call.name, "` (column ",
           call.column, "); known: ", absl::StrJoin(known, ", ")));
     }
     PipelineStep step;
@@ -281,8 +282,28 @@ std::string PipelineYaml(const std::vector<PipelineStep>& steps,
   return out;
 }
 
-std::string FindTransformRules(const std::string& program) {
-  if (IsDir("rules/gtt")) return "rules/gtt";
+absl::StatusOr<std::vector<TransformCall>> ParsePassList(absl::string_view text) {
+  std::vector<TransformCall> out;
+  int column = 1;
+  for (absl::string_view piece : absl::StrSplit(text, ',')) {
+    std::string name(absl::StripAsciiWhitespace(piece));
+    const int at = column + static_cast<int>(piece.find_first_not_of(" \t"));
+    column += static_cast<int>(piece.size()) + 1;
+    if (name.empty()) continue;
+    if (!std::all_of(name.begin(), name.end(), IsNameChar))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--onnxoptimizer-passes:1:", at, ": error: `", name,
+          "` is not a pass name (names separated by commas)"));
+    out.push_back({name, {}, at});
+  }
+  if (out.empty())
+    return absl::InvalidArgumentError("--onnxoptimizer-passes: no pass named");
+  return out;
+}
+
+std::string FindTransformRules(const std::string& program, const std::string& library) {
+  const std::string own = "rules/" + library;
+  if (IsDir(own)) return own;
   // Above the program as it was called (a runfiles tree), then above the
   // file it links to (a build's output under the source tree's execroot).
   std::vector<std::filesystem::path> starts = {
@@ -293,11 +314,11 @@ std::string FindTransformRules(const std::string& program) {
   for (const std::filesystem::path& start : starts) {
     for (std::filesystem::path dir = start.parent_path();
          !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
-      std::filesystem::path candidate = dir / "rules" / "gtt";
+      std::filesystem::path candidate = dir / "rules" / library;
       if (IsDir(candidate.string())) return candidate.string();
     }
   }
-  return "rules/gtt";
+  return own;
 }
 
 }  // namespace graft::dsl

@@ -33,10 +33,17 @@ struct TransformCall {
 absl::StatusOr<std::vector<TransformCall>> ParseTransforms(
     absl::string_view text);
 
+// onnxoptimizer's pass names, as its `passes` list and graft's
+// `--onnxoptimizer-passes 'fuse_bn_into_conv,eliminate_identity'` take
+// them: one rule file per pass, `rules/onnxoptimizer/NAME.graft`, no params.
+absl::StatusOr<std::vector<TransformCall>> ParsePassList(absl::string_view text);
+
 struct TransformOptions {
   std::string rules_dir;  // holding the GTT rule files (rules/gtt)
   std::string inputs;     // GTT's --inputs, comma-separated
   std::string outputs;    // GTT's --outputs
+  std::string flag = "--transforms";  // for errors
+  std::string kind = "transform";
 };
 
 // The rule files known (the names of rules_dir's *.graft files, sorted).
@@ -56,8 +63,10 @@ std::string PipelineYaml(const std::vector<PipelineStep>& steps,
                          const std::string& transforms);
 
 // Where the GTT rule files are: `rules/gtt` beside the working directory or
-// above the running program (a build's runfiles or the source tree).
-std::string FindTransformRules(const std::string& program);
+// above the running program (a build's runfiles or the source tree); with
+// `library`, `rules/LIBRARY` (onnxoptimizer's passes: "onnxoptimizer").
+std::string FindTransformRules(const std::string& program,
+                               const std::string& library = "gtt");
 
 }  // namespace graft::dsl
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/name_regex.h"
+#include "engine/onnx_model.h"
 #include "engine/op_registry.h"
 
 namespace graft {
@@ -249,13 +250,17 @@ absl::StatusOr<ConstTensor> ToConstant(const Graph& graph, const Value& v,
   }
 }
 
-absl::StatusOr<Value> AttrValueOf(const Node& node, const std::string& name,
-                                  const OpRegistry& ops) {
+absl::StatusOr<Value> AttrValueOf(const Graph& graph, const Node& node,
+                                  const std::string& name) {
+  const OpRegistry& ops = OpRegistry::For(graph);
+  const OnnxOrigin* onnx = graph.onnx().get();
+  const tf::OpDef* op = onnx != nullptr ? ops.FindAt(node.op(), onnx->OpsetOf(node.op()))
+                                        : ops.Find(node.op());
   if (const tf::AttrValue* v = node.attr(name)) {
     return FromAttr(
         *v, name == "value" ? node.value_content() : absl::string_view());
   }
-  if (const tf::OpDef* op = ops.Find(node.op())) {
+  if (op != nullptr) {
     for (const auto& attr : op->attr()) {
       if (attr.name() == name && attr.has_default_value()) {
         return FromAttr(attr.default_value());

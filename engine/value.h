@@ -149,9 +149,10 @@ Value TensorList(const std::vector<Endpoint>& ts);
 // Whether a value of type `have` may be passed where `want` is expected.
 bool Accepts(ValueType want, ValueType have);
 
-// The value of attr `name` of `node` (or its op's default), as a Value.
-absl::StatusOr<Value> AttrValueOf(const Node& node, const std::string& name,
-                                  const OpRegistry& ops);
+// The value of attr `name` of `node` of `graph` (or the default its op's
+// definition gives: an ONNX op's at the model's opset), as a Value.
+absl::StatusOr<Value> AttrValueOf(const Graph& graph, const Node& node,
+                                  const std::string& name);
 // A value as a constant: numbers become scalars, Const tensors their value.
 // With `deferred_ok`, a large float or double constant whose bytes are kept
 // apart stays undecoded (ConstTensor::deferred), for the hooks that handle

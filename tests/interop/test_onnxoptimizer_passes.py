@@ -1,0 +1,62 @@
+"""`graft apply --onnxoptimizer-passes` (rules/onnxoptimizer/) beside
+onnxoptimizer running the same passes on the same models: graft leaves no
+more nodes, and the outputs agree in onnxruntime. fuse_bn_into_conv is
+where the two differ by design: onnxoptimizer emits the folded weights'
+arithmetic as runtime ops (onnxsim folds them later), graft computes them
+into initializers."""
+import os
+
+import numpy as np
+import onnx
+import onnxoptimizer
+import onnxruntime as ort
+import pytest
+
+from conftest import repo_path
+from onnx_zoo import example_input, make
+
+PASSES = sorted(f[:-6] for f in os.listdir(repo_path("rules", "onnxoptimizer"))
+                if f.endswith(".graft"))
+ZOO = ["resnet50", "inception_v1", "shufflenet", "squeezenet"]
+
+
+@pytest.fixture(scope="module")
+def zoo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("zoo")
+    return {name: make(name, str(out)) for name in ZOO}
+
+
+def run(path, feed):
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    return session.run(None, {feed[0]: feed[1]})[0]
+
+
+def test_every_pass_is_one_of_onnxoptimizers():
+    assert len(PASSES) >= 7
+    assert set(PASSES) <= set(onnxoptimizer.get_available_passes())
+
+
+@pytest.mark.parametrize("name", ZOO)
+def test_passes_beside_onnxoptimizer(graft, zoo, tmp_path, name):
+    src = zoo[name]
+    ours = str(tmp_path / "graft.onnx")
+    graft("apply", "--onnxoptimizer-passes", ",".join(PASSES), src, "-o", ours)
+    theirs = str(tmp_path / "onnxoptimizer.onnx")
+    onnx.save(onnxoptimizer.optimize(onnx.load(src), PASSES), theirs)
+    onnx.checker.check_model(onnx.load(ours), full_check=True)
+    nodes = lambda p: len(onnx.load(p).graph.node)  # noqa: E731
+    assert nodes(ours) <= nodes(theirs), (nodes(ours), nodes(theirs))
+    feed = example_input(src)
+    want = run(src, feed)
+    for path in (ours, theirs):
+        assert np.abs(run(path, feed) - want).max() <= 1e-5 * np.abs(want).max(), path
+
+
+def test_unknown_pass_is_a_usage_error(graft, zoo, tmp_path):
+    out = tmp_path / "out.onnx"
+    proc = graft("apply", "--onnxoptimizer-passes", "eliminate_identity,fuse_everything",
+                 zoo["squeezenet"], "-o", out, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "unknown pass `fuse_everything`" in proc.stderr
+    assert "eliminate_identity" in proc.stderr.split("known:")[1]
+    assert not out.exists()
