@@ -60,6 +60,19 @@ def main():
          [("x", [2, 2, 3])], [("y", [2, 2, 4])], [f("w", (3, 4)), f("c", (4,))])
     save("unused", [node("Relu", ["x"], ["y"], name="relu")], x4, [("y", [1, 3, 4, 4])],
          [f("unused_w", (3, 3))])
+    save("concat", [node("Concat", ["x"], ["a"], name="one", axis=1),
+                    node("Concat", ["a", "x"], ["b"], name="two", axis=1),
+                    node("Relu", ["b"], ["y"], name="relu")], x4, [("y", [1, 6, 4, 4])])
+    save("idempotent", [node("Relu", ["x"], ["a"], name="relu1"),
+                        node("Relu", ["a"], ["b"], name="relu2"),
+                        node("Floor", ["b"], ["c"], name="floor1"),
+                        node("Floor", ["c"], ["y"], name="floor2")], x4, [("y", [1, 3, 4, 4])])
+    save("log_softmax", [node("Softmax", ["x"], ["a"], name="softmax", axis=1),
+                         node("Log", ["a"], ["y"], name="log")], [("x", [2, 5])], [("y", [2, 5])])
+    save("transpose_gemm", [node("Transpose", ["x"], ["xt"], name="ta", perm=[1, 0]),
+                            node("Transpose", ["w"], ["wt"], name="tb", perm=[1, 0]),
+                            node("Gemm", ["xt", "wt", "c"], ["y"], name="gemm", transB=1)],
+         [("x", [3, 2])], [("y", [2, 4])], [f("w", (3, 4)), f("c", (4,))])
     print("wrote", HERE)
 
 

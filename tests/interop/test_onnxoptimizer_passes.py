@@ -52,6 +52,26 @@ def test_passes_beside_onnxoptimizer(graft, zoo, tmp_path, name):
         assert np.abs(run(path, feed) - want).max() <= 1e-5 * np.abs(want).max(), path
 
 
+CASES = sorted(f[len("opt_"):-len(".onnxtxt")]
+               for f in os.listdir(repo_path("tests", "data", "onnx"))
+               if f.startswith("opt_") and f.endswith(".onnxtxt"))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_test_block_input_computes_the_same(graft, tmp_path, case):
+    """Each test block's input (tests/data/onnx/opt_*.onnxtxt), all passes
+    applied, computes what it did in onnxruntime, and passes the checker."""
+    src, out = str(tmp_path / "in.onnx"), str(tmp_path / "out.onnx")
+    graft("convert", repo_path("tests", "data", "onnx", f"opt_{case}.onnxtxt"), src)
+    graft("apply", "--onnxoptimizer-passes", ",".join(PASSES), src, "-o", out)
+    onnx.checker.check_model(onnx.load(out), full_check=True)
+    model = onnx.load(src)
+    shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    want, got = run(src, ("x", x)), run(out, ("x", x))
+    assert np.abs(want - got).max() <= 1e-5 * max(1.0, np.abs(want).max())
+
+
 def test_unknown_pass_is_a_usage_error(graft, zoo, tmp_path):
     out = tmp_path / "out.onnx"
     proc = graft("apply", "--onnxoptimizer-passes", "eliminate_identity,fuse_everything",
