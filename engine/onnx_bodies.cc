@@ -44,9 +44,7 @@ std::string OnnxBody::Label() const {
 std::vector<OnnxBody> OnnxBodies(const Graph& graph) {
   std::vector<OnnxBody> out;
   if (graph.onnx() == nullptr) return out;
-  graph.ForEachNode([&](const Node& n) {
-    if (OnnxCaptureCount(n) == 0 && n.op() != "If" && n.op() != "Loop" && n.op() != "Scan")
-      return;
+  graph.ForEachNode([&](const Node& n) {  // any op's graph attrs, not only If/Loop/Scan's
     const onnx::NodeProto* node = NodeMessage(graph, n.name());
     if (node == nullptr) return;
     for (const onnx::AttributeProto& a : node->attribute()) {

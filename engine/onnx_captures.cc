@@ -16,13 +16,6 @@ std::vector<onnx::GraphProto*> MutableBodies(onnx::AttributeProto* a) {
   return out;
 }
 
-std::vector<const onnx::GraphProto*> Bodies(const onnx::AttributeProto& a) {
-  std::vector<const onnx::GraphProto*> out;
-  if (a.has_g()) out.push_back(&a.g());
-  for (const onnx::GraphProto& g : a.graphs()) out.push_back(&g);
-  return out;
-}
-
 // Adds to `out` (in order, once) what `body` reads that neither it nor
 // `inner` (the enclosing subgraphs' values) produces.
 void AddFreeNames(const onnx::GraphProto& body, std::set<std::string> inner,
@@ -38,12 +31,19 @@ void AddFreeNames(const onnx::GraphProto& body, std::set<std::string> inner,
   for (const onnx::NodeProto& n : body.node()) {
     for (const std::string& v : n.input()) read(v);
     for (const onnx::AttributeProto& a : n.attribute())
-      for (const onnx::GraphProto* nested : Bodies(a)) AddFreeNames(*nested, inner, out, seen);
+      for (const onnx::GraphProto* nested : OnnxAttrBodies(a)) AddFreeNames(*nested, inner, out, seen);
   }
   for (const auto& v : body.output()) read(v.name());
 }
 
 }  // namespace
+
+std::vector<const onnx::GraphProto*> OnnxAttrBodies(const onnx::AttributeProto& a) {
+  std::vector<const onnx::GraphProto*> out;
+  if (a.has_g()) out.push_back(&a.g());
+  for (const onnx::GraphProto& g : a.graphs()) out.push_back(&g);
+  return out;
+}
 
 int OnnxCaptureCount(const Node& node) {
   const tf::AttrValue* captures = node.attr(kCapturesAttr);
@@ -61,7 +61,7 @@ std::vector<std::string> OnnxCapturedNames(const onnx::NodeProto& node) {
   std::vector<std::string> out;
   std::set<std::string> seen;
   for (const onnx::AttributeProto& a : node.attribute())
-    for (const onnx::GraphProto* body : Bodies(a)) AddFreeNames(*body, {}, &out, &seen);
+    for (const onnx::GraphProto* body : OnnxAttrBodies(a)) AddFreeNames(*body, {}, &out, &seen);
   return out;
 }
 
@@ -74,10 +74,16 @@ void RenameCaptures(const std::map<std::string, std::string>& renames,
   };
   for (onnx::NodeProto& n : *body->mutable_node()) {
     for (std::string& v : *n.mutable_input()) rename(&v);
-    for (onnx::AttributeProto& a : *n.mutable_attribute())
-      for (onnx::GraphProto* nested : MutableBodies(&a)) RenameCaptures(renames, nested);
+    RenameCaptures(renames, &n);
   }
   for (onnx::ValueInfoProto& v : *body->mutable_output()) rename(v.mutable_name());
+}
+
+void RenameCaptures(const std::map<std::string, std::string>& renames,
+                    onnx::NodeProto* node) {
+  if (renames.empty()) return;
+  for (onnx::AttributeProto& a : *node->mutable_attribute())
+    for (onnx::GraphProto* nested : MutableBodies(&a)) RenameCaptures(renames, nested);
 }
 
 }  // namespace graft

@@ -340,10 +340,7 @@ class GraphReader {
   // The name of the graph attr of `node` whose subgraph reads `value`.
   static std::string AttrReading(const onnx::NodeProto& node, const std::string& value) {
     for (const AttributeProto& a : node.attribute()) {
-      std::vector<const onnx::GraphProto*> bodies;
-      if (a.has_g()) bodies.push_back(&a.g());
-      for (const onnx::GraphProto& g : a.graphs()) bodies.push_back(&g);
-      for (const onnx::GraphProto* body : bodies) {
+      for (const onnx::GraphProto* body : OnnxAttrBodies(a)) {
         std::vector<std::string> reads = OnnxSubgraphReads(*body);
         if (std::find(reads.begin(), reads.end(), value) != reads.end()) return a.name();
       }

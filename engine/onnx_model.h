@@ -115,10 +115,16 @@ std::vector<std::string> OnnxCapturedNames(const onnx::NodeProto& node);
 // The values subgraph `body` reads from the scopes around it.
 std::vector<std::string> OnnxSubgraphReads(const onnx::GraphProto& body);
 
+// The subgraphs an attribute holds (`g`, then `graphs`).
+std::vector<const onnx::GraphProto*> OnnxAttrBodies(const onnx::AttributeProto& a);
+
 // `body` with every read of an outer value renamed as `renames` says
 // (nested subgraphs too).
 void RenameCaptures(const std::map<std::string, std::string>& renames,
                     onnx::GraphProto* body);
+// The same for every subgraph of `node`.
+void RenameCaptures(const std::map<std::string, std::string>& renames,
+                    onnx::NodeProto* node);
 
 // An ONNX model's bytes as a graph; `source` names them in errors.
 // `owner` keeps `bytes` alive as long as the graph, so large initializers

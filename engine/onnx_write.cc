@@ -209,10 +209,7 @@ absl::Status WriteNode(const Graph& graph, const OnnxOrigin& origin, NodeId id,
     absl::Status s = WriteAttributes(n, original, schema, &node);
     if (!s.ok()) return s;
   }
-  for (onnx::AttributeProto& a : *node.mutable_attribute()) {
-    if (a.has_g()) RenameCaptures(renames, a.mutable_g());
-    for (onnx::GraphProto& g : *a.mutable_graphs()) RenameCaptures(renames, &g);
-  }
+  RenameCaptures(renames, &node);
   *out->add_node() = std::move(node);
   return absl::OkStatus();
 }
