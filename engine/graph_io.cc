@@ -261,6 +261,19 @@ class GraphBuilder {
               "` is not valid UTF-8 (a GraphDef's names must be)"));
         }
       }
+      // Attr values with string fields (function names, placeholders):
+      // what a binary GraphDef could not hold fails protobuf's parse.
+      for (const auto& [key, value] : n.attr()) {
+        if (!value.has_func() && value.placeholder().empty() && value.list().func().empty())
+          continue;
+        tf::AttrValue copy;
+        std::string bytes;
+        google::protobuf::LogSilencer quiet;
+        if (!value.SerializeToString(&bytes) || !copy.ParseFromString(bytes))
+          return absl::InvalidArgumentError(absl::StrCat(
+              "node ", i, ": attr `", key,
+              "` holds a string that is not valid UTF-8 (a GraphDef's strings must be)"));
+      }
     }
     // The rest (function library, debug info): whatever a binary GraphDef
     // could not hold fails protobuf's own parse of it.
