@@ -267,10 +267,21 @@ class Search {
           }
           tasks_.push_back({o.stmt, {in.node, 0}, task.pnode, i});
           break;
-        case OK::kBound:
+        case OK::kBound: {
+          // `w: Const`: the producer's op is checked now, before a guard
+          // reads `w` (a commutative op's other order binds it to anything).
+          const PatternNode& producer = pattern_.nodes[o.nested];
+          if (!producer.optional && !producer.has_operands && !producer.ops.empty() &&
+              !OpMatches(producer.ops, graph_.node(in.node).op()))
+            return Fail([&] {
+              return absl::StrCat(ctx(), ": expected ", absl::StrJoin(producer.ops, " | "),
+                                  ", found ", graph_.node(in.node).op(), " `",
+                                  graph_.node(in.node).name(), "`");
+            });
           if (!BindTensor(o.slot, in)) return Fail(already);
           tasks_.push_back({o.nested, in, task.pnode, i});
           break;
+        }
         case OK::kNested:
           tasks_.push_back({o.nested, in, task.pnode, i});
           break;
