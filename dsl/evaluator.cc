@@ -218,6 +218,20 @@ absl::StatusOr<tf::AttrValue> ToAttr(const std::string& op,
         if (!s.ok()) return s;
         break;
       }
+      if (type == "float" || type == "int") {
+        // A one-value constant where a number is wanted (an epsilon
+        // initializer as LayerNormalization's `epsilon`): its value.
+        if (c->num_elements() != 1)
+          return absl::InvalidArgumentError(
+              absl::StrCat("attr `", name, "` takes a number, not a constant of ",
+                           c->num_elements(), " values"));
+        Value v = ValuesOf(*c)[0];
+        if (type == "float") attr.set_f(static_cast<float>(v.number()));
+        else if (v.type == ValueType::kInt) attr.set_i(v.i);
+        else return absl::InvalidArgumentError(
+            absl::StrCat("attr `", name, "` takes an int, not ", v.f));
+        break;
+      }
       *attr.mutable_tensor() = ToTensorProto(*c);
       break;
     }

@@ -19,8 +19,18 @@ struct ident
     : p::seq<p::sor<p::range<'a', 'z'>, p::one<'_'>>, p::plus<ident_rest>> {};
 struct short_ident : p::range<'a', 'z'> {};
 struct name : p::sor<ident, short_ident> {};
+// An op of another ONNX domain is named `domain.Name`
+// (`com.microsoft.SkipLayerNormalization`).
+struct domain_part
+    : p::seq<p::range<'a', 'z'>,
+             p::star<p::sor<p::range<'a', 'z'>, p::digit, p::one<'_'>>>> {};
+// Two parts at least (`com.microsoft`, `ai.onnx.ml`), so `conv.T` stays an
+// attr of `conv`.
+struct op_domain : p::seq<domain_part, p::plus<p::one<'.'>, domain_part>,
+                          p::one<'.'>, p::at<p::range<'A', 'Z'>>> {};
 struct op_name
-    : p::seq<p::range<'A', 'Z'>, p::star<p::sor<ident_rest, p::one<'*'>>>> {};
+    : p::seq<p::opt<op_domain>, p::range<'A', 'Z'>,
+             p::star<p::sor<ident_rest, p::one<'*'>>>> {};
 struct wildcard : p::seq<p::one<'_'>, p::not_at<ident_rest>> {};
 // Attr names are TensorFlow's: `T`, `data_format`, `_output_shapes`.
 struct attr_ident : p::identifier {};

@@ -127,5 +127,24 @@ param p: int = 1
   EXPECT_EQ(f.params[0].default_value->int_value, 1);
 }
 
+TEST(ParserTest, AnotherDomainsOpIsDomainDotName) {
+  Diagnostics d;
+  RuleFile f = ParseRuleFile("domain.graft", R"(dialect onnx
+rule a {
+  match { g = com.microsoft.Gelu(x) where g.domain_attr == 1 }
+  rewrite { out = com.microsoft.FastGelu(x) { k: g.T } replace g with out }
+}
+)",
+                             &d);
+  ASSERT_FALSE(d.has_errors()) << d.Render();
+  EXPECT_EQ(f.rules[0].patterns[0].pattern.ops,
+            (std::vector<std::string>{"com.microsoft.Gelu"}));
+  // `g.domain_attr` and `g.T` stay attrs of `g`, not ops of a domain `g`.
+  EXPECT_EQ(f.rules[0].guards[0]->args[0]->kind, Expr::Kind::kMember);
+  const Expr& created = *f.rules[0].actions[0].a;
+  EXPECT_EQ(created.text, "com.microsoft.FastGelu");
+  EXPECT_EQ(created.attrs[0].value->kind, Expr::Kind::kMember);
+}
+
 }  // namespace
 }  // namespace graft::dsl

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <map>
 #include <queue>
 #include <set>
 #include <utility>
@@ -157,6 +158,32 @@ absl::Status WriteAttributes(const Node& n, const onnx::NodeProto* original,
   return absl::OkStatus();
 }
 
+// The opset a node's op is written at: its domain's in the model, or, for a
+// domain a rewrite brought in, the op's newest version (ImportNewDomains).
+int64_t OpsetWritten(const OnnxOrigin& origin, const std::string& op) {
+  int64_t opset = origin.OpsetOf(op);
+  return opset > 0 ? opset : OpRegistry::Onnx().NewestSince(op);
+}
+
+// Imports each domain a written node uses and the model does not (a
+// rewrite's onnxruntime contrib op), at the newest version of its ops.
+void ImportNewDomains(const Graph& graph, const OnnxOrigin& origin,
+                      const std::vector<NodeId>& order, onnx::ModelProto* model) {
+  std::map<std::string, int64_t> added;
+  for (NodeId id : order) {
+    const std::string& op = graph.node(id).op();
+    size_t dot = op.rfind('.');
+    if (dot == std::string::npos || origin.OpsetOf(op) > 0) continue;
+    int64_t& version = added[op.substr(0, dot)];
+    version = std::max(version, OpRegistry::Onnx().NewestSince(op));
+  }
+  for (const auto& [domain, version] : added) {
+    onnx::OperatorSetIdProto* o = model->add_opset_import();
+    o->set_domain(domain);
+    o->set_version(std::max<int64_t>(version, 1));
+  }
+}
+
 absl::Status WriteNode(const Graph& graph, const OnnxOrigin& origin, NodeId id,
                        ValueNames& value_name, onnx::GraphProto* out) {
   const Node& n = graph.node(id);
@@ -188,7 +215,7 @@ absl::Status WriteNode(const Graph& graph, const OnnxOrigin& origin, NodeId id,
     std::string now = value_name(n.input(operands + k));
     if (now != was) renames[was] = now;
   }
-  const tf::OpDef* schema = OpRegistry::Onnx().FindAt(n.op(), origin.OpsetOf(n.op()));
+  const tf::OpDef* schema = OpRegistry::Onnx().FindAt(n.op(), OpsetWritten(origin, n.op()));
   int outputs = std::max(n.num_used_ports(), 1);
   if (original != nullptr) outputs = std::max(outputs, original->output_size());
   if (schema != nullptr) {
@@ -372,6 +399,7 @@ absl::StatusOr<OnnxFiles> PlanOnnxSave(const Graph& graph,
   absl::StatusOr<std::vector<NodeId>> order = WriteOrder(graph);
   if (!order.ok()) return order.status();
   onnx::ModelProto model = origin->model;
+  ImportNewDomains(graph, *origin, *order, &model);
   onnx::GraphProto& out = *model.mutable_graph();
   InitializerWriter initializers(*origin, options);
   onnx_data::Pieces initializer_fields;

@@ -112,6 +112,15 @@ const tf::OpDef* OpRegistry::FindAt(absl::string_view op, int64_t opset) const {
   return found;
 }
 
+int64_t OpRegistry::NewestSince(absl::string_view op) const {
+  auto it = versions_.find(op);
+  return it == versions_.end() || it->second.empty() ? 0 : it->second.back().first;
+}
+
+bool OpRegistry::IsRuntimeContrib(const tf::OpDef& def) {
+  return def.description() == "onnxruntime contrib op";
+}
+
 std::pair<int, int> OpRegistry::InputCounts(const tf::OpDef& def) {
   int fixed = 0;
   bool open = false;

@@ -37,6 +37,13 @@ class OpRegistry {
   // A versioned registry's (ONNX's) signature of `op` at `opset`: the
   // newest version not after it; nullptr when the op is not defined yet.
   const tf::OpDef* FindAt(absl::string_view op, int64_t opset) const;
+  // The opset a versioned op's newest version is defined since; 0 for an
+  // op not in the registry.
+  int64_t NewestSince(absl::string_view op) const;
+  // Whether a signature is one of onnxruntime's contrib ops
+  // (`com.microsoft.Name`): rules are checked against them, models are not
+  // (onnx.checker does not know them).
+  static bool IsRuntimeContrib(const tf::OpDef& def);
   int size() const { return ops_.op_size(); }
   // Every op name, sorted.
   std::vector<std::string> OpNames() const;

@@ -11,9 +11,12 @@
 namespace graft {
 namespace {
 
-bool IsValidNodeName(absl::string_view name) {
-  // TensorFlow's rule: [A-Za-z0-9.][A-Za-z0-9_.\-/>]*
+bool IsValidNodeName(absl::string_view name, bool onnx) {
   if (name.empty()) return false;
+  // ONNX names anything (torch: `/layer.0/Add_1`); the IR keeps `:` for
+  // ports and `^` for control inputs.
+  if (onnx) return name[0] != '^' && name.find(':') == absl::string_view::npos;
+  // TensorFlow's rule: [A-Za-z0-9.][A-Za-z0-9_.\-/>]*
   auto first_ok = [](char c) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
            (c >= '0' && c <= '9') || c == '.';
@@ -315,7 +318,7 @@ absl::StatusOr<NodeId> Rewriter::AddNode(NodeSpec spec) {
     if (!s.ok()) return s;
   }
   std::string base = spec.name.empty() ? spec.op : spec.name;
-  if (!IsValidNodeName(base)) {
+  if (!IsValidNodeName(base, graph_.onnx() != nullptr)) {
     return absl::InvalidArgumentError(
         absl::StrCat("add node: `", base, "` is not a valid node name"));
   }
@@ -406,7 +409,7 @@ absl::Status Rewriter::Rename(NodeId id, absl::string_view new_name) {
   if (!s.ok()) return s;
   Node& node = graph_.mutable_node(id);
   if (node.name() == new_name) return absl::OkStatus();
-  if (!IsValidNodeName(new_name)) {
+  if (!IsValidNodeName(new_name, graph_.onnx() != nullptr)) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot rename `", node.name(), "`: `", new_name,
                      "` is not a valid node name"));

@@ -1,6 +1,10 @@
 """Regenerates engine/ops/onnx_ops.pbtxt: the signatures of ONNX's ops (the
 default domain, and ai.onnx.ml and the preview domains as `domain.Name`),
-every version, from the onnx package on PyPI.
+every version, from the onnx package on PyPI; and onnxruntime's contrib ops
+(`com.microsoft.Name`, from the onnxruntime package: the fused ops rules
+write, such as SkipLayerNormalization). onnx.checker does not know the
+contrib ops, so graft's validator does not check them either; rules are
+checked against them.
 
 Each version of an op is one OpDef named `Name@V` (V its since_version);
 `Name` alone is the newest. Inputs and outputs keep their names; a
@@ -139,7 +143,9 @@ def op_def(schema, name):
                 attr.allowed_values.list.type.append(dtype)
             else:  # a sequence, an optional, float8...: not in the list
                 attr.description = "partial"
-    if unchecked_attributes(schema):
+    if isinstance(schema, ContribSchema):
+        out.description = "onnxruntime contrib op"
+    elif unchecked_attributes(schema):
         out.description = "allows unchecked attributes"
     out.is_commutative = schema.name in COMMUTATIVE
     out.summary = "since %d" % schema.since_version
@@ -148,8 +154,40 @@ def op_def(schema, name):
     return out
 
 
+class ContribSchema:
+    """An onnxruntime contrib op's schema, seen as onnx.defs.OpSchema is."""
+
+    class Param:
+        def __init__(self, p):
+            self.name, self.type_str = p.name, p.typeStr
+            self.is_homogeneous, self.min_arity = p.isHomogeneous, 1
+            self.option = getattr(defs.OpSchema.FormalParameterOption, str(p.option).split(".")[-1])
+
+    class Attr:
+        def __init__(self, a):
+            self.type, self.required = a.type, a.required
+            self.default_value = onnx.AttributeProto()
+            if a._default_value:
+                self.default_value.ParseFromString(a._default_value)
+
+    def __init__(self, s):
+        self.name, self.domain, self.since_version = s.name, s.domain, s.since_version
+        self.deprecated = s.deprecated
+        self.inputs = [self.Param(p) for p in s.inputs]
+        self.outputs = [self.Param(p) for p in s.outputs]
+        self.attributes = {k: self.Attr(a) for k, a in s.attributes.items()}
+        self.type_constraints = s.type_constraints
+        self.min_input, self.min_output = s.min_input, s.min_output
+
+
+def contrib_schemas():
+    from onnxruntime.capi import onnxruntime_pybind11_state as ort
+    return [ContribSchema(s) for s in ort.get_all_operator_schema()
+            if s.domain == "com.microsoft"]
+
+
 def main():
-    schemas = defs.get_all_schemas_with_history()
+    schemas = defs.get_all_schemas_with_history() + contrib_schemas()
     # Another domain's op is named `domain.Name`, as graphs name it.
     full = lambda s: s.name if s.domain == "" else "%s.%s" % (s.domain, s.name)  # noqa: E731
     newest = {}
@@ -161,9 +199,10 @@ def main():
         ops.op.append(op_def(s, "%s@%d" % (full(s), s.since_version)))
         if newest[full(s)] is s:
             ops.op.append(op_def(s, full(s)))
-    sys.stdout.write("# ONNX %s op signatures (opset %d); regenerate with "
-                     "engine/ops/gen_onnx_ops.py\n"
-                     % (onnx.__version__, defs.onnx_opset_version()))
+    import onnxruntime
+    sys.stdout.write("# ONNX %s op signatures (opset %d) and onnxruntime %s's contrib ops; "
+                     "regenerate with engine/ops/gen_onnx_ops.py\n"
+                     % (onnx.__version__, defs.onnx_opset_version(), onnxruntime.__version__))
     sys.stdout.write(text_format.MessageToString(ops))
 
 
