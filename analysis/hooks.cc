@@ -10,6 +10,8 @@
 #include "analysis/analysis_cache.h"
 #include "analysis/planner_hooks.h"
 #include "analysis/schedule.h"
+#include "engine/const_tensor.h"
+#include "engine/value.h"
 
 namespace graft::analysis {
 
@@ -203,6 +205,39 @@ void RegisterShapeHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
       [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         const TensorInfo& t = cache->For(ctx.graph)->shapes.at(a[0].tensor);
         return Value::Int(t.known_rank ? static_cast<int64_t>(t.dims.size()) : -1);
+      });
+  AddBuiltinHook(
+      r, "reduces_last_axis", {VT::kNode}, VT::kBool,
+      "a Reduce* node reduces exactly the last axis of its input and keeps "
+      "it (keepdims 1): axes [-1], or [rank - 1] by inferred rank, from its "
+      "`axes` attr or (opset 18 on) its constant axes input",
+      [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const Node& node = ctx.graph.node(a[0].tensor.node);
+        if (node.num_inputs() < 1) return Value::Bool(false);
+        const tf::AttrValue* keep = node.attr("keepdims");
+        if (keep != nullptr && keep->i() != 1) return Value::Bool(false);
+        std::vector<int64_t> axes;
+        if (const tf::AttrValue* attr = node.attr("axes"); attr != nullptr) {
+          axes.assign(attr->list().i().begin(), attr->list().i().end());
+        } else if (node.num_inputs() >= 2) {
+          absl::StatusOr<ConstTensor> c = ConstantOf(ctx.graph, node.input(1));
+          if (!c.ok()) return Value::Bool(false);
+          for (double v : Materialize(*c).values) axes.push_back(static_cast<int64_t>(v));
+        }
+        if (axes.size() != 1) return Value::Bool(false);
+        const TensorInfo& in = cache->For(ctx.graph)->shapes.at(node.input(0));
+        return Value::Bool(axes[0] == -1 ||
+                           (in.known_rank && axes[0] == static_cast<int64_t>(in.dims.size()) - 1));
+      });
+  AddBuiltinHook(
+      r, "same_shape", {VT::kTensor, VT::kTensor}, VT::kBool,
+      "shape inference knows both tensors' shapes, every dimension, and "
+      "they are equal",
+      [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const auto& shapes = cache->For(ctx.graph)->shapes;
+        const TensorInfo& x = shapes.at(a[0].tensor);
+        const TensorInfo& y = shapes.at(a[1].tensor);
+        return Value::Bool(x.fully_known() && y.fully_known() && x.dims == y.dims);
       });
 }
 

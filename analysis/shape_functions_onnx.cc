@@ -251,6 +251,47 @@ void Reduce(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) 
   out[0] = Shaped(dims);
 }
 
+// Gather: data's dimensions before the axis, the indices', then data's after.
+void Gather(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
+  const TensorInfo &data = in.In(n, 0), &indices = in.In(n, 1);
+  if (!data.known_rank || !indices.known_rank || out.empty()) return;
+  const int64_t axis = Axis(AttrInt(n, "axis", 0), data.dims.size());
+  if (axis < 0 || axis >= static_cast<int64_t>(data.dims.size())) return;
+  Dims dims(data.dims.begin(), data.dims.begin() + axis);
+  dims.insert(dims.end(), indices.dims.begin(), indices.dims.end());
+  dims.insert(dims.end(), data.dims.begin() + axis + 1, data.dims.end());
+  out[0] = Shaped(dims);
+}
+
+// Split: the input with the axis' extent of each part, from `split` (an
+// attr before opset 13, a constant input after) or `num_outputs` equal parts.
+void Split(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
+  const TensorInfo& x = in.In(n, 0);
+  if (!x.known_rank) return;
+  const int64_t axis = Axis(AttrInt(n, "axis", 0), x.dims.size());
+  if (axis < 0 || axis >= static_cast<int64_t>(x.dims.size())) return;
+  Dims sizes = AttrInts(n, "split");
+  if (sizes.empty() && n.num_inputs() >= 2 && in.In(n, 1).value) sizes = *in.In(n, 1).value;
+  const int64_t parts = AttrInt(n, "num_outputs", 0);
+  if (sizes.empty() && parts > 0 && x.dims[axis] >= 0 && x.dims[axis] % parts == 0)
+    sizes.assign(parts, x.dims[axis] / parts);
+  for (size_t k = 0; k < out.size() && k < sizes.size(); ++k) {
+    Dims dims = x.dims;
+    dims[axis] = sizes[k];
+    out[k] = Shaped(dims);
+  }
+}
+
+// onnxruntime's SkipLayerNormalization: the output and the residual sum
+// (output 3) have the input's shape.
+void SkipNorm(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
+  for (size_t k : {0, 3}) {
+    if (k >= out.size()) continue;
+    out[k] = in.In(n, 0);
+    out[k].value.reset();
+  }
+}
+
 }  // namespace
 
 void AddOnnxShapeFunctions(ShapeTable* table) {
@@ -286,6 +327,15 @@ void AddOnnxShapeFunctions(ShapeTable* table) {
   for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
                          "ReduceL1", "ReduceL2", "ReduceLogSumExp", "ReduceSumSquare"})
     (*table)[op] = Reduce;
+  (*table)["Gather"] = Gather;
+  (*table)["Split"] = Split;
+  // onnxruntime's fused ops that rules write (rules/onnx/transformers/).
+  for (const char* op : {"com.microsoft.Gelu", "com.microsoft.FastGelu",
+                         "com.microsoft.BiasGelu", "com.microsoft.QuickGelu"})
+    (*table)[op] = SameAsInput;
+  for (const char* op : {"com.microsoft.SkipLayerNormalization",
+                         "com.microsoft.SkipSimplifiedLayerNormalization"})
+    (*table)[op] = SkipNorm;
 }
 
 }  // namespace graft::analysis

@@ -101,6 +101,18 @@ void RegisterConstantHooks(HookRegistry& r) {
         if (!x.ok()) return x.status();
         return Value::Int(x->num_elements());
       });
+  Add(r, "all_close", {VT::kConst, VT::kFloat}, VT::kBool, false,
+      "every value of the constant is v, as numpy.isclose's defaults say "
+      "(|x - v| <= 1e-8 + 1e-5 |v|): an exporter's float32 sqrt(2) is "
+      "all_close to 1.4142135623730951",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        absl::StatusOr<ConstTensor> x = ToConstant(ctx.graph, a[0]);
+        if (!x.ok()) return x.status();
+        const double v = a[1].number();
+        for (double e : Materialize(*x).values)
+          if (!(std::abs(e - v) <= 1e-8 + 1e-5 * std::abs(v))) return Value::Bool(false);
+        return Value::Bool(x->num_elements() > 0);
+      });
   Add(r, "more_distinct_than", {VT::kConst, VT::kInt}, VT::kBool, false,
       "the constant holds more than n different values (stops counting "
       "there)",

@@ -5,6 +5,7 @@
 #include "absl/strings/str_replace.h"
 #include "builtins/internal.h"
 #include "engine/name_regex.h"
+#include "engine/onnx_model.h"
 #include "engine/op_registry.h"
 
 namespace graft::builtins {
@@ -41,6 +42,11 @@ void RegisterGraphQueryHooks(HookRegistry& r) {
             return Value::Bool(true);
         }
         return Value::Bool(false);
+      });
+  Add(r, "opset", {}, VT::kInt, false,
+      "the ONNX model's opset of the default domain (0 for a TensorFlow graph)",
+      [](const HookContext& ctx, Args) -> absl::StatusOr<Value> {
+        return Value::Int(ctx.graph.onnx() != nullptr ? ctx.graph.onnx()->opset : 0);
       });
   Add(r, "is_const", {VT::kTensor}, VT::kBool, false, "produced by a Const",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
