@@ -1,0 +1,73 @@
+"""Writes tests/data/onnx/tfm_*.onnxtxt: the inputs of the test blocks of
+rules/onnx/transformers/, each a small piece of a transformer in the op
+sequence torch.onnx.export writes (tests/interop/transformer_models.py):
+
+tfm_layer_norm          a decomposed LayerNorm over the last axis, opset 17
+tfm_layer_norm_opset14  the same at opset 14 (no LayerNormalization there)
+tfm_layer_norm_axis1    a look-alike normalizing over axis 1: must not fuse
+tfm_skip_layer_norm     MatMul + Add bias + Add residual -> LayerNorm, whose
+                        residual sum another Add reads too (opset 14)
+tfm_gelu                MatMul + Add bias -> Gelu (erf form)
+tfm_fast_gelu           Gelu (tanh form, GPT-2's gelu_new)
+tfm_bias_gelu           MatMul + Add bias -> onnxruntime's Gelu
+tfm_fast_gelu_bias      MatMul + Add bias -> onnxruntime's FastGelu
+
+  .venv/bin/python tests/data/make_onnx_transformers.py
+"""
+import os
+import sys
+
+import onnx
+from google.protobuf import text_format
+from onnx import TensorProto, helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "interop"))
+
+from transformer_models import Builder  # noqa: E402
+
+SHAPE = [2, 4, 8]
+
+
+def save(name, b, x, inputs=("x",), opset=14, contrib=False):
+    b.nodes.append(helper.make_node("Identity", [x], ["y"], name="out"))
+    graph = helper.make_graph(
+        b.nodes, name, [helper.make_tensor_value_info(i, TensorProto.FLOAT, SHAPE)
+                        for i in inputs],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, SHAPE)], b.inits)
+    opsets = [helper.make_opsetid("", opset)]
+    if contrib:
+        opsets.append(helper.make_opsetid("com.microsoft", 1))
+    model = helper.make_model(graph, opset_imports=opsets, producer_name="graft tests")
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    with open(os.path.join(HERE, "onnx", "tfm_%s.onnxtxt" % name), "w") as out:
+        out.write(text_format.MessageToString(model))
+
+
+def main():
+    b = Builder(5)
+    save("layer_norm", b, b.layer_norm("x", 8, "/ln"), opset=17)
+    b = Builder(5)
+    save("layer_norm_opset14", b, b.layer_norm("x", 8, "/ln"))
+    b = Builder(5)
+    save("layer_norm_axis1", b, b.layer_norm("x", 8, "/ln", axes=[1]), opset=17)
+    b = Builder(6)
+    h = b.linear("x", 8, 8, "/dense")
+    total = b.op("Add", [h, "r"], "/residual")
+    ln = b.layer_norm(total, 8, "/ln")
+    save("skip_layer_norm", b, b.op("Add", [ln, total], "/next"), inputs=("x", "r"))
+    b = Builder(7)
+    save("gelu", b, b.gelu_erf(b.linear("x", 8, 8, "/dense"), "/act"))
+    b = Builder(8)
+    save("fast_gelu", b, b.gelu_tanh("x", "/act"))
+    for op in ("Gelu", "FastGelu"):
+        b = Builder(9)
+        h = b.linear("x", 8, 8, "/dense")
+        b.nodes.append(helper.make_node(op, [h], ["g"], name="/act/" + op,
+                                        domain="com.microsoft"))
+        save("bias_gelu" if op == "Gelu" else "fast_gelu_bias", b, "g", contrib=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""rules/onnx/transformers/ on BERT- and GPT-2-style models in torch's
+opset-14 and opset-17 op sequences (transformer_models.py), beside
+onnxruntime's transformers optimizer on the same models: graft finds every
+kind of fusion the optimizer finds (LayerNormalization only at opset 17:
+below it the optimizer writes a LayerNormalization that onnx.checker
+refuses, and graft leaves the norm decomposed), its models pass
+onnx.checker, and onnxruntime computes the same outputs."""
+import collections
+import os
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+import transformer_models
+from conftest import repo_path
+
+RULES = sorted(repo_path("rules", "onnx", "transformers", f)
+               for f in os.listdir(repo_path("rules", "onnx", "transformers"))
+               if f.endswith(".graft"))
+# The fused ops both write, by kind.
+KINDS = ("LayerNormalization", "SkipLayerNormalization", "Gelu", "BiasGelu", "FastGelu",
+         "Attention", "MultiHeadAttention", "EmbedLayerNormalization")
+
+
+def fused(model):
+    counts = collections.Counter(n.op_type for n in model.graph.node
+                                 if n.domain == "com.microsoft" or
+                                 n.op_type == "LayerNormalization")
+    return {k: counts.get(k, 0) for k in KINDS}
+
+
+def run(path, feeds):
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)[0]
+
+
+def ort_optimize(src, name, out):
+    from onnxruntime.transformers import optimizer
+    model = optimizer.optimize_model(src, model_type=name, num_heads=4, hidden_size=64,
+                                     opt_level=0)
+    model.save_model_to_file(out)
+    return onnx.load(out)
+
+
+@pytest.mark.parametrize("opset", [14, 17])
+@pytest.mark.parametrize("name", ["bert", "gpt2"])
+def test_fusions_beside_onnxruntime(graft, tmp_path, name, opset):
+    model = getattr(transformer_models, name)(opset=opset)
+    src = str(tmp_path / "model.onnx")
+    onnx.save(model, src)
+    ours = str(tmp_path / "graft.onnx")
+    args = ["apply"]
+    for r in RULES:
+        args += ["-r", r]
+    graft(*args, src, "-o", ours)
+    mine = onnx.load(ours)
+    onnx.checker.check_model(mine, full_check=True)
+    theirs = ort_optimize(src, name, str(tmp_path / "ort.onnx"))
+    have, want = fused(mine), fused(theirs)
+    for kind in KINDS:
+        if kind == "LayerNormalization" and opset < 17:
+            # The optimizer's LayerNormalization below opset 17 is not ONNX.
+            if want[kind]:
+                with pytest.raises(onnx.checker.ValidationError, match="LayerNormalization"):
+                    onnx.checker.check_model(theirs, full_check=True)
+            assert have[kind] == 0
+            continue
+        assert have[kind] >= want[kind], (kind, have, want)
+    assert have["SkipLayerNormalization"] == 4
+    assert have["BiasGelu" if name == "bert" else "FastGelu"] == 2
+    assert len(mine.graph.node) <= len(model.graph.node) - 40
+    feeds = transformer_models.feeds(model)
+    expected = run(src, feeds)
+    for path in (ours, str(tmp_path / "ort.onnx")):
+        got = run(path, feeds)
+        assert np.abs(got - expected).max() <= 1e-4 * np.abs(expected).max(), path
+
+
+def test_fusions_apply_twice_change_nothing(graft, tmp_path):
+    src = str(tmp_path / "model.onnx")
+    onnx.save(transformer_models.bert(opset=17), src)
+    args = ["apply"] + [a for r in RULES for a in ("-r", r)]
+    graft(*args, src, "-o", str(tmp_path / "once.onnx"))
+    graft(*args, str(tmp_path / "once.onnx"), "-o", str(tmp_path / "twice.onnx"))
+    with open(tmp_path / "once.onnx", "rb") as a, open(tmp_path / "twice.onnx", "rb") as b:
+        assert a.read() == b.read()

@@ -1,0 +1,212 @@
+"""Small transformer models in the op sequences torch.onnx.export writes for
+Hugging Face's BertModel and GPT2Model at opset 14 (static shapes, random
+weights), built with the onnx package so the tests need no torch:
+
+  bert    embeddings (three Gathers, two Adds) -> LayerNorm; per layer:
+          Q/K/V MatMul + Add bias -> Reshape -> Transpose, scores MatMul,
+          Div by sqrt(head size), Add of the extended mask (from the
+          int64 attention_mask: Unsqueeze, Cast, Sub from 1, Mul by the
+          float minimum), Softmax, MatMul, Transpose, Reshape, output MatMul
+          + Add bias + Add residual -> LayerNorm; MatMul + Add bias -> Gelu
+          (erf form) -> MatMul + Add bias + Add residual -> LayerNorm.
+  gpt2    token and position Gathers, Add; per layer: LayerNorm ->
+          Reshape to rows -> Gemm (Conv1D) -> Reshape -> Split into Q/K/V ->
+          heads, scores, Div, Where on the causal mask, Softmax, MatMul,
+          merge heads -> Gemm -> Add residual -> LayerNorm -> Gemm -> FastGelu
+          (tanh form, "gelu_new") -> Gemm -> Add residual; final LayerNorm.
+
+Pass opset=17 for the same op sequences at opset 17 (where
+LayerNormalization is a standard op). LayerNorm is torch's decomposition
+at opset 14 (ReduceMean, Sub, Pow 2,
+ReduceMean, Add epsilon, Sqrt, Div, Mul gamma, Add beta)."""
+import math
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 14  # Hugging Face's exports' default; 17 also works (ReduceMean's axes an attr)
+
+
+class Builder:
+    """Nodes and initializers, named as torch names them (`/layer.0/...`)."""
+
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+        self.nodes, self.inits = [], []
+        self.count = 0
+
+    def const(self, name, value):
+        self.inits.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def weight(self, name, shape, scale=0.2):
+        return self.const(name, self.rng.normal(0, scale, shape).astype(np.float32))
+
+    def op(self, op_type, inputs, scope, **attrs):
+        self.count += 1
+        out = "%s/%s_%d_output_0" % (scope, op_type, self.count)
+        self.nodes.append(helper.make_node(op_type, inputs, [out],
+                                          name="%s/%s_%d" % (scope, op_type, self.count),
+                                          **attrs))
+        return out
+
+    def scalar(self, value, dtype=np.float32):
+        self.count += 1
+        return self.const("onnx::Const_%d" % self.count, np.array(value, dtype))
+
+    def layer_norm(self, x, hidden, scope, eps=1e-12, axes=(-1,)):
+        mean = self.op("ReduceMean", [x], scope, axes=list(axes))
+        d = self.op("Sub", [x, mean], scope)
+        sq = self.op("Pow", [d, self.scalar(2.0)], scope)
+        var = self.op("ReduceMean", [sq], scope, axes=list(axes))
+        e = self.op("Add", [var, self.scalar(eps)], scope)
+        s = self.op("Sqrt", [e], scope)
+        n = self.op("Div", [d, s], scope)
+        gamma = self.const(scope + ".weight",
+                           self.rng.uniform(0.5, 1.5, hidden).astype(np.float32))
+        beta = self.const(scope + ".bias", self.rng.normal(0, 0.1, hidden).astype(np.float32))
+        return self.op("Add", [self.op("Mul", [n, gamma], scope), beta], scope)
+
+    def linear(self, x, n_in, n_out, scope):
+        w = self.weight(scope + ".weight", (n_in, n_out))
+        b = self.weight(scope + ".bias", (n_out,), 0.05)
+        return self.op("Add", [b, self.op("MatMul", [x, w], scope)], scope)
+
+    def gelu_erf(self, x, scope):
+        d = self.op("Div", [x, self.scalar(math.sqrt(2.0))], scope)
+        e = self.op("Erf", [d], scope)
+        a = self.op("Add", [e, self.scalar(1.0)], scope)
+        m = self.op("Mul", [x, a], scope)
+        return self.op("Mul", [m, self.scalar(0.5)], scope)
+
+    def gelu_tanh(self, x, scope):
+        half = self.op("Mul", [x, self.scalar(0.5)], scope)
+        cube = self.op("Pow", [x, self.scalar(3.0)], scope)
+        inner = self.op("Add", [x, self.op("Mul", [cube, self.scalar(0.044715)], scope)], scope)
+        t = self.op("Tanh", [self.op("Mul", [inner, self.scalar(math.sqrt(2.0 / math.pi))],
+                                     scope)], scope)
+        return self.op("Mul", [half, self.op("Add", [t, self.scalar(1.0)], scope)], scope)
+
+    def shape(self, dims):
+        return self.scalar(dims, np.int64)
+
+    def heads(self, x, batch, seq, n_heads, head, scope, perm=(0, 2, 1, 3)):
+        r = self.op("Reshape", [x, self.shape([batch, seq, n_heads, head])], scope)
+        return self.op("Transpose", [r], scope, perm=list(perm))
+
+    def attention_core(self, q, k, v, batch, seq, n_heads, head, scope, bias=None,
+                       causal=None):
+        qh = self.heads(q, batch, seq, n_heads, head, scope)
+        kh = self.heads(k, batch, seq, n_heads, head, scope, (0, 2, 3, 1))
+        vh = self.heads(v, batch, seq, n_heads, head, scope)
+        scores = self.op("MatMul", [qh, kh], scope)
+        scores = self.op("Div", [scores, self.scalar(math.sqrt(head))], scope)
+        if bias is not None:
+            scores = self.op("Add", [scores, bias], scope)
+        if causal is not None:
+            scores = self.op("Where", [causal, scores, self.scalar(np.finfo(np.float32).min)],
+                             scope)
+        probs = self.op("Softmax", [scores], scope, axis=-1)
+        ctx = self.op("MatMul", [probs, vh], scope)
+        ctx = self.op("Transpose", [ctx], scope, perm=[0, 2, 1, 3])
+        return self.op("Reshape", [ctx, self.shape([batch, seq, n_heads * head])], scope)
+
+    def model(self, inputs, outputs, name, opset):
+        graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                              producer_name="pytorch", producer_version="2.5.0")
+        m.ir_version = 8
+        onnx.checker.check_model(m, full_check=True)
+        return m
+
+
+def bert(layers=2, hidden=64, n_heads=4, batch=2, seq=16, vocab=100, seed=0, opset=OPSET):
+    b = Builder(seed)
+    head = hidden // n_heads
+    ids = helper.make_tensor_value_info("input_ids", TensorProto.INT64, [batch, seq])
+    types = helper.make_tensor_value_info("token_type_ids", TensorProto.INT64, [batch, seq])
+    mask = helper.make_tensor_value_info("attention_mask", TensorProto.INT64, [batch, seq])
+    s = "/embeddings"
+    words = b.op("Gather", [b.weight("embeddings.word_embeddings.weight", (vocab, hidden)),
+                            "input_ids"], s)
+    tok = b.op("Gather", [b.weight("embeddings.token_type_embeddings.weight", (2, hidden)),
+                          "token_type_ids"], s)
+    pos_ids = b.const("embeddings.position_ids", np.arange(seq, dtype=np.int64)[None, :])
+    pos = b.op("Gather", [b.weight("embeddings.position_embeddings.weight", (seq, hidden)),
+                          pos_ids], s)
+    x = b.layer_norm(b.op("Add", [b.op("Add", [words, tok], s), pos], s), hidden,
+                     s + "/LayerNorm")
+    m = b.op("Unsqueeze", ["attention_mask", b.shape([1, 2])], "")
+    m = b.op("Cast", [m], "", to=TensorProto.FLOAT)
+    m = b.op("Sub", [b.scalar(1.0), m], "")
+    ext = b.op("Mul", [m, b.scalar(np.finfo(np.float32).min)], "")
+    for i in range(layers):
+        s = "/encoder/layer.%d" % i
+        q = b.linear(x, hidden, hidden, s + "/attention/self/query")
+        k = b.linear(x, hidden, hidden, s + "/attention/self/key")
+        v = b.linear(x, hidden, hidden, s + "/attention/self/value")
+        ctx = b.attention_core(q, k, v, batch, seq, n_heads, head, s + "/attention/self", ext)
+        o = b.linear(ctx, hidden, hidden, s + "/attention/output/dense")
+        x = b.layer_norm(b.op("Add", [o, x], s), hidden, s + "/attention/output/LayerNorm")
+        h = b.gelu_erf(b.linear(x, hidden, 4 * hidden, s + "/intermediate/dense"),
+                       s + "/intermediate")
+        o = b.linear(h, 4 * hidden, hidden, s + "/output/dense")
+        x = b.layer_norm(b.op("Add", [o, x], s), hidden, s + "/output/LayerNorm")
+    b.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="/Identity"))
+    out = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
+                                        [batch, seq, hidden])
+    return b.model([ids, types, mask], [out], "bert", opset)
+
+
+def gpt2(layers=2, hidden=64, n_heads=4, batch=2, seq=16, vocab=100, seed=1, opset=OPSET):
+    b = Builder(seed)
+    head = hidden // n_heads
+    ids = helper.make_tensor_value_info("input_ids", TensorProto.INT64, [batch, seq])
+    x = b.op("Add", [
+        b.op("Gather", [b.weight("wte.weight", (vocab, hidden)), "input_ids"], "/wte"),
+        b.op("Gather", [b.weight("wpe.weight", (seq, hidden)),
+                        b.const("position_ids", np.arange(seq, dtype=np.int64)[None, :])],
+             "/wpe")], "")
+    causal = b.const("h.bias", np.tril(np.ones((1, 1, seq, seq), bool)))
+
+    def conv1d(t, n_in, n_out, scope):  # HF Conv1D: addmm over rows
+        rows = b.op("Reshape", [t, b.shape([-1, n_in])], scope)
+        y = b.op("Gemm", [rows, b.weight(scope + ".weight", (n_in, n_out)),
+                          b.weight(scope + ".bias", (n_out,), 0.05)], scope)
+        return b.op("Reshape", [y, b.shape([batch, seq, n_out])], scope)
+
+    for i in range(layers):
+        s = "/h.%d" % i
+        a = b.layer_norm(x, hidden, s + "/ln_1", eps=1e-5)
+        qkv = conv1d(a, hidden, 3 * hidden, s + "/attn/c_attn")
+        split = ["%s/attn/Split_%s" % (s, n) for n in "qkv"]
+        b.nodes.append(helper.make_node("Split", [qkv, b.shape([hidden] * 3)], split,
+                                        name=s + "/attn/Split", axis=2))
+        ctx = b.attention_core(*split, batch, seq, n_heads, head, s + "/attn", causal=causal)
+        x = b.op("Add", [conv1d(ctx, hidden, hidden, s + "/attn/c_proj"), x], s)
+        a = b.layer_norm(x, hidden, s + "/ln_2", eps=1e-5)
+        h = b.gelu_tanh(conv1d(a, hidden, 4 * hidden, s + "/mlp/c_fc"), s + "/mlp/act")
+        x = b.op("Add", [x, conv1d(h, 4 * hidden, hidden, s + "/mlp/c_proj")], s)
+    x = b.layer_norm(x, hidden, "/ln_f", eps=1e-5)
+    b.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="/Identity"))
+    out = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
+                                        [batch, seq, hidden])
+    return b.model([ids], [out], "gpt2", opset)
+
+
+def feeds(model, seed=0):
+    """Random inputs for a model from this file (ids in range, a ragged mask)."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for i in model.graph.input:
+        shape = [d.dim_value for d in i.type.tensor_type.shape.dim]
+        if i.name == "attention_mask":
+            m = np.ones(shape, np.int64)
+            m[0, shape[1] * 3 // 4:] = 0
+            out[i.name] = m
+        elif i.name == "token_type_ids":
+            out[i.name] = rng.integers(0, 2, shape).astype(np.int64)
+        else:
+            out[i.name] = rng.integers(0, 100, shape).astype(np.int64)
+    return out
