@@ -495,6 +495,11 @@ expect "... and written" 0 "" -- "$GRAFT" convert "$X/conv_bn.onnx" "$XO/as_text
 check "... as text" grep -q 'op_type: "BatchNormalization"' "$XO/as_text.onnxtxt"
 printf 'ir_version: 8\ngraph {\n  nodes { op_type: "Relu" }\n}\n' > "$XO/bad.onnxtxt"
 expect "... a text error, located" 1 "bad.onnxtxt:3:9: error: Message type \"onnx.GraphProto\" has no field named \"nodes\"" -- "$GRAFT" validate "$XO/bad.onnxtxt"
+# Transformer fusions (rules/onnx/transformers/): one that does not apply says why.
+expect "ONNX: explain a fusion that does not apply" 0 "" -- "$GRAFT" explain -r rules/onnx/transformers/layer_norm.graft tests/data/onnx/tfm_layer_norm_opset14.onnxtxt --node /ln/Add_11
+check "... it says why" grep -q "layer_norm at \`/ln/Add_11\`: no match: guard \`opset() >= 17\` is false" "$TMP/out"
+expect "ONNX: a fusion imports onnxruntime's domain" 0 "skip_layer_norm: 1 applied" -- "$GRAFT" apply -r rules/onnx/transformers/layer_norm.graft tests/data/onnx/tfm_skip_layer_norm.onnxtxt -o "$TMP/skip_ln.onnx"
+expect "... and the result validates" 0 "" -- "$GRAFT" validate "$TMP/skip_ln.onnx"
 expect "ONNX: fold a batch norm into Conv's bias" 0 "fold_conv_bias_batch_norm: 1 applied" -- "$GRAFT" apply -r rules/onnx/fold_batch_norms.graft "$X/conv_bn.onnx" -o "$XO/folded.onnx"
 expect "... the diff names it" 0 "" -- "$GRAFT" diff "$X/conv_bn.onnx" "$XO/folded.onnx"
 check "... BatchNormalization became the folded Conv" grep -q "op: BatchNormalization -> Conv" "$TMP/out"

@@ -64,12 +64,18 @@ class Search {
 
   // Records why a branch failed (the deepest reason wins) and returns
   // false; the message is built only when someone listens.
+  // The failure that got furthest is reported; of equals, the latest,
+  // except that a false guard is not hidden by a mismatch as far in (a
+  // commutative op's other order failing where the first met the guard).
   template <typename Reason>
-  bool Fail(Reason reason) {
-    if (sink_ != nullptr && nodes_.size() >= sink_->depth) {
+  bool Fail(Reason reason, bool guard = false) {
+    if (sink_ != nullptr &&
+        (nodes_.size() > sink_->depth || !sink_->any ||
+         (nodes_.size() == sink_->depth && (guard || !sink_->guard)))) {
       sink_->depth = nodes_.size();
       sink_->reason = reason();
       sink_->any = true;
+      sink_->guard = guard;
     }
     return false;
   }
@@ -365,7 +371,7 @@ class Search {
                                      "` is false")
                       : absl::StrCat("guard `", ExprText(*guards[i].expr),
                                      "` failed: ", v.status().message());
-      });
+      }, /*guard=*/true);
       while (guard_trail_.size() > mark) {
         guard_done_[guard_trail_.back()] = 0;
         guard_trail_.pop_back();

@@ -69,6 +69,7 @@ struct ExplainSink {
   std::string reason;
   size_t depth = 0;
   bool any = false;
+  bool guard = false;  // the reason is a false guard
 };
 
 // Matches `pattern` rooted at graph node `root`. On success the pattern's
