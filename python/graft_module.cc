@@ -54,7 +54,7 @@ using RulesPtr = std::shared_ptr<const Rules>;
 RulesPtr Compile(const std::vector<std::string>& files,
                  const std::string& text, const std::string& text_name,
                  const std::string& pipeline, const std::string& transforms,
-                 const std::string& gtt_inputs,
+                 const std::string& onnxoptimizer_passes, const std::string& gtt_inputs,
                  const std::map<std::string, std::string>& params,
                  const std::vector<std::string>& outputs,
                  const AnalysisSettings& analysis, const std::string& program) {
@@ -64,6 +64,7 @@ RulesPtr Compile(const std::vector<std::string>& files,
   spec.rule_text_name = text_name;
   spec.pipeline = pipeline;
   spec.transforms = transforms;
+  spec.onnxoptimizer_passes = onnxoptimizer_passes;
   spec.gtt_inputs = gtt_inputs;
   spec.params = params;
   spec.outputs = outputs;

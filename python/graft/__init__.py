@@ -281,6 +281,7 @@ class RuleSet:
     def compile(cls, files: Union[PathLike, Sequence[PathLike], None] = None,
                 text: Optional[str] = None, *, pipeline: Optional[str] = None,
                 transforms: Optional[str] = None,
+                onnxoptimizer_passes: Optional[str] = None,
                 params: Optional[Mapping[str, Any]] = None,
                 name: str = "<rules>", gtt_inputs: str = "",
                 outputs: Sequence[str] = (), device: str = "h100_sxm",
@@ -291,7 +292,9 @@ class RuleSet:
         ``"fold_batch_norms"``, ``"quantize"``), rule text (``name`` labels
         it in errors),
         a pipeline (a YAML path, or a shipped one by name: ``"inference"``,
-        ``"training-memory"``) or a GTT ``--transforms`` string. ``params``
+        ``"training-memory"``), a GTT ``--transforms`` string or
+        onnxoptimizer's pass names (``onnxoptimizer_passes=
+        "fuse_bn_into_conv,eliminate_identity"``, rules/onnxoptimizer/). ``params``
         override the rules' defaults. The analysis settings (``device``,
         ``loss``, ``seed``, ``input_shapes``, ``batch``) are what the
         analysis hooks assume. Raises graft.Error with diagnostics."""
@@ -301,7 +304,8 @@ class RuleSet:
             files=[_shipped_rules(os.fspath(f)) for f in (files or [])],
             text=text or "",
             name=name, pipeline=_shipped_pipeline(pipeline or ""),
-            transforms=transforms or "", gtt_inputs=gtt_inputs,
+            transforms=transforms or "",
+            onnxoptimizer_passes=onnxoptimizer_passes or "", gtt_inputs=gtt_inputs,
             params={k: _param_text(v) for k, v in (params or {}).items()},
             outputs=list(outputs), device=device, loss=loss, seed=seed,
             input_shapes=_shape_items(input_shapes), batch=int(batch),
@@ -315,7 +319,8 @@ class RuleSet:
                                    spec["default_device"], False)
         native = _graft.compile(
             spec["files"], spec["text"], spec["name"], spec["pipeline"],
-            spec["transforms"], spec["gtt_inputs"], spec["params"],
+            spec["transforms"], spec.get("onnxoptimizer_passes", ""), spec["gtt_inputs"],
+            spec["params"],
             spec["outputs"], settings, _graft.__file__)
         return cls(native, spec)
 

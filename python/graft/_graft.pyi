@@ -18,7 +18,8 @@ def settings(device: str, loss: str, seed: str, input_shapes: Sequence[str],
              batch: int, default_device: str,
              skip_invalid_nodes: bool) -> AnalysisSettings: ...
 def compile(files: Sequence[str], text: str, text_name: str, pipeline: str,
-            transforms: str, gtt_inputs: str, params: Dict[str, str],
+            transforms: str, onnxoptimizer_passes: str, gtt_inputs: str,
+            params: Dict[str, str],
             outputs: Sequence[str], analysis: AnalysisSettings,
             program: str) -> Rules: ...
 def apply(path: str, data: Optional[bytes], format: str, rules: Rules,

@@ -210,3 +210,15 @@ def test_onnx_models(tmp_path):
     assert graft.diff(model, folded).differs
     with pytest.raises(graft.Error, match="its rules are for tensorflow graphs"):
         graft.apply(model, repo_path("rules", "fold_batch_norms.graft"))
+
+
+def test_onnxoptimizer_passes(tmp_path):
+    """onnxoptimizer's pass names, as the CLI's --onnxoptimizer-passes."""
+    model = graft.load(repo_path("tests", "data", "onnx", "conv_bn.onnx"))
+    out, report = graft.apply(model, onnxoptimizer_passes="eliminate_identity,fuse_bn_into_conv")
+    assert report["rewrites"] == 1
+    assert "BatchNormalization" not in {o["name"] for o in out.stats()["ops"]}
+    with pytest.raises(graft.Error, match="eliminate_identity"):  # lists the known ones
+        graft.RuleSet.compile(onnxoptimizer_passes="eliminate_nothing")
+    rules = graft.RuleSet.compile(onnxoptimizer_passes="eliminate_identity,fuse_bn_into_conv")
+    assert pickle.loads(pickle.dumps(rules)).num_rules == rules.num_rules
