@@ -292,6 +292,18 @@ void SkipNorm(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out
   }
 }
 
+// onnxruntime's Attention: [B, S, H] -> [B, S, V], V the value width
+// (qkv_hidden_sizes[2], else a third of the packed weights' columns).
+void Attention(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
+  const TensorInfo &x = in.In(n, 0), &w = in.In(n, 1);
+  if (!x.known_rank || x.dims.size() != 3 || out.empty()) return;
+  Dims sizes = AttrInts(n, "qkv_hidden_sizes");
+  int64_t v = sizes.size() == 3 ? sizes[2] : -1;
+  if (sizes.empty() && w.known_rank && w.dims.size() == 2 && w.dims[1] >= 0 && w.dims[1] % 3 == 0)
+    v = w.dims[1] / 3;
+  out[0] = Shaped({x.dims[0], x.dims[1], v});
+}
+
 }  // namespace
 
 void AddOnnxShapeFunctions(ShapeTable* table) {
@@ -336,6 +348,7 @@ void AddOnnxShapeFunctions(ShapeTable* table) {
   for (const char* op : {"com.microsoft.SkipLayerNormalization",
                          "com.microsoft.SkipSimplifiedLayerNormalization"})
     (*table)[op] = SkipNorm;
+  (*table)["com.microsoft.Attention"] = Attention;
 }
 
 }  // namespace graft::analysis

@@ -1,5 +1,7 @@
 // Constant math over matched Const tensors and numbers.
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -67,6 +69,43 @@ std::string AtrousPadding(const ConstTensor& pads, const ConstTensor& crops,
     same = same && before == half && after - crop_after == total - half;
   }
   return valid ? "VALID" : same ? "SAME" : "";
+}
+
+// Constants joined along an axis (numpy.concatenate): the same rank and
+// dimensions but the axis', the first's dtype.
+absl::StatusOr<ConstTensor> Concat(const std::vector<ConstTensor>& parts, int64_t axis) {
+  if (parts.empty()) return absl::InvalidArgumentError("concat: no constants");
+  const size_t rank = parts[0].shape.size();
+  if (axis < 0) axis += static_cast<int64_t>(rank);
+  if (axis < 0 || axis >= static_cast<int64_t>(rank))
+    return absl::InvalidArgumentError(
+        absl::StrCat("concat: axis out of range for ", parts[0].ShapeString()));
+  ConstTensor out;
+  out.dtype = parts[0].dtype;
+  out.shape = parts[0].shape;
+  out.shape[axis] = 0;
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= parts[0].shape[d];
+  for (const ConstTensor& p : parts) {
+    bool same = p.shape.size() == rank;
+    for (size_t d = 0; same && d < rank; ++d)
+      same = static_cast<int64_t>(d) == axis || p.shape[d] == parts[0].shape[d];
+    if (!same)
+      return absl::InvalidArgumentError(absl::StrCat("concat: ", p.ShapeString(), " and ",
+                                                     parts[0].ShapeString(), " differ"));
+    out.shape[axis] += p.shape[axis];
+  }
+  std::vector<ConstTensor> decoded;
+  for (const ConstTensor& p : parts) decoded.push_back(Materialize(p));
+  out.values.reserve(out.num_elements());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const ConstTensor& v : decoded) {
+      const int64_t block = v.num_elements() / std::max<int64_t>(outer, 1);
+      out.values.insert(out.values.end(), v.values.begin() + o * block,
+                        v.values.begin() + (o + 1) * block);
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -184,6 +223,20 @@ void RegisterConstantHooks(HookRegistry& r) {
         std::vector<int64_t> shape;
         for (const Value& d : a[1].list) shape.push_back(d.i);
         absl::StatusOr<ConstTensor> y = Reshape(*x, shape);
+        if (!y.ok()) return y.status();
+        return Value::Constant(*std::move(y));
+      });
+  Add(r, "concat", {VT::kList, VT::kInt}, VT::kConst, false,
+      "concat([a, b, ...], axis): constants joined along an axis, as "
+      "numpy.concatenate",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        std::vector<ConstTensor> parts;
+        for (const Value& item : a[0].list) {
+          absl::StatusOr<ConstTensor> x = ToConstant(ctx.graph, item);
+          if (!x.ok()) return x.status();
+          parts.push_back(*std::move(x));
+        }
+        absl::StatusOr<ConstTensor> y = Concat(parts, a[1].i);
         if (!y.ok()) return y.status();
         return Value::Constant(*std::move(y));
       });

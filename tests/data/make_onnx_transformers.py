@@ -10,6 +10,7 @@ tfm_skip_layer_norm     MatMul + Add bias + Add residual -> LayerNorm, whose
 tfm_gelu                MatMul + Add bias -> Gelu (erf form)
 tfm_fast_gelu           Gelu (tanh form, GPT-2's gelu_new)
 tfm_bias_gelu           MatMul + Add bias -> onnxruntime's Gelu
+tfm_attention           BERT self-attention (2 heads) with the int64 mask
 tfm_fast_gelu_bias      MatMul + Add bias -> onnxruntime's FastGelu
 
   .venv/bin/python tests/data/make_onnx_transformers.py
@@ -29,11 +30,11 @@ from transformer_models import Builder  # noqa: E402
 SHAPE = [2, 4, 8]
 
 
-def save(name, b, x, inputs=("x",), opset=14, contrib=False):
+def save(name, b, x, inputs=("x",), opset=14, contrib=False, extra=()):
     b.nodes.append(helper.make_node("Identity", [x], ["y"], name="out"))
     graph = helper.make_graph(
         b.nodes, name, [helper.make_tensor_value_info(i, TensorProto.FLOAT, SHAPE)
-                        for i in inputs],
+                        for i in inputs] + list(extra),
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, SHAPE)], b.inits)
     opsets = [helper.make_opsetid("", opset)]
     if contrib:
@@ -61,6 +62,11 @@ def main():
     save("gelu", b, b.gelu_erf(b.linear("x", 8, 8, "/dense"), "/act"))
     b = Builder(8)
     save("fast_gelu", b, b.gelu_tanh("x", "/act"))
+    b = Builder(10)
+    q, k, v = (b.linear("x", 8, 8, "/" + n) for n in "qkv")
+    ctx = b.attention_core(q, k, v, 2, 4, 2, 4, "/attn", b.extended_mask("mask"))
+    save("attention", b, ctx,
+         extra=[helper.make_tensor_value_info("mask", TensorProto.INT64, SHAPE[:2])])
     for op in ("Gelu", "FastGelu"):
         b = Builder(9)
         h = b.linear("x", 8, 8, "/dense")

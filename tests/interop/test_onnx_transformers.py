@@ -1,4 +1,4 @@
-"""rules/onnx/transformers/ on BERT- and GPT-2-style models in torch's
+"""rules/onnx/transformers/ (norms, GELUs, BERT attention) on BERT- and GPT-2-style models in torch's
 opset-14 and opset-17 op sequences (transformer_models.py), beside
 onnxruntime's transformers optimizer on the same models: graft finds every
 kind of fusion the optimizer finds (LayerNormalization only at opset 17:
@@ -70,6 +70,7 @@ def test_fusions_beside_onnxruntime(graft, tmp_path, name, opset):
         assert have[kind] >= want[kind], (kind, have, want)
     assert have["SkipLayerNormalization"] == 4
     assert have["BiasGelu" if name == "bert" else "FastGelu"] == 2
+    assert have["Attention"] == (2 if name == "bert" else 0)
     assert len(mine.graph.node) <= len(model.graph.node) - 40
     feeds = transformer_models.feeds(model)
     expected = run(src, feeds)

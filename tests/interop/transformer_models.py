@@ -5,7 +5,7 @@ weights), built with the onnx package so the tests need no torch:
   bert    embeddings (three Gathers, two Adds) -> LayerNorm; per layer:
           Q/K/V MatMul + Add bias -> Reshape -> Transpose, scores MatMul,
           Div by sqrt(head size), Add of the extended mask (from the
-          int64 attention_mask: Unsqueeze, Cast, Sub from 1, Mul by the
+          int64 attention_mask: two Unsqueezes, Cast, Sub from 1, Mul by the
           float minimum), Softmax, MatMul, Transpose, Reshape, output MatMul
           + Add bias + Add residual -> LayerNorm; MatMul + Add bias -> Gelu
           (erf form) -> MatMul + Add bias + Add residual -> LayerNorm.
@@ -112,6 +112,15 @@ class Builder:
         ctx = self.op("Transpose", [ctx], scope, perm=[0, 2, 1, 3])
         return self.op("Reshape", [ctx, self.shape([batch, seq, n_heads * head])], scope)
 
+    def extended_mask(self, mask):
+        """HF's get_extended_attention_mask: [B, S] ints -> [B, 1, 1, S]
+        floats, 0 where kept and the float minimum where masked."""
+        m = self.op("Unsqueeze", [mask, self.shape([1])], "")
+        m = self.op("Unsqueeze", [m, self.shape([2])], "")
+        m = self.op("Cast", [m], "", to=TensorProto.FLOAT)
+        m = self.op("Sub", [self.scalar(1.0), m], "")
+        return self.op("Mul", [m, self.scalar(np.finfo(np.float32).min)], "")
+
     def model(self, inputs, outputs, name, opset):
         graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
@@ -137,10 +146,7 @@ def bert(layers=2, hidden=64, n_heads=4, batch=2, seq=16, vocab=100, seed=0, ops
                           pos_ids], s)
     x = b.layer_norm(b.op("Add", [b.op("Add", [words, tok], s), pos], s), hidden,
                      s + "/LayerNorm")
-    m = b.op("Unsqueeze", ["attention_mask", b.shape([1, 2])], "")
-    m = b.op("Cast", [m], "", to=TensorProto.FLOAT)
-    m = b.op("Sub", [b.scalar(1.0), m], "")
-    ext = b.op("Mul", [m, b.scalar(np.finfo(np.float32).min)], "")
+    ext = b.extended_mask("attention_mask")
     for i in range(layers):
         s = "/encoder/layer.%d" % i
         q = b.linear(x, hidden, hidden, s + "/attention/self/query")
