@@ -12,11 +12,20 @@
 #include "builtins/internal.h"
 #include "engine/const_tensor.h"
 #include "engine/files.h"
+#include "engine/onnx_model.h"
 #include "engine/op_registry.h"
 
 namespace graft::builtins {
 
 namespace {
+
+// Whether a matmul's filter is [out, in]: TensorFlow's MatMul
+// `transpose_b`, ONNX's Gemm `transB`.
+bool TransposedFilter(const Node& op) {
+  const tf::AttrValue* tb = op.attr("transpose_b");
+  const tf::AttrValue* trans_b = op.attr("transB");
+  return (tb != nullptr && tb->b()) || (trans_b != nullptr && trans_b->i() != 0);
+}
 
 // The records of a min/max log, by node: each line holding
 // `NAME__print__;__requant_min_max:[min][max]` (what a Print that
@@ -91,9 +100,8 @@ void RegisterQuantizationHooks(HookRegistry& r) {
           absl::StatusOr<ConstTensor> w = ToConstant(ctx.graph, a[0]);
           if (!w.ok()) return w.status();
           const Node& op = ctx.graph.node(a[1].tensor.node);
-          const tf::AttrValue* tb = op.attr("transpose_b");
           absl::StatusOr<ConstTensor> r =
-              ChannelReduce(*w, op.op(), tb != nullptr && tb->b(), is_min);
+              ChannelReduce(*w, op.op(), TransposedFilter(op), is_min);
           if (!r.ok()) return r.status();
           return Value::Constant(*std::move(r));
         });
@@ -104,9 +112,10 @@ void RegisterQuantizationHooks(HookRegistry& r) {
         "the calibrated min / max of the tensor from a `ranges` param, or the "
         "default",
         [is_min](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-          const TensorRange* range =
-              a[0].ranges ? a[0].ranges->Find(ctx.graph.TensorName(a[1].tensor))
-                          : nullptr;
+          // An ONNX model's ranges name its values as the file does.
+          std::string key = OnnxValueName(ctx.graph, a[1].tensor);
+          if (key.empty()) key = ctx.graph.TensorName(a[1].tensor);
+          const TensorRange* range = a[0].ranges ? a[0].ranges->Find(key) : nullptr;
           if (range == nullptr) return Value::Float(a[2].number());
           return Value::Float(is_min ? range->min : range->max);
         });
@@ -166,6 +175,18 @@ void RegisterQuantizationHooks(HookRegistry& r) {
         }
         return Value::List(std::move(out));
       });
+  Add(r, "qparams_uint8", {VT::kFloat, VT::kFloat}, VT::kList, false,
+      "[scale, zero_point]: ONNX's uint8 affine quantization of [min, max] "
+      "(widened to hold 0, as onnxruntime's quantizer does): scale a float32 "
+      "scalar, zero_point a uint8 scalar",
+      [](const HookContext&, Args a) -> absl::StatusOr<Value> {
+        const double lo = std::min(a[0].number(), 0.0), hi = std::max(a[1].number(), 0.0);
+        double scale = (hi - lo) / 255.0;
+        if (!(scale > 0) || !std::isfinite(scale)) scale = 1.0;
+        const double zero = std::clamp(std::round(-lo / scale), 0.0, 255.0);
+        return Value::List({Value::Constant(ConstTensor::Scalar(scale, tf::DT_FLOAT)),
+                            Value::Constant(ConstTensor::Scalar(zero, tf::DT_UINT8))});
+      });
   Add(r, "scale_output_channels", {VT::kConst, VT::kConst, VT::kNode},
       VT::kConst, false,
       "a filter scaled per output channel, in the layout of the given "
@@ -179,13 +200,8 @@ void RegisterQuantizationHooks(HookRegistry& r) {
         absl::StatusOr<ConstTensor> s = ToConstant(ctx.graph, a[1]);
         if (!s.ok()) return s.status();
         const Node& op = ctx.graph.node(a[2].tensor.node);
-        // TensorFlow's MatMul `transpose_b`, ONNX's Gemm `transB`.
-        const tf::AttrValue* tb = op.attr("transpose_b");
-        const tf::AttrValue* trans_b = op.attr("transB");
-        bool transposed = (tb != nullptr && tb->b()) ||
-                          (trans_b != nullptr && trans_b->i() != 0);
         absl::StatusOr<ConstTensor> r =
-            ScaleOutputChannels(*std::move(w), *s, op.op(), transposed);
+            ScaleOutputChannels(*std::move(w), *s, op.op(), TransposedFilter(op));
         if (!r.ok()) return r.status();
         return Value::Constant(*std::move(r));
       });

@@ -239,7 +239,14 @@ std::string RunOneTest(const RuleFile& file, const Rule& rule,
   if (!test.params.empty()) {
     CompileOptions options;
     for (const RuleTest::ParamValue& p : test.params) {
-      if (!options.params.emplace(p.name, p.value).second)
+      // A file a test names (a `ranges` table, a `graph`) is relative to
+      // the rule file, as its `input` is.
+      std::string value = p.value;
+      for (const Param& decl : file.params)
+        if (decl.name == p.name && (decl.type == "ranges" || decl.type == "graph") &&
+            !value.empty())
+          value = PathRelativeTo(file.path, value);
+      if (!options.params.emplace(p.name, value).second)
         return absl::StrCat("param `", p.name, "` is given twice");
     }
     Diagnostics diagnostics;

@@ -39,6 +39,18 @@ int64_t OnnxOrigin::OpsetOf(absl::string_view op) const {
   return it == opsets.end() ? 0 : it->second;
 }
 
+std::string OnnxValueName(const Graph& graph, Endpoint tensor) {
+  const OnnxOrigin* origin = graph.onnx().get();
+  if (origin == nullptr || !tensor.valid()) return "";
+  const Node& node = graph.node(tensor.node);
+  if ((node.op() == "Const" || node.op() == "Placeholder") && tensor.port == 0)
+    return origin->ValueOf(node.name());
+  auto it = origin->output_names.find(node.name());
+  if (it == origin->output_names.end() || tensor.port >= static_cast<int>(it->second.size()))
+    return "";
+  return it->second[tensor.port];
+}
+
 std::string OnnxOpName(absl::string_view domain, absl::string_view op_type) {
   if (domain.empty() || domain == "ai.onnx") return std::string(op_type);
   return absl::StrCat(domain, ".", op_type);

@@ -83,6 +83,11 @@ struct OnnxOrigin {
 // DT_INVALID for types the IR lacks (float8, int4, ...).
 tf::DataType OnnxElemType(int elem_type);
 
+// The value name an ONNX graph's tensor has in its file: an initializer's
+// or input's value, a node's output as the file names it; empty for a
+// value a rewrite made (it is named on save).
+std::string OnnxValueName(const Graph& graph, Endpoint tensor);
+
 // The op a node of `domain` with `op_type` has in the graph.
 std::string OnnxOpName(absl::string_view domain, absl::string_view op_type);
 

@@ -1,11 +1,14 @@
 #include "engine/tensor_ranges.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "engine/files.h"
+#include "engine/onnx_model.h"
 #include "engine/op_registry.h"
 #include "yaml-cpp/yaml.h"
 
@@ -70,7 +73,7 @@ TensorRanges LoadTensorRanges(const std::string& path,
     }
     std::string tensor = entry.first.Scalar();
     const YAML::Node& v = entry.second;
-    TensorRange range{0, 0, line, column};
+    TensorRange range{0, 0, line, column, tensor};
     bool ok = false;
     if (v.IsSequence() && v.size() == 2) {
       ok = ToNumber(v[0], &range.min) && ToNumber(v[1], &range.max);
@@ -101,7 +104,31 @@ TensorRanges LoadTensorRanges(const std::string& path,
   return table;
 }
 
+namespace {
+
+// An ONNX model's ranges name its values as the file does.
+absl::Status CheckOnnxRanges(const TensorRanges& table, const Graph& graph) {
+  absl::flat_hash_set<std::string> values;
+  for (NodeId id : graph.NodeIds()) {
+    const Node& n = graph.node(id);
+    for (int port = 0; port < std::max(n.num_used_ports(), 1); ++port) {
+      std::string v = OnnxValueName(graph, {id, port});
+      if (!v.empty()) values.insert(CanonicalTensorName(v));
+    }
+  }
+  for (const auto& [tensor, range] : table.ranges) {
+    if (!values.count(tensor))
+      return absl::NotFoundError(absl::StrCat(table.path, ":", range.line, ":", range.column,
+                                              ": tensor `", range.written,
+                                              "` is not a value of the model"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status CheckTensorRanges(const TensorRanges& table, const Graph& graph) {
+  if (graph.onnx() != nullptr) return CheckOnnxRanges(table, graph);
   for (const auto& [tensor, range] : table.ranges) {
     absl::string_view parsed;
     int port = 0;

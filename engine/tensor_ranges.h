@@ -23,6 +23,7 @@ struct TensorRange {
   double max = 0;
   int line = 0;  // 1-based, where the entry is in the file
   int column = 0;
+  std::string written;  // the tensor's name as the file writes it
 };
 
 struct TensorRanges {
