@@ -500,6 +500,12 @@ expect "ONNX: explain a fusion that does not apply" 0 "" -- "$GRAFT" explain -r 
 check "... it says why" grep -q "layer_norm at \`/ln/Add_11\`: no match: guard \`opset() >= 17\` is false" "$TMP/out"
 expect "ONNX: a fusion imports onnxruntime's domain" 0 "skip_layer_norm: 1 applied" -- "$GRAFT" apply -r rules/onnx/transformers/layer_norm.graft tests/data/onnx/tfm_skip_layer_norm.onnxtxt -o "$TMP/skip_ln.onnx"
 expect "... and the result validates" 0 "" -- "$GRAFT" validate "$TMP/skip_ln.onnx"
+# QDQ quantization: calibrated ranges by the model's value names.
+expect "ONNX: QDQ with calibrated ranges" 0 "quantize_activations: 4 applied" -- "$GRAFT" apply -r rules/onnx/quantize_qdq.graft --param ranges=tests/data/onnx/qdq_cnn_ranges.yaml tests/data/onnx/qdq_cnn.onnxtxt -o "$TMP/qdq.onnx"
+expect "... the result validates" 0 "" -- "$GRAFT" validate "$TMP/qdq.onnx"
+printf '"x": [-1, 1]\n"nowhere": [0, 1]\n' > "$TMP/bad_ranges.yaml"
+expect "ONNX: a range for a value the model lacks" 1 "bad_ranges.yaml:2:1: tensor \`nowhere\` is not a value of the model" -- "$GRAFT" apply -r rules/onnx/quantize_qdq.graft --param "ranges=$TMP/bad_ranges.yaml" tests/data/onnx/qdq_cnn.onnxtxt -o "$TMP/qdq_bad.onnx"
+check "... nothing written" test ! -e "$TMP/qdq_bad.onnx"
 expect "ONNX: fold a batch norm into Conv's bias" 0 "fold_conv_bias_batch_norm: 1 applied" -- "$GRAFT" apply -r rules/onnx/fold_batch_norms.graft "$X/conv_bn.onnx" -o "$XO/folded.onnx"
 expect "... the diff names it" 0 "" -- "$GRAFT" diff "$X/conv_bn.onnx" "$XO/folded.onnx"
 check "... BatchNormalization became the folded Conv" grep -q "op: BatchNormalization -> Conv" "$TMP/out"

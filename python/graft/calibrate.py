@@ -1,0 +1,89 @@
+"""Calibration for static quantization (rules/onnx/quantize_qdq.graft):
+runs an ONNX model in onnxruntime over calibration inputs and writes the
+range table the quantize rules read, YAML ``value: [min, max]`` by the
+model's value names::
+
+    import graft, graft.calibrate
+    graft.calibrate.onnx_ranges("m.onnx", batches, "ranges.yaml")
+    graft.apply("m.onnx", "rules/onnx/quantize_qdq.graft",
+                params={"ranges": "ranges.yaml"}, output="m.qdq.onnx")
+
+``batches`` is an iterable of feeds (``{input name: numpy array}``). Every
+float value a node computes, and every float graph input, is measured; the
+model's own initializers are not (the rules quantize weights from their
+values). Needs the onnx and onnxruntime packages (not graft's own
+dependencies), and a model whose weights fit in one protobuf (2 GiB).
+"""
+import json
+import os
+import tempfile
+from typing import Dict, Iterable, Mapping
+
+METHODS = ("minmax", "percentile")
+
+
+def _float_values(model) -> list:
+    import onnx
+    inferred = onnx.shape_inference.infer_shapes(model)
+    graph = inferred.graph
+    is_float = {v.name for v in list(graph.value_info) + list(graph.input) + list(graph.output)
+                if v.type.tensor_type.elem_type == onnx.TensorProto.FLOAT}
+    initializers = {t.name for t in graph.initializer}
+    names = [i.name for i in graph.input] + [o for n in graph.node for o in n.output]
+    return [n for n in dict.fromkeys(names) if n and n in is_float and n not in initializers]
+
+
+def onnx_ranges(model_path: str, batches: Iterable[Mapping[str, "object"]], output: str, *,
+                method: str = "minmax", percentile: float = 99.999) -> Dict[str, list]:
+    """Measures the model's float values over ``batches`` and writes their
+    ranges to ``output`` (atomically); returns them. ``method``:
+    ``"minmax"`` (the extremes seen) or ``"percentile"`` (the
+    ``100 - percentile`` and ``percentile`` percentiles of all values
+    seen, which clips outliers)."""
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+    from graft._errors import Error
+    if method not in METHODS:
+        raise Error(f"method: expected one of {', '.join(METHODS)}, got `{method}`", True)
+    model = onnx.load(model_path)
+    names = _float_values(model)
+    declared = {o.name for o in model.graph.output}
+    for name in names:
+        if name not in declared:
+            model.graph.output.append(
+                onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None))
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    lows: Dict[str, float] = {}
+    highs: Dict[str, float] = {}
+    seen: Dict[str, list] = {n: [] for n in names} if method == "percentile" else {}
+    count = 0
+    for feed in batches:
+        count += 1
+        for name, value in zip(names, session.run(names, dict(feed))):
+            if value.size == 0:
+                continue
+            if method == "percentile":
+                seen[name].append(np.asarray(value, np.float32).ravel())
+            lows[name] = min(lows.get(name, np.inf), float(value.min()))
+            highs[name] = max(highs.get(name, -np.inf), float(value.max()))
+    if count == 0:
+        raise Error("calibration: no batches were given", True)
+    ranges = {}
+    for name in names:
+        if name not in lows:
+            continue
+        if method == "percentile":
+            values = np.concatenate(seen[name])
+            ranges[name] = [float(np.percentile(values, 100 - percentile)),
+                            float(np.percentile(values, percentile))]
+        else:
+            ranges[name] = [lows[name], highs[name]]
+    folder = os.path.dirname(os.path.abspath(output))
+    with tempfile.NamedTemporaryFile("w", dir=folder, delete=False, suffix=".tmp") as out:
+        out.write(f"# value: [min, max], {method} over {count} batch(es) of {model_path}\n")
+        for name, (lo, hi) in ranges.items():
+            out.write(f"{json.dumps(name)}: [{lo!r}, {hi!r}]\n")
+    os.replace(out.name, output)
+    return ranges

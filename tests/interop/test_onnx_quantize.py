@@ -1,0 +1,88 @@
+"""rules/onnx/quantize_qdq.graft with graft.calibrate beside onnxruntime's
+quantize_static (QDQ, per channel, uint8 activations, int8 weights, MinMax
+calibration) on zoo CNNs converted to opset 13, with the same calibration
+inputs: onnxruntime runs both results, and graft's logits are as close to
+the float model's (SQNR) as onnxruntime's, at least 20 dB."""
+import os
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import version_converter
+
+from conftest import repo_path
+from onnx_zoo import example_input, make
+
+# The package scripts/build_wheel.sh stages (the test command builds it first).
+sys.path.insert(0, repo_path("build", "python"))
+import graft.calibrate as calibrate  # noqa: E402
+
+RULES = repo_path("rules", "onnx", "quantize_qdq.graft")
+MODELS = ["squeezenet", "resnet50"]
+
+
+def sqnr(ref, got):
+    return 10 * np.log10(np.sum(ref ** 2) / np.sum((ref - got) ** 2))
+
+
+def batches(name, shape, n, seed):
+    rng = np.random.default_rng(seed)
+    return [{name: rng.standard_normal(shape).astype(np.float32)} for _ in range(n)]
+
+
+def run(path, feeds):
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    return np.stack([session.run(None, f)[0] for f in feeds])
+
+
+def ort_quantize(src, out, calibration):
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.items = iter(calibration)
+
+        def get_next(self):
+            return next(self.items, None)
+    quantize_static(src, out, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_qdq_beside_onnxruntime(graft, tmp_path, name):
+    src = str(tmp_path / "model.onnx")
+    onnx.save(version_converter.convert_version(onnx.load(make(name, str(tmp_path))), 13), src)
+    input_name, x = example_input(src)
+    calibration = batches(input_name, x.shape, 8, seed=1)
+    ranges = str(tmp_path / "ranges.yaml")
+    measured = calibrate.onnx_ranges(src, calibration, ranges)
+    assert input_name in measured and len(measured) > 20
+    ours = str(tmp_path / "graft.onnx")
+    graft("apply", "-r", RULES, "--param", "ranges=" + ranges, src, "-o", ours)
+    onnx.checker.check_model(onnx.load(ours), full_check=True)
+    theirs = str(tmp_path / "ort.onnx")
+    ort_quantize(src, theirs, calibration)
+    ops = [n.op_type for n in onnx.load(ours).graph.node]
+    convs = sum(op in ("Conv", "Gemm", "MatMul") for op in ops)
+    assert ops.count("DequantizeLinear") >= 2 * convs  # every weight and input
+    test = batches(input_name, x.shape, 4, seed=7)
+    want = run(src, test)
+    ours_db, theirs_db = sqnr(want, run(ours, test)), sqnr(want, run(theirs, test))
+    print(f"{name}: SQNR graft {ours_db:.1f} dB, onnxruntime {theirs_db:.1f} dB")
+    assert ours_db >= 20 and ours_db >= theirs_db - 1, (ours_db, theirs_db)
+
+
+def test_percentile_ranges_clip_outliers(tmp_path):
+    src = repo_path("tests", "data", "onnx", "conv_bn.onnx")
+    input_name, x = example_input(src)
+    feeds = batches(input_name, x.shape, 4, seed=3)
+    full = calibrate.onnx_ranges(src, feeds, str(tmp_path / "a.yaml"))
+    clipped = calibrate.onnx_ranges(src, feeds, str(tmp_path / "b.yaml"),
+                                          method="percentile", percentile=99.0)
+    assert full.keys() == clipped.keys()
+    for value, (lo, hi) in full.items():
+        assert lo <= clipped[value][0] <= clipped[value][1] <= hi
+    assert any(clipped[v][1] < full[v][1] for v in full)
