@@ -230,6 +230,22 @@ void RegisterShapeHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
                            (in.known_rank && axes[0] == static_cast<int64_t>(in.dims.size()) - 1));
       });
   AddBuiltinHook(
+      r, "inferred_shape", {VT::kTensor}, VT::kList,
+      "the tensor's dimensions as shape inference finds them (-1 where "
+      "unknown; [] when the rank is unknown: inferred_rank says)",
+      [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const TensorInfo& t = cache->For(ctx.graph)->shapes.at(a[0].tensor);
+        std::vector<Value> dims;
+        for (int64_t d : t.dims) dims.push_back(Value::Int(d));
+        return Value::List(std::move(dims));
+      });
+  AddBuiltinHook(
+      r, "known_shape", {VT::kTensor}, VT::kBool,
+      "shape inference knows the tensor's rank and every dimension",
+      [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return Value::Bool(cache->For(ctx.graph)->shapes.at(a[0].tensor).fully_known());
+      });
+  AddBuiltinHook(
       r, "same_shape", {VT::kTensor, VT::kTensor}, VT::kBool,
       "shape inference knows both tensors' shapes, every dimension, and "
       "they are equal",

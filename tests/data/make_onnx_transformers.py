@@ -11,6 +11,7 @@ tfm_gelu                MatMul + Add bias -> Gelu (erf form)
 tfm_fast_gelu           Gelu (tanh form, GPT-2's gelu_new)
 tfm_bias_gelu           MatMul + Add bias -> onnxruntime's Gelu
 tfm_attention           BERT self-attention (2 heads) with the int64 mask
+tfm_fully_connected     GPT-2's Conv1D: Reshape to rows, Gemm, Reshape back
 tfm_fast_gelu_bias      MatMul + Add bias -> onnxruntime's FastGelu
 
   .venv/bin/python tests/data/make_onnx_transformers.py
@@ -67,6 +68,11 @@ def main():
     ctx = b.attention_core(q, k, v, 2, 4, 2, 4, "/attn", b.extended_mask("mask"))
     save("attention", b, ctx,
          extra=[helper.make_tensor_value_info("mask", TensorProto.INT64, SHAPE[:2])])
+    b = Builder(12)
+    rows = b.op("Reshape", ["x", b.shape([-1, 8])], "/c_fc")
+    fc = b.op("Gemm", [rows, b.weight("/c_fc.weight", (8, 8)), b.weight("/c_fc.bias", (8,))],
+              "/c_fc")
+    save("fully_connected", b, b.op("Reshape", [fc, b.shape(SHAPE)], "/c_fc"))
     for op in ("Gelu", "FastGelu"):
         b = Builder(9)
         h = b.linear("x", 8, 8, "/dense")

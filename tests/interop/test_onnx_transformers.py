@@ -72,6 +72,9 @@ def test_fusions_beside_onnxruntime(graft, tmp_path, name, opset):
     assert have["BiasGelu" if name == "bert" else "FastGelu"] == 2
     assert have["Attention"] == (2 if name == "bert" else 0)
     assert len(mine.graph.node) <= len(model.graph.node) - 40
+    if opset >= 17:  # where both fuse the same norms, graft leaves no more nodes
+        assert len(mine.graph.node) <= len(theirs.graph.node), (
+            len(mine.graph.node), len(theirs.graph.node))
     feeds = transformer_models.feeds(model)
     expected = run(src, feeds)
     for path in (ours, str(tmp_path / "ort.onnx")):
