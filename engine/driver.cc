@@ -6,12 +6,15 @@
 #include <functional>
 #include <map>
 #include <queue>
+#include <set>
+#include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/onnx_model.h"
 #include "engine/op_registry.h"
 #include "engine/validate.h"
 
@@ -295,6 +298,30 @@ class Driver {
     return true;
   }
 
+  // An ONNX initializer only removed nodes read (a ReduceMean's axes that a
+  // pattern matched as `_...`) goes with them: runtimes warn of unused
+  // initializers. One that is also a graph input stays (the model's
+  // interface).
+  template <typename FeedsOnlyDead>
+  void AddDeadInitializers(const FeedsOnlyDead& feeds_only_dead,
+                           absl::flat_hash_set<NodeId>* dead) {
+    std::set<std::string> inputs;
+    for (const auto& input : graph_.onnx()->inputs) inputs.insert(input.name());
+    std::vector<NodeId> found;
+    for (NodeId id : *dead) {
+      const Node& n = graph_.node(id);
+      for (int i = 0; i < n.num_inputs(); ++i) {
+        if (!n.input(i).valid()) continue;
+        const Node& c = graph_.node(n.input(i).node);
+        if (c.op() == "Const" && c.alive() && !dead->contains(c.id()) &&
+            !outputs_.contains(c.id()) && !inputs.count(graph_.onnx()->ValueOf(c.name())) &&
+            feeds_only_dead(c))
+          found.push_back(c.id());
+      }
+    }
+    dead->insert(found.begin(), found.end());
+  }
+
   // Removes what the rewrite asked for and what it left unused, checking
   // that nothing outside still needs it.
   absl::Status Finish(const MatchState& match, const RewritePlan& plan,
@@ -329,6 +356,7 @@ class Driver {
         }
       }
     }
+    if (graph_.onnx() != nullptr) AddDeadInitializers(feeds_only_dead, &dead);
     std::vector<NodeId> doomed(dead.begin(), dead.end());
     std::sort(doomed.begin(), doomed.end());
     absl::Status carried = CarryControlOrder(doomed, dead, heir);

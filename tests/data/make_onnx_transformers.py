@@ -12,6 +12,9 @@ tfm_fast_gelu           Gelu (tanh form, GPT-2's gelu_new)
 tfm_bias_gelu           MatMul + Add bias -> onnxruntime's Gelu
 tfm_attention           BERT self-attention (2 heads) with the int64 mask
 tfm_fully_connected     GPT-2's Conv1D: Reshape to rows, Gemm, Reshape back
+tfm_rms_norm            LLaMA's RMSNorm (torch's rsqrt: Sqrt, Reciprocal), opset 23
+tfm_rms_norm_opset14    the same at opset 14 (no RMSNormalization there)
+tfm_skip_rms_norm       RMSNorm of a residual sum another Add reads too
 tfm_fast_gelu_bias      MatMul + Add bias -> onnxruntime's FastGelu
 
   .venv/bin/python tests/data/make_onnx_transformers.py
@@ -73,6 +76,15 @@ def main():
     fc = b.op("Gemm", [rows, b.weight("/c_fc.weight", (8, 8)), b.weight("/c_fc.bias", (8,))],
               "/c_fc")
     save("fully_connected", b, b.op("Reshape", [fc, b.shape(SHAPE)], "/c_fc"))
+    b = Builder(13, opset=23)
+    save("rms_norm", b, b.rms_norm("x", 8, "/norm"), opset=23)
+    b = Builder(13)
+    save("rms_norm_opset14", b, b.rms_norm("x", 8, "/norm"))
+    b = Builder(14)
+    total = b.op("Add", [b.op("MatMul", ["x", b.weight("/o.weight", (8, 8))], "/o"), "r"],
+                 "/residual")
+    save("skip_rms_norm", b, b.op("Add", [b.rms_norm(total, 8, "/norm"), total], "/next"),
+         inputs=("x", "r"))
     for op in ("Gelu", "FastGelu"):
         b = Builder(9)
         h = b.linear("x", 8, 8, "/dense")

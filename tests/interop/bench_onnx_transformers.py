@@ -28,14 +28,17 @@ RULES = sorted(os.path.join(ROOT, "rules", "onnx", "transformers", f)
                for f in os.listdir(os.path.join(ROOT, "rules", "onnx", "transformers"))
                if f.endswith(".graft"))
 SHORT = {"LayerNormalization": "LN", "SkipLayerNormalization": "SkipLN", "Gelu": "Gelu",
+         "RMSNormalization": "RMSNorm", "SimplifiedLayerNormalization": "RMSNorm",
+         "SkipSimplifiedLayerNormalization": "SkipRMSNorm",
          "BiasGelu": "BiasGelu", "FastGelu": "FastGelu", "Attention": "Attention",
          "EmbedLayerNormalization": "EmbedLN"}
 
 
 def fused(path):
     counts = collections.Counter(n.op_type for n in onnx.load(path).graph.node
-                                 if n.domain == "com.microsoft" or
-                                 n.op_type == "LayerNormalization")
+                                 if n.domain == "com.microsoft" or n.op_type in (
+                                     "LayerNormalization", "RMSNormalization",
+                                     "SimplifiedLayerNormalization"))
     return " ".join("%s %d" % (SHORT.get(k, k), v) for k, v in sorted(counts.items())) or "-"
 
 
@@ -54,8 +57,8 @@ def main():
     out = tempfile.mkdtemp()
     print("| model | opset | nodes | tool | fusions | nodes left | diff | onnx.checker | s |")
     print("|---|---:|---:|---|---|---:|---:|---|---:|")
-    for name in ("bert", "gpt2"):
-        for opset in (14, 17):
+    for name, opsets in (("bert", (14, 17)), ("gpt2", (14, 17)), ("llama", (14, 23))):
+        for opset in opsets:
             model = getattr(transformer_models, name)(layers=layers, hidden=768, n_heads=12,
                                                       seq=128, vocab=1000, opset=opset)
             src = os.path.join(out, "%s_%d.onnx" % (name, opset))
@@ -72,7 +75,8 @@ def main():
             subprocess.run(args + [src, "-o", ours], check=True, cwd=ROOT)
             graft_s = time.perf_counter() - t
             t = time.perf_counter()
-            optimizer.optimize_model(src, model_type=name, num_heads=12, hidden_size=768,
+            kind = "gpt2" if name == "llama" else name  # its decoder fusions
+            optimizer.optimize_model(src, model_type=kind, num_heads=12, hidden_size=768,
                                      opt_level=0).save_model_to_file(theirs)
             ort_s = time.perf_counter() - t
             for tool, path, s in (("graft", ours, graft_s), ("onnxruntime", theirs, ort_s)):

@@ -1,4 +1,4 @@
-"""rules/onnx/transformers/ (norms, GELUs, BERT attention) on BERT- and GPT-2-style models in torch's
+"""rules/onnx/transformers/ (norms, GELUs, BERT attention) on BERT-, GPT-2- and LLaMA-style models in torch's
 opset-14 and opset-17 op sequences (transformer_models.py), beside
 onnxruntime's transformers optimizer on the same models: graft finds every
 kind of fusion the optimizer finds (LayerNormalization only at opset 17:
@@ -21,13 +21,17 @@ RULES = sorted(repo_path("rules", "onnx", "transformers", f)
                if f.endswith(".graft"))
 # The fused ops both write, by kind.
 KINDS = ("LayerNormalization", "SkipLayerNormalization", "Gelu", "BiasGelu", "FastGelu",
-         "Attention", "MultiHeadAttention", "EmbedLayerNormalization")
+         "Attention", "MultiHeadAttention", "EmbedLayerNormalization",
+         "RMSNormalization", "SkipSimplifiedLayerNormalization")
+# The optimizer's RMS norm is its own op in ONNX's domain; graft's the standard one.
+SAME_KIND = {"SimplifiedLayerNormalization": "RMSNormalization"}
 
 
 def fused(model):
-    counts = collections.Counter(n.op_type for n in model.graph.node
-                                 if n.domain == "com.microsoft" or
-                                 n.op_type == "LayerNormalization")
+    counts = collections.Counter(SAME_KIND.get(n.op_type, n.op_type) for n in model.graph.node
+                                 if n.domain == "com.microsoft" or n.op_type in (
+                                     "LayerNormalization", "RMSNormalization",
+                                     "SimplifiedLayerNormalization"))
     return {k: counts.get(k, 0) for k in KINDS}
 
 
@@ -90,3 +94,27 @@ def test_fusions_apply_twice_change_nothing(graft, tmp_path):
     graft(*args, str(tmp_path / "once.onnx"), "-o", str(tmp_path / "twice.onnx"))
     with open(tmp_path / "once.onnx", "rb") as a, open(tmp_path / "twice.onnx", "rb") as b:
         assert a.read() == b.read()
+
+
+@pytest.mark.parametrize("opset", [14, 23])
+def test_rms_norms_of_a_llama_style_decoder(graft, tmp_path, opset):
+    """Every RMS norm of a LLaMA-style decoder fuses (the first, which reads
+    no residual sum, only where RMSNormalization exists), where the
+    optimizer finds none; no initializer is left unread."""
+    model = transformer_models.llama(opset=opset)
+    src = str(tmp_path / "model.onnx")
+    onnx.save(model, src)
+    ours = str(tmp_path / "graft.onnx")
+    graft("apply", *[a for r in RULES for a in ("-r", r)], src, "-o", ours)
+    mine = onnx.load(ours)
+    onnx.checker.check_model(mine, full_check=True)
+    have = fused(mine)
+    assert have["SkipSimplifiedLayerNormalization"] == 4
+    assert have["RMSNormalization"] == (1 if opset >= 23 else 0)
+    want = fused(ort_optimize(src, "gpt2", str(tmp_path / "ort.onnx")))
+    assert all(have[k] >= want[k] for k in KINDS), (have, want)
+    read = {i for n in mine.graph.node for i in n.input}
+    assert all(t.name in read for t in mine.graph.initializer)
+    feeds = transformer_models.feeds(model)
+    expected = run(src, feeds)
+    assert np.abs(run(ours, feeds) - expected).max() <= 1e-4 * np.abs(expected).max()

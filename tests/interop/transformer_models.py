@@ -1,6 +1,6 @@
 """Small transformer models in the op sequences torch.onnx.export writes for
-Hugging Face's BertModel and GPT2Model at opset 14 (static shapes, random
-weights), built with the onnx package so the tests need no torch:
+Hugging Face's BertModel, GPT2Model and LlamaModel at opset 14 (static
+shapes, random weights), built with the onnx package so the tests need no torch:
 
   bert    embeddings (three Gathers, two Adds) -> LayerNorm; per layer:
           Q/K/V MatMul + Add bias -> Reshape -> Transpose, scores MatMul,
@@ -14,9 +14,13 @@ weights), built with the onnx package so the tests need no torch:
           heads, scores, Div, Where on the causal mask, Softmax, MatMul,
           merge heads -> Gemm -> Add residual -> LayerNorm -> Gemm -> FastGelu
           (tanh form, "gelu_new") -> Gemm -> Add residual; final LayerNorm.
+  llama   Hugging Face's LlamaModel without rotary embeddings: RMSNorms
+          (Pow, ReduceMean, Add, Sqrt, Reciprocal, Mul, Mul), causal
+          attention without biases, SiLU-gated MLP.
 
-Pass opset=17 for the same op sequences at opset 17 (where
-LayerNormalization is a standard op). LayerNorm is torch's decomposition
+Pass another opset for the same op sequences there: 17 (LayerNormalization
+is a standard op), 23 (RMSNormalization too); from 18 ReduceMean takes its
+axes as an input. LayerNorm is torch's decomposition
 at opset 14 (ReduceMean, Sub, Pow 2,
 ReduceMean, Add epsilon, Sqrt, Div, Mul gamma, Add beta)."""
 import math
@@ -31,7 +35,8 @@ OPSET = 14  # Hugging Face's exports' default; 17 also works (ReduceMean's axes 
 class Builder:
     """Nodes and initializers, named as torch names them (`/layer.0/...`)."""
 
-    def __init__(self, seed):
+    def __init__(self, seed, opset=OPSET):
+        self.opset = opset
         self.rng = np.random.default_rng(seed)
         self.nodes, self.inits = [], []
         self.count = 0
@@ -55,11 +60,17 @@ class Builder:
         self.count += 1
         return self.const("onnx::Const_%d" % self.count, np.array(value, dtype))
 
+    def reduce_mean(self, x, axes, scope):
+        """ReduceMean keeping dims: `axes` an attr, from opset 18 an input."""
+        if self.opset >= 18:
+            return self.op("ReduceMean", [x, self.shape(list(axes))], scope)
+        return self.op("ReduceMean", [x], scope, axes=list(axes))
+
     def layer_norm(self, x, hidden, scope, eps=1e-12, axes=(-1,)):
-        mean = self.op("ReduceMean", [x], scope, axes=list(axes))
+        mean = self.reduce_mean(x, axes, scope)
         d = self.op("Sub", [x, mean], scope)
         sq = self.op("Pow", [d, self.scalar(2.0)], scope)
-        var = self.op("ReduceMean", [sq], scope, axes=list(axes))
+        var = self.reduce_mean(sq, axes, scope)
         e = self.op("Add", [var, self.scalar(eps)], scope)
         s = self.op("Sqrt", [e], scope)
         n = self.op("Div", [d, s], scope)
@@ -72,6 +83,15 @@ class Builder:
         w = self.weight(scope + ".weight", (n_in, n_out))
         b = self.weight(scope + ".bias", (n_out,), 0.05)
         return self.op("Add", [b, self.op("MatMul", [x, w], scope)], scope)
+
+    def rms_norm(self, x, hidden, scope, eps=1e-6):
+        """torch's export of LLaMA's RMSNorm: Pow 2, ReduceMean, Add eps,
+        Sqrt, Reciprocal (rsqrt), Mul, Mul by the weight."""
+        ms = self.reduce_mean(self.op("Pow", [x, self.scalar(2.0)], scope), [-1], scope)
+        r = self.op("Reciprocal", [self.op("Sqrt", [self.op("Add", [ms, self.scalar(eps)], scope)],
+                                           scope)], scope)
+        w = self.const(scope + ".weight", self.rng.uniform(0.5, 1.5, hidden).astype(np.float32))
+        return self.op("Mul", [self.op("Mul", [x, r], scope), w], scope)
 
     def gelu_erf(self, x, scope):
         d = self.op("Div", [x, self.scalar(math.sqrt(2.0))], scope)
@@ -125,13 +145,13 @@ class Builder:
         graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                               producer_name="pytorch", producer_version="2.5.0")
-        m.ir_version = 8
+        m.ir_version = 10 if opset >= 21 else 8
         onnx.checker.check_model(m, full_check=True)
         return m
 
 
 def bert(layers=2, hidden=64, n_heads=4, batch=2, seq=16, vocab=100, seed=0, opset=OPSET):
-    b = Builder(seed)
+    b = Builder(seed, opset)
     head = hidden // n_heads
     ids = helper.make_tensor_value_info("input_ids", TensorProto.INT64, [batch, seq])
     types = helper.make_tensor_value_info("token_type_ids", TensorProto.INT64, [batch, seq])
@@ -166,7 +186,7 @@ def bert(layers=2, hidden=64, n_heads=4, batch=2, seq=16, vocab=100, seed=0, ops
 
 
 def gpt2(layers=2, hidden=64, n_heads=4, batch=2, seq=16, vocab=100, seed=1, opset=OPSET):
-    b = Builder(seed)
+    b = Builder(seed, opset)
     head = hidden // n_heads
     ids = helper.make_tensor_value_info("input_ids", TensorProto.INT64, [batch, seq])
     x = b.op("Add", [
@@ -199,6 +219,46 @@ def gpt2(layers=2, hidden=64, n_heads=4, batch=2, seq=16, vocab=100, seed=1, ops
     out = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
                                         [batch, seq, hidden])
     return b.model([ids], [out], "gpt2", opset)
+
+
+def llama(layers=2, hidden=64, n_heads=4, inter=None, batch=2, seq=16, vocab=100, seed=2,
+          opset=OPSET):
+    """A decoder in the op sequence torch writes for Hugging Face's
+    LlamaModel (without rotary embeddings): token Gather; per layer RMSNorm
+    -> Q/K/V MatMul (no bias) -> causal attention -> o_proj MatMul -> Add
+    residual -> RMSNorm -> SiLU(gate) * up (Sigmoid, Mul, Mul) -> down
+    MatMul -> Add residual; a final RMSNorm."""
+    b = Builder(seed, opset)
+    head = hidden // n_heads
+    inter = inter or 8 * hidden // 3  # LLaMA's MLP width
+    ids = helper.make_tensor_value_info("input_ids", TensorProto.INT64, [batch, seq])
+    x = b.op("Gather", [b.weight("embed_tokens.weight", (vocab, hidden)), "input_ids"],
+             "/embed_tokens")
+    causal = b.const("causal_mask", np.tril(np.ones((1, 1, seq, seq), bool)))
+    for i in range(layers):
+        s = "/layers.%d" % i
+        h = b.rms_norm(x, hidden, s + "/input_layernorm")
+        q, k, v = (b.op("MatMul", [h, b.weight("%s/self_attn/%s_proj.weight" % (s, n),
+                                                (hidden, hidden))], s + "/self_attn")
+                   for n in "qkv")
+        ctx = b.attention_core(q, k, v, batch, seq, n_heads, head, s + "/self_attn",
+                               causal=causal)
+        o = b.op("MatMul", [ctx, b.weight(s + "/self_attn/o_proj.weight", (hidden, hidden))],
+                 s + "/self_attn")
+        x = b.op("Add", [x, o], s)
+        h = b.rms_norm(x, hidden, s + "/post_attention_layernorm")
+        gate = b.op("MatMul", [h, b.weight(s + "/mlp/gate_proj.weight", (hidden, inter))],
+                    s + "/mlp")
+        up = b.op("MatMul", [h, b.weight(s + "/mlp/up_proj.weight", (hidden, inter))], s + "/mlp")
+        act = b.op("Mul", [gate, b.op("Sigmoid", [gate], s + "/mlp/act_fn")], s + "/mlp/act_fn")
+        down = b.op("MatMul", [b.op("Mul", [act, up], s + "/mlp"),
+                               b.weight(s + "/mlp/down_proj.weight", (inter, hidden))], s + "/mlp")
+        x = b.op("Add", [x, down], s)
+    x = b.rms_norm(x, hidden, "/norm")
+    b.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="/Identity"))
+    out = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
+                                        [batch, seq, hidden])
+    return b.model([ids], [out], "llama", opset)
 
 
 def feeds(model, seed=0):
