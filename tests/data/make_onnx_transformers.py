@@ -8,6 +8,7 @@ tfm_layer_norm_axis1    a look-alike normalizing over axis 1: must not fuse
 tfm_skip_layer_norm     MatMul + Add bias + Add residual -> LayerNorm, whose
                         residual sum another Add reads too (opset 14)
 tfm_gelu                MatMul + Add bias -> Gelu (erf form)
+tfm_gelu_half_first     Gelu (erf form) as HF's BERT writes it: x * 0.5 * (1 + erf)
 tfm_fast_gelu           Gelu (tanh form, GPT-2's gelu_new)
 tfm_bias_gelu           MatMul + Add bias -> onnxruntime's Gelu
 tfm_attention           BERT self-attention (2 heads) with the int64 mask
@@ -19,6 +20,7 @@ tfm_fast_gelu_bias      MatMul + Add bias -> onnxruntime's FastGelu
 
   .venv/bin/python tests/data/make_onnx_transformers.py
 """
+import math
 import os
 import sys
 
@@ -64,6 +66,11 @@ def main():
     save("skip_layer_norm", b, b.op("Add", [ln, total], "/next"), inputs=("x", "r"))
     b = Builder(7)
     save("gelu", b, b.gelu_erf(b.linear("x", 8, 8, "/dense"), "/act"))
+    b = Builder(7)
+    half = b.op("Mul", ["x", b.scalar(0.5)], "/act")
+    erf = b.op("Erf", [b.op("Div", ["x", b.scalar(math.sqrt(2.0))], "/act")], "/act")
+    save("gelu_half_first", b, b.op("Mul", [half, b.op("Add", [b.scalar(1.0), erf], "/act")],
+                                     "/act"))
     b = Builder(8)
     save("fast_gelu", b, b.gelu_tanh("x", "/act"))
     b = Builder(10)
