@@ -197,8 +197,12 @@ absl::Status WriteNode(const Graph& graph, const OnnxOrigin& origin, NodeId id,
   if (original != nullptr) node = *original;
   node.clear_input();
   node.clear_output();
-  // A node keeps the name it was read with (none, when graft named it).
-  if (original == nullptr) node.set_name(n.name());
+  // A node keeps the name it was read with (none, when graft named it),
+  // unless the file's nodes were not in topological order: written in
+  // another order, unnamed or clashing names would be numbered otherwise
+  // when read back, so such a node is written with graft's name.
+  if (original == nullptr || (!origin.unsorted.empty() && original->name() != n.name()))
+    node.set_name(n.name());
   if (original == nullptr) {
     size_t dot = n.op().rfind('.');
     node.set_op_type(dot == std::string::npos ? n.op() : n.op().substr(dot + 1));
