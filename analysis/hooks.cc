@@ -191,19 +191,21 @@ void RegisterScheduleHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
 
 // What shape inference knows of a tensor.
 void RegisterShapeHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
+  auto shape_of = [cache](const HookContext& ctx, const Value& tensor) -> const TensorInfo& {
+    return cache->For(ctx.graph)->shapes.at(tensor.tensor);
+  };
   AddBuiltinHook(
       r, "bytes", {VT::kTensor}, VT::kInt,
       "the tensor's size in bytes, or -1 when unknown",
-      [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        return Value::Int(
-            cache->For(ctx.graph)->shapes.at(a[0].tensor).bytes());
+      [shape_of](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return Value::Int(shape_of(ctx, a[0]).bytes());
       });
   AddBuiltinHook(
       r, "inferred_rank", {VT::kTensor}, VT::kInt,
       "the tensor's rank as shape inference finds it (through the graph "
       "from its inputs, not only stated shapes), or -1 when unknown",
-      [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        const TensorInfo& t = cache->For(ctx.graph)->shapes.at(a[0].tensor);
+      [shape_of](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const TensorInfo& t = shape_of(ctx, a[0]);
         return Value::Int(t.known_rank ? static_cast<int64_t>(t.dims.size()) : -1);
       });
   AddBuiltinHook(
@@ -211,7 +213,7 @@ void RegisterShapeHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
       "a Reduce* node reduces exactly the last axis of its input and keeps "
       "it (keepdims 1): axes [-1], or [rank - 1] by inferred rank, from its "
       "`axes` attr or (opset 18 on) its constant axes input",
-      [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+      [shape_of](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         const Node& node = ctx.graph.node(a[0].tensor.node);
         if (node.num_inputs() < 1) return Value::Bool(false);
         const tf::AttrValue* keep = node.attr("keepdims");
@@ -225,7 +227,7 @@ void RegisterShapeHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
           for (double v : Materialize(*c).values) axes.push_back(static_cast<int64_t>(v));
         }
         if (axes.size() != 1) return Value::Bool(false);
-        const TensorInfo& in = cache->For(ctx.graph)->shapes.at(node.input(0));
+        const TensorInfo& in = shape_of(ctx, Value::Tensor(node.input(0)));
         return Value::Bool(axes[0] == -1 ||
                            (in.known_rank && axes[0] == static_cast<int64_t>(in.dims.size()) - 1));
       });
@@ -233,26 +235,23 @@ void RegisterShapeHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
       r, "inferred_shape", {VT::kTensor}, VT::kList,
       "the tensor's dimensions as shape inference finds them (-1 where "
       "unknown; [] when the rank is unknown: inferred_rank says)",
-      [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        const TensorInfo& t = cache->For(ctx.graph)->shapes.at(a[0].tensor);
+      [shape_of](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         std::vector<Value> dims;
-        for (int64_t d : t.dims) dims.push_back(Value::Int(d));
+        for (int64_t d : shape_of(ctx, a[0]).dims) dims.push_back(Value::Int(d));
         return Value::List(std::move(dims));
       });
   AddBuiltinHook(
       r, "known_shape", {VT::kTensor}, VT::kBool,
       "shape inference knows the tensor's rank and every dimension",
-      [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        return Value::Bool(cache->For(ctx.graph)->shapes.at(a[0].tensor).fully_known());
+      [shape_of](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return Value::Bool(shape_of(ctx, a[0]).fully_known());
       });
   AddBuiltinHook(
       r, "same_shape", {VT::kTensor, VT::kTensor}, VT::kBool,
       "shape inference knows both tensors' shapes, every dimension, and "
       "they are equal",
-      [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        const auto& shapes = cache->For(ctx.graph)->shapes;
-        const TensorInfo& x = shapes.at(a[0].tensor);
-        const TensorInfo& y = shapes.at(a[1].tensor);
+      [shape_of](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const TensorInfo &x = shape_of(ctx, a[0]), &y = shape_of(ctx, a[1]);
         return Value::Bool(x.fully_known() && y.fully_known() && x.dims == y.dims);
       });
 }

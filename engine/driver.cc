@@ -6,7 +6,6 @@
 #include <functional>
 #include <map>
 #include <queue>
-#include <set>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -305,8 +304,12 @@ class Driver {
   template <typename FeedsOnlyDead>
   void AddDeadInitializers(const FeedsOnlyDead& feeds_only_dead,
                            absl::flat_hash_set<NodeId>* dead) {
-    std::set<std::string> inputs;
-    for (const auto& input : graph_.onnx()->inputs) inputs.insert(input.name());
+    const OnnxOrigin& origin = *graph_.onnx();
+    auto is_graph_input = [&](const Node& c) {  // rare: asked of candidates only
+      const std::string& value = origin.ValueOf(c.name());
+      return std::any_of(origin.inputs.begin(), origin.inputs.end(),
+                         [&](const auto& input) { return input.name() == value; });
+    };
     std::vector<NodeId> found;
     for (NodeId id : *dead) {
       const Node& n = graph_.node(id);
@@ -314,8 +317,7 @@ class Driver {
         if (!n.input(i).valid()) continue;
         const Node& c = graph_.node(n.input(i).node);
         if (c.op() == "Const" && c.alive() && !dead->contains(c.id()) &&
-            !outputs_.contains(c.id()) && !inputs.count(graph_.onnx()->ValueOf(c.name())) &&
-            feeds_only_dead(c))
+            !outputs_.contains(c.id()) && feeds_only_dead(c) && !is_graph_input(c))
           found.push_back(c.id());
       }
     }

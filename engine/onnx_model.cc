@@ -51,6 +51,15 @@ std::string OnnxValueName(const Graph& graph, Endpoint tensor) {
   return it->second[tensor.port];
 }
 
+bool OnnxOrigin::ImportsDomainOf(absl::string_view op) const {
+  size_t dot = op.rfind('.');
+  return dot == absl::string_view::npos || opsets.count(std::string(op.substr(0, dot))) > 0;
+}
+
+int64_t OnnxOrigin::OpsetWritten(absl::string_view op) const {
+  return ImportsDomainOf(op) ? OpsetOf(op) : OpRegistry::Onnx().NewestSince(op);
+}
+
 std::string OnnxOpName(absl::string_view domain, absl::string_view op_type) {
   if (domain.empty() || domain == "ai.onnx") return std::string(op_type);
   return absl::StrCat(domain, ".", op_type);

@@ -45,6 +45,12 @@ struct OnnxOrigin {
   // The opset `op` is defined at: its domain's (`domain.Name`) or the
   // default's; 0 when the model imports none.
   int64_t OpsetOf(absl::string_view op) const;
+  // Whether the model imports the domain of `op` (the default domain: any).
+  bool ImportsDomainOf(absl::string_view op) const;
+  // The opset a node of `op` is validated and written at: OpsetOf, or, for
+  // a domain the model does not import (a rewrite's onnxruntime op), the
+  // op's newest version, which the writer imports.
+  int64_t OpsetWritten(absl::string_view op) const;
   std::map<std::string, onnx::NodeProto> nodes;           // by node name
   std::map<std::string, onnx::TensorProto> initializers;  // by name
   std::vector<onnx::ValueInfoProto> inputs;   // in order

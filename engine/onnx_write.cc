@@ -158,13 +158,6 @@ absl::Status WriteAttributes(const Node& n, const onnx::NodeProto* original,
   return absl::OkStatus();
 }
 
-// The opset a node's op is written at: its domain's in the model, or, for a
-// domain a rewrite brought in, the op's newest version (ImportNewDomains).
-int64_t OpsetWritten(const OnnxOrigin& origin, const std::string& op) {
-  int64_t opset = origin.OpsetOf(op);
-  return opset > 0 ? opset : OpRegistry::Onnx().NewestSince(op);
-}
-
 // Imports each domain a written node uses and the model does not (a
 // rewrite's onnxruntime contrib op), at the newest version of its ops.
 void ImportNewDomains(const Graph& graph, const OnnxOrigin& origin,
@@ -172,10 +165,9 @@ void ImportNewDomains(const Graph& graph, const OnnxOrigin& origin,
   std::map<std::string, int64_t> added;
   for (NodeId id : order) {
     const std::string& op = graph.node(id).op();
-    size_t dot = op.rfind('.');
-    if (dot == std::string::npos || origin.OpsetOf(op) > 0) continue;
-    int64_t& version = added[op.substr(0, dot)];
-    version = std::max(version, OpRegistry::Onnx().NewestSince(op));
+    if (origin.ImportsDomainOf(op)) continue;
+    int64_t& version = added[op.substr(0, op.rfind('.'))];
+    version = std::max(version, origin.OpsetWritten(op));
   }
   for (const auto& [domain, version] : added) {
     onnx::OperatorSetIdProto* o = model->add_opset_import();
@@ -219,7 +211,7 @@ absl::Status WriteNode(const Graph& graph, const OnnxOrigin& origin, NodeId id,
     std::string now = value_name(n.input(operands + k));
     if (now != was) renames[was] = now;
   }
-  const tf::OpDef* schema = OpRegistry::Onnx().FindAt(n.op(), OpsetWritten(origin, n.op()));
+  const tf::OpDef* schema = OpRegistry::Onnx().FindAt(n.op(), origin.OpsetWritten(n.op()));
   int outputs = std::max(n.num_used_ports(), 1);
   if (original != nullptr) outputs = std::max(outputs, original->output_size());
   if (schema != nullptr) {

@@ -231,7 +231,9 @@ void CheckNode(const Graph& graph, const graft::Node& node, bool signature_only,
                Types* types, const std::function<void(std::string)>& report) {
   const OnnxOrigin& origin = *graph.onnx();
   const OpRegistry& ops = OpRegistry::Onnx();
-  int64_t opset = origin.OpsetOf(node.op());
+  // A rewrite's node of a domain the model does not import yet is checked
+  // at the version the writer imports.
+  const int64_t opset = origin.OpsetWritten(node.op());
   auto output_count = [&](const graft::Node& n) -> int {  // -1: unknown or open
     if (n.op() == "Const" || n.op() == "Placeholder") return 1;
     const tf::OpDef* def = ops.FindAt(n.op(), origin.OpsetOf(n.op()));
@@ -268,19 +270,12 @@ void CheckNode(const Graph& graph, const graft::Node& node, bool signature_only,
   }
   size_t dot = node.op().rfind('.');
   if (dot != std::string::npos) {  // another domain's op: its domain imported
-    std::string domain = node.op().substr(0, dot);
-    bool imported = false;
-    for (const auto& o : origin.model.opset_import())
-      imported = imported || o.domain() == domain;
     const tf::OpDef* newest = ops.Find(node.op());
-    if (!imported && (!node.modified() || newest == nullptr)) {
+    if (!origin.ImportsDomainOf(node.op()) && (!node.modified() || newest == nullptr)) {
       report(absl::StrCat("`", node.name(), "` (", node.op(), ") is of domain `",
-                          domain, "`, which the model imports no opset of"));
+                          node.op().substr(0, dot), "`, which the model imports no opset of"));
       return;
     }
-    // A rewrite's node of a domain not imported yet: the writer imports it
-    // at the op's version.
-    if (!imported) opset = ops.NewestSince(node.op());
     if (newest == nullptr) return;  // a domain graft has no schemas of
     // onnx.checker does not know onnxruntime's ops: only a rewrite's are checked.
     if (OpRegistry::IsRuntimeContrib(*newest) && !node.modified()) return;
