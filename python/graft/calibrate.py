@@ -46,7 +46,10 @@ def onnx_ranges(model_path: str, batches: Iterable[Mapping[str, "object"]], outp
     from graft._errors import Error
     if method not in METHODS:
         raise Error(f"method: expected one of {', '.join(METHODS)}, got `{method}`", True)
-    model = onnx.load(model_path)
+    try:
+        model = onnx.load(model_path)
+    except Exception as e:  # noqa: BLE001 - onnx raises protobuf's and OSError
+        raise Error(f"{model_path}: error: cannot read the ONNX model: {e}") from None
     names = _float_values(model)
     declared = {o.name for o in model.graph.output}
     for name in names:
@@ -61,7 +64,11 @@ def onnx_ranges(model_path: str, batches: Iterable[Mapping[str, "object"]], outp
     count = 0
     for feed in batches:
         count += 1
-        for name, value in zip(names, session.run(names, dict(feed))):
+        try:
+            values = session.run(names, dict(feed))
+        except Exception as e:  # noqa: BLE001 - onnxruntime's errors differ by kind
+            raise Error(f"{model_path}: error: calibration batch {count}: {e}") from None
+        for name, value in zip(names, values):
             if value.size == 0:
                 continue
             if method == "percentile":

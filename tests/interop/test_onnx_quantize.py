@@ -18,6 +18,7 @@ from onnx_zoo import example_input, make
 # The package scripts/build_wheel.sh stages (the test command builds it first).
 sys.path.insert(0, repo_path("build", "python"))
 import graft.calibrate as calibrate  # noqa: E402
+from graft import Error as GraftError  # noqa: E402
 
 RULES = repo_path("rules", "onnx", "quantize_qdq.graft")
 MODELS = ["squeezenet", "resnet50"]
@@ -86,3 +87,14 @@ def test_percentile_ranges_clip_outliers(tmp_path):
     for value, (lo, hi) in full.items():
         assert lo <= clipped[value][0] <= clipped[value][1] <= hi
     assert any(clipped[v][1] < full[v][1] for v in full)
+
+
+def test_calibration_errors_are_located(tmp_path):
+    out = tmp_path / "ranges.yaml"
+    bad = repo_path("tests", "data", "onnx", "truncated.onnx")
+    with pytest.raises(GraftError, match="truncated.onnx: error: cannot read the ONNX model"):
+        calibrate.onnx_ranges(bad, [{}], str(out))
+    good = repo_path("tests", "data", "onnx", "conv_bn.onnx")
+    with pytest.raises(GraftError, match="conv_bn.onnx: error: calibration batch 1: .*missing"):
+        calibrate.onnx_ranges(good, [{"nope": np.zeros((1, 3, 4, 4), np.float32)}], str(out))
+    assert not out.exists()
