@@ -436,6 +436,13 @@ check "... no stale fingerprint" test ! -e "$S/copy/fingerprint.pb"
 expect "apply in place to a SavedModel" 0 "" -- "$GRAFT" apply -q --saved-model in-place --pipeline rules/pipelines/inference.yaml "$SM" -o "$S/q"
 check "... its checkpoint functions untouched" bash -c "\"$GRAFT\" diff \"$SM\" \"$S/q\" | grep -q 'function __inference__wrapped_model' && ! \"$GRAFT\" diff \"$SM\" \"$S/q\" | grep -q 'function __inference__traced'"
 expect "... and again over its own output" 0 "" -- "$GRAFT" apply -q --saved-model in-place --pipeline rules/pipelines/inference.yaml "$SM" -o "$S/q"
+# In place, a function's variable reads are values to the rules: the
+# batch norm folds inside the model's function, the variables stay.
+expect "fold in place" 0 "function __inference__wrapped_model_142: 1 rewrite\(s\); nodes 18 -> 19; 6 variable read\(s\) folded into constants" -- "$GRAFT" apply -r rules/fold_batch_norms.graft --saved-model in-place "$SM" -o "$S/folded_in_place"
+check "... variables byte for byte" cmp -s "$SM/variables/variables.data-00000-of-00001" "$S/folded_in_place/variables/variables.data-00000-of-00001"
+check "... the index too" cmp -s "$SM/variables/variables.index" "$S/folded_in_place/variables/variables.index"
+check "... the conv reads the folded filter, a constant of the body" bash -c "\"$GRAFT\" diff \"$SM\" \"$S/folded_in_place\" | grep -q '+ sequential/batch_normalization/FusedBatchNormV3/folded (Conv2D)'"
+expect "... with --functions none nothing folds" 0 "graft apply: 0 rewrite" -- "$GRAFT" apply -r rules/fold_batch_norms.graft --saved-model in-place --functions none "$SM" -o "$S/none_in_place"
 # Frozen (apply's default): the serving signature inlined, variables read
 # as constants, so folding sees the weights; written without variables/.
 expect "apply freezes a SavedModel" 0 "froze signature\(s\) serving_default: 2 call\(s\) inlined, 8 variable\(s\) as constants" -- "$GRAFT" apply -r rules/fold_batch_norms.graft "$SM" -o "$S/frozen"

@@ -258,7 +258,11 @@ void PrintApplySummary(const report::ApplyReport& total) {
     } else if (f.rewrites() > 0) {
       std::cerr << kind << f.name() << ": " << f.rewrites()
                 << " rewrite(s); nodes " << f.nodes_before() << " -> "
-                << f.nodes_after() << "\n";
+                << f.nodes_after();
+      if (f.variable_reads_folded() > 0)
+        std::cerr << "; " << f.variable_reads_folded()
+                  << " variable read(s) folded into constants";
+      std::cerr << "\n";
     }
   }
   // One line per rule: its first guard error (the count is above).

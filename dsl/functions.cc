@@ -10,6 +10,7 @@
 #include "engine/onnx_bodies.h"
 #include "engine/saved_model.h"
 #include "engine/validate.h"
+#include "engine/variable_reads.h"
 
 namespace graft::dsl {
 namespace {
@@ -172,6 +173,9 @@ absl::Status RunOnFunctions(Graph& graph, const std::vector<StepRules>& steps,
   validate.custom_ops = options.custom_ops;
   for (const tf::FunctionDef& f : library.function())
     validate.custom_ops.insert(f.signature().name());
+  // In place, a SavedModel's variable reads are the checkpoint's values
+  // for the rules.
+  VariableReads variables = VariableReads::Of(graph);
   bool changed = false;
   for (int i = 0; i < library.function_size(); ++i) {
     const tf::FunctionDef& function = library.function(i);
@@ -194,13 +198,18 @@ absl::Status RunOnFunctions(Graph& graph, const std::vector<StepRules>& steps,
       out->set_nodes_after(function.node_def_size());
       continue;
     }
+    absl::StatusOr<int> exposed = variables.Expose(name, *body);
+    if (!exposed.ok()) return exposed.status();
     ApplyOptions apply;
     apply.max_rewrites = options.max_rewrites;
     for (const auto& [ret, node] : function.control_ret()) apply.outputs.push_back(node);
     absl::StatusOr<int> rewrites =
         RunSteps(*body, absl::StrCat("function `", name, "`"), steps, apply, report);
     if (!rewrites.ok()) return rewrites.status();
+    absl::StatusOr<int> restored = VariableReads::Restore(*body);
+    if (!restored.ok()) return restored.status();
     out->set_rewrites(*rewrites);
+    out->set_variable_reads_folded(*exposed - *restored);
     if (out->rewrites() == 0) {
       out->set_nodes_after(function.node_def_size());
       continue;

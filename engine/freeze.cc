@@ -139,6 +139,35 @@ absl::StatusOr<std::map<std::string, std::string>> RestoredVariableKeys(
   return keys;
 }
 
+absl::StatusOr<NodeSpec> CheckpointConstant(const TensorBundle& bundle,
+                                            const std::string& key,
+                                            const tf::AttrValue* dtype,
+                                            const std::string& name) {
+  const tf::BundleEntryProto* entry = bundle.Find(key);
+  if (entry == nullptr)
+    return absl::NotFoundError(
+        absl::StrCat("the checkpoint has no tensor `", key, "`"));
+  if (dtype == nullptr || dtype->type() != entry->dtype() ||
+      entry->dtype() == tf::DT_STRING || entry->slices_size() > 0)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint key `", key, "` is not a whole numeric tensor of its dtype"));
+  absl::StatusOr<std::shared_ptr<const TensorContent>> content = bundle.Content(key);
+  if (!content.ok()) return content.status();
+  NodeSpec constant;
+  constant.name = name;
+  constant.op = "Const";
+  constant.attrs["dtype"].set_type(entry->dtype());
+  tf::TensorProto* value = constant.attrs["value"].mutable_tensor();
+  value->set_dtype(entry->dtype());
+  *value->mutable_tensor_shape() = entry->shape();
+  if ((*content)->size() >= wire::kApartMinBytes) {
+    constant.value_content = *content;
+  } else {
+    value->set_tensor_content(std::string((*content)->bytes()));
+  }
+  return constant;
+}
+
 namespace {
 
 class Freezer {
@@ -572,35 +601,18 @@ class Freezer {
           "restore it"));
     if (!origin_.variables.has_value())
       return FreezeError(origin_, "variables/ holds no checkpoint to freeze from");
-    const TensorBundle& bundle = *origin_.variables;
-    const tf::BundleEntryProto* entry = bundle.Find(key->second);
-    if (entry == nullptr)
-      return FreezeError(origin_, absl::StrCat(
-          "the variable `", name, "`: the checkpoint has no tensor `",
-          key->second, "`"));
-    const tf::AttrValue* dtype = var.attr("dtype");
-    if (dtype == nullptr || dtype->type() != entry->dtype() ||
-        entry->dtype() == tf::DT_STRING || entry->slices_size() > 0)
-      return FreezeError(origin_, absl::StrCat(
-          "the variable `", name, "` (checkpoint key `", key->second,
-          "`) is not a whole numeric tensor of its dtype"));
-    absl::StatusOr<std::shared_ptr<const TensorContent>> content =
-        bundle.Content(key->second);
-    if (!content.ok()) return content.status();
-    NodeSpec constant;
-    constant.name = name + "/frozen";
-    constant.op = "Const";
-    constant.device = var.device();
-    constant.attrs["dtype"].set_type(entry->dtype());
-    tf::TensorProto* value = constant.attrs["value"].mutable_tensor();
-    value->set_dtype(entry->dtype());
-    *value->mutable_tensor_shape() = entry->shape();
-    if ((*content)->size() >= wire::kApartMinBytes) {
-      constant.value_content = *content;
-    } else {
-      value->set_tensor_content(std::string((*content)->bytes()));
-    }
-    absl::StatusOr<NodeId> made = rewriter_.AddNode(std::move(constant));
+    absl::StatusOr<NodeSpec> constant = CheckpointConstant(
+        *origin_.variables, key->second, var.attr("dtype"), name);
+    if (!constant.ok())
+      return FreezeError(origin_, absl::StrCat("the variable `", name, "`: ",
+                                               constant.status().message()));
+    constant->name = name + "/frozen";
+    constant->device = var.device();
+    const int64_t bytes = constant->value_content != nullptr
+                              ? static_cast<int64_t>(constant->value_content->size())
+                              : static_cast<int64_t>(constant->attrs["value"]
+                                                         .tensor().tensor_content().size());
+    absl::StatusOr<NodeId> made = rewriter_.AddNode(*std::move(constant));
     if (!made.ok()) return FreezeError(origin_, std::string(made.status().message()));
     NodeId frozen = *made;
     for (const InputSlot& slot : readers) {
@@ -610,7 +622,7 @@ class Freezer {
     if (s.ok()) s = rewriter_.Rename(frozen, name);
     if (!s.ok()) return FreezeError(origin_, std::string(s.message()));
     ++summary_.variables;
-    summary_.variable_bytes += entry->size();
+    summary_.variable_bytes += bytes;
     return absl::OkStatus();
   }
 

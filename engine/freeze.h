@@ -20,6 +20,8 @@
 
 #include "absl/status/statusor.h"
 #include "engine/graph.h"
+#include "engine/rewriter.h"
+#include "engine/tensor_bundle.h"
 
 namespace graft {
 
@@ -46,6 +48,15 @@ struct FreezeSummary {
 // and AssignVariableOps, in the top-level graph or the function it calls).
 absl::StatusOr<std::map<std::string, std::string>> RestoredVariableKeys(
     const Graph& graph);
+
+// A Const node (named `name`) holding the checkpoint's tensor `key`, its
+// bytes left in the shard's mapping when large. An error when the bundle
+// lacks the key or the tensor is not a whole numeric one of `dtype` (a
+// variable's `dtype` attr).
+absl::StatusOr<NodeSpec> CheckpointConstant(const TensorBundle& bundle,
+                                            const std::string& key,
+                                            const tf::AttrValue* dtype,
+                                            const std::string& name);
 
 // Freezes `graph`, a SavedModel's (LoadSavedModel). Errors name the
 // SavedModel and the node: an unknown signature, a variable the checkpoint

@@ -1,11 +1,13 @@
 """SavedModels frozen and folded by graft against TensorFlow's own freezing
 (convert_variables_to_constants_v2 of the loaded serving signature), in the
-same run: sizes, times, batch norms left, output difference.
+same run: sizes, times, batch norms left, output difference; and the same
+models folded in place (--saved-model in-place: variables kept, the folded
+weights constants of the functions).
 
   .venv/bin/python tests/interop/bench_saved_model.py [MODEL...]
 
 Models: tf-keras applications (weights=None, random batch-norm statistics,
-224x224) saved with tf.saved_model.save. Prints a markdown table for
+224x224) saved with tf.saved_model.save. Prints two markdown tables for
 docs/benchmarks.md.
 """
 import json
@@ -26,13 +28,28 @@ from tensorflow.python.framework import convert_to_constants  # noqa: E402
 
 from conftest import graft_binary, repo_path  # noqa: E402
 from models import randomize_batch_norms  # noqa: E402
-from test_saved_model_freeze import graph_ops, folder_size, serve  # noqa: E402
+from test_saved_model_freeze import (  # noqa: E402
+    foldable_batch_norms, folder_size, graph_ops, serve)
 
 BATCH_NORMS = ("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
 
 
+def in_place_row(name, src, out, want, x):
+    start = time.perf_counter()
+    subprocess.run([graft_binary(), "apply", "-q", "-r",
+                    repo_path("rules", "fold_batch_norms.graft"), "--saved-model",
+                    "in-place", src, "-o", out], check=True)
+    seconds = time.perf_counter() - start
+    (got,) = serve(out, x).values()
+    rel = np.abs(want - got).max() / np.abs(want).max()
+    return (f"| {name} | {folder_size(src) / 2**20:.1f} MiB | "
+            f"{folder_size(out) / 2**20:.1f} MiB | {seconds:.2f} s | "
+            f"{len(foldable_batch_norms(src))} -> {len(foldable_batch_norms(out))} | "
+            f"{rel:.1e} |")
+
+
 def main(names):
-    rows = []
+    rows, in_place = [], []
     for name in names:
         with tempfile.TemporaryDirectory() as tmp:
             model = getattr(tf_keras.applications, name)(weights=None)
@@ -66,10 +83,17 @@ def main(names):
                 f"{graft_s:.2f} s | {sum(op in BATCH_NORMS for op in ops)} | "
                 f"{tf_s:.2f} s, {tf_bns} batch norms left | {rel:.1e} |")
             print(rows[-1], flush=True)
+            in_place.append(in_place_row(name, src, os.path.join(tmp, "in_place"), want, x))
+            print(in_place[-1], flush=True)
     print("| model | SavedModel | frozen + folded | graft freeze | graft apply "
           "(process) | BNs left | TF freeze (load + convert) | max diff / max |")
     print("|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
+    print()
+    print("| model | SavedModel | in place + folded | graft apply in place (process) "
+          "| foldable BNs (all functions) | max diff / max |")
+    print("|---|---|---|---|---|---|")
+    print("\n".join(in_place))
 
 
 if __name__ == "__main__":

@@ -179,3 +179,67 @@ def test_frozen_graphdef_and_signature_choice(graft, saved_model, tmp_path):
     assert bad.returncode == 1
     assert "no signature `predict`" in bad.stderr
     assert not os.path.exists(tmp_path / "x")
+
+
+def foldable_batch_norms(path):
+    """Batch norms (inference mode) that read a convolution, directly or
+    through its BiasAdd, in the top-level graph or any library function."""
+    model = saved_model_pb2.SavedModel()
+    with open(os.path.join(path, "saved_model.pb"), "rb") as f:
+        model.ParseFromString(f.read())
+    (meta,) = model.meta_graphs
+    bodies = [list(meta.graph_def.node)]
+    bodies += [list(f.node_def) for f in meta.graph_def.library.function]
+    found = []
+    for nodes in bodies:
+        by_name = {n.name: n for n in nodes}
+
+        def producer(name):
+            return by_name.get(name.split(":")[0])
+        for n in nodes:
+            if n.op not in BATCH_NORMS or n.attr["is_training"].b:
+                continue
+            p = producer(n.input[0])
+            if p is not None and p.op == "BiasAdd":
+                p = producer(p.input[0])
+            if p is not None and p.op in ("Conv2D", "DepthwiseConv2dNative"):
+                found.append(n.name)
+    return found
+
+
+def variable_files(path):
+    folder = os.path.join(path, "variables")
+    return {f: open(os.path.join(folder, f), "rb").read() for f in os.listdir(folder)}
+
+
+def test_in_place_fold(graft, saved_model, tmp_path, numbers):
+    """In place, the functions' variable reads are values to the rules: the
+    batch norms fold inside the functions the signatures call, the folded
+    weights are constants there, and the variables stay as they were."""
+    name, path = saved_model
+    assert foldable_batch_norms(path)
+    out = tmp_path / "in_place"
+    start = time.perf_counter()
+    proc = graft("apply", "-r", FOLD_RULES, "--saved-model", "in-place", path, "-o", out)
+    seconds = time.perf_counter() - start
+    assert "variable read(s) folded into constants" in proc.stderr, proc.stderr
+    assert foldable_batch_norms(str(out)) == []
+    assert variable_files(str(out)) == variable_files(path)
+    x = np.random.default_rng(6).standard_normal((2, SIZE, SIZE, 3)).astype(np.float32)
+    want = serve(path, x)
+    assert_close(want, serve(str(out), x))
+    assert_close(want, serve_in_session(str(out), x))
+    numbers.append("%s in place: %.1f MiB, %.1f MiB, %.2f s" % (
+        name, folder_size(path) / 2**20, folder_size(str(out)) / 2**20, seconds))
+
+
+def test_keras3_export_in_place(graft, keras3_cnn, tmp_path):
+    x = np.random.default_rng(7).standard_normal((2, SIZE, SIZE, 3)).astype(np.float32)
+    want = serve(keras3_cnn, x)
+    out = tmp_path / "in_place"
+    graft("apply", "-r", FOLD_RULES, "--saved-model", "in-place", keras3_cnn, "-o", out)
+    assert variable_files(str(out)) == variable_files(keras3_cnn)
+    ops = graph_ops(str(out))
+    assert "Rsqrt" not in ops  # Keras 3's unfused batch norms folded too
+    assert_close(want, serve(str(out), x))
+    assert_close(want, serve_in_session(str(out), x))

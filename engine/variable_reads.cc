@@ -1,0 +1,248 @@
+#include "engine/variable_reads.h"
+
+#include <functional>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "engine/freeze.h"
+#include "engine/function_body.h"
+#include "engine/rewriter.h"
+
+namespace graft {
+namespace {
+
+// A marked constant's attr: the read it stands for.
+constexpr char kMark[] = "_graft_variable_read";
+// An arg two calls pass different things to, or something not a variable.
+constexpr char kConflict[] = "\x01";
+
+using Library = std::map<std::string, const tf::FunctionDef*>;
+
+// The function a call runs with its inputs as its args in order:
+// (Stateful)PartitionedCall's `f`, or a library function used as an op
+// whose args are single tensors. Null for anything else.
+const tf::FunctionDef* CallTarget(const tf::NodeDef& node, const Library& library) {
+  if (node.op() == "PartitionedCall" || node.op() == "StatefulPartitionedCall") {
+    auto f = node.attr().find("f");
+    if (f == node.attr().end() || !f->second.has_func()) return nullptr;
+    auto it = library.find(f->second.func().name());
+    return it == library.end() ? nullptr : it->second;
+  }
+  auto it = library.find(node.op());
+  if (it == library.end()) return nullptr;
+  for (const tf::OpDef::ArgDef& arg : it->second->signature().input_arg()) {
+    if (!arg.number_attr().empty() || !arg.type_list_attr().empty()) return nullptr;
+  }
+  return it->second;
+}
+
+// Callers before callees; empty when the library calls itself.
+std::vector<const tf::FunctionDef*> CallOrder(const Library& library) {
+  std::set<std::string> names;
+  for (const auto& [name, f] : library) names.insert(name);
+  std::map<std::string, int> state;  // 1 visiting, 2 done
+  std::vector<const tf::FunctionDef*> post;
+  bool cycle = false;
+  std::function<void(const tf::FunctionDef*)> visit = [&](const tf::FunctionDef* f) {
+    int& s = state[f->signature().name()];
+    if (s == 2 || cycle) return;
+    if (s == 1) {
+      cycle = true;
+      return;
+    }
+    s = 1;
+    for (const tf::NodeDef& n : f->node_def()) {
+      for (const std::string& callee : FunctionsCalled(n, names)) visit(library.at(callee));
+    }
+    state[f->signature().name()] = 2;
+    post.push_back(f);
+  };
+  for (const auto& [name, f] : library) visit(f);
+  if (cycle) return {};
+  return {post.rbegin(), post.rend()};
+}
+
+}  // namespace
+
+VariableReads VariableReads::Of(const Graph& graph) {
+  VariableReads reads;
+  const SavedModelOrigin* origin = graph.saved_model().get();
+  if (origin == nullptr || origin->frozen) return reads;
+  absl::StatusOr<std::map<std::string, std::string>> restored =
+      RestoredVariableKeys(graph);
+  // No restore op to read keys from: nothing is shown (the rules run on
+  // the reads as they are, as freezing would refuse this model).
+  if (!restored.ok()) return reads;
+  std::map<std::string, std::string> shared_keys;  // shared_name -> key
+  for (const auto& [variable, key] : *restored) {
+    const Node* v = graph.FindNode(variable);
+    const tf::AttrValue* shared = v != nullptr ? v->attr("shared_name") : nullptr;
+    if (shared != nullptr && !shared->s().empty()) shared_keys[shared->s()] = key;
+  }
+  Library library;
+  std::set<std::string> names;
+  for (const tf::FunctionDef& f : graph.header().library().function()) {
+    library[f.signature().name()] = &f;
+    names.insert(f.signature().name());
+    reads.arg_keys_[f.signature().name()].resize(f.signature().input_arg_size());
+  }
+  auto propose = [&](const std::string& function, int index, const std::string& key) {
+    std::string& held = reads.arg_keys_[function][index];
+    held = held.empty() || held == key ? key : kConflict;
+  };
+  // A call passes its inputs to the callee's args; anything else naming a
+  // function (If/While branches and bodies) makes its args hold nothing.
+  auto calls = [&](const tf::NodeDef& node,
+                   const std::function<std::string(int)>& key_of_input) {
+    const tf::FunctionDef* target = CallTarget(node, library);
+    for (const std::string& callee : FunctionsCalled(node, names)) {
+      const tf::FunctionDef* f = library.at(callee);
+      if (f == target) continue;
+      for (int i = 0; i < f->signature().input_arg_size(); ++i) propose(callee, i, kConflict);
+    }
+    if (target == nullptr) return;
+    const int args = target->signature().input_arg_size();
+    int i = 0;
+    for (const std::string& input : node.input()) {
+      if (!input.empty() && input[0] == '^') continue;
+      if (i < args) propose(target->signature().name(), i, key_of_input(i));
+      ++i;
+    }
+  };
+  graph.ForEachNode([&](const Node& n) {
+    calls(n.def(), [&](int i) -> std::string {
+      Endpoint e = n.input(i);
+      for (int hops = 0; e.valid() && hops < graph.id_limit(); ++hops) {
+        if (graph.node(e.node).op() != "Identity" || graph.node(e.node).num_inputs() < 1)
+          break;
+        e = graph.node(e.node).input(0);
+      }
+      if (!e.valid() || graph.node(e.node).op() != "VarHandleOp") return kConflict;
+      const Node& v = graph.node(e.node);
+      auto key = restored->find(v.name());
+      if (key != restored->end()) return key->second;
+      const tf::AttrValue* shared = v.attr("shared_name");
+      auto by_shared = shared != nullptr ? shared_keys.find(shared->s()) : shared_keys.end();
+      return by_shared != shared_keys.end() ? by_shared->second : kConflict;
+    });
+  });
+  std::vector<const tf::FunctionDef*> order = CallOrder(library);
+  if (order.empty()) {  // recursion (refused elsewhere): nothing is shown
+    reads.arg_keys_.clear();
+    return reads;
+  }
+  for (const tf::FunctionDef* f : order) {
+    const std::string& caller = f->signature().name();
+    std::map<std::string, int> arg_index;
+    for (int i = 0; i < f->signature().input_arg_size(); ++i)
+      arg_index[f->signature().input_arg(i).name()] = i;
+    for (const tf::NodeDef& node : f->node_def()) {
+      calls(node, [&](int i) -> std::string {
+        int seen = 0;
+        for (const std::string& input : node.input()) {
+          if (!input.empty() && input[0] == '^') continue;
+          if (seen++ != i) continue;
+          auto arg = arg_index.find(input);
+          if (arg == arg_index.end()) return kConflict;
+          const std::string& held = reads.arg_keys_[caller][arg->second];
+          // Callers come first, so an arg no call set is one nothing passes.
+          return held.empty() ? kConflict : held;
+        }
+        return kConflict;
+      });
+    }
+  }
+  reads.origin_ = graph.saved_model();
+  return reads;
+}
+
+std::string VariableReads::KeyOf(const std::string& function, int index) const {
+  auto it = arg_keys_.find(function);
+  if (it == arg_keys_.end() || index < 0 ||
+      index >= static_cast<int>(it->second.size()))
+    return "";
+  const std::string& key = it->second[index];
+  return key == kConflict ? "" : key;
+}
+
+absl::StatusOr<int> VariableReads::Expose(const std::string& function,
+                                          Graph& body) const {
+  if (origin_ == nullptr) return 0;
+  const TensorBundle* bundle =
+      origin_->variables.has_value() ? &*origin_->variables : nullptr;
+  std::vector<std::pair<NodeId, std::string>> reads;  // ReadVariableOp, key
+  body.ForEachNode([&](const Node& arg) {
+    if (arg.op() != "_Arg") return;
+    const tf::AttrValue* index = arg.attr("index");
+    std::string key = KeyOf(function, index != nullptr ? static_cast<int>(index->i()) : -1);
+    if (key.empty() || arg.num_used_ports() == 0) return;
+    for (const InputSlot& slot : arg.consumers(0)) {  // only read here
+      if (body.node(slot.node).op() != "ReadVariableOp" || slot.index != 0) return;
+    }
+    for (const InputSlot& slot : arg.consumers(0)) reads.emplace_back(slot.node, key);
+  });
+  Rewriter rewriter(body);
+  rewriter.SetProvenance("variable read");
+  int exposed = 0;
+  for (const auto& [id, key] : reads) {
+    const Node& read = body.node(id);
+    const tf::BundleEntryProto* entry = bundle != nullptr ? bundle->Find(key) : nullptr;
+    const tf::AttrValue* dtype = read.attr("dtype");
+    if (!read.control_inputs().empty() || read.num_used_ports() == 0 ||
+        read.consumers(0).empty() || entry == nullptr || dtype == nullptr ||
+        dtype->type() != entry->dtype() || entry->dtype() == tf::DT_STRING ||
+        entry->slices_size() > 0)
+      continue;
+    absl::StatusOr<NodeSpec> constant =
+        CheckpointConstant(*bundle, key, dtype, read.name() + "/value");
+    if (!constant.ok())
+      return absl::Status(constant.status().code(),
+                          absl::StrCat("function `", function, "`, `", read.name(),
+                                       "`: ", constant.status().message()));
+    constant->device = read.device();
+    constant->attrs[kMark].set_s(read.name());
+    absl::StatusOr<NodeId> made = rewriter.AddNode(*std::move(constant));
+    if (!made.ok()) return made.status();
+    absl::StatusOr<int> moved = rewriter.Reroute({id, 0}, {*made, 0});
+    if (!moved.ok()) return moved.status();
+    ++exposed;
+  }
+  return exposed;
+}
+
+absl::StatusOr<int> VariableReads::Restore(Graph& body) {
+  std::vector<NodeId> marked;
+  body.ForEachNode([&](const Node& n) {
+    if (n.op() == "Const" && n.attr(kMark) != nullptr) marked.push_back(n.id());
+  });
+  Rewriter rewriter(body);
+  rewriter.SetProvenance("variable read");
+  int restored = 0;
+  std::vector<NodeId> doomed;
+  for (NodeId id : marked) {
+    const Node* read = body.FindNode(body.node(id).attr(kMark)->s());
+    if (read == nullptr || read->op() != "ReadVariableOp") {
+      // The read is gone (a rule removed it): the value stays a constant.
+      absl::Status s = rewriter.RemoveAttr(id, kMark);
+      if (!s.ok()) return s;
+      continue;
+    }
+    const Node& constant = body.node(id);
+    if (constant.num_used_ports() > 0 && !constant.consumers(0).empty()) {
+      absl::StatusOr<int> moved = rewriter.Reroute({id, 0}, {read->id(), 0});
+      if (!moved.ok()) return moved.status();
+      ++restored;
+    }
+    if (!body.node(id).control_consumers().empty()) {
+      absl::Status s = rewriter.RemoveAttr(id, kMark);  // something waits on it
+      if (!s.ok()) return s;
+      continue;
+    }
+    doomed.push_back(id);
+  }
+  if (absl::Status s = rewriter.RemoveNodes(doomed); !s.ok()) return s;
+  return restored;
+}
+
+}  // namespace graft
