@@ -108,6 +108,35 @@ absl::StatusOr<ConstTensor> Concat(const std::vector<ConstTensor>& parts, int64_
   return out;
 }
 
+// x[..., start:end, ...] along `axis` (negative from the back), as
+// numpy slicing with a step of 1; start and end clamped to the axis.
+absl::StatusOr<ConstTensor> SliceAxis(const ConstTensor& x, int64_t axis, int64_t start,
+                                      int64_t end) {
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank)
+    return absl::InvalidArgumentError(
+        absl::StrCat("slice_axis: axis out of range for ", x.ShapeString()));
+  const int64_t n = x.shape[axis];
+  auto clamp = [n](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + n : i, 0, n); };
+  start = clamp(start);
+  end = std::max(start, clamp(end));
+  ConstTensor values = Materialize(x);
+  ConstTensor out;
+  out.dtype = x.dtype;
+  out.shape = x.shape;
+  out.shape[axis] = end - start;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
+  out.values.reserve(out.num_elements());
+  for (int64_t o = 0; o < outer; ++o) {
+    auto from = values.values.begin() + (o * n + start) * inner;
+    out.values.insert(out.values.end(), from, from + (end - start) * inner);
+  }
+  return out;
+}
+
 }  // namespace
 
 void RegisterConstantHooks(HookRegistry& r) {
@@ -237,6 +266,16 @@ void RegisterConstantHooks(HookRegistry& r) {
           parts.push_back(*std::move(x));
         }
         absl::StatusOr<ConstTensor> y = Concat(parts, a[1].i);
+        if (!y.ok()) return y.status();
+        return Value::Constant(*std::move(y));
+      });
+  Add(r, "slice_axis", {VT::kConst, VT::kInt, VT::kInt, VT::kInt}, VT::kConst, false,
+      "slice_axis(x, axis, start, end): x[..., start:end] along an axis, as numpy "
+      "slicing (negative indices from the end, clamped)",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        absl::StatusOr<ConstTensor> x = ToConstant(ctx.graph, a[0]);
+        if (!x.ok()) return x.status();
+        absl::StatusOr<ConstTensor> y = SliceAxis(*x, a[1].i, a[2].i, a[3].i);
         if (!y.ok()) return y.status();
         return Value::Constant(*std::move(y));
       });

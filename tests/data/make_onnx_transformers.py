@@ -17,6 +17,9 @@ tfm_rms_norm            LLaMA's RMSNorm (torch's rsqrt: Sqrt, Reciprocal), opset
 tfm_rms_norm_opset14    the same at opset 14 (no RMSNormalization there)
 tfm_skip_rms_norm       RMSNorm of a residual sum another Add reads too
 tfm_fast_gelu_bias      MatMul + Add bias -> onnxruntime's FastGelu
+tfm_rotary              LLaMA's rotary embeddings on Q and K [2, 2, 4, 8] by
+                        position_ids (one cos/sin Gather for both), opset 14
+tfm_rotary_opset23      the same at opset 23 (RotaryEmbedding is standard there)
 
   .venv/bin/python tests/data/make_onnx_transformers.py
 """
@@ -24,6 +27,7 @@ import math
 import os
 import sys
 
+import numpy as np
 import onnx
 from google.protobuf import text_format
 from onnx import TensorProto, helper
@@ -36,12 +40,12 @@ from transformer_models import Builder  # noqa: E402
 SHAPE = [2, 4, 8]
 
 
-def save(name, b, x, inputs=("x",), opset=14, contrib=False, extra=()):
+def save(name, b, x, inputs=("x",), opset=14, contrib=False, extra=(), shape=SHAPE):
     b.nodes.append(helper.make_node("Identity", [x], ["y"], name="out"))
     graph = helper.make_graph(
-        b.nodes, name, [helper.make_tensor_value_info(i, TensorProto.FLOAT, SHAPE)
+        b.nodes, name, [helper.make_tensor_value_info(i, TensorProto.FLOAT, shape)
                         for i in inputs] + list(extra),
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, SHAPE)], b.inits)
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)], b.inits)
     opsets = [helper.make_opsetid("", opset)]
     if contrib:
         opsets.append(helper.make_opsetid("com.microsoft", 1))
@@ -98,6 +102,19 @@ def main():
         b.nodes.append(helper.make_node(op, [h], ["g"], name="/act/" + op,
                                         domain="com.microsoft"))
         save("bias_gelu" if op == "Gelu" else "fast_gelu_bias", b, "g", contrib=True)
+    for name, opset in (("rotary", 14), ("rotary_opset23", 23)):
+        b = Builder(15, opset=opset)
+        emb = np.outer(np.arange(16), 1.0 / 10000 ** (np.arange(0, 8, 2) / 8))
+        emb = np.concatenate([emb, emb], -1)
+        tables = [b.const(t, f(emb).astype(np.float32))
+                  for t, f in (("cos_cached", np.cos), ("sin_cached", np.sin))]
+        cos, sin = (b.op("Unsqueeze", [b.op("Gather", [t, "position_ids"], "/rotary_emb"),
+                                       b.shape([1])], "/rotary_emb") for t in tables)
+        q = b.rotary("x", cos, sin, 8, "/attn")
+        k = b.rotary("k", cos, sin, 8, "/attn")
+        save(name, b, b.op("Add", [q, k], "/attn"), inputs=("x", "k"), opset=opset,
+             shape=[2, 2, 4, 8],
+             extra=[helper.make_tensor_value_info("position_ids", TensorProto.INT64, [2, 4])])
 
 
 if __name__ == "__main__":

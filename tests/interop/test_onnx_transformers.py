@@ -22,7 +22,7 @@ RULES = sorted(repo_path("rules", "onnx", "transformers", f)
 # The fused ops both write, by kind.
 KINDS = ("LayerNormalization", "SkipLayerNormalization", "Gelu", "BiasGelu", "FastGelu",
          "Attention", "MultiHeadAttention", "EmbedLayerNormalization",
-         "RMSNormalization", "SkipSimplifiedLayerNormalization")
+         "RMSNormalization", "SkipSimplifiedLayerNormalization", "RotaryEmbedding")
 # The optimizer's RMS norm is its own op in ONNX's domain; graft's the standard one.
 SAME_KIND = {"SimplifiedLayerNormalization": "RMSNormalization"}
 
@@ -31,7 +31,7 @@ def fused(model):
     counts = collections.Counter(SAME_KIND.get(n.op_type, n.op_type) for n in model.graph.node
                                  if n.domain == "com.microsoft" or n.op_type in (
                                      "LayerNormalization", "RMSNormalization",
-                                     "SimplifiedLayerNormalization"))
+                                     "SimplifiedLayerNormalization", "RotaryEmbedding"))
     return {k: counts.get(k, 0) for k in KINDS}
 
 
@@ -100,8 +100,10 @@ def test_fusions_apply_twice_change_nothing(graft, tmp_path):
 def test_rms_norms_of_a_llama_style_decoder(graft, tmp_path, opset):
     """Every RMS norm of a LLaMA-style decoder fuses (the first, which reads
     no residual sum, only where RMSNormalization exists), where the
-    optimizer finds none; no initializer is left unread."""
-    model = transformer_models.llama(opset=opset)
+    optimizer finds none, and so do the rotary embeddings of Q and K
+    (onnxruntime's RotaryEmbedding, the standard one at opset 23); no
+    initializer is left unread."""
+    model = transformer_models.llama(opset=opset, rotary=True)
     src = str(tmp_path / "model.onnx")
     onnx.save(model, src)
     ours = str(tmp_path / "graft.onnx")
@@ -111,6 +113,9 @@ def test_rms_norms_of_a_llama_style_decoder(graft, tmp_path, opset):
     have = fused(mine)
     assert have["SkipSimplifiedLayerNormalization"] == 4
     assert have["RMSNormalization"] == (1 if opset >= 23 else 0)
+    assert have["RotaryEmbedding"] == 4
+    rotary = {n.domain for n in mine.graph.node if n.op_type == "RotaryEmbedding"}
+    assert rotary == ({""} if opset >= 23 else {"com.microsoft"})
     want = fused(ort_optimize(src, "gpt2", str(tmp_path / "ort.onnx")))
     assert all(have[k] >= want[k] for k in KINDS), (have, want)
     read = {i for n in mine.graph.node for i in n.input}

@@ -14,9 +14,12 @@ shapes, random weights), built with the onnx package so the tests need no torch:
           heads, scores, Div, Where on the causal mask, Softmax, MatMul,
           merge heads -> Gemm -> Add residual -> LayerNorm -> Gemm -> FastGelu
           (tanh form, "gelu_new") -> Gemm -> Add residual; final LayerNorm.
-  llama   Hugging Face's LlamaModel without rotary embeddings: RMSNorms
-          (Pow, ReduceMean, Add, Sqrt, Reciprocal, Mul, Mul), causal
-          attention without biases, SiLU-gated MLP.
+  llama   Hugging Face's LlamaModel: RMSNorms (Pow, ReduceMean, Add,
+          Sqrt, Reciprocal, Mul, Mul), causal attention without biases,
+          SiLU-gated MLP; with rotary=True, rotary embeddings on Q and K
+          as transformers 4.36 exports them (cos/sin tables Gathered by
+          position_ids and Unsqueezed; x * cos + rotate_half(x) * sin,
+          rotate_half two Slices, a Neg and a Concat).
 
 Pass another opset for the same op sequences there: 17 (LayerNormalization
 is a standard op), 23 (RMSNormalization too); from 18 ReduceMean takes its
@@ -24,6 +27,7 @@ axes as an input. LayerNorm is torch's decomposition
 at opset 14 (ReduceMean, Sub, Pow 2,
 ReduceMean, Add epsilon, Sqrt, Div, Mul gamma, Add beta)."""
 import math
+import os
 
 import numpy as np
 import onnx
@@ -35,18 +39,29 @@ OPSET = 14  # Hugging Face's exports' default; 17 also works (ReduceMean's axes 
 class Builder:
     """Nodes and initializers, named as torch names them (`/layer.0/...`)."""
 
-    def __init__(self, seed, opset=OPSET):
+    def __init__(self, seed, opset=OPSET, data=None):
         self.opset = opset
         self.rng = np.random.default_rng(seed)
         self.nodes, self.inits = [], []
         self.count = 0
+        self.data = data  # an open file: weights go there (external data)
 
     def const(self, name, value):
         self.inits.append(numpy_helper.from_array(np.asarray(value), name))
         return name
 
     def weight(self, name, shape, scale=0.2):
-        return self.const(name, self.rng.normal(0, scale, shape).astype(np.float32))
+        if self.data is None:
+            return self.const(name, self.rng.normal(0, scale, shape).astype(np.float32))
+        w = self.rng.standard_normal(shape, dtype=np.float32) * np.float32(scale)
+        t = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=shape,
+                        data_location=TensorProto.EXTERNAL)
+        for k, v in (("location", os.path.basename(self.data.name)),
+                     ("offset", str(self.data.tell())), ("length", str(w.nbytes))):
+            t.external_data.add(key=k, value=v)
+        self.data.write(w.tobytes())
+        self.inits.append(t)
+        return name
 
     def op(self, op_type, inputs, scope, **attrs):
         self.count += 1
@@ -115,10 +130,28 @@ class Builder:
         r = self.op("Reshape", [x, self.shape([batch, seq, n_heads, head])], scope)
         return self.op("Transpose", [r], scope, perm=list(perm))
 
+    def rotary(self, x, cos, sin, head, scope):
+        """x * cos + rotate_half(x) * sin over [B, N, S, head]."""
+        half = head // 2
+        x1 = self.op("Slice", [x, self.shape([0]), self.shape([half]), self.shape([3]),
+                               self.shape([1])], scope)
+        x2 = self.op("Slice", [x, self.shape([half]), self.shape([np.iinfo(np.int64).max]),
+                               self.shape([3]), self.shape([1])], scope)
+        rot = self.op("Concat", [self.op("Neg", [x2], scope), x1], scope, axis=-1)
+        return self.op("Add", [self.op("Mul", [x, cos], scope),
+                               self.op("Mul", [rot, sin], scope)], scope)
+
     def attention_core(self, q, k, v, batch, seq, n_heads, head, scope, bias=None,
-                       causal=None):
+                       causal=None, rotary=None):
         qh = self.heads(q, batch, seq, n_heads, head, scope)
-        kh = self.heads(k, batch, seq, n_heads, head, scope, (0, 2, 3, 1))
+        if rotary is None:
+            kh = self.heads(k, batch, seq, n_heads, head, scope, (0, 2, 3, 1))
+        else:  # rotated in [B, N, S, H], then K transposed for the scores
+            cos, sin = rotary
+            qh = self.rotary(qh, cos, sin, head, scope)
+            kh = self.rotary(self.heads(k, batch, seq, n_heads, head, scope), cos, sin,
+                             head, scope)
+            kh = self.op("Transpose", [kh], scope, perm=[0, 1, 3, 2])
         vh = self.heads(v, batch, seq, n_heads, head, scope)
         scores = self.op("MatMul", [qh, kh], scope)
         scores = self.op("Div", [scores, self.scalar(math.sqrt(head))], scope)
@@ -146,7 +179,8 @@ class Builder:
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                               producer_name="pytorch", producer_version="2.5.0")
         m.ir_version = 10 if opset >= 21 else 8
-        onnx.checker.check_model(m, full_check=True)
+        if self.data is None:  # with external data: checked once written
+            onnx.checker.check_model(m, full_check=True)
         return m
 
 
@@ -222,27 +256,43 @@ def gpt2(layers=2, hidden=64, n_heads=4, batch=2, seq=16, vocab=100, seed=1, ops
 
 
 def llama(layers=2, hidden=64, n_heads=4, inter=None, batch=2, seq=16, vocab=100, seed=2,
-          opset=OPSET):
+          opset=OPSET, rotary=False, data=None, max_positions=2048):
     """A decoder in the op sequence torch writes for Hugging Face's
-    LlamaModel (without rotary embeddings): token Gather; per layer RMSNorm
-    -> Q/K/V MatMul (no bias) -> causal attention -> o_proj MatMul -> Add
-    residual -> RMSNorm -> SiLU(gate) * up (Sigmoid, Mul, Mul) -> down
-    MatMul -> Add residual; a final RMSNorm."""
-    b = Builder(seed, opset)
+    LlamaModel: token Gather; per layer RMSNorm -> Q/K/V MatMul (no bias)
+    -> (rotary embeddings on Q and K) -> causal attention -> o_proj MatMul
+    -> Add residual -> RMSNorm -> SiLU(gate) * up (Sigmoid, Mul, Mul) ->
+    down MatMul -> Add residual; a final RMSNorm. `data`: an open file the
+    weights are written to (external data, for models past 2 GiB)."""
+    b = Builder(seed, opset, data)
     head = hidden // n_heads
     inter = inter or 8 * hidden // 3  # LLaMA's MLP width
     ids = helper.make_tensor_value_info("input_ids", TensorProto.INT64, [batch, seq])
+    inputs = [ids]
     x = b.op("Gather", [b.weight("embed_tokens.weight", (vocab, hidden)), "input_ids"],
              "/embed_tokens")
     causal = b.const("causal_mask", np.tril(np.ones((1, 1, seq, seq), bool)))
+    tables = None
+    if rotary:
+        inputs.append(helper.make_tensor_value_info("position_ids", TensorProto.INT64,
+                                                    [batch, seq]))
+        inv_freq = 1.0 / (10000 ** (np.arange(0, head, 2, dtype=np.float64) / head))
+        freqs = np.outer(np.arange(max_positions), inv_freq)
+        emb = np.concatenate([freqs, freqs], axis=-1)
+        tables = (b.const("cos_cached", np.cos(emb).astype(np.float32)),
+                  b.const("sin_cached", np.sin(emb).astype(np.float32)))
     for i in range(layers):
         s = "/layers.%d" % i
         h = b.rms_norm(x, hidden, s + "/input_layernorm")
         q, k, v = (b.op("MatMul", [h, b.weight("%s/self_attn/%s_proj.weight" % (s, n),
                                                 (hidden, hidden))], s + "/self_attn")
                    for n in "qkv")
+        rot = None
+        if tables is not None:  # cos[position_ids].unsqueeze(1), per layer
+            r = s + "/self_attn/rotary_emb"
+            rot = tuple(b.op("Unsqueeze", [b.op("Gather", [t, "position_ids"], r),
+                                            b.shape([1])], r) for t in tables)
         ctx = b.attention_core(q, k, v, batch, seq, n_heads, head, s + "/self_attn",
-                               causal=causal)
+                               causal=causal, rotary=rot)
         o = b.op("MatMul", [ctx, b.weight(s + "/self_attn/o_proj.weight", (hidden, hidden))],
                  s + "/self_attn")
         x = b.op("Add", [x, o], s)
@@ -258,7 +308,7 @@ def llama(layers=2, hidden=64, n_heads=4, inter=None, batch=2, seq=16, vocab=100
     b.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="/Identity"))
     out = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
                                         [batch, seq, hidden])
-    return b.model([ids], [out], "llama", opset)
+    return b.model(inputs, [out], "llama", opset)
 
 
 def feeds(model, seed=0):
@@ -271,6 +321,8 @@ def feeds(model, seed=0):
             m = np.ones(shape, np.int64)
             m[0, shape[1] * 3 // 4:] = 0
             out[i.name] = m
+        elif i.name == "position_ids":
+            out[i.name] = np.broadcast_to(np.arange(shape[1]), shape).astype(np.int64)
         elif i.name == "token_type_ids":
             out[i.name] = rng.integers(0, 2, shape).astype(np.int64)
         else:
