@@ -150,9 +150,11 @@ absl::StatusOr<Graph> ParseOnnx(absl::string_view bytes,
 // Where a written model's tensors go. Tensors no rewrite touched stay as
 // they were: in the model, or in the original's external data files (the
 // model refers to them by the same locations; written elsewhere, each such
-// file is copied whole beside it). New and changed tensors of 1 KiB or
-// more go to `data_file` when the original kept external data; the rest
-// are written in the model.
+// file is copied whole beside it, unless the written model reads less than
+// half of it: then the tensors it still reads are written to `data_file`
+// and the file is not copied). New and changed tensors of 1 KiB or more go
+// to `data_file` when the original kept external data; the rest are
+// written in the model.
 struct OnnxWriteOptions {
   std::string folder;     // the output's folder; "" for bytes
   std::string data_file;  // location in `folder`; "" writes all in the model

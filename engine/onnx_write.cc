@@ -248,6 +248,26 @@ class InitializerWriter {
                    SameFolder(origin.folder, options.folder);
   }
 
+  // Before writing: the original's data files the written model would
+  // read less than half of (a rewrite replaced most of their tensors, as
+  // weight quantization does) are not copied whole; their tensors still
+  // read go to the new data file. `kept` are the unmodified initializers.
+  void PlanCompaction(const std::vector<const onnx::TensorProto*>& kept) {
+    if (same_folder_ || options_.folder.empty() || options_.data_file.empty()) return;
+    std::map<std::string, int64_t> live;
+    for (const onnx::TensorProto* t : kept) {
+      if (t->data_location() != onnx::TensorProto::EXTERNAL) continue;
+      absl::StatusOr<onnx_data::ExternalRef> ref = onnx_data::ExternalRefOf(*t);
+      if (ref.ok()) live[ref->location] += ref->length;
+    }
+    for (const std::string& location : origin_.external_locations) {
+      struct stat info;
+      const std::string path = absl::StrCat(origin_.folder, "/", location);
+      if (stat(path.c_str(), &info) == 0 && live[location] * 2 < info.st_size)
+        compacted_.insert(location);
+    }
+  }
+
   // The initializer field for Const `n`.
   absl::Status Write(const Node& n, onnx_data::Pieces* graph) {
     auto it = origin_.initializers.find(n.name());
@@ -316,6 +336,12 @@ class InitializerWriter {
     if (original.data_location() == onnx::TensorProto::EXTERNAL) {
       absl::StatusOr<onnx_data::ExternalRef> ref = onnx_data::ExternalRefOf(original);
       if (!ref.ok()) return ref.status();
+      if (compacted_.count(ref->location) && n.value_content_apart() != nullptr) {
+        onnx::TensorProto header = original;
+        header.clear_external_data();
+        header.clear_data_location();
+        return WriteWithData(std::move(header), n.value_content_apart(), graph);
+      }
       kept_locations_.insert(ref->location);
       graph->Field(kInitializer, Whole(original));
       return absl::OkStatus();
@@ -379,6 +405,7 @@ class InitializerWriter {
   const OnnxOrigin& origin_;
   const OnnxWriteOptions& options_;
   bool same_folder_ = false;
+  std::set<std::string> compacted_;  // data files not copied (PlanCompaction)
   std::set<std::string> kept_locations_;
   std::string data_location_;
   onnx_data::Pieces new_data_;
@@ -398,6 +425,14 @@ absl::StatusOr<OnnxFiles> PlanOnnxSave(const Graph& graph,
   ImportNewDomains(graph, *origin, *order, &model);
   onnx::GraphProto& out = *model.mutable_graph();
   InitializerWriter initializers(*origin, options);
+  std::vector<const onnx::TensorProto*> kept;
+  for (NodeId id : *order) {
+    const Node& n = graph.node(id);
+    auto it = origin->initializers.find(n.name());
+    if (n.op() == "Const" && !n.modified() && it != origin->initializers.end())
+      kept.push_back(&it->second);
+  }
+  initializers.PlanCompaction(kept);
   onnx_data::Pieces initializer_fields;
   for (NodeId id : *order) {
     const Node& n = graph.node(id);

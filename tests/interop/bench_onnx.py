@@ -39,14 +39,17 @@ onnx.save(model, out)
 """
 
 
-def timed(cmd):
+def timed(cmd, timeout=None):
     """Runs `cmd` under /usr/bin/time; returns (seconds, its peak RSS in
     MiB). (Measured by `time`, a small process, not through this one's
-    fork, whose image would count.)"""
+    fork, whose image would count.) Past `timeout` seconds: RuntimeError."""
     start = time.perf_counter()
-    proc = subprocess.run(["/usr/bin/time", "-f", "MAXRSS %M"] + cmd,
+    limit = ["timeout", "-s", "KILL", str(timeout)] if timeout else []
+    proc = subprocess.run(["/usr/bin/time", "-f", "MAXRSS %M"] + limit + cmd,
                           capture_output=True, text=True)
     seconds = time.perf_counter() - start
+    if timeout and proc.returncode in (124, 137):
+        raise RuntimeError("stopped after %d s" % timeout)
     if proc.returncode != 0:
         raise RuntimeError("%s failed: %s" % (cmd[0], proc.stderr[-2000:]))
     rss = [line for line in proc.stderr.splitlines() if line.startswith("MAXRSS ")]

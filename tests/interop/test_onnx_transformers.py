@@ -123,3 +123,23 @@ def test_rms_norms_of_a_llama_style_decoder(graft, tmp_path, opset):
     feeds = transformer_models.feeds(model)
     expected = run(src, feeds)
     assert np.abs(run(ours, feeds) - expected).max() <= 1e-4 * np.abs(expected).max()
+
+
+def test_llm_benchmark_sampled():
+    """tests/interop/bench_onnx_llm.py (a LLaMA-like decoder with rotary
+    embeddings, weights in an external data file) on a small model: the
+    fusions and the weight-only quantization run in onnxruntime, and the
+    quantized model's folder holds the int8 weights, not the float ones
+    beside them."""
+    import bench_onnx_llm
+    result = bench_onnx_llm.measure(layers=2, hidden=128, heads=4, inter=344, vocab=500,
+                                    seq=16, run=True, peers=False, limit=300,
+                                    print_=lambda *_: None)
+    rows = {row["kind"]: row for row in result["rows"]}
+    fused = rows["fuse"]
+    assert fused["fusions"] == "RotaryEmbedding 4, SkipSimplifiedLayerNormalization 4"
+    assert fused["diff"] <= 1e-4
+    quantized = rows["quantize"]
+    assert quantized["dequantize"] == 2 * 7  # q, k, v, o, gate, up, down per layer
+    assert quantized["sqnr_db"] >= 15
+    assert quantized["out_gib"] * 2**30 < 0.5 * result["size"]

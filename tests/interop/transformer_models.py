@@ -53,7 +53,8 @@ class Builder:
     def weight(self, name, shape, scale=0.2):
         if self.data is None:
             return self.const(name, self.rng.normal(0, scale, shape).astype(np.float32))
-        w = self.rng.standard_normal(shape, dtype=np.float32) * np.float32(scale)
+        # LLM-scale: N(0, 1/fan_in), as such models start, so the output is not chaos
+        w = self.rng.standard_normal(shape, dtype=np.float32) * np.float32(shape[0] ** -0.5)
         t = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=shape,
                         data_location=TensorProto.EXTERNAL)
         for k, v in (("location", os.path.basename(self.data.name)),
@@ -262,7 +263,8 @@ def llama(layers=2, hidden=64, n_heads=4, inter=None, batch=2, seq=16, vocab=100
     -> (rotary embeddings on Q and K) -> causal attention -> o_proj MatMul
     -> Add residual -> RMSNorm -> SiLU(gate) * up (Sigmoid, Mul, Mul) ->
     down MatMul -> Add residual; a final RMSNorm. `data`: an open file the
-    weights are written to (external data, for models past 2 GiB)."""
+    weights are written to (external data, for models past 2 GiB), drawn
+    from N(0, 1/fan_in)."""
     b = Builder(seed, opset, data)
     head = hidden // n_heads
     inter = inter or 8 * hidden // 3  # LLaMA's MLP width
