@@ -73,6 +73,15 @@ def main():
                             node("Transpose", ["w"], ["wt"], name="tb", perm=[1, 0]),
                             node("Gemm", ["xt", "wt", "c"], ["y"], name="gemm", transB=1)],
          [("x", [3, 2])], [("y", [2, 4])], [f("w", (3, 4)), f("c", (4,))])
+    save("transpose_gemm_no_c", [node("Transpose", ["x"], ["xt"], name="ta", perm=[1, 0]),
+                                 node("Transpose", ["w"], ["wt"], name="tb", perm=[1, 0]),
+                                 node("Gemm", ["xt", "wt"], ["y"], name="gemm")],
+         [("x", [3, 2])], [("y", [2, 4])], [f("w", (4, 3))])
+    # Opset 12 on: the ratio is an input; not in training mode, a no-op.
+    save("dropout_ratio", [node("Dropout", ["x", "ratio"], ["a"], name="drop"),
+                           node("Relu", ["a"], ["y"], name="relu")],
+         x4, [("y", [1, 3, 4, 4])],
+         [numpy_helper.from_array(np.array(0.3, np.float32), "ratio")])
     print("wrote", HERE)
 
 

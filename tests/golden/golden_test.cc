@@ -1,6 +1,6 @@
 // Golden cases: each folder under tests/golden/ holds `rules.graft`,
-// `in.pbtxt` and `expected.diff` (and optionally `params.txt`, lines of
-// name=value). The rules applied to the input must give exactly the
+// `in.pbtxt` (or, for an ONNX model, `in.onnxtxt`) and `expected.diff`
+// (and optionally `params.txt`, lines of name=value). The rules applied to the input must give exactly the
 // expected change, as `graft diff --full in out` prints it (every added node
 // in full, tensors with their values: readable in review); applying them
 // again must change nothing; two runs must agree byte for byte. A case
@@ -64,8 +64,14 @@ absl::Status ApplyInFunctions(Graph& graph, const dsl::RuleSet& rules,
   return dsl::RunOnFunctions(graph, {{"golden", &rules}}, {}, report);
 }
 
+// The case's input: an ONNX model's text form, or a GraphDef's.
+std::string InputOf(const std::string& dir) {
+  const std::string onnx = dir + "/in.onnxtxt";
+  return std::ifstream(onnx).good() ? onnx : dir + "/in.pbtxt";
+}
+
 Result Apply(const std::string& dir, const dsl::RuleSet& rules) {
-  absl::StatusOr<Graph> graph = LoadGraph(dir + "/in.pbtxt");
+  absl::StatusOr<Graph> graph = LoadGraph(InputOf(dir));
   EXPECT_TRUE(graph.ok()) << graph.status();
   if (!graph.ok()) return {};
   absl::StatusOr<report::ApplyReport> report =
@@ -83,7 +89,7 @@ Result Apply(const std::string& dir, const dsl::RuleSet& rules) {
                     .ok());
   }
   EXPECT_TRUE(CheckValid(*graph, validate).ok()) << CheckValid(*graph, validate);
-  absl::StatusOr<Graph> input = LoadGraph(dir + "/in.pbtxt");
+  absl::StatusOr<Graph> input = LoadGraph(InputOf(dir));
   DiffOptions full;
   full.full = true;
   Result r{SerializeGraph(*graph, GraphFormat::kText),
