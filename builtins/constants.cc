@@ -287,7 +287,7 @@ void RegisterConstantHooks(HookRegistry& r) {
         if (!dtype.ok()) return dtype.status();
         absl::StatusOr<ConstTensor> x = ToConstant(ctx.graph, a[0]);
         if (!x.ok()) return x.status();
-        absl::StatusOr<ConstTensor> y = CastTo(*x, *dtype);
+        absl::StatusOr<ConstTensor> y = CastTo(*std::move(x), *dtype);
         if (!y.ok()) return y.status();
         return Value::Constant(*std::move(y));
       });

@@ -73,20 +73,6 @@ bool Supported(tf::DataType dtype) {
   }
 }
 
-double RoundFor(tf::DataType dtype, double v) {
-  switch (dtype) {
-    case tf::DT_FLOAT:
-    case tf::DT_DOUBLE:
-    case tf::DT_HALF:
-    case tf::DT_BFLOAT16:
-      return v;
-    case tf::DT_BOOL:
-      return v != 0 ? 1 : 0;
-    default:
-      return std::nearbyint(v);
-  }
-}
-
 // The product of the dims, saturating at INT64_MAX (shapes come from files).
 int64_t NumElements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
@@ -313,9 +299,26 @@ tf::TensorProto ToTensorProto(const ConstTensor& t) {
                                  : EncodeContent<double>(t.values));
     return proto;
   }
+  if (t.dtype == tf::DT_INT8 || t.dtype == tf::DT_QINT8) {  // weights: no copy
+    std::string bytes(t.values.size(), '\0');
+    for (size_t i = 0; i < t.values.size(); ++i) {
+      const double r = std::nearbyint(t.values[i]);  // saturated; NaN -128
+      bytes[i] = static_cast<char>(static_cast<int8_t>(
+          r >= -128 && r <= 127 ? r : (r > 127 ? 127 : -128)));
+    }
+    proto.set_tensor_content(std::move(bytes));
+    return proto;
+  }
   std::vector<double> v(t.values.size());
-  std::transform(t.values.begin(), t.values.end(), v.begin(),
-                 [&](double x) { return RoundFor(t.dtype, x); });
+  if (t.dtype == tf::DT_BOOL) {
+    std::transform(t.values.begin(), t.values.end(), v.begin(),
+                   [](double x) { return x != 0 ? 1.0 : 0.0; });
+  } else if (t.dtype != tf::DT_HALF && t.dtype != tf::DT_BFLOAT16) {
+    std::transform(t.values.begin(), t.values.end(), v.begin(),
+                   [](double x) { return std::nearbyint(x); });
+  } else {
+    v = t.values;
+  }
   switch (t.dtype) {
     case tf::DT_INT32:
       proto.set_tensor_content(EncodeContent<int32_t>(v));
@@ -328,10 +331,6 @@ tf::TensorProto ToTensorProto(const ConstTensor& t) {
       break;
     case tf::DT_UINT16:
       proto.set_tensor_content(EncodeContent<uint16_t>(v));
-      break;
-    case tf::DT_INT8:
-    case tf::DT_QINT8:
-      proto.set_tensor_content(EncodeContent<int8_t>(v));
       break;
     case tf::DT_UINT8:
     case tf::DT_QUINT8:
@@ -447,12 +446,12 @@ ConstTensor Reduce(const ConstTensor& a, absl::string_view op) {
   return ConstTensor::Scalar(v, a.dtype);
 }
 
-absl::StatusOr<ConstTensor> CastTo(const ConstTensor& a, tf::DataType dtype) {
+absl::StatusOr<ConstTensor> CastTo(ConstTensor a, tf::DataType dtype) {
   if (!Supported(dtype)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot compute constants of dtype ", DataTypeName(dtype)));
   }
-  ConstTensor r = Materialize(a);
+  ConstTensor r = a.deferred != nullptr ? Materialize(a) : std::move(a);
   r.dtype = dtype;
   double lo = 0, hi = 0;
   switch (dtype) {
@@ -479,14 +478,16 @@ absl::StatusOr<ConstTensor> CastTo(const ConstTensor& a, tf::DataType dtype) {
     default:
       break;
   }
-  if (hi > lo) {
-    for (double v : r.values) {
+  if (hi > lo) {  // an integer dtype: its values are the rounded ones
+    for (double& v : r.values) {
       double x = std::nearbyint(v);
       if (!(x >= lo && x <= hi)) {
         return absl::InvalidArgumentError(
             absl::StrCat("value ", v, " does not fit ", DataTypeName(dtype)));
       }
+      v = x;
     }
+    return r;
   }
   // Encoding rounds the values as the dtype holds them; decoding reads them
   // back, so later math sees what TensorFlow's Cast would give.
@@ -703,16 +704,28 @@ absl::StatusOr<ConstTensor> ChannelReduce(const ConstTensor& filter,
     r.values.assign(layout->channels, 0.0);
     return r;
   }
-  auto m = AsMatrix(filter, *layout);
-  auto reduce = [minimum](const auto& a) -> Eigen::ArrayXd {
-    return minimum ? Eigen::ArrayXd(a.rowwise().minCoeff())
-                   : Eigen::ArrayXd(a.rowwise().maxCoeff());
-  };
-  // Rows are channels; or each column's extreme, then each channel's.
-  Eigen::ArrayXd columns = layout->inner == 1 ? reduce(m) : reduce(m.transpose());
-  Eigen::ArrayXd out = reduce(Eigen::Map<const Eigen::ArrayXXd>(
-      columns.data(), layout->channels, columns.size() / layout->channels));
-  r.values.assign(out.data(), out.data() + out.size());
+  // Value i is in channel (i / inner) % channels: runs of `inner` values
+  // of one channel, read in order (contiguous, whatever the layout).
+  const int64_t channels = layout->channels, inner = layout->inner;
+  const double* v = filter.values.data();
+  const int64_t runs = filter.num_elements() / inner;
+  r.values.assign(channels, minimum ? std::numeric_limits<double>::infinity()
+                                    : -std::numeric_limits<double>::infinity());
+  double* out = r.values.data();
+  auto fold = [minimum](double a, double b) { return minimum ? std::min(a, b) : std::max(a, b); };
+  if (inner == 1) {  // channels the fastest axis: one row of them at a time
+    for (int64_t row = 0; row < runs / channels; ++row) {
+      const double* x = v + row * channels;
+      for (int64_t c = 0; c < channels; ++c) out[c] = fold(out[c], x[c]);
+    }
+  } else {
+    for (int64_t run = 0; run < runs; ++run) {
+      const double* x = v + run * inner;
+      double m = out[run % channels];
+      for (int64_t k = 0; k < inner; ++k) m = fold(m, x[k]);
+      out[run % channels] = m;
+    }
+  }
   return r;
 }
 

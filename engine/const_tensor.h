@@ -72,7 +72,7 @@ absl::StatusOr<ConstTensor> Unary(const ConstTensor& a, absl::string_view op);
 ConstTensor Reduce(const ConstTensor& a, absl::string_view op);
 // The tensor in another dtype, each value rounded as that dtype holds it
 // (float32 -> float16 rounds to the nearest half, float -> int rounds).
-absl::StatusOr<ConstTensor> CastTo(const ConstTensor& a, tf::DataType dtype);
+absl::StatusOr<ConstTensor> CastTo(ConstTensor a, tf::DataType dtype);
 
 // A float tensor in eight bits as GTT's quantize_weights makes it: quint8
 // values over [min, max] (the tensor's range widened to hold 0), to be

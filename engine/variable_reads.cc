@@ -53,7 +53,10 @@ std::vector<const tf::FunctionDef*> CallOrder(const Library& library) {
     }
     s = 1;
     for (const tf::NodeDef& n : f->node_def()) {
-      for (const std::string& callee : FunctionsCalled(n, names)) visit(library.at(callee));
+      for (const std::string& callee : FunctionsCalled(n, names)) {
+        auto it = library.find(callee);  // attrs may name a missing one
+        if (it != library.end()) visit(it->second);
+      }
     }
     state[f->signature().name()] = 2;
     post.push_back(f);
@@ -97,8 +100,9 @@ VariableReads VariableReads::Of(const Graph& graph) {
                    const std::function<std::string(int)>& key_of_input) {
     const tf::FunctionDef* target = CallTarget(node, library);
     for (const std::string& callee : FunctionsCalled(node, names)) {
-      const tf::FunctionDef* f = library.at(callee);
-      if (f == target) continue;
+      auto it = library.find(callee);  // attrs may name a missing one
+      if (it == library.end() || it->second == target) continue;
+      const tf::FunctionDef* f = it->second;
       for (int i = 0; i < f->signature().input_arg_size(); ++i) propose(callee, i, kConflict);
     }
     if (target == nullptr) return;
