@@ -62,7 +62,8 @@ if ((want_python)); then
   stamp=".venv/.graft-requirements"
   if [[ ! -x .venv/bin/python ]] || ! cmp -s scripts/requirements.txt "$stamp"; then
     echo "setup: preparing .venv (TensorFlow for the interop tests)"
-    if [[ ! -x .venv/bin/python ]]; then
+    if [[ ! -x .venv/bin/python || ! -x .venv/bin/pip ]]; then
+      rm -rf .venv  # none, or one an interrupted setup left without pip
       python3 -m venv .venv
     fi
     .venv/bin/pip install -q --upgrade pip
