@@ -139,6 +139,34 @@ absl::StatusOr<std::map<std::string, std::string>> RestoredVariableKeys(
   return keys;
 }
 
+absl::StatusOr<CheckpointKeys> CheckpointKeys::Of(const Graph& graph) {
+  absl::StatusOr<std::map<std::string, std::string>> restored =
+      RestoredVariableKeys(graph);
+  if (!restored.ok()) return restored.status();
+  CheckpointKeys keys;
+  keys.by_node_ = *std::move(restored);
+  for (const auto& [variable, key] : keys.by_node_) {
+    const Node* v = graph.FindNode(variable);
+    const tf::AttrValue* shared = v != nullptr ? v->attr("shared_name") : nullptr;
+    if (shared != nullptr && !shared->s().empty()) keys.by_shared_name_[shared->s()] = key;
+  }
+  return keys;
+}
+
+const std::string* CheckpointKeys::Find(const Graph& graph, Endpoint handle) const {
+  handle = ThroughIdentity(graph, handle);
+  if (!handle.valid() || graph.node(handle.node).op() != "VarHandleOp") return nullptr;
+  const Node& v = graph.node(handle.node);
+  auto key = by_node_.find(v.name());
+  if (key != by_node_.end()) return &key->second;
+  // Another handle to the same resource (equal shared_name) may be the one
+  // restored.
+  const tf::AttrValue* shared = v.attr("shared_name");
+  if (shared == nullptr || shared->s().empty()) return nullptr;
+  auto by_shared = by_shared_name_.find(shared->s());
+  return by_shared != by_shared_name_.end() ? &by_shared->second : nullptr;
+}
+
 absl::StatusOr<NodeSpec> CheckpointConstant(const TensorBundle& bundle,
                                             const std::string& key,
                                             const tf::AttrValue* dtype,
@@ -198,14 +226,9 @@ class Freezer {
     if (!unresolved.ok()) return unresolved;
     absl::Status s = ChooseSignatures(options);
     if (!s.ok()) return s;
-    absl::StatusOr<std::map<std::string, std::string>> keys =
-        RestoredVariableKeys(graph_);
+    absl::StatusOr<CheckpointKeys> keys = CheckpointKeys::Of(graph_);
     if (!keys.ok()) return keys.status();
     keys_ = *std::move(keys);
-    for (const auto& [variable, key] : keys_) {
-      const tf::AttrValue* shared = graph_.FindNode(variable)->attr("shared_name");
-      if (shared != nullptr && !shared->s().empty()) shared_keys_[shared->s()] = key;
-    }
     library_ = LibraryOf(graph_);
     for (int round = 0;; ++round) {
       std::vector<NodeId> calls;
@@ -586,23 +609,15 @@ class Freezer {
             "` other than by reading it; only ReadVariableOp and ResourceGather "
             "are frozen (rewrite in place with --saved-model in-place)"));
     }
-    auto key = keys_.find(name);
-    if (key == keys_.end()) {
-      // Another handle to the same resource (equal shared_name) may be the
-      // one restored.
-      const tf::AttrValue* shared = var.attr("shared_name");
-      if (shared != nullptr && !shared->s().empty())
-        key = shared_keys_.find(shared->s());
-      if (key == shared_keys_.end()) key = keys_.end();
-    }
-    if (key == keys_.end())
+    const std::string* key = keys_.Find(graph_, {id, 0});
+    if (key == nullptr)
       return FreezeError(origin_, absl::StrCat(
           "the variable `", name, "` is read but the checkpoint does not "
           "restore it"));
     if (!origin_.variables.has_value())
       return FreezeError(origin_, "variables/ holds no checkpoint to freeze from");
     absl::StatusOr<NodeSpec> constant = CheckpointConstant(
-        *origin_.variables, key->second, var.attr("dtype"), name);
+        *origin_.variables, *key, var.attr("dtype"), name);
     if (!constant.ok())
       return FreezeError(origin_, absl::StrCat("the variable `", name, "`: ",
                                                constant.status().message()));
@@ -681,8 +696,7 @@ class Freezer {
   FreezeSummary& summary_;
   std::set<std::string> signatures_;
   std::set<std::string> roots_;  // node names the kept signatures name
-  std::map<std::string, std::string> keys_;  // variable node -> key
-  std::map<std::string, std::string> shared_keys_;  // shared_name -> key
+  CheckpointKeys keys_;
   Library library_;
 };
 

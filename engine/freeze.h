@@ -49,6 +49,20 @@ struct FreezeSummary {
 absl::StatusOr<std::map<std::string, std::string>> RestoredVariableKeys(
     const Graph& graph);
 
+// Which checkpoint key each variable handle restores from: a VarHandleOp
+// RestoredVariableKeys names, or one sharing such a handle's shared_name.
+class CheckpointKeys {
+ public:
+  static absl::StatusOr<CheckpointKeys> Of(const Graph& graph);
+  // The key of the VarHandleOp that `handle` is (through Identity ops),
+  // or nullptr when it is none the checkpoint restores.
+  const std::string* Find(const Graph& graph, Endpoint handle) const;
+
+ private:
+  std::map<std::string, std::string> by_node_;         // VarHandleOp -> key
+  std::map<std::string, std::string> by_shared_name_;  // shared_name -> key
+};
+
 // A Const node (named `name`) holding the checkpoint's tensor `key`, its
 // bytes left in the shard's mapping when large. An error when the bundle
 // lacks the key or the tensor is not a whole numeric one of `dtype` (a

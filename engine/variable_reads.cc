@@ -72,17 +72,10 @@ VariableReads VariableReads::Of(const Graph& graph) {
   VariableReads reads;
   const SavedModelOrigin* origin = graph.saved_model().get();
   if (origin == nullptr || origin->frozen) return reads;
-  absl::StatusOr<std::map<std::string, std::string>> restored =
-      RestoredVariableKeys(graph);
+  absl::StatusOr<CheckpointKeys> keys = CheckpointKeys::Of(graph);
   // No restore op to read keys from: nothing is shown (the rules run on
   // the reads as they are, as freezing would refuse this model).
-  if (!restored.ok()) return reads;
-  std::map<std::string, std::string> shared_keys;  // shared_name -> key
-  for (const auto& [variable, key] : *restored) {
-    const Node* v = graph.FindNode(variable);
-    const tf::AttrValue* shared = v != nullptr ? v->attr("shared_name") : nullptr;
-    if (shared != nullptr && !shared->s().empty()) shared_keys[shared->s()] = key;
-  }
+  if (!keys.ok()) return reads;
   Library library;
   std::set<std::string> names;
   for (const tf::FunctionDef& f : graph.header().library().function()) {
@@ -94,41 +87,32 @@ VariableReads VariableReads::Of(const Graph& graph) {
     std::string& held = reads.arg_keys_[function][index];
     held = held.empty() || held == key ? key : kConflict;
   };
-  // A call passes its inputs to the callee's args; anything else naming a
-  // function (If/While branches and bodies) makes its args hold nothing.
+  // A call passes its data inputs to the callee's args; anything else
+  // naming a function (If/While branches and bodies) makes its args hold
+  // nothing. `key_of` says what a data input (by position, or its name in
+  // a function body) holds.
   auto calls = [&](const tf::NodeDef& node,
-                   const std::function<std::string(int)>& key_of_input) {
+                   const std::function<std::string(int, const std::string&)>& key_of) {
     const tf::FunctionDef* target = CallTarget(node, library);
     for (const std::string& callee : FunctionsCalled(node, names)) {
       auto it = library.find(callee);  // attrs may name a missing one
       if (it == library.end() || it->second == target) continue;
-      const tf::FunctionDef* f = it->second;
-      for (int i = 0; i < f->signature().input_arg_size(); ++i) propose(callee, i, kConflict);
+      for (int i = 0; i < it->second->signature().input_arg_size(); ++i)
+        propose(callee, i, kConflict);
     }
     if (target == nullptr) return;
     const int args = target->signature().input_arg_size();
     int i = 0;
     for (const std::string& input : node.input()) {
       if (!input.empty() && input[0] == '^') continue;
-      if (i < args) propose(target->signature().name(), i, key_of_input(i));
+      if (i < args) propose(target->signature().name(), i, key_of(i, input));
       ++i;
     }
   };
   graph.ForEachNode([&](const Node& n) {
-    calls(n.def(), [&](int i) -> std::string {
-      Endpoint e = n.input(i);
-      for (int hops = 0; e.valid() && hops < graph.id_limit(); ++hops) {
-        if (graph.node(e.node).op() != "Identity" || graph.node(e.node).num_inputs() < 1)
-          break;
-        e = graph.node(e.node).input(0);
-      }
-      if (!e.valid() || graph.node(e.node).op() != "VarHandleOp") return kConflict;
-      const Node& v = graph.node(e.node);
-      auto key = restored->find(v.name());
-      if (key != restored->end()) return key->second;
-      const tf::AttrValue* shared = v.attr("shared_name");
-      auto by_shared = shared != nullptr ? shared_keys.find(shared->s()) : shared_keys.end();
-      return by_shared != shared_keys.end() ? by_shared->second : kConflict;
+    calls(n.def(), [&](int i, const std::string&) -> std::string {
+      const std::string* key = i < n.num_inputs() ? keys->Find(graph, n.input(i)) : nullptr;
+      return key != nullptr ? *key : kConflict;
     });
   });
   std::vector<const tf::FunctionDef*> order = CallOrder(library);
@@ -142,18 +126,12 @@ VariableReads VariableReads::Of(const Graph& graph) {
     for (int i = 0; i < f->signature().input_arg_size(); ++i)
       arg_index[f->signature().input_arg(i).name()] = i;
     for (const tf::NodeDef& node : f->node_def()) {
-      calls(node, [&](int i) -> std::string {
-        int seen = 0;
-        for (const std::string& input : node.input()) {
-          if (!input.empty() && input[0] == '^') continue;
-          if (seen++ != i) continue;
-          auto arg = arg_index.find(input);
-          if (arg == arg_index.end()) return kConflict;
-          const std::string& held = reads.arg_keys_[caller][arg->second];
-          // Callers come first, so an arg no call set is one nothing passes.
-          return held.empty() ? kConflict : held;
-        }
-        return kConflict;
+      calls(node, [&](int, const std::string& input) -> std::string {
+        auto arg = arg_index.find(input);
+        if (arg == arg_index.end()) return kConflict;
+        const std::string& held = reads.arg_keys_[caller][arg->second];
+        // Callers come first, so an arg no call set is one nothing passes.
+        return held.empty() ? kConflict : held;
       });
     }
   }
