@@ -237,7 +237,7 @@ void RegisterShapeHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
       "unknown; [] when the rank is unknown: inferred_rank says)",
       [shape_of](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         std::vector<Value> dims;
-        for (int64_t d : shape_of(ctx, a[0]).dims) dims.push_back(Value::Int(d));
+        for (int64_t d : shape_of(ctx, a[0]).dims) dims.push_back(Value::Int(d < 0 ? -1 : d));
         return Value::List(std::move(dims));
       });
   AddBuiltinHook(
@@ -248,11 +248,14 @@ void RegisterShapeHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
       });
   AddBuiltinHook(
       r, "same_shape", {VT::kTensor, VT::kTensor}, VT::kBool,
-      "shape inference knows both tensors' shapes, every dimension, and "
-      "they are equal",
+      "shape inference shows both tensors' shapes equal: every dimension "
+      "known and the same, or the same symbol (an ONNX input's `batch`)",
       [shape_of](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         const TensorInfo &x = shape_of(ctx, a[0]), &y = shape_of(ctx, a[1]);
-        return Value::Bool(x.fully_known() && y.fully_known() && x.dims == y.dims);
+        bool decided = x.known_rank && y.known_rank &&
+                       std::none_of(x.dims.begin(), x.dims.end(),
+                                    [](int64_t d) { return d == -1; });
+        return Value::Bool(decided && x.dims == y.dims);
       });
 }
 

@@ -25,7 +25,8 @@ TensorInfo Shaped(Dims dims) {
 TensorInfo FromShapeProto(const tf::TensorShapeProto& s) {
   if (s.unknown_rank()) return TensorInfo();
   Dims dims;
-  for (const auto& d : s.dim()) dims.push_back(d.size() < 0 ? -1 : d.size());
+  for (const auto& d : s.dim())
+    dims.push_back(d.size() >= 0 ? d.size() : d.name().empty() ? -1 : SymbolicDim(d.name()));
   return Shaped(dims);
 }
 

@@ -1,9 +1,12 @@
 // Shape functions of the ONNX dialect's ops (NCHW, numpy broadcasting),
 // for `graft mem` and `graft cost` on ONNX models: convolutions, pooling,
 // Gemm and MatMul, elementwise ops, and the shape ops around them.
+#include <algorithm>
+#include <climits>
 #include <numeric>
 
 #include "analysis/shape_functions_internal.h"
+#include "engine/const_tensor.h"
 
 namespace graft::analysis {
 namespace {
@@ -304,6 +307,170 @@ void Attention(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& ou
   out[0] = Shaped({x.dims[0], x.dims[1], v});
 }
 
+// ConstantOfShape: the shape its input's value gives.
+void ConstantOfShape(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
+  const std::optional<Dims>& shape = in.Value(n, 0);
+  if (!shape.has_value() || out.empty()) return;
+  for (int64_t d : *shape)
+    if (d < 0) return;
+  out[0] = Shaped(*shape);
+}
+
+// Expand: the input broadcast with the shape its second input's value gives.
+void Expand(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
+  const std::optional<Dims>& shape = in.Value(n, 1);
+  if (!shape.has_value() || out.empty()) return;
+  out[0] = BroadcastShapes(in.In(n, 0), Shaped(*shape));
+  out[0].value.reset();
+}
+
+// GatherElements: the indices' shape.
+void GatherElements(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
+  if (out.empty()) return;
+  out[0] = in.In(n, 1);
+  out[0].value.reset();
+}
+
+// Slice by constant starts, ends, axes and steps (clamped as ONNX says); a
+// whole axis keeps its dimension, known or symbolic.
+void Slice(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
+  const TensorInfo& x = in.In(n, 0);
+  if (!x.known_rank || out.empty() || n.num_inputs() < 3) return;
+  const std::optional<Dims>&starts = in.Value(n, 1), &ends = in.Value(n, 2);
+  if (!starts || !ends || starts->size() != ends->size()) return;
+  Dims axes, steps(starts->size(), 1);
+  if (n.num_inputs() > 3) {
+    if (!in.Value(n, 3)) return;
+    axes = *in.Value(n, 3);
+  } else {
+    for (size_t i = 0; i < starts->size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (n.num_inputs() > 4) {
+    if (!in.Value(n, 4)) return;
+    steps = *in.Value(n, 4);
+  }
+  if (axes.size() != starts->size() || steps.size() != starts->size()) return;
+  Dims dims = x.dims;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t axis = Axis(axes[i], dims.size()), step = steps[i];
+    if (axis < 0 || axis >= static_cast<int64_t>(dims.size()) || step == 0) return;
+    int64_t start = (*starts)[i], end = (*ends)[i], d = x.dims[axis];
+    if (step == 1 && start == 0 && end >= (int64_t{1} << 31) - 1) continue;  // the whole axis
+    if (d < 0) {
+      dims[axis] = -1;
+      continue;
+    }
+    auto clamp = [d, step](int64_t v, bool is_end) {
+      if (v < 0) v = v < INT64_MIN + d ? INT64_MIN : v + d;
+      if (step > 0) return std::clamp<int64_t>(v, 0, d);
+      return std::clamp<int64_t>(v, is_end ? -1 : 0, d - 1);
+    };
+    start = clamp(start, false);
+    end = clamp(end, true);
+    int64_t count = step > 0 ? (end - start + step - 1) / step : (start - end + (-step) - 1) / (-step);
+    dims[axis] = std::max<int64_t>(count, 0);
+  }
+  out[0] = Shaped(dims);
+}
+
+// Small integer values through the ops of exported shape arithmetic
+// (torch's Shape -> Gather -> Unsqueeze -> Concat -> Reshape, its
+// ConstantOfShape/Equal/Where for expand), so that a static export's
+// computed shapes are known. Values are at most 1-D and kMaxValue long.
+constexpr size_t kMaxValue = 64;
+
+// Elementwise over values of one length (or scalars); none on overflow or
+// a division by zero.
+std::optional<Dims> Elementwise(const std::string& op, const std::vector<const Dims*>& v) {
+  size_t len = 1;
+  for (const Dims* d : v) {
+    if (d->size() != 1 && len != 1 && d->size() != len) return std::nullopt;
+    if (d->size() != 1) len = d->size();
+  }
+  if (len > kMaxValue) return std::nullopt;
+  Dims out(len);
+  for (size_t i = 0; i < len; ++i) {
+    auto at = [&](size_t k) { return (*v[k])[v[k]->size() == 1 ? 0 : i]; };
+    int64_t a = at(0), b = v.size() > 1 ? at(1) : 0, r = 0;
+    if (op == "Add" && __builtin_add_overflow(a, b, &r)) return std::nullopt;
+    if (op == "Sub" && __builtin_sub_overflow(a, b, &r)) return std::nullopt;
+    if (op == "Mul" && __builtin_mul_overflow(a, b, &r)) return std::nullopt;
+    if (op == "Div") {
+      if (b == 0 || (a == INT64_MIN && b == -1)) return std::nullopt;
+      r = a / b;  // ONNX's integer Div truncates
+    }
+    if (op == "Equal") r = a == b;
+    if (op == "Max") r = std::max(a, b);
+    if (op == "Min") r = std::min(a, b);
+    if (op == "Where") r = a != 0 ? b : at(2);
+    out[i] = r;
+  }
+  return out;
+}
+
+void PropagateValue(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
+  if (out.empty() || !out[0].known_rank || out[0].dims.size() > 1) return;
+  const std::string& op = n.op();
+  std::vector<const Dims*> values;  // nullptr: no usable value
+  for (int i = 0; i < n.num_inputs(); ++i) {
+    const std::optional<Dims>& v = in.Value(n, i);
+    const bool usable = v.has_value() && v->size() <= kMaxValue && in.In(n, i).dims.size() <= 1;
+    values.push_back(usable ? &*v : nullptr);
+  }
+  std::optional<Dims> result;
+  if (op == "Cast" && AttrInt(n, "to", 0) != 6 && AttrInt(n, "to", 0) != 7) return;  // ints only
+  if (op == "Unsqueeze" || op == "Squeeze" || op == "Cast" || op == "Identity") {
+    if (values.empty() || values[0] == nullptr) return;
+    result = *values[0];
+  } else if (op == "Concat") {
+    Dims joined;
+    for (const Dims* v : values) {
+      if (v == nullptr) return;
+      joined.insert(joined.end(), v->begin(), v->end());
+    }
+    result = joined;
+  } else if (op == "Gather") {
+    const std::optional<Dims>& indices = in.Value(n, 1);
+    if (values.empty() || values[0] == nullptr || !indices.has_value()) return;
+    Dims picked;
+    for (int64_t k : *indices) {
+      if (k < 0) k += static_cast<int64_t>(values[0]->size());
+      if (k < 0 || k >= static_cast<int64_t>(values[0]->size())) return;
+      picked.push_back((*values[0])[k]);
+    }
+    result = picked;
+  } else if (op == "ConstantOfShape") {
+    const std::optional<Dims>& shape = in.Value(n, 0);
+    if (!shape.has_value() || shape->size() > 1) return;
+    int64_t count = shape->empty() ? 1 : (*shape)[0], fill = 0;
+    if (count < 0 || count > static_cast<int64_t>(kMaxValue)) return;
+    if (const tf::AttrValue* a = n.attr("value"); a != nullptr && a->has_tensor()) {
+      absl::StatusOr<ConstTensor> t = FromTensorProto(a->tensor());
+      if (!t.ok() || (t->dtype != tf::DT_INT64 && t->dtype != tf::DT_INT32)) return;
+      ConstTensor m = Materialize(*t);
+      if (m.values.size() != 1) return;
+      fill = static_cast<int64_t>(m.values[0]);
+    } else if (n.attr("value") != nullptr) {
+      return;
+    }
+    result = Dims(count, fill);
+  } else {
+    for (const Dims* v : values)
+      if (v == nullptr) return;
+    result = Elementwise(op, values);
+  }
+  if (!result.has_value()) return;
+  const int64_t elements = out[0].dims.empty() ? 1 : out[0].dims[0];
+  if (elements >= 0 && elements != static_cast<int64_t>(result->size())) return;
+  out[0].value = std::move(result);
+}
+
+template <ShapeFn F>
+void WithValue(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
+  F(in, n, out);
+  PropagateValue(in, n, out);
+}
+
 }  // namespace
 
 void AddOnnxShapeFunctions(ShapeTable* table) {
@@ -314,8 +481,12 @@ void AddOnnxShapeFunctions(ShapeTable* table) {
         "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "Floor", "Ceil", "Round",
         "Sign", "Not", "Clip", "Cast", "CastLike", "Identity", "Dropout", "Softmax",
         "LogSoftmax", "QuantizeLinear", "DequantizeLinear", "LRN", "Mish", "Sin",
-        "Cos"})
+        "Cos", "IsNaN", "IsInf", "CumSum"})
     (*table)[op] = SameAsInput;
+  (*table)["ConstantOfShape"] = WithValue<ConstantOfShape>;
+  (*table)["Expand"] = Expand;
+  (*table)["GatherElements"] = GatherElements;
+  (*table)["Slice"] = Slice;
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum",
                          "Mean", "Equal", "Less", "LessOrEqual", "Greater",
                          "GreaterOrEqual", "And", "Or", "Xor", "Where", "Mod"})
@@ -349,6 +520,14 @@ void AddOnnxShapeFunctions(ShapeTable* table) {
                          "com.microsoft.SkipSimplifiedLayerNormalization"})
     (*table)[op] = SkipNorm;
   (*table)["com.microsoft.Attention"] = Attention;
+  // Shape arithmetic's values.
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Equal", "Where", "Max", "Min"})
+    (*table)[op] = WithValue<Broadcast>;
+  for (const char* op : {"Cast", "Identity"}) (*table)[op] = WithValue<SameAsInput>;
+  (*table)["Unsqueeze"] = WithValue<Unsqueeze>;
+  (*table)["Squeeze"] = WithValue<Squeeze>;
+  (*table)["Concat"] = WithValue<Concat>;
+  (*table)["Gather"] = WithValue<Gather>;
 }
 
 }  // namespace graft::analysis

@@ -15,10 +15,56 @@
 #include "engine/validate_onnx.h"
 #include "analysis/shape_functions_internal.h"
 #include "engine/const_tensor.h"
+#include "engine/onnx_model.h"
 #include "engine/op_registry.h"
 #include "engine/validate.h"
 
 namespace graft::analysis {
+
+namespace {
+
+// The shape an ONNX model's value_info declares for a node's output
+// (symbolic dimensions as SymbolicDim), or an unknown rank.
+TensorInfo DeclaredShape(const Graph& graph, Endpoint tensor) {
+  TensorInfo out;
+  const std::string name = OnnxValueName(graph, tensor);
+  if (name.empty()) return out;
+  auto it = graph.onnx()->value_info.find(name);
+  if (it == graph.onnx()->value_info.end()) return out;
+  const auto& type = it->second.type().tensor_type();
+  if (!type.has_shape()) return out;
+  out.known_rank = true;
+  for (const auto& d : type.shape().dim()) {
+    out.dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value()
+                       : !d.dim_param().empty()               ? SymbolicDim(d.dim_param())
+                                                              : -1);
+  }
+  return out;
+}
+
+// Fills what inference left unknown in `out` from a declared shape of the
+// same rank (or the whole shape when inference knows no rank).
+void MergeDeclared(const TensorInfo& given, TensorInfo& out) {
+  if (!given.known_rank) return;
+  if (!out.known_rank) {
+    out.known_rank = true;
+    out.dims = given.dims;
+    return;
+  }
+  if (out.dims.size() != given.dims.size()) return;
+  for (size_t i = 0; i < given.dims.size(); ++i) {
+    if (out.dims[i] == -1 || (out.dims[i] < 0 && given.dims[i] >= 0)) out.dims[i] = given.dims[i];
+  }
+}
+
+}  // namespace
+
+int64_t SymbolicDim(const std::string& name) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a: stable across builds
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  return kSymbolicDimMax - static_cast<int64_t>(h >> 2);
+}
+
 
 bool TensorInfo::fully_known() const {
   return known_rank && std::all_of(dims.begin(), dims.end(),
@@ -163,6 +209,11 @@ class Inferrer {
     }
     for (int p = 0; p < count; ++p) {
       if (types) out[p].dtype = (*types)[p];
+    }
+    // An ONNX model's value_info: what the exporter knew (symbolic
+    // dimensions by name); kept where inference knows less.
+    if (graph_.onnx() != nullptr) {
+      for (int p = 0; p < count; ++p) MergeDeclared(DeclaredShape(graph_, Endpoint{n.id(), p}), out[p]);
     }
     // `_output_shapes`: what the exporter knew; kept where inference knows
     // less.

@@ -18,10 +18,20 @@
 
 namespace graft::analysis {
 
+// The largest value a symbolic dimension takes.
+inline constexpr int64_t kSymbolicDimMax = -2;
+// The dimension that stands for a named symbol (an ONNX `dim_param`): the
+// same for the same name, <= kSymbolicDimMax.
+int64_t SymbolicDim(const std::string& name);
+inline bool IsSymbolicDim(int64_t d) { return d <= kSymbolicDimMax; }
+
 struct TensorInfo {
   tf::DataType dtype = tf::DT_INVALID;
   bool known_rank = false;
-  std::vector<int64_t> dims;  // -1: unknown dimension
+  // -1: unknown dimension; <= -2: a symbolic dimension (kSymbolicDimMax and
+  // below, SymbolicDim), unknown but equal to every dimension of the same
+  // symbol (an ONNX input's `batch`). Every `< 0` test reads both as unknown.
+  std::vector<int64_t> dims;
   // The value of a small integer tensor (flattened), when known (shape
   // arithmetic).
   std::optional<std::vector<int64_t>> value;

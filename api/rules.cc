@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -100,6 +101,44 @@ Result<std::vector<dsl::PipelineStep>> StepsFromPasses(const RulesSpec& spec,
   return *std::move(steps);
 }
 
+void CollectRuleFiles(const std::string& path, std::vector<std::string>* out) {
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    out->push_back(path);  // unreadable ones are reported when read
+    return;
+  }
+  DIR* dir = opendir(path.c_str());
+  if (dir == nullptr) return;
+  std::vector<std::string> entries;
+  while (dirent* e = readdir(dir)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") entries.push_back(name);
+  }
+  closedir(dir);
+  std::sort(entries.begin(), entries.end());
+  for (const std::string& name : entries) {
+    std::string child = path + "/" + name;
+    struct stat c;
+    if (stat(child.c_str(), &c) != 0) continue;
+    if (S_ISDIR(c.st_mode)) {
+      CollectRuleFiles(child, out);
+    } else if (name.size() > 6 && name.substr(name.size() - 6) == ".graft") {
+      out->push_back(child);
+    }
+  }
+}
+
+
+// A pipeline named without a path or extension (`onnx-transformers`) is a
+// shipped one: rules/pipelines/NAME.yaml.
+std::string PipelinePath(const std::string& pipeline, const std::string& program) {
+  struct stat info;
+  if (pipeline.find('/') != std::string::npos || absl::EndsWith(pipeline, ".yaml") ||
+      absl::EndsWith(pipeline, ".yml") || stat(pipeline.c_str(), &info) == 0)
+    return pipeline;
+  return absl::StrCat(dsl::FindTransformRules(program, "pipelines"), "/", pipeline, ".yaml");
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const Rules>> CompileRules(const RulesSpec& spec) {
@@ -133,10 +172,11 @@ Result<std::shared_ptr<const Rules>> CompileRules(const RulesSpec& spec) {
   a.shapes = *std::move(shapes);
   std::vector<dsl::PipelineStep> steps;
   if (!spec.pipeline.empty()) {
-    absl::StatusOr<dsl::Pipeline> pipeline = dsl::LoadPipeline(spec.pipeline);
+    const std::string path = PipelinePath(spec.pipeline, spec.program);
+    absl::StatusOr<dsl::Pipeline> pipeline = dsl::LoadPipeline(path);
     if (!pipeline.ok()) return Error::From(pipeline.status());
     steps = pipeline->steps;
-    impl->sources.push_back(spec.pipeline);
+    impl->sources.push_back(path);
   } else if (!spec.transforms.empty()) {
     Result<std::vector<dsl::PipelineStep>> s =
         StepsFromTransforms(spec, a.outputs, &impl->notes);
@@ -150,6 +190,16 @@ Result<std::shared_ptr<const Rules>> CompileRules(const RulesSpec& spec) {
     dsl::PipelineStep step;
     step.rule_files = spec.rule_files;
     steps.push_back(std::move(step));
+  }
+  // A folder among the rule files stands for the .graft files under it.
+  for (dsl::PipelineStep& step : steps) {
+    std::vector<std::string> files;
+    for (const std::string& f : step.rule_files) {
+      const size_t before = files.size();
+      CollectRuleFiles(f, &files);
+      if (files.size() == before) files.push_back(f);  // a folder without rules: said when read
+    }
+    step.rule_files = std::move(files);
   }
   absl::StatusOr<HookRegistry> hooks = Hooks(a);
   if (!hooks.ok())
@@ -192,33 +242,6 @@ Result<PipelineYaml> PipelineFromTransforms(const RulesSpec& spec,
 }
 
 namespace {
-
-void CollectRuleFiles(const std::string& path, std::vector<std::string>* out) {
-  struct stat info;
-  if (stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
-    out->push_back(path);  // unreadable ones are reported when read
-    return;
-  }
-  DIR* dir = opendir(path.c_str());
-  if (dir == nullptr) return;
-  std::vector<std::string> entries;
-  while (dirent* e = readdir(dir)) {
-    std::string name = e->d_name;
-    if (name != "." && name != "..") entries.push_back(name);
-  }
-  closedir(dir);
-  std::sort(entries.begin(), entries.end());
-  for (const std::string& name : entries) {
-    std::string child = path + "/" + name;
-    struct stat c;
-    if (stat(child.c_str(), &c) != 0) continue;
-    if (S_ISDIR(c.st_mode)) {
-      CollectRuleFiles(child, out);
-    } else if (name.size() > 6 && name.substr(name.size() - 6) == ".graft") {
-      out->push_back(child);
-    }
-  }
-}
 
 // A line diff (longest common subsequence): `-` old, `+` new lines.
 std::string LineDiff(const std::string& a, const std::string& b) {

@@ -7,6 +7,7 @@
 #include "engine/name_regex.h"
 #include "engine/onnx_model.h"
 #include "engine/op_registry.h"
+#include "engine/validate_onnx.h"
 
 namespace graft::builtins {
 
@@ -55,8 +56,12 @@ void RegisterGraphQueryHooks(HookRegistry& r) {
   Add(r, "dtype", {VT::kTensor}, VT::kString, false,
       "the tensor's dtype (`float32`), or `unknown`",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        tf::DataType t = OpRegistry::Tensorflow().OutputType(
-            ctx.graph.node(a[0].tensor.node), a[0].tensor.port);
+        // An ONNX node's types follow from its inputs' (T of Add), as the
+        // validator infers them.
+        tf::DataType t = ctx.graph.onnx() != nullptr
+                             ? validate_onnx::Types(ctx.graph).Of(a[0].tensor)
+                             : OpRegistry::Tensorflow().OutputType(
+                                   ctx.graph.node(a[0].tensor.node), a[0].tensor.port);
         return Value::String(t == tf::DT_INVALID ? "unknown" : DataTypeName(t));
       });
   Add(r, "rank", {VT::kTensor}, VT::kInt, false, "the tensor's rank, or -1",

@@ -222,7 +222,8 @@ case_ graph_param_missing 1 "nope.pbtxt: error: cannot load the graph" -- "$GRAF
 case_ unknown_subcommand 2 "frobnicate" -- "$GRAFT" frobnicate
 case_ apply_without_output 2 "--output is required" -- "$GRAFT" apply -r ok.graft ok.pb
 case_ apply_rules_and_pipeline 2 "give one of rule files .-r., a pipeline .--pipeline., --transforms or --onnxoptimizer-passes, not several" -- "$GRAFT" apply -r ok.graft --pipeline p.yaml ok.pb -o out.pb
-case_ apply_no_rules 2 "no rules: give rule files .-r FILE., a pipeline .--pipeline FILE., GTT transforms .--transforms STRING. or onnxoptimizer passes" -- "$GRAFT" apply ok.graft ok.pb -o out.pb
+case_ apply_no_rules 2 "no rules: give rule files .-r FILE., a pipeline .--pipeline FILE., GTT transforms .--transforms STRING. or onnxoptimizer passes" -- "$GRAFT" apply ok.pb -o out.pb
+case_ apply_rule_file_as_model 2 "ok.graft. is a rule file, not a model: give each rule file its own -r" -- "$GRAFT" apply -r ok.graft ok.graft ok.pb -o out.pb
 case_ apply_unknown_transform 2 "unknown transform .fold_bacth_norms. \(column 16\); known: .*fold_batch_norms" -- "$GRAFT" apply --transforms "fold_constants fold_bacth_norms" ok.pb -o out.pb
 case_ apply_unknown_onnxoptimizer_pass 2 "unknown pass .fuse_everything. \(column 20\); known: .*eliminate_identity" -- "$GRAFT" apply --onnxoptimizer-passes "eliminate_identity,fuse_everything" ok.pb -o out.pb
 case_ apply_bad_onnxoptimizer_pass_list 2 "--onnxoptimizer-passes:1:1: error: .fuse bn. is not a pass name" -- "$GRAFT" apply --onnxoptimizer-passes "fuse bn" ok.pb -o out.pb

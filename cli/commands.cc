@@ -8,6 +8,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -320,6 +321,17 @@ api::RulesSpec RulesSpecOf(const ApplyCommandOptions& options) {
 }  // namespace
 
 int RunApply(const ApplyCommandOptions& options) {
+  // `-r rules/*.graft m.onnx`: the shell's glob gave -r one file and made
+  // the rest inputs.
+  for (const std::string& input : options.inputs) {
+    if (absl::EndsWith(input, ".graft")) {
+      std::cerr << "apply: error: `" << input
+                << "` is a rule file, not a model: give each rule file its "
+                   "own -r (-r a.graft -r b.graft), or their folder (-r "
+                   "rules/onnx/transformers)\n";
+      return kExitUsage;
+    }
+  }
   bool batch = IsBatch(options);
   api::Model model =
       ModelArg(options.input, options.input_format, options.allow_empty,

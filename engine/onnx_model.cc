@@ -263,8 +263,13 @@ class GraphReader {
       if (dtype != tf::DT_INVALID) (*n->mutable_attr())["dtype"].set_type(dtype);
       if (tensor_type.has_shape()) {
         tf::TensorShapeProto* shape = (*n->mutable_attr())["shape"].mutable_shape();
-        for (const auto& d : tensor_type.shape().dim())
-          shape->add_dim()->set_size(d.has_dim_value() ? d.dim_value() : -1);
+        for (const auto& d : tensor_type.shape().dim()) {
+          tf::TensorShapeProto::Dim* dim = shape->add_dim();
+          dim->set_size(d.has_dim_value() ? d.dim_value() : -1);
+          // A symbolic dimension keeps its name: shape inference knows two
+          // `batch` dimensions are equal without knowing either.
+          if (!d.has_dim_value() && !d.dim_param().empty()) dim->set_name(d.dim_param());
+        }
       }
       names_.insert(n->name());
       if (absl::Status s = AddValue(input.name(), n->name()); !s.ok()) return s;

@@ -1,0 +1,53 @@
+"""Test inputs for the rule files' test blocks, cut from the zoo's real
+exports (tests/data/zoo/, export_zoo.py) with onnx.utils.extract_model:
+each is the part of an exported model between the named values, written
+as text (.onnxtxt) beside the other ONNX test inputs.
+
+    .venv/bin/python tests/data/make_zoo_cuts.py
+"""
+import os
+import tempfile
+
+import onnx
+import onnx.utils
+from google.protobuf import text_format
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ZOO = os.path.join(HERE, "zoo")
+OUT = os.path.join(HERE, "onnx")
+
+# name: (zoo model, input values, output values)
+CUTS = {
+    # TorchScript's erf GELU with its scalars as Constant nodes
+    "zoo_constants": ("bert.ts14.static", ["/model/encoder/layer.0/intermediate/dense/Add_output_0"],
+                      ["/model/encoder/layer.0/intermediate/intermediate_act_fn/Mul_1_output_0"]),
+    # LLaMA's RMSNorm as TorchScript writes it: float-to-float Casts, Div(1, Sqrt)
+    "zoo_rms_norm_ts": ("llama.ts17.static", ["/model/layers.0/Add_output_0"],
+                        ["/model/layers.0/post_attention_layernorm/Mul_1_output_0"]),
+    # BERT's residual + bias before the LayerNormalization op (dynamo)
+    "zoo_skip_layer_norm_op": ("bert.dynamo.static", ["val_119", "layer_norm"], ["layer_norm_1"]),
+    # the bias Add before the Gelu op (opset 20, dynamo)
+    "zoo_bias_gelu_op": ("bert.dynamo.static", ["val_123"], ["gelu"]),
+    # CLIP's quick_gelu (dynamo)
+    "zoo_quick_gelu": ("clip_text.dynamo.static", ["linear_4"], ["mul_1"]),
+}
+
+
+def main():
+    for name, (model, inputs, outputs) in CUTS.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "cut.onnx")
+            onnx.utils.extract_model(os.path.join(ZOO, model + ".onnx"), path, inputs, outputs)
+            cut = onnx.load(path)
+        cut.producer_name = f"cut from tests/data/zoo/{model}.onnx"
+        for node in cut.graph.node:
+            del node.metadata_props[:]
+            node.doc_string = ""
+        onnx.checker.check_model(cut, full_check=True)
+        with open(os.path.join(OUT, name + ".onnxtxt"), "w") as f:
+            f.write(text_format.MessageToString(cut))
+        print(name, len(cut.graph.node), "nodes")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,247 @@
+"""The zoo of real exports: small Hugging Face transformers (random weights
+from their configs) and torchvision CNNs, exported by torch's two ONNX
+exporters, committed under tests/data/zoo/ so that the tests need no torch.
+
+    scripts/export_zoo.sh              # makes .venv-export, then runs this
+    .venv-export/bin/python tests/interop/export_zoo.py [--out DIR] [--only NAME,...]
+
+Each model is written as
+    <out>/<model>.<exporter>.<shapes>.onnx
+exporter: `dynamo` (torch.onnx.export(..., dynamo=True), the default),
+`ts14` / `ts17` (dynamo=False at opset 14 / 17, the TorchScript exporter);
+shapes: `static`, or `dynamic` (batch and sequence symbolic; for images,
+batch). <out>/MANIFEST.json names the torch, transformers and onnx versions
+that wrote them and each file's inputs (name, dtype, shape with symbols as
+strings), which the tests read to make feeds.
+
+Widths are small (hidden 64, 4 heads, 2 layers, vocabulary 512) so each file
+stays well under 2 MB; the op sequences are those of the full-size models.
+"""
+import argparse
+import json
+import os
+import sys
+import warnings
+
+import torch
+
+SEQ = 8
+BATCH = 2
+IMAGE = 32
+
+
+def text_inputs(vocab, mask=True):
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, vocab, (BATCH, SEQ), generator=g)
+    if not mask:
+        return {"input_ids": ids}
+    m = torch.ones(BATCH, SEQ, dtype=torch.int64)
+    m[1, SEQ - 3:] = 0  # padding in the second row
+    return {"input_ids": ids, "attention_mask": m}
+
+
+class Hidden(torch.nn.Module):
+    """A transformers model returning one tensor (last_hidden_state or logits)."""
+
+    def __init__(self, model, key):
+        super().__init__()
+        self.model, self.key = model, key
+
+    def forward(self, *args):
+        names = self.names
+        out = self.model(**dict(zip(names, args)), **self.extra)
+        return getattr(out, self.key)
+
+
+def hf(kind, **over):
+    import transformers as T
+    common = dict(hidden_size=64, num_attention_heads=4, num_hidden_layers=2,
+                  intermediate_size=128)
+    if kind == "bert":
+        cfg = T.BertConfig(vocab_size=512, max_position_embeddings=64, **common, **over)
+        return T.BertModel(cfg, add_pooling_layer=False), "last_hidden_state", text_inputs(512)
+    if kind == "roberta":
+        cfg = T.RobertaConfig(vocab_size=512, max_position_embeddings=64, **common, **over)
+        return T.RobertaModel(cfg, add_pooling_layer=False), "last_hidden_state", text_inputs(512)
+    if kind == "distilbert":
+        cfg = T.DistilBertConfig(vocab_size=512, max_position_embeddings=64, dim=64, n_heads=4,
+                                 n_layers=2, hidden_dim=128, **over)
+        return T.DistilBertModel(cfg), "last_hidden_state", text_inputs(512)
+    if kind == "gpt2":
+        cfg = T.GPT2Config(vocab_size=512, n_positions=64, n_embd=64, n_head=4, n_layer=2,
+                           bos_token_id=0, eos_token_id=0, use_cache=False, **over)
+        return T.GPT2Model(cfg), "last_hidden_state", text_inputs(512)
+    if kind == "llama":
+        cfg = T.LlamaConfig(vocab_size=512, max_position_embeddings=64, num_key_value_heads=2,
+                            use_cache=False, **common, **over)
+        return T.LlamaModel(cfg), "last_hidden_state", text_inputs(512)
+    if kind == "qwen2":
+        cfg = T.Qwen2Config(vocab_size=512, max_position_embeddings=64, num_key_value_heads=2,
+                            use_cache=False, **common, **over)
+        return T.Qwen2Model(cfg), "last_hidden_state", text_inputs(512)
+    if kind == "vit":
+        cfg = T.ViTConfig(image_size=IMAGE, patch_size=8, **common, **over)
+        x = torch.randn(BATCH, 3, IMAGE, IMAGE, generator=torch.Generator().manual_seed(0))
+        return T.ViTModel(cfg, add_pooling_layer=False), "last_hidden_state", {"pixel_values": x}
+    if kind == "clip_text":
+        cfg = T.CLIPTextConfig(vocab_size=512, max_position_embeddings=64, **common,
+                               hidden_act="quick_gelu", **over)
+        return T.CLIPTextModel(cfg), "last_hidden_state", text_inputs(512)
+    raise ValueError(kind)
+
+
+def vision(kind):
+    import torchvision
+    factory, options = CNNS[kind]
+    model = getattr(torchvision.models, factory)(weights=None, num_classes=10, **options)
+    # Batch-norm statistics that are not the identity, so a wrong fold shows.
+    g = torch.Generator().manual_seed(1)
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.copy_(torch.randn(m.num_features, generator=g) * 0.1)
+            m.running_var.copy_(torch.rand(m.num_features, generator=g) + 0.5)
+            m.weight.data.copy_(torch.rand(m.num_features, generator=g) + 0.5)
+            m.bias.data.copy_(torch.randn(m.num_features, generator=g) * 0.1)
+    x = torch.randn(BATCH, 3, IMAGE, IMAGE, generator=torch.Generator().manual_seed(0))
+    return model, None, {"x": x}
+
+
+TEXT = ["bert", "roberta", "distilbert", "gpt2", "llama", "qwen2", "vit", "clip_text"]
+# torchvision CNNs at widths that keep each file under 2 MB.
+CNNS = {"mobilenet_v2": ("mobilenet_v2", {"width_mult": 0.35}),
+        "shufflenet_v2": ("shufflenet_v2_x0_5", {})}
+EXPORTERS = ["dynamo", "ts14", "ts17"]
+
+
+def build(name):
+    torch.manual_seed(0)
+    if name in CNNS:
+        model, key, inputs = vision(name)
+    else:
+        model, key, inputs = hf(name)
+        model.config.use_cache = False
+    # Configs initialise biases to 0 and norm weights to 1, which exporters
+    # then share as one initializer: perturb every parameter so that each
+    # weight is its own and a wrong fusion changes the numbers.
+    g = torch.Generator().manual_seed(2)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn(p.shape, generator=g) * 0.05)
+    model.eval()
+    if key is None:
+        wrapped = model
+    else:
+        wrapped = Hidden(model, key)
+        wrapped.names = list(inputs)
+        wrapped.extra = {"use_cache": False} if name in ("gpt2", "llama", "qwen2") else {}
+        wrapped.eval()
+    return wrapped, inputs
+
+
+def symbolic(name, inputs, dynamic):
+    """Input shapes as the manifest writes them: ints, or symbol names."""
+    shapes = {}
+    for k, v in inputs.items():
+        dims = list(v.shape)
+        if dynamic:
+            dims = ["batch"] + (["sequence"] if v.dim() == 2 else dims[1:])
+        shapes[k] = dims
+    return shapes
+
+
+def export(name, exporter, dynamic, path):
+    model, inputs = build(name)
+    args = tuple(inputs.values())
+    names = list(inputs)
+    with torch.no_grad():
+        if exporter == "dynamo":
+            kwargs = {}
+            if dynamic:
+                batch = torch.export.Dim("batch", min=1, max=64)
+                seq = torch.export.Dim("sequence", min=2, max=64)
+                shapes = tuple({0: batch, 1: seq} if v.dim() == 2 else {0: batch} for v in args)
+                # A transformers model is wrapped in forward(*args); a CNN takes x.
+                kwargs["dynamic_shapes"] = shapes if name in CNNS else {"args": shapes}
+            torch.onnx.export(model, args, path, input_names=names, output_names=["output"],
+                              dynamo=True, external_data=False, optimize=True, **kwargs)
+        else:
+            opset = int(exporter[2:])
+            axes = None
+            if dynamic:
+                axes = {k: ({0: "batch", 1: "sequence"} if v.dim() == 2 else {0: "batch"})
+                        for k, v in inputs.items()}
+                axes["output"] = {0: "batch", 1: "sequence"} if name not in CNNS else {0: "batch"}
+            extra = {}
+            if name in CNNS:
+                extra["training"] = torch.onnx.TrainingMode.PRESERVE
+                extra["do_constant_folding"] = False
+            torch.onnx.export(model, args, path, input_names=names, output_names=["output"],
+                              opset_version=opset, dynamo=False, dynamic_axes=axes, **extra)
+    return {k: {"dtype": str(v.dtype).replace("torch.", ""), "shape": s}
+            for (k, v), s in zip(inputs.items(), symbolic(name, inputs, dynamic).values())}
+
+
+def strip_provenance(path):
+    """Drops what names the exporting machine's files (the dynamo exporter's
+    per-node stack traces and doc strings); the ops and weights stay."""
+    import onnx
+    model = onnx.load(path)
+    for node in model.graph.node:
+        del node.metadata_props[:]
+        node.doc_string = ""
+    model.graph.doc_string = ""
+    onnx.save(model, path)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser.add_argument("--out", default=os.path.join(here, "..", "data", "zoo"))
+    parser.add_argument("--only", default="", help="comma-separated model names")
+    parser.add_argument("--exporters", default=",".join(EXPORTERS))
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    import onnx
+    import transformers
+    manifest_path = os.path.join(args.out, "MANIFEST.json")
+    manifest = {"models": {}}
+    if os.path.exists(manifest_path):
+        with open(manifest_path) as f:
+            manifest = json.load(f)
+    manifest["versions"] = {"torch": torch.__version__, "transformers": transformers.__version__,
+                            "onnx": onnx.__version__}
+    names = [n for n in args.only.split(",") if n] or TEXT + list(CNNS)
+    warnings.simplefilter("ignore")
+    failed = []
+    for name in names:
+        for exporter in args.exporters.split(","):
+            for dynamic in (False, True):
+                base = f"{name}.{exporter}.{'dynamic' if dynamic else 'static'}"
+                path = os.path.join(args.out, base + ".onnx")
+                try:
+                    inputs = export(name, exporter, dynamic, path)
+                    strip_provenance(path)
+                    onnx.checker.check_model(onnx.load(path), full_check=True)
+                except Exception as e:  # a producer's failure is reported, the rest go on
+                    failed.append(f"{base}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+                    if os.path.exists(path):
+                        os.remove(path)
+                    manifest["models"].pop(base, None)
+                    continue
+                for leftover in (path + ".data",):
+                    if os.path.exists(leftover):
+                        os.remove(leftover)
+                manifest["models"][base] = {"model": name, "exporter": exporter,
+                                            "dynamic": dynamic, "inputs": inputs}
+                print(f"{base}: {os.path.getsize(path) / 1024:.0f} KiB", flush=True)
+    manifest["models"] = dict(sorted(manifest["models"].items()))
+    with open(manifest_path, "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+        f.write("\n")
+    for line in failed:
+        print("failed:", line, file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
