@@ -479,7 +479,7 @@ void AddOnnxShapeFunctions(ShapeTable* table) {
         "LpNormalization", "Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Sigmoid",
         "HardSigmoid", "HardSwish", "Tanh", "Softplus", "Softsign", "Gelu", "Erf",
         "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "Floor", "Ceil", "Round",
-        "Sign", "Not", "Clip", "Cast", "CastLike", "Identity", "Dropout", "Softmax",
+        "Sign", "Not", "Clip", "CastLike", "Dropout", "Softmax",
         "LogSoftmax", "QuantizeLinear", "DequantizeLinear", "LRN", "Mish", "Sin",
         "Cos", "IsNaN", "IsInf", "CumSum"})
     (*table)[op] = SameAsInput;
@@ -487,10 +487,13 @@ void AddOnnxShapeFunctions(ShapeTable* table) {
   (*table)["Expand"] = Expand;
   (*table)["GatherElements"] = GatherElements;
   (*table)["Slice"] = Slice;
-  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum",
-                         "Mean", "Equal", "Less", "LessOrEqual", "Greater",
-                         "GreaterOrEqual", "And", "Or", "Xor", "Where", "Mod"})
+  for (const char* op : {"Pow", "Sum", "Mean", "Less", "LessOrEqual", "Greater",
+                         "GreaterOrEqual", "And", "Or", "Xor", "Mod"})
     (*table)[op] = Broadcast;
+  // Shape arithmetic carries small integer values (PropagateValue).
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Equal", "Where", "Max", "Min"})
+    (*table)[op] = WithValue<Broadcast>;
+  for (const char* op : {"Cast", "Identity"}) (*table)[op] = WithValue<SameAsInput>;
   (*table)["Conv"] = Conv;
   (*table)["ConvInteger"] = Conv;
   for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) (*table)[op] = Pool;
@@ -500,17 +503,17 @@ void AddOnnxShapeFunctions(ShapeTable* table) {
   (*table)["MatMul"] = MatMul;
   (*table)["MatMulInteger"] = MatMul;
   (*table)["Flatten"] = Flatten;
-  (*table)["Concat"] = Concat;
+  (*table)["Concat"] = WithValue<Concat>;
   (*table)["Reshape"] = Reshape;
   (*table)["Transpose"] = Transpose;
   (*table)["Shape"] = ShapeOf;
-  (*table)["Unsqueeze"] = Unsqueeze;
-  (*table)["Squeeze"] = Squeeze;
+  (*table)["Unsqueeze"] = WithValue<Unsqueeze>;
+  (*table)["Squeeze"] = WithValue<Squeeze>;
   (*table)["Pad"] = Pad;
   for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
                          "ReduceL1", "ReduceL2", "ReduceLogSumExp", "ReduceSumSquare"})
     (*table)[op] = Reduce;
-  (*table)["Gather"] = Gather;
+  (*table)["Gather"] = WithValue<Gather>;
   (*table)["Split"] = Split;
   // onnxruntime's fused ops that rules write (rules/onnx/transformers/).
   for (const char* op : {"com.microsoft.Gelu", "com.microsoft.FastGelu",
@@ -520,14 +523,6 @@ void AddOnnxShapeFunctions(ShapeTable* table) {
                          "com.microsoft.SkipSimplifiedLayerNormalization"})
     (*table)[op] = SkipNorm;
   (*table)["com.microsoft.Attention"] = Attention;
-  // Shape arithmetic's values.
-  for (const char* op : {"Add", "Sub", "Mul", "Div", "Equal", "Where", "Max", "Min"})
-    (*table)[op] = WithValue<Broadcast>;
-  for (const char* op : {"Cast", "Identity"}) (*table)[op] = WithValue<SameAsInput>;
-  (*table)["Unsqueeze"] = WithValue<Unsqueeze>;
-  (*table)["Squeeze"] = WithValue<Squeeze>;
-  (*table)["Concat"] = WithValue<Concat>;
-  (*table)["Gather"] = WithValue<Gather>;
 }
 
 }  // namespace graft::analysis

@@ -65,7 +65,6 @@ int64_t SymbolicDim(const std::string& name) {
   return kSymbolicDimMax - static_cast<int64_t>(h >> 2);
 }
 
-
 bool TensorInfo::fully_known() const {
   return known_rank && std::all_of(dims.begin(), dims.end(),
                                    [](int64_t d) { return d >= 0; });

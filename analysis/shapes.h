@@ -23,7 +23,6 @@ inline constexpr int64_t kSymbolicDimMax = -2;
 // The dimension that stands for a named symbol (an ONNX `dim_param`): the
 // same for the same name, <= kSymbolicDimMax.
 int64_t SymbolicDim(const std::string& name);
-inline bool IsSymbolicDim(int64_t d) { return d <= kSymbolicDimMax; }
 
 struct TensorInfo {
   tf::DataType dtype = tf::DT_INVALID;

@@ -128,7 +128,6 @@ void CollectRuleFiles(const std::string& path, std::vector<std::string>* out) {
   }
 }
 
-
 // A pipeline named without a path or extension (`onnx-transformers`) is a
 // shipped one: rules/pipelines/NAME.yaml.
 std::string PipelinePath(const std::string& pipeline, const std::string& program) {
