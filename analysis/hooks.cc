@@ -257,6 +257,19 @@ void RegisterShapeHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
                                     [](int64_t d) { return d == -1; });
         return Value::Bool(decided && x.dims == y.dims);
       });
+  AddBuiltinHook(
+      r, "same_dim", {VT::kTensor, VT::kInt, VT::kTensor, VT::kInt}, VT::kBool,
+      "dimension i of a and dimension j of b are equal as shape inference "
+      "shows: known and the same, or the same symbol (negative: from the end)",
+      [shape_of](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        auto dim = [](const TensorInfo& t, int64_t i) -> int64_t {
+          const int64_t rank = static_cast<int64_t>(t.dims.size());
+          if (!t.known_rank || i < -rank || i >= rank) return -1;
+          return t.dims[i < 0 ? i + rank : i];
+        };
+        const int64_t x = dim(shape_of(ctx, a[0]), a[1].i), y = dim(shape_of(ctx, a[2]), a[3].i);
+        return Value::Bool(x != -1 && x == y);
+      });
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ void InferConst(const ShapeInputs& /*in*/, const Node& n,
         FromTensorProto(v->tensor(), n.value_content());
     if (c.ok()) {
       Dims values;
-      for (double x : c->values) values.push_back(static_cast<int64_t>(x));
+      for (double x : c->values) values.push_back(SaturatedInt<int64_t>(x));
       out[0].value = values;
     }
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 #include <numeric>
+#include <set>
 
 #include "analysis/shape_functions_internal.h"
 #include "engine/const_tensor.h"
@@ -148,10 +149,27 @@ void Reshape(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out)
     if (dims[i] == -1 && (*shape)[i] == -1) unknown = static_cast<int>(i);
   }
   if (unknown >= 0) {
-    int64_t total = x.fully_known() ? x.num_elements() : -1, rest = 1;
-    for (size_t i = 0; i < dims.size(); ++i)
-      if (static_cast<int>(i) != unknown) rest = MulDims(rest, dims[i]);
-    dims[unknown] = total >= 0 && rest > 0 ? total / rest : -1;
+    // What is left: the input's elements over the others', symbolic
+    // dimensions cancelling in pairs ([B, S, 4, 16] to [B, S, -1]: 64).
+    std::multiset<int64_t> symbols;
+    int64_t total = 1, rest = 1;
+    bool decided = x.known_rank;
+    for (int64_t d : x.dims) {
+      if (IsSymbolicDim(d)) symbols.insert(d);
+      else total = MulDims(total, d);
+    }
+    for (size_t i = 0; i < dims.size() && decided; ++i) {
+      if (static_cast<int>(i) == unknown) continue;
+      if (!IsSymbolicDim(dims[i])) {
+        rest = MulDims(rest, dims[i]);
+      } else if (auto it = symbols.find(dims[i]); it != symbols.end()) {
+        symbols.erase(it);
+      } else {
+        decided = false;
+      }
+    }
+    decided = decided && symbols.empty() && total >= 0 && rest > 0 && total % rest == 0;
+    dims[unknown] = decided ? total / rest : -1;
   }
   out[0] = Shaped(dims);
 }
@@ -176,8 +194,15 @@ void Transpose(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& ou
 void ShapeOf(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
   const TensorInfo& x = in.In(n, 0);
   if (!x.known_rank || out.empty()) return;
-  out[0] = Shaped({static_cast<int64_t>(x.dims.size())});
-  if (x.fully_known() && !n.attr("start") && !n.attr("end")) out[0].value = x.dims;
+  // Dims [start, end) (opset 15), clamped as ONNX says.
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  auto clamp = [rank](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
+  const int64_t start = clamp(AttrInt(n, "start", 0)), end = clamp(AttrInt(n, "end", rank));
+  Dims dims(x.dims.begin() + start, x.dims.begin() + std::max(start, end));
+  out[0] = Shaped({static_cast<int64_t>(dims.size())});
+  // A value holds known and symbolic dimensions alike (not unknown ones).
+  if (std::none_of(dims.begin(), dims.end(), [](int64_t d) { return d == -1; }))
+    out[0].value = dims;
 }
 
 // Unsqueeze / Squeeze by their axes (an attr before opset 13, then input 1).
@@ -312,7 +337,7 @@ void ConstantOfShape(const ShapeInputs& in, const Node& n, std::vector<TensorInf
   const std::optional<Dims>& shape = in.Value(n, 0);
   if (!shape.has_value() || out.empty()) return;
   for (int64_t d : *shape)
-    if (d < 0) return;
+    if (d == -1 || (d < 0 && !IsSymbolicDim(d))) return;
   out[0] = Shaped(*shape);
 }
 
@@ -356,7 +381,7 @@ void Slice(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
     if (axis < 0 || axis >= static_cast<int64_t>(dims.size()) || step == 0) return;
     int64_t start = (*starts)[i], end = (*ends)[i], d = x.dims[axis];
     if (step == 1 && start == 0 && end >= (int64_t{1} << 31) - 1) continue;  // the whole axis
-    if (d < 0) {
+    if (d < 0 || IsSymbolicDim(start) || IsSymbolicDim(end)) {
       dims[axis] = -1;
       continue;
     }
@@ -388,6 +413,8 @@ std::optional<Dims> Elementwise(const std::string& op, const std::vector<const D
     if (d->size() != 1) len = d->size();
   }
   if (len > kMaxValue) return std::nullopt;
+  for (const Dims* d : v)
+    if (std::any_of(d->begin(), d->end(), IsSymbolicDim)) return std::nullopt;
   Dims out(len);
   for (size_t i = 0; i < len; ++i) {
     auto at = [&](size_t k) { return (*v[k])[v[k]->size() == 1 ? 0 : i]; };
@@ -406,6 +433,26 @@ std::optional<Dims> Elementwise(const std::string& op, const std::vector<const D
     out[i] = r;
   }
   return out;
+}
+
+// x[start:end:step] of a 1-D value (torch's picks from a Shape), by
+// constant starts, ends, axes [0] and steps.
+std::optional<Dims> SliceValue(const std::vector<const Dims*>& values) {
+  if (values.size() < 3 || values[0] == nullptr) return std::nullopt;
+  for (size_t i = 1; i < values.size(); ++i) {
+    if (values[i] == nullptr || values[i]->size() != 1 || IsSymbolicDim((*values[i])[0]))
+      return std::nullopt;
+  }
+  if (values.size() > 3 && Axis((*values[3])[0], 1) != 0) return std::nullopt;
+  const int64_t step = values.size() > 4 ? (*values[4])[0] : 1;
+  if (step != 1) return std::nullopt;
+  const int64_t size = static_cast<int64_t>(values[0]->size());
+  auto clamp = [size](int64_t v) {
+    if (v < 0) v = v < -size ? 0 : v + size;
+    return std::min(v, size);
+  };
+  const int64_t start = clamp((*values[1])[0]), end = clamp((*values[2])[0]);
+  return Dims(values[0]->begin() + start, values[0]->begin() + std::max(start, end));
 }
 
 void PropagateValue(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
@@ -439,6 +486,8 @@ void PropagateValue(const ShapeInputs& in, const Node& n, std::vector<TensorInfo
       picked.push_back((*values[0])[k]);
     }
     result = picked;
+  } else if (op == "Slice") {
+    result = SliceValue(values);
   } else if (op == "ConstantOfShape") {
     const std::optional<Dims>& shape = in.Value(n, 0);
     if (!shape.has_value() || shape->size() > 1) return;
@@ -486,7 +535,7 @@ void AddOnnxShapeFunctions(ShapeTable* table) {
   (*table)["ConstantOfShape"] = WithValue<ConstantOfShape>;
   (*table)["Expand"] = Expand;
   (*table)["GatherElements"] = GatherElements;
-  (*table)["Slice"] = Slice;
+  (*table)["Slice"] = WithValue<Slice>;
   for (const char* op : {"Pow", "Sum", "Mean", "Less", "LessOrEqual", "Greater",
                          "GreaterOrEqual", "And", "Or", "Xor", "Mod"})
     (*table)[op] = Broadcast;

@@ -62,7 +62,7 @@ void MergeDeclared(const TensorInfo& given, TensorInfo& out) {
 int64_t SymbolicDim(const std::string& name) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a: stable across builds
   for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
-  return kSymbolicDimMax - static_cast<int64_t>(h >> 2);
+  return kSymbolicDimMax - static_cast<int64_t>(h >> 25);  // < 2^39 below
 }
 
 bool TensorInfo::fully_known() const {

@@ -18,18 +18,25 @@
 
 namespace graft::analysis {
 
-// The largest value a symbolic dimension takes.
-inline constexpr int64_t kSymbolicDimMax = -2;
+// The largest value a symbolic dimension takes: far below any negative
+// number shape arithmetic computes, so that a symbol in a small integer
+// value (a Shape's output) is never read as a number.
+inline constexpr int64_t kSymbolicDimMax = -(int64_t{1} << 40);
 // The dimension that stands for a named symbol (an ONNX `dim_param`): the
 // same for the same name, <= kSymbolicDimMax.
 int64_t SymbolicDim(const std::string& name);
+// Whether `d` is a symbolic dimension: in (kSymbolicDimMax - 2^40,
+// kSymbolicDimMax], clear of -1 and of INT64_MIN (a Slice's "from the start").
+inline bool IsSymbolicDim(int64_t d) {
+  return d <= kSymbolicDimMax && d > kSymbolicDimMax - (int64_t{1} << 40);
+}
 
 struct TensorInfo {
   tf::DataType dtype = tf::DT_INVALID;
   bool known_rank = false;
-  // -1: unknown dimension; <= -2: a symbolic dimension (kSymbolicDimMax and
-  // below, SymbolicDim), unknown but equal to every dimension of the same
-  // symbol (an ONNX input's `batch`). Every `< 0` test reads both as unknown.
+  // -1: unknown dimension; kSymbolicDimMax and below: a symbolic dimension
+  // (SymbolicDim), unknown but equal to every dimension of the same symbol
+  // (an ONNX input's `batch`). Every `< 0` test reads both as unknown.
   std::vector<int64_t> dims;
   // The value of a small integer tensor (flattened), when known (shape
   // arithmetic).

@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "engine/onnx_convert.h"
 #include "engine/op_registry.h"
 #include "engine/surgery.h"
 
@@ -425,6 +426,7 @@ class ActionRunner : public NodeFactory {
   }
 
   absl::Status AddInputs(const std::vector<Value>& args, NodeSpec* spec);
+  absl::StatusOr<Endpoint> AbsentInput();
   absl::StatusOr<tf::DataType> ConstDtype(const Expr& e);
   absl::Status FitConstants(const NodeSpec& spec);
   absl::Status AddAttrs(const Expr& e, NodeSpec* spec);
@@ -503,6 +505,12 @@ absl::Status ActionRunner::AddInputs(const std::vector<Value>& args,
       spec->inputs.push_back(v.tensor);
     } else if (v.type == ValueType::kList) {
       for (const Value& item : v.list) spec->inputs.push_back(item.tensor);
+    } else if (v.type == ValueType::kString && v.s.empty() && graph().onnx() != nullptr) {
+      // "": an ONNX optional input left out (its name written empty), so
+      // that a later one can be given.
+      absl::StatusOr<Endpoint> absent = AbsentInput();
+      if (!absent.ok()) return absent.status();
+      spec->inputs.push_back(*absent);
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
           "argument ", i + 1, " of `", spec->op, "` is ", AValueType(v.type),
@@ -510,6 +518,21 @@ absl::Status ActionRunner::AddInputs(const std::vector<Value>& args,
     }
   }
   return absl::OkStatus();
+}
+
+// The ONNX graph's stand-in for a left-out input (what the reader makes for
+// an input named ""), made when the graph has none.
+absl::StatusOr<Endpoint> ActionRunner::AbsentInput() {
+  NodeId id = graph().FindId(onnx_internal::kAbsent);
+  if (id == kNoNode) {
+    NodeSpec spec;
+    spec.name = onnx_internal::kAbsent;
+    spec.op = onnx_internal::kAbsentOp;
+    absl::StatusOr<NodeId> made = r_.AddNode(std::move(spec));
+    if (!made.ok()) return made.status();
+    id = *made;
+  }
+  return Endpoint{id, 0};
 }
 
 // `{ ..conv.attrs, name: value }`: copied attrs, then set ones.

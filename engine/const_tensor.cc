@@ -7,8 +7,8 @@
 #include <cstring>
 #include <functional>
 #include <limits>
-#include <type_traits>
 #include <mutex>
+#include <type_traits>
 #include <thread>
 
 #include "Eigen/Core"
@@ -49,16 +49,8 @@ std::string EncodeContent(const std::vector<double>& values) {
       reinterpret_cast<T*>(bytes.data()),
       static_cast<Eigen::Index>(values.size()));
   if constexpr (std::is_integral_v<T>) {
-    // Saturated: an int64 sentinel (INT64_MAX, a Slice's "to the end") is
-    // 2^63 as a double, past int64's range; casting it would wrap.
-    constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
-    constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
-    for (size_t i = 0; i < values.size(); ++i) {
-      const double v = values[i];
-      out[static_cast<Eigen::Index>(i)] = v >= hi ? std::numeric_limits<T>::max()
-                                          : v <= lo ? std::numeric_limits<T>::min()
-                                                    : static_cast<T>(v);
-    }
+    for (size_t i = 0; i < values.size(); ++i)
+      out[static_cast<Eigen::Index>(i)] = SaturatedInt<T>(values[i]);
   } else {
     out = Array(values).template cast<T>();
   }

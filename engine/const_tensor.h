@@ -5,6 +5,7 @@
 #define GRAFT_ENGINE_CONST_TENSOR_H_
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,6 +42,18 @@ struct ConstTensor {
 
 // The tensor with its values decoded (a copy when it is not deferred).
 ConstTensor Materialize(const ConstTensor& tensor);
+
+// A value of an integer constant (held as a double) back as T, saturated:
+// INT64_MAX, a Slice's "to the end", is 2^63 as a double, past int64's
+// range, where a plain cast would wrap.
+template <typename T>
+T SaturatedInt(double v) {
+  constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
+  constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
+  if (v >= hi) return std::numeric_limits<T>::max();
+  if (v <= lo) return std::numeric_limits<T>::min();
+  return v == v ? static_cast<T>(v) : T{0};  // NaN: 0
+}
 // A Const's value left undecoded when its bytes are kept apart
 // (`content`, see Node::value_content_apart()) and it is a float or
 // double; nullopt otherwise.

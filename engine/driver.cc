@@ -297,31 +297,39 @@ class Driver {
     return true;
   }
 
-  // An ONNX initializer only removed nodes read (a ReduceMean's axes that a
-  // pattern matched as `_...`) goes with them: runtimes warn of unused
-  // initializers. One that is also a graph input stays (the model's
-  // interface).
+  // What only removed nodes read goes with them, transitively: an ONNX
+  // initializer (a ReduceMean's axes that a pattern matched as `_...`;
+  // runtimes warn of unused initializers) and the shape arithmetic that
+  // computed a removed Reshape's target (Shape, Slice, Concat of a dynamic
+  // export). ONNX ops compute their outputs alone, so an unread one can go.
+  // A graph input stays (the model's interface), and so does a graph output.
   template <typename FeedsOnlyDead>
-  void AddDeadInitializers(const FeedsOnlyDead& feeds_only_dead,
-                           absl::flat_hash_set<NodeId>* dead) {
+  void AddDeadProducers(const FeedsOnlyDead& feeds_only_dead,
+                        absl::flat_hash_set<NodeId>* dead) {
     const OnnxOrigin& origin = *graph_.onnx();
     auto is_graph_input = [&](const Node& c) {  // rare: asked of candidates only
       const std::string& value = origin.ValueOf(c.name());
       return std::any_of(origin.inputs.begin(), origin.inputs.end(),
                          [&](const auto& input) { return input.name() == value; });
     };
-    std::vector<NodeId> found;
-    for (NodeId id : *dead) {
-      const Node& n = graph_.node(id);
-      for (int i = 0; i < n.num_inputs(); ++i) {
-        if (!n.input(i).valid()) continue;
-        const Node& c = graph_.node(n.input(i).node);
-        if (c.op() == "Const" && c.alive() && !dead->contains(c.id()) &&
-            !outputs_.contains(c.id()) && feeds_only_dead(c) && !is_graph_input(c))
+    std::vector<NodeId> frontier(dead->begin(), dead->end());
+    while (!frontier.empty()) {
+      std::vector<NodeId> found;
+      for (NodeId id : frontier) {
+        const Node& n = graph_.node(id);
+        for (int i = 0; i < n.num_inputs(); ++i) {
+          if (!n.input(i).valid()) continue;
+          const Node& c = graph_.node(n.input(i).node);
+          if (c.op() == "Placeholder" || !c.alive() || dead->contains(c.id()) ||
+              outputs_.contains(c.id()) || !c.control_inputs().empty() || !feeds_only_dead(c) ||
+              (c.op() == "Const" && is_graph_input(c)))
+            continue;
+          dead->insert(c.id());
           found.push_back(c.id());
+        }
       }
+      frontier = std::move(found);
     }
-    dead->insert(found.begin(), found.end());
   }
 
   // Removes what the rewrite asked for and what it left unused, checking
@@ -358,7 +366,7 @@ class Driver {
         }
       }
     }
-    if (graph_.onnx() != nullptr) AddDeadInitializers(feeds_only_dead, &dead);
+    if (graph_.onnx() != nullptr) AddDeadProducers(feeds_only_dead, &dead);
     std::vector<NodeId> doomed(dead.begin(), dead.end());
     std::sort(doomed.begin(), doomed.end());
     absl::Status carried = CarryControlOrder(doomed, dead, heir);

@@ -28,6 +28,12 @@ CUTS = {
     "zoo_skip_layer_norm_op": ("bert.dynamo.static", ["val_119", "layer_norm"], ["layer_norm_1"]),
     # the bias Add before the Gelu op (opset 20, dynamo)
     "zoo_bias_gelu_op": ("bert.dynamo.static", ["val_123"], ["gelu"]),
+    # BERT's self-attention as dynamo decomposes scaled dot-product attention
+    "zoo_sdpa_static": ("bert.dynamo.static", ["linear", "linear_1", "linear_2", "val_101"],
+                        ["view_4"]),
+    # the same with dynamic batch and sequence: Reshape targets from Shape ops
+    "zoo_sdpa_dynamic": ("bert.dynamo.dynamic",
+                         ["input_ids", "linear", "linear_1", "linear_2", "val_102"], ["view_4"]),
     # CLIP's quick_gelu (dynamo)
     "zoo_quick_gelu": ("clip_text.dynamo.static", ["linear_4"], ["mul_1"]),
 }

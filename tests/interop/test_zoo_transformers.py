@@ -2,14 +2,16 @@
 (tests/data/zoo/, written by torch's dynamo and TorchScript exporters from
 Hugging Face transformers models; export_zoo.py): its output passes
 onnx.checker (full check), onnxruntime computes the original's outputs,
-and on static-shape exports it writes every fusion kind of norms and GELUs
+on static-shape exports it writes every fusion kind of norms and GELUs
 that onnxruntime's transformers optimizer writes into a model onnxruntime
-runs (attention kinds and kinds onnx.checker refuses aside). The zoo's
+runs (kinds onnx.checker refuses aside), and on the dynamo exports of
+encoders every layer's attention becomes MultiHeadAttention. The zoo's
 torchvision CNNs, exported with their batch norms kept, fold with
 rules/onnx/fold_batch_norms.graft."""
 import collections
 import json
 import os
+import sys
 
 import numpy as np
 import onnx
@@ -86,15 +88,13 @@ def check_same_outputs(src, ours, name):
         assert np.abs(w - g).max() <= 1e-4 * scale, (name, np.abs(w - g).max(), scale)
 
 
-# Where graft still fuses less than onnxruntime's optimizer: ViT's
-# TorchScript export computes its class-token concat's shape at run time in
-# a form shape inference does not follow yet, so no residual's shape is known.
-KNOWN_GAPS = {"vit.ts14.static", "vit.ts17.static"}
+# Encoders whose dynamo export's attention (scaled dot-product attention,
+# decomposed) fuses into MultiHeadAttention, static and dynamic shapes.
+SDPA_ENCODERS = {"bert", "roberta", "distilbert", "vit", "clip_text"}
+LAYERS = 2
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="known gap")) if n in KNOWN_GAPS
-    else n for n in TRANSFORMERS])
+@pytest.mark.parametrize("name", TRANSFORMERS)
 def test_pipeline_on_real_exports(graft, tmp_path, name):
     src = os.path.join(ZOO, name + ".onnx")
     ours = str(tmp_path / "graft.onnx")
@@ -105,6 +105,9 @@ def test_pipeline_on_real_exports(graft, tmp_path, name):
     original = onnx.load(src)
     assert len(mine.graph.node) < len(original.graph.node)
     have = kinds(mine)
+    spec = MANIFEST[name]
+    if spec["exporter"] == "dynamo" and spec["model"] in SDPA_ENCODERS:
+        assert have["MultiHeadAttention"] == LAYERS, dict(have)
     if MANIFEST[name]["dynamic"]:
         return  # symbolic shapes: validity and numbers (fusion gaps: docs/benchmarks.md)
     # Every layer's two norms after a residual are fused.
@@ -132,3 +135,31 @@ def test_batch_norms_fold_in_real_cnn_exports(graft, tmp_path, name):
     if before["BatchNormalization"]:
         assert after["BatchNormalization"] == 0, (name, before, after)
     check_same_outputs(src, ours, name)
+
+
+def test_pipeline_by_name_from_python_is_the_cli(graft, tmp_path):
+    """graft.apply(m, pipeline="onnx-transformers") writes what the CLI writes."""
+    # The package scripts/build_wheel.sh stages (the test command builds it first).
+    sys.path.insert(0, repo_path("build", "python"))
+    import graft as graft_module
+    src = os.path.join(ZOO, "bert.dynamo.dynamic.onnx")
+    cli_out, py_out = str(tmp_path / "cli.onnx"), str(tmp_path / "py.onnx")
+    graft("apply", "--pipeline", "onnx-transformers", src, "-o", cli_out, "-q")
+    graft_module.apply(src, pipeline="onnx-transformers", output=py_out)
+    with open(cli_out, "rb") as a, open(py_out, "rb") as b:
+        assert a.read() == b.read()
+    assert kinds(onnx.load(py_out))["MultiHeadAttention"] == LAYERS
+
+
+def test_rule_folder_and_glob_mistake(graft, tmp_path):
+    """-r takes a folder; rule files given as models are a usage error naming -r."""
+    src = os.path.join(ZOO, "vit.dynamo.static.onnx")
+    out = str(tmp_path / "out.onnx")
+    folder = repo_path("rules", "onnx", "transformers")
+    graft("apply", "-r", repo_path("rules", "onnxoptimizer", "extract_constant_to_initializer.graft"),
+          "-r", folder, src, "-o", out, "-q")
+    assert kinds(onnx.load(out))["SkipLayerNormalization"] == 4
+    files = sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".graft"))
+    proc = graft("apply", "-r", *files, src, "-o", str(tmp_path / "x.onnx"), check=False)
+    assert proc.returncode == 2 and "give each rule file its own -r" in proc.stderr
+    assert not os.path.exists(tmp_path / "x.onnx")
