@@ -5,7 +5,7 @@ onnx.checker (full check), onnxruntime computes the original's outputs,
 on static-shape exports it writes every fusion kind of norms and GELUs
 that onnxruntime's transformers optimizer writes into a model onnxruntime
 runs (kinds onnx.checker refuses aside), and on the dynamo exports of
-encoders every layer's attention becomes MultiHeadAttention. The zoo's
+encoders and GPT-2 every layer's attention becomes MultiHeadAttention. The zoo's
 torchvision CNNs, exported with their batch norms kept, fold with
 rules/onnx/fold_batch_norms.graft."""
 import collections
@@ -88,9 +88,9 @@ def check_same_outputs(src, ours, name):
         assert np.abs(w - g).max() <= 1e-4 * scale, (name, np.abs(w - g).max(), scale)
 
 
-# Encoders whose dynamo export's attention (scaled dot-product attention,
+# Models whose dynamo export's attention (scaled dot-product attention,
 # decomposed) fuses into MultiHeadAttention, static and dynamic shapes.
-SDPA_ENCODERS = {"bert", "roberta", "distilbert", "vit", "clip_text"}
+SDPA_MODELS = {"bert", "roberta", "distilbert", "vit", "clip_text", "gpt2"}
 LAYERS = 2
 
 
@@ -106,7 +106,7 @@ def test_pipeline_on_real_exports(graft, tmp_path, name):
     assert len(mine.graph.node) < len(original.graph.node)
     have = kinds(mine)
     spec = MANIFEST[name]
-    if spec["exporter"] == "dynamo" and spec["model"] in SDPA_ENCODERS:
+    if spec["exporter"] == "dynamo" and spec["model"] in SDPA_MODELS:
         assert have["MultiHeadAttention"] == LAYERS, dict(have)
     if MANIFEST[name]["dynamic"]:
         return  # symbolic shapes: validity and numbers (fusion gaps: docs/benchmarks.md)
