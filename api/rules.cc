@@ -330,15 +330,22 @@ Result<std::vector<ExplainedRule>> Explain(const Model& model,
                                            const std::string& node) {
   Result<Graph> graph = Load(model, /*freeze_by_default=*/true);
   if (!graph.ok()) return graph.error();
-  NodeId only = kNoNode;
-  if (!node.empty()) {
-    only = graph->FindId(node);
-    if (only == kNoNode)
-      return Error::Input(
-          absl::StrCat(model.path, ": error: no node `", node, "`"));
-  }
+  if (!node.empty() && graph->FindId(node) == kNoNode)
+    return Error::Input(absl::StrCat(model.path, ": error: no node `", node, "`"));
   std::vector<ExplainedRule> out;
-  for (const dsl::CompiledStep& step : rules.impl().steps) {
+  const std::vector<dsl::CompiledStep>& steps = rules.impl().steps;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const dsl::CompiledStep& step = steps[i];
+    if (i > 0) {
+      // A pipeline's step sees what the steps before it made.
+      report::ApplyReport ran;
+      absl::Status s = dsl::RunPipeline(*graph, absl::MakeConstSpan(&steps[i - 1], 1),
+                                        dsl::RunOptions(), &ran);
+      if (!s.ok()) return Error::From(s);
+    }
+    // The node as this step sees it (a rewrite before may have replaced it).
+    const NodeId only = node.empty() ? kNoNode : graph->FindId(node);
+    if (!node.empty() && only == kNoNode) continue;
     for (const dsl::RuleExplanations& r :
          dsl::ExplainRules(*step.rules, rule, *graph, only)) {
       ExplainedRule& explained = out.emplace_back();

@@ -170,16 +170,20 @@ api::Result<std::shared_ptr<const api::Rules>> CompileForCommand(
 // returns nullptr.
 std::shared_ptr<const api::Rules> CompileRuleFiles(
     const std::vector<std::string>& files,
-    const std::vector<std::string>& params, int* exit_code) {
+    const std::vector<std::string>& params, int* exit_code,
+    const std::string& pipeline = "", const std::string& program = "") {
   api::RulesSpec spec;
   spec.rule_files = files;
+  spec.pipeline = pipeline;
+  spec.program = program;
   api::Result<std::shared_ptr<const api::Rules>> rules =
       CompileForCommand(spec, params);
   if (rules.ok()) return *rules;
   *exit_code = rules.error().usage ? kExitUsage : kExitFailure;
   if (!rules.error().message.empty()) {
-    std::cerr << rules.error().message << "\n"
-              << rules.error().diagnostics.size() << " error(s)\n";
+    std::cerr << rules.error().message << "\n";
+    if (!rules.error().diagnostics.empty())
+      std::cerr << rules.error().diagnostics.size() << " error(s)\n";
   }
   return nullptr;
 }
@@ -400,7 +404,8 @@ int RunApply(const ApplyCommandOptions& options) {
 int RunExplain(const ExplainOptions& options) {
   int exit_code = kExitOk;
   std::shared_ptr<const api::Rules> rules =
-      CompileRuleFiles(options.rule_files, options.params, &exit_code);
+      CompileRuleFiles(options.rule_files, options.params, &exit_code,
+                       options.pipeline, options.program);
   if (rules == nullptr) return exit_code;
   api::Result<std::vector<api::ExplainedRule>> explained = api::Explain(
       ModelArg(options.model, GraphFormat::kAuto, false, options.saved_model),

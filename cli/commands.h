@@ -175,6 +175,8 @@ int RunDiff(const DiffOptions& options);
 struct ExplainOptions {
   api::SavedModelRead saved_model;  // --tag, --signature, --saved-model
   std::vector<std::string> rule_files;
+  std::string pipeline;  // or a pipeline: each step explained after the ones before it ran
+  std::string program;   // argv[0]: where to look for shipped pipelines
   std::vector<std::string> params;
   std::string model;
   std::string rule;  // only this rule

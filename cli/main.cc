@@ -252,11 +252,13 @@ int main(int argc, char** argv) {
       app.add_subcommand("explain",
                          "Show what rules match in a graph (and why not at a "
                          "node), without rewriting");
+  explain_cmd->add_option("--pipeline", explain.pipeline,
+                          "A pipeline (YAML, or a shipped one's name): each step is explained "
+                          "on the graph the steps before it made");
   explain_cmd
-      ->add_option("-r,--rules", explain.rule_files, "Rule files (.graft)")
+      ->add_option("-r,--rules", explain.rule_files, "Rule files (.graft) or folders of them")
       ->delimiter(',')
-      ->allow_extra_args(false)
-      ->required();
+      ->allow_extra_args(false);
   explain_cmd
       ->add_option("--param", explain.params,
                    "A param: name=value (repeatable)")
@@ -479,7 +481,10 @@ int main(int argc, char** argv) {
   if (fmt_cmd->parsed()) return RunFmt(fmt);
   if (mem_cmd->parsed()) return RunMem(mem);
   if (cost_cmd->parsed()) return RunCost(cost);
-  if (explain_cmd->parsed()) return RunExplain(explain);
+  if (explain_cmd->parsed()) {
+    explain.program = argv[0];
+    return RunExplain(explain);
+  }
   if (validate_cmd->parsed()) {
     validate.format = Format(validate_format);
     return RunValidate(validate);

@@ -78,7 +78,7 @@ bool CompileSteps(const std::vector<PipelineStep>& steps,
   return !diagnostics->has_errors();
 }
 
-absl::Status RunPipeline(Graph& graph, const std::vector<CompiledStep>& steps,
+absl::Status RunPipeline(Graph& graph, absl::Span<const CompiledStep> steps,
                          const RunOptions& options,
                          report::ApplyReport* report) {
   report->set_converged(true);

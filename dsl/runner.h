@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "dsl/compiler.h"
 #include "dsl/diagnostics.h"
 #include "dsl/pipeline.h"
@@ -53,7 +54,7 @@ struct RunOptions {
 // (for non-convergence) the rules still firing and where, and `report`
 // lists every step's outcome (later ones "not run"). On any error the graph
 // is partly rewritten: write nothing.
-absl::Status RunPipeline(Graph& graph, const std::vector<CompiledStep>& steps,
+absl::Status RunPipeline(Graph& graph, absl::Span<const CompiledStep> steps,
                          const RunOptions& options,
                          report::ApplyReport* report);
 

@@ -163,3 +163,70 @@ def test_rule_folder_and_glob_mistake(graft, tmp_path):
     proc = graft("apply", "-r", *files, src, "-o", str(tmp_path / "x.onnx"), check=False)
     assert proc.returncode == 2 and "give each rule file its own -r" in proc.stderr
     assert not os.path.exists(tmp_path / "x.onnx")
+
+
+def altered(src, dst, change):
+    """A copy of a zoo export with one value or attr changed by `change`."""
+    model = onnx.load(src)
+    change(model)
+    onnx.save(model, dst)
+
+
+def set_initializer(name, value):
+    def change(model):
+        for i, init in enumerate(model.graph.initializer):
+            if init.name == name:
+                model.graph.initializer[i].CopyFrom(onnx.numpy_helper.from_array(
+                    np.asarray(value, onnx.helper.tensor_dtype_to_np_dtype(init.data_type)),
+                    name))
+                return
+        for node in model.graph.node:  # a Constant node's value
+            if node.op_type == "Constant" and node.output[0] == name:
+                node.attribute[0].t.CopyFrom(onnx.numpy_helper.from_array(
+                    np.asarray(value, np.float32), name))
+                return
+        raise KeyError(name)
+    return change
+
+
+def set_axis(output, axis):
+    def change(model):
+        node = next(n for n in model.graph.node if n.output[0] == output)
+        next(a for a in node.attribute if a.name == "axis").i = axis
+    return change
+
+
+def node_of(path, output):
+    return next(n.name for n in onnx.load(path).graph.node if n.output[0] == output)
+
+
+# Per fusion family: an export, what is altered, where to ask, and the guard
+# `graft explain --pipeline onnx-transformers` must name.
+ALTERED = {
+    "skip layer norm": ("bert.dynamo.static", set_axis("layer_norm_1", 1), "layer_norm_1",
+                        "skip_layer_norm_op", 'attr(y, "axis", -1) == -1'),
+    "gelu": ("bert.ts14.static", set_initializer(
+        "/model/encoder/layer.0/intermediate/intermediate_act_fn/Constant_output_0", 1.5),
+        "/model/encoder/layer.0/intermediate/intermediate_act_fn/Mul_1_output_0", "gelu",
+        "all_close(k, 1.41421)"),
+    "rms norm": ("llama.dynamo.static", set_initializer("val_36", 3.0), "mul_10",
+                 "skip_rms_norm", "all_close(two, 2)"),
+    "attention": ("bert.dynamo.static", set_initializer("val_99", 1.0), "view_4",
+                  "multi_head_attention_sdpa", "all_close(zero, 0)"),
+}
+
+
+@pytest.mark.parametrize("family", sorted(ALTERED))
+def test_explain_names_the_guard_an_altered_export_fails(graft, tmp_path, family):
+    name, change, output, rule, guard = ALTERED[family]
+    src = os.path.join(ZOO, name + ".onnx")
+    # The unaltered export fuses there...
+    node = node_of(src, output)
+    proc = graft("explain", "--pipeline", "onnx-transformers", src, "--rule", rule, "--node", node)
+    assert f"{rule} at `{node}`: matches" in proc.stdout, proc.stdout
+    # ...the altered one says which guard stopped it.
+    bad = str(tmp_path / "altered.onnx")
+    altered(src, bad, change)
+    proc = graft("explain", "--pipeline", "onnx-transformers", bad, "--rule", rule, "--node", node)
+    said = f"{rule} at `{node}`: no match: guard `"
+    assert said in proc.stdout and guard in proc.stdout.split(said)[1], proc.stdout
