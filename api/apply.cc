@@ -5,7 +5,9 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "batch/batch.h"
 #include "batch/review.h"
 #include "api/graft.h"
@@ -253,7 +255,75 @@ std::string ReviewJson(const std::vector<batch::ModelReview>& reviews) {
 
 }  // namespace
 
+namespace {
+
+std::string DriftJson(const std::vector<batch::ExportDrift>& pairs) {
+  auto counts = [&](const std::map<std::string, int64_t>& m) {
+    std::string out = "{";
+    for (const auto& [k, v] : m)
+      out += (out.size() > 1 ? ", " : "") + QuoteJson(k) + ": " + std::to_string(v);
+    return out + "}";
+  };
+  std::string out = "{\"models\": [";
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const batch::ExportDrift& d = pairs[i];
+    out += (i ? ",\n  " : "\n  ") +
+           absl::StrFormat("{\"name\": %s, \"before\": %s, \"after\": %s, \"error\": %s, "
+                           "\"before_rewrites\": %s, \"after_rewrites\": %s}",
+                           QuoteJson(d.name), QuoteJson(d.before), QuoteJson(d.after),
+                           QuoteJson(d.error), counts(d.before_rewrites),
+                           counts(d.after_rewrites));
+  }
+  return out + "\n]}\n";
+}
+
+// The models of two folders, paired by their paths within them.
+Result<std::vector<batch::ExportDrift>> PairExports(const std::string& before,
+                                                   const std::string& after) {
+  std::map<std::string, batch::ExportDrift> by_name;
+  for (const auto& [dir, is_before] : {std::pair{before, true}, std::pair{after, false}}) {
+    absl::StatusOr<std::vector<batch::BatchInput>> inputs = batch::ExpandInputs({dir}, "");
+    if (!inputs.ok())
+      return Error::Input(absl::StrCat("error: ", inputs.status().message()));
+    for (const batch::BatchInput& in : *inputs) {
+      std::string name = in.input;
+      if (absl::StartsWith(name, dir)) name = std::string(absl::StripPrefix(name.substr(dir.size()), "/"));
+      batch::ExportDrift& d = by_name[name];
+      d.name = name;
+      (is_before ? d.before : d.after) = in.input;
+    }
+  }
+  std::vector<batch::ExportDrift> out;
+  for (auto& [name, d] : by_name) out.push_back(std::move(d));
+  return out;
+}
+
+Result<Reviewed> ReviewExportDrift(const ReviewOptions& options) {
+  if (options.before.empty() || options.after.empty())
+    return Error::Usage("error: give both --before and --after (folders of exports)");
+  if (!options.base.rule_files.empty() || !options.base.pipeline.empty() ||
+      !options.head.rule_files.empty() || !options.head.pipeline.empty() ||
+      !options.models.empty())
+    return Error::Usage("error: --before/--after review one rule set (-r or --pipeline) over "
+                        "two folders of exports; --base/--head and models are for a rule change");
+  Result<std::shared_ptr<const Rules>> rules = CompileRules(options.rules);
+  if (!rules.ok()) return rules.error();
+  Result<std::vector<batch::ExportDrift>> pairs = PairExports(options.before, options.after);
+  if (!pairs.ok()) return pairs.error();
+  batch::ReviewOptions r;
+  r.jobs = Jobs(options.jobs);
+  batch::ReviewDrift((*rules)->impl().steps, r, &*pairs);
+  Reviewed out;
+  out.json = DriftJson(*pairs);
+  out.text = batch::DriftText(*pairs);
+  out.failed = batch::DriftFailed(*pairs);
+  return out;
+}
+
+}  // namespace
+
 Result<Reviewed> Review(const ReviewOptions& options) {
+  if (!options.before.empty() || !options.after.empty()) return ReviewExportDrift(options);
   Result<std::shared_ptr<const Rules>> base = CompileSide("base", options.base);
   if (!base.ok()) return base.error();
   Result<std::shared_ptr<const Rules>> head = CompileSide("head", options.head);

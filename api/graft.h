@@ -244,6 +244,10 @@ Result<report::BatchReport> MergeBatchReportFiles(
 struct ReviewOptions {
   RulesSpec base, head;
   std::vector<std::string> models;  // files or folders
+  // Exporter drift instead: `rules` over the models of `before` and of
+  // `after` (two folders of exports), paired by their paths within them.
+  RulesSpec rules;
+  std::string before, after;
   std::string format = "text";      // text, markdown or html
   int jobs = 0;                     // 0: the cores
   int context = 1;                  // html drawings: hops of context

@@ -80,6 +80,20 @@ ModelReview ReviewOne(size_t index, const std::string& path,
   return r;
 }
 
+// fn(i) for i in [0, n), on up to `jobs` threads.
+template <typename Fn>
+void ParallelFor(size_t n, int jobs, const Fn& fn) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < n; i = next++) fn(i);
+  };
+  jobs = std::max(1, std::min<int>(jobs, static_cast<int>(n)));
+  std::vector<std::thread> workers;
+  for (int j = 1; j < jobs; ++j) workers.emplace_back(work);
+  work();
+  for (std::thread& t : workers) t.join();
+}
+
 int Changed(const std::vector<ModelReview>& reviews) {
   int n = 0;
   for (const ModelReview& r : reviews) n += r.differs ? 1 : 0;
@@ -143,16 +157,106 @@ std::vector<ModelReview> ReviewChange(
     const std::vector<dsl::CompiledStep>& base,
     const std::vector<dsl::CompiledStep>& head, const ReviewOptions& options) {
   std::vector<ModelReview> out(models.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < models.size(); i = next++)
-      out[i] = ReviewOne(i, models[i], base, head, options);
-  };
-  int jobs = std::max(1, std::min<int>(options.jobs, models.size()));
-  std::vector<std::thread> workers;
-  for (int j = 1; j < jobs; ++j) workers.emplace_back(work);
-  work();
-  for (std::thread& t : workers) t.join();
+  ParallelFor(models.size(), options.jobs,
+              [&](size_t i) { out[i] = ReviewOne(i, models[i], base, head, options); });
+  return out;
+}
+
+void ReviewDrift(const std::vector<dsl::CompiledStep>& steps, const ReviewOptions& options,
+                 std::vector<ExportDrift>* pairs) {
+  ParallelFor(pairs->size(), options.jobs, [&](size_t i) {
+    ExportDrift& d = (*pairs)[i];
+    if (d.before.empty() || d.after.empty()) return;
+    absl::StatusOr<Graph> b = Apply(d.before, steps, options, &d.before_rewrites);
+    absl::StatusOr<Graph> a = Apply(d.after, steps, options, &d.after_rewrites);
+    if (!b.ok() || !a.ok()) {
+      d.error = absl::StrCat(!b.ok() ? d.before : d.after, ": ",
+                             (!b.ok() ? b.status() : a.status()).message());
+    }
+  });
+}
+
+int DriftFailed(const std::vector<ExportDrift>& pairs) {
+  int n = 0;
+  for (const ExportDrift& d : pairs) n += d.error.empty() ? 0 : 1;
+  return n;
+}
+
+namespace {
+
+int64_t CountOf(const std::map<std::string, int64_t>& m, const std::string& rule) {
+  auto it = m.find(rule);
+  return it == m.end() ? 0 : it->second;
+}
+
+// The model's lines: changed rules by kind (stopped first), then the same.
+// Counts the rules that stopped matching into `stopped`.
+std::string DriftLines(const ExportDrift& d, std::map<std::string, int>* stopped) {
+  std::set<std::string> rules;
+  for (const auto& [k, v] : d.before_rewrites) rules.insert(k);
+  for (const auto& [k, v] : d.after_rewrites) rules.insert(k);
+  const char* kinds[] = {"stopped matching", "matching less", "started matching",
+                         "matching more"};
+  std::string by_kind[4], same;
+  for (const std::string& rule : rules) {
+    const int64_t b = CountOf(d.before_rewrites, rule), a = CountOf(d.after_rewrites, rule);
+    const std::string item = absl::StrCat(rule, " ", b, " -> ", a);
+    if (a == b) {
+      absl::StrAppend(&same, same.empty() ? "" : ", ", rule, " ", b);
+      continue;
+    }
+    const int kind = a == 0 ? 0 : a < b ? 1 : b == 0 ? 2 : 3;
+    if (kind == 0) ++(*stopped)[rule];
+    absl::StrAppend(&by_kind[kind], by_kind[kind].empty() ? "" : ", ", item);
+  }
+  std::string out;
+  for (int k = 0; k < 4; ++k) {
+    if (!by_kind[k].empty()) absl::StrAppend(&out, "  ", kinds[k], ": ", by_kind[k], "\n");
+  }
+  if (!same.empty()) absl::StrAppend(&out, "  as before: ", same, "\n");
+  return out;
+}
+
+}  // namespace
+
+std::string DriftText(const std::vector<ExportDrift>& pairs) {
+  std::map<std::string, int> stopped;  // rule -> models
+  std::vector<std::pair<bool, std::string>> sections;  // (lost a fusion, text)
+  int changed = 0, paired = 0;
+  std::string one_side, failed;
+  for (const ExportDrift& d : pairs) {
+    if (d.before.empty() || d.after.empty()) {
+      absl::StrAppend(&one_side, "  ", d.name, ": only ", d.before.empty() ? "after" : "before",
+                      "\n");
+      continue;
+    }
+    ++paired;
+    if (!d.error.empty()) {
+      absl::StrAppend(&failed, "  ", d.name, ": ", d.error, "\n");
+      continue;
+    }
+    std::map<std::string, int> lost;
+    std::string lines = DriftLines(d, &lost);
+    for (const auto& [rule, n] : lost) stopped[rule] += n;
+    changed += d.before_rewrites != d.after_rewrites ? 1 : 0;
+    sections.push_back({!lost.empty(), absl::StrCat("== ", d.name, "\n", lines)});
+  }
+  std::stable_sort(sections.begin(), sections.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::string out = absl::StrCat("Exporter drift: ", changed, " of ", paired,
+                                 " model(s) in both folders match differently.\n");
+  for (const auto& [lost, text] : sections) absl::StrAppend(&out, "\n", text);
+  if (!one_side.empty()) absl::StrAppend(&out, "\nModels in one folder only:\n", one_side);
+  if (!failed.empty()) absl::StrAppend(&out, "\nModels that failed:\n", failed);
+  absl::StrAppend(&out, "\nSummary: ", changed, " of ", paired,
+                  " model(s) match differently");
+  if (!stopped.empty()) {
+    std::string names;
+    for (const auto& [rule, n] : stopped)
+      absl::StrAppend(&names, names.empty() ? "" : ", ", rule, " (", n, " model(s))");
+    absl::StrAppend(&out, "; stopped matching: ", names);
+  }
+  absl::StrAppend(&out, ".\n");
   return out;
 }
 

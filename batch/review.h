@@ -44,6 +44,28 @@ std::vector<ModelReview> ReviewChange(
 // The models that could not be read or rewritten on either side.
 int Failed(const std::vector<ModelReview>& reviews);
 
+// Exporter drift: the same rules over two exports of the same models (before
+// and after a torch or transformers upgrade), paired by name.
+struct ExportDrift {
+  std::string name;           // the model's path within both folders
+  std::string before, after;  // its two files; one empty: only on that side
+  std::string error;          // a side could not be read or rewritten
+  // Rewrites per rule over each export.
+  std::map<std::string, int64_t> before_rewrites, after_rewrites;
+};
+
+// Applies `steps` to both exports of each pair (in parallel), filling the
+// counts and errors.
+void ReviewDrift(const std::vector<dsl::CompiledStep>& steps, const ReviewOptions& options,
+                 std::vector<ExportDrift>* pairs);
+
+// Per model, the rules that stopped matching first, then those matching
+// less, those that started and those matching more, with their counts
+// before and after (models that lost a fusion first); the rules that
+// match as before on one line; models on one side only; a summary last.
+std::string DriftText(const std::vector<ExportDrift>& pairs);
+int DriftFailed(const std::vector<ExportDrift>& pairs);
+
 // The summary table (text), a pull-request comment (markdown), and one
 // self-contained page with each changed model's drawing and diff (html).
 // Every format lists the models that failed, with their errors; the text

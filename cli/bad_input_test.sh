@@ -231,6 +231,8 @@ case_ apply_transforms_syntax 2 "--transforms:1:26: error: a quoted value is not
 case_ apply_transform_param 2 "transform .remove_nodes. has no param .ops.; its params: inputs, max_inputs, op, outputs" -- "$GRAFT" apply --transforms "remove_nodes(ops=Identity)" ok.pb -o out.pb
 case_ pipeline_unknown_transform 2 "unknown transform .nope." -- "$GRAFT" pipeline --from-transforms "nope" -o p2.yaml
 case_ review_no_head 2 "give --head rule files or --head-pipeline .neither was given." -- "$GRAFT" review --base ok.graft ok.pb
+case_ review_drift_no_after 2 "give both --before and --after" -- "$GRAFT" review -r ok.graft --before .
+case_ review_drift_and_models 2 "--before/--after review one rule set" -- "$GRAFT" review -r ok.graft --before . --after . ok.pb
 case_ apply_negative_max_rewrites 2 "--max-rewrites: Value -1 not in range" -- "$GRAFT" apply -r ok.graft --max-rewrites -1 ok.pb -o out.pb
 case_ apply_huge_max_rewrites 2 "--max-rewrites" -- "$GRAFT" apply -r ok.graft --max-rewrites 99999999999999999999 ok.pb -o out.pb
 case_ apply_zero_const_elements 2 "--max-const-elements" -- "$GRAFT" apply -r ok.graft --max-const-elements 0 ok.pb -o out.pb

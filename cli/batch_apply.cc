@@ -121,9 +121,17 @@ int RunReview(const ReviewOptions& options) {
   review.base.rule_files = options.base_rules;
   review.base.pipeline = options.base_pipeline;
   review.base.params = params;
+  review.base.program = options.program;
   review.head.rule_files = options.head_rules;
   review.head.pipeline = options.head_pipeline;
   review.head.params = params;
+  review.head.program = options.program;
+  review.rules.rule_files = options.rules;
+  review.rules.pipeline = options.pipeline;
+  review.rules.params = params;
+  review.rules.program = options.program;
+  review.before = options.before;
+  review.after = options.after;
   review.models = options.models;
   review.format = options.format;
   review.jobs = options.jobs;

@@ -128,6 +128,10 @@ int RunReportMerge(const ReportMergeOptions& options);
 struct ReviewOptions {
   std::vector<std::string> base_rules, head_rules;
   std::string base_pipeline, head_pipeline;
+  // Exporter drift: one rule set over two folders of exports.
+  std::vector<std::string> rules;
+  std::string pipeline, before, after;
+  std::string program;  // argv[0]: where to look for shipped pipelines
   std::vector<std::string> params;  // name=value, both sides
   std::vector<std::string> models;  // files or folders
   std::string format = "text";      // text, markdown or html

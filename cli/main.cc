@@ -393,6 +393,15 @@ int main(int argc, char** argv) {
   review_cmd->add_option("--head", review.head_rules, "The rules after")
       ->delimiter(',')
       ->allow_extra_args(false);
+  review_cmd->add_option("-r,--rules", review.rules,
+                         "Exporter drift: the rule files (or folders) over --before and --after");
+  review_cmd->add_option("--pipeline", review.pipeline,
+                         "Exporter drift: the pipeline over --before and --after");
+  review_cmd->add_option("--before", review.before,
+                         "Exporter drift: the folder of exports before (an older torch, "
+                         "transformers...)");
+  review_cmd->add_option("--after", review.after,
+                         "Exporter drift: the folder of the same models' exports after");
   review_cmd->add_option("--base-pipeline", review.base_pipeline,
                          "The pipeline before");
   review_cmd->add_option("--head-pipeline", review.head_pipeline,
@@ -401,8 +410,8 @@ int main(int argc, char** argv) {
       ->add_option("--param", review.params,
                    "A param for both sides: name=value (repeatable)")
       ->allow_extra_args(false);
-  review_cmd->add_option("models", review.models, "Models: files or folders")
-      ->required();
+  review_cmd->add_option("models", review.models,
+                         "Models: files or folders (not with --before/--after)");
   review_cmd
       ->add_option("--format", review.format,
                    "text (default), markdown (a pull-request comment) or html "
@@ -474,7 +483,10 @@ int main(int argc, char** argv) {
     return RunPipelineFromTransforms(pipeline);
   }
   if (merge_cmd->parsed()) return RunReportMerge(merge);
-  if (review_cmd->parsed()) return RunReview(review);
+  if (review_cmd->parsed()) {
+    review.program = argv[0];
+    return RunReview(review);
+  }
   if (check_cmd->parsed()) return RunCheck(check);
   if (test_cmd->parsed()) return RunTests(test);
   if (diff_cmd->parsed()) return RunDiff(diff);

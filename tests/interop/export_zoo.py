@@ -199,6 +199,7 @@ def main():
     parser.add_argument("--out", default=os.path.join(here, "..", "data", "zoo"))
     parser.add_argument("--only", default="", help="comma-separated model names")
     parser.add_argument("--exporters", default=",".join(EXPORTERS))
+    parser.add_argument("--shapes", default="static,dynamic")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     import onnx
@@ -215,7 +216,7 @@ def main():
     failed = []
     for name in names:
         for exporter in args.exporters.split(","):
-            for dynamic in (False, True):
+            for dynamic in [s == "dynamic" for s in args.shapes.split(",")]:
                 base = f"{name}.{exporter}.{'dynamic' if dynamic else 'static'}"
                 path = os.path.join(args.out, base + ".onnx")
                 try:

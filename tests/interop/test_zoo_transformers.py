@@ -23,6 +23,10 @@ from conftest import repo_path
 ZOO = repo_path("tests", "data", "zoo")
 with open(os.path.join(ZOO, "MANIFEST.json")) as f:
     MANIFEST = json.load(f)["models"]
+# The same models exported with transformers 4.57 (the exporter-drift review).
+ZOO4 = repo_path("tests", "data", "zoo-transformers4")
+with open(os.path.join(ZOO4, "MANIFEST.json")) as f:
+    MANIFEST4 = json.load(f)["models"]
 CNNS = {"mobilenet_v2", "shufflenet_v2"}
 TRANSFORMERS = sorted(k for k, v in MANIFEST.items() if v["model"] not in CNNS)
 CNN_EXPORTS = sorted(k for k, v in MANIFEST.items() if v["model"] in CNNS)
@@ -34,11 +38,11 @@ ORT_MODEL_TYPE = {"bert": "bert", "roberta": "bert", "distilbert": "bert", "vit"
                   "clip_text": "clip", "gpt2": "gpt2", "llama": "gpt2", "qwen2": "gpt2"}
 
 
-def feeds(name):
+def feeds(name, manifest=MANIFEST):
     """Inputs of the manifest's shapes (symbols: batch 2, sequence 8)."""
     rng = np.random.default_rng(0)
     out = {}
-    for k, spec in MANIFEST[name]["inputs"].items():
+    for k, spec in manifest[name]["inputs"].items():
         shape = [d if isinstance(d, int) else {"batch": 2, "sequence": 8}[d]
                  for d in spec["shape"]]
         if spec["dtype"] == "int64":
@@ -80,9 +84,9 @@ def ort_optimized(src, name, out):
     return onnx.load(out)
 
 
-def check_same_outputs(src, ours, name):
-    want = run(src, feeds(name))
-    got = run(ours, feeds(name))
+def check_same_outputs(src, ours, name, manifest=MANIFEST):
+    want = run(src, feeds(name, manifest))
+    got = run(ours, feeds(name, manifest))
     for w, g in zip(want, got):
         scale = max(float(np.abs(w).max()), 1.0)
         assert np.abs(w - g).max() <= 1e-4 * scale, (name, np.abs(w - g).max(), scale)
@@ -230,3 +234,42 @@ def test_explain_names_the_guard_an_altered_export_fails(graft, tmp_path, family
     proc = graft("explain", "--pipeline", "onnx-transformers", bad, "--rule", rule, "--node", node)
     said = f"{rule} at `{node}`: no match: guard `"
     assert said in proc.stdout and guard in proc.stdout.split(said)[1], proc.stdout
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST4))
+def test_pipeline_on_older_transformers_exports(graft, tmp_path, name):
+    """The transformers 4.57 exports: valid, the same numbers, fewer nodes."""
+    src = os.path.join(ZOO4, name + ".onnx")
+    ours = str(tmp_path / "graft.onnx")
+    graft("apply", "--pipeline", "onnx-transformers", src, "-o", ours, "-q")
+    mine = onnx.load(ours)
+    onnx.checker.check_model(mine, full_check=True)
+    check_same_outputs(src, ours, name, MANIFEST4)
+    assert len(mine.graph.node) < len(onnx.load(src).graph.node)
+
+
+def test_drift_review_between_transformers_versions(graft, tmp_path):
+    """graft review over two exports of the same models lists, per model, the
+    fusions that stopped or started matching, stopped ones first."""
+    report = str(tmp_path / "drift.json")
+    proc = graft("review", "--pipeline", "onnx-transformers", "--before", ZOO4, "--after", ZOO,
+                 "--report", report)
+    text = proc.stdout
+    body = text.split("\nModels in one folder only")[0].split("\nSummary:")[0]
+    sections = {s.split("\n", 1)[0]: s for s in body.split("\n== ")[1:]}
+    # transformers 5's BERT export (dynamo) writes attention the rule fuses; 4.57's did not.
+    assert "started matching: multi_head_attention_sdpa 0 -> 2" in sections["bert.dynamo.static.onnx"]
+    # TorchScript's BERT at 4.57 had a Div(1, Sqrt) that 5 no longer writes.
+    assert "stopped matching: reciprocal_of_sqrt 2 -> 0" in sections["bert.ts17.static.onnx"]
+    # Models that lost a fusion come first.
+    order = list(sections)
+    lost = [n for n in order if "stopped matching" in sections[n]]
+    assert order[:len(lost)] == lost
+    # Unpaired exports are named, not reviewed.
+    assert "llama.ts14.static.onnx: only after" in text
+    assert "stopped matching: reciprocal_of_sqrt (3 model(s))" in text.split("\nSummary:")[1]
+    with open(report) as f:
+        models = {m["name"]: m for m in json.load(f)["models"]}
+    bert = models["bert.dynamo.static.onnx"]
+    assert bert["before_rewrites"].get("multi_head_attention_sdpa", 0) == 0
+    assert bert["after_rewrites"]["multi_head_attention_sdpa"] == LAYERS
