@@ -20,6 +20,8 @@ venv() {  # venv DIR TRANSFORMERS_VERSION
 }
 venv .venv-export 5.23.0
 .venv-export/bin/python tests/interop/export_zoo.py "$@"
+.venv-export/bin/python tests/interop/export_zoo.py --only electra,albert,mpnet,xlm_roberta,gpt_neo,mistral,phi3,gemma,deit \
+  --exporters dynamo,ts17
 .venv-export/bin/python tests/data/make_zoo_cuts.py
 venv .venv-export-t4 4.57.1
 TEXT=bert,roberta,distilbert,gpt2,llama,qwen2,vit,clip_text

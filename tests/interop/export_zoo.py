@@ -79,6 +79,37 @@ def hf(kind, **over):
         cfg = T.Qwen2Config(vocab_size=512, max_position_embeddings=64, num_key_value_heads=2,
                             use_cache=False, **common, **over)
         return T.Qwen2Model(cfg), "last_hidden_state", text_inputs(512)
+    if kind == "electra":
+        cfg = T.ElectraConfig(vocab_size=512, embedding_size=64, max_position_embeddings=64,
+                              **common, **over)
+        return T.ElectraModel(cfg), "last_hidden_state", text_inputs(512)
+    if kind == "albert":
+        cfg = T.AlbertConfig(vocab_size=512, embedding_size=32, max_position_embeddings=64,
+                             **common, **over)
+        return T.AlbertModel(cfg, add_pooling_layer=False), "last_hidden_state", text_inputs(512)
+    if kind == "mpnet":
+        cfg = T.MPNetConfig(vocab_size=512, max_position_embeddings=64, **common, **over)
+        return T.MPNetModel(cfg, add_pooling_layer=False), "last_hidden_state", text_inputs(512)
+    if kind == "xlm_roberta":
+        cfg = T.XLMRobertaConfig(vocab_size=512, max_position_embeddings=64, **common, **over)
+        return (T.XLMRobertaModel(cfg, add_pooling_layer=False), "last_hidden_state",
+                text_inputs(512))
+    if kind == "gpt_neo":
+        cfg = T.GPTNeoConfig(vocab_size=512, max_position_embeddings=64, hidden_size=64,
+                             num_heads=4, num_layers=2, attention_types=[[["global", "local"], 1]],
+                             use_cache=False, **over)
+        return T.GPTNeoModel(cfg), "last_hidden_state", text_inputs(512)
+    if kind in ("mistral", "phi3", "gemma"):
+        config = {"mistral": T.MistralConfig, "phi3": T.Phi3Config, "gemma": T.GemmaConfig}[kind]
+        model = {"mistral": T.MistralModel, "phi3": T.Phi3Model, "gemma": T.GemmaModel}[kind]
+        extra = {"phi3": {"pad_token_id": 0}, "gemma": {"head_dim": 16}}.get(kind, {})
+        cfg = config(vocab_size=512, max_position_embeddings=64, num_key_value_heads=2,
+                     use_cache=False, **common, **extra, **over)
+        return model(cfg), "last_hidden_state", text_inputs(512)
+    if kind == "deit":
+        cfg = T.DeiTConfig(image_size=IMAGE, patch_size=8, **common, **over)
+        x = torch.randn(BATCH, 3, IMAGE, IMAGE, generator=torch.Generator().manual_seed(0))
+        return T.DeiTModel(cfg, add_pooling_layer=False), "last_hidden_state", {"pixel_values": x}
     if kind == "vit":
         cfg = T.ViTConfig(image_size=IMAGE, patch_size=8, **common, **over)
         x = torch.randn(BATCH, 3, IMAGE, IMAGE, generator=torch.Generator().manual_seed(0))
@@ -107,6 +138,9 @@ def vision(kind):
 
 
 TEXT = ["bert", "roberta", "distilbert", "gpt2", "llama", "qwen2", "vit", "clip_text"]
+# More architectures, by the dynamo exporter and TorchScript's at opset 17.
+MORE = ["electra", "albert", "mpnet", "xlm_roberta", "gpt_neo", "mistral", "phi3", "gemma",
+        "deit"]
 # torchvision CNNs at widths that keep each file under 2 MB.
 CNNS = {"mobilenet_v2": ("mobilenet_v2", {"width_mult": 0.35}),
         "shufflenet_v2": ("shufflenet_v2_x0_5", {})}
@@ -133,7 +167,8 @@ def build(name):
     else:
         wrapped = Hidden(model, key)
         wrapped.names = list(inputs)
-        wrapped.extra = {"use_cache": False} if name in ("gpt2", "llama", "qwen2") else {}
+        wrapped.extra = ({"use_cache": False}
+                         if name in ("gpt2", "llama", "qwen2", "mistral", "phi3", "gemma") else {})
         wrapped.eval()
     return wrapped, inputs
 

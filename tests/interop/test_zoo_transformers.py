@@ -35,7 +35,10 @@ NORMS_AND_GELUS = ("SkipLayerNormalization", "BiasGelu", "FastGelu", "QuickGelu"
                    "SkipSimplifiedLayerNormalization", "LayerNormalization")
 ATTENTION = ("Attention", "MultiHeadAttention", "GroupQueryAttention")
 ORT_MODEL_TYPE = {"bert": "bert", "roberta": "bert", "distilbert": "bert", "vit": "vit",
-                  "clip_text": "clip", "gpt2": "gpt2", "llama": "gpt2", "qwen2": "gpt2"}
+                  "clip_text": "clip", "gpt2": "gpt2", "llama": "gpt2", "qwen2": "gpt2",
+                  "electra": "bert", "albert": "bert", "mpnet": "bert", "xlm_roberta": "bert",
+                  "gpt_neo": "gpt_neox", "mistral": "gpt2", "phi3": "gpt2", "gemma": "gpt2",
+                  "deit": "vit"}
 
 
 def feeds(name, manifest=MANIFEST):
@@ -94,7 +97,8 @@ def check_same_outputs(src, ours, name, manifest=MANIFEST):
 
 # Models whose dynamo export's attention (scaled dot-product attention,
 # decomposed) fuses into MultiHeadAttention, static and dynamic shapes.
-SDPA_MODELS = {"bert", "roberta", "distilbert", "vit", "clip_text", "gpt2"}
+SDPA_MODELS = {"bert", "roberta", "distilbert", "vit", "clip_text", "gpt2", "electra", "albert",
+               "xlm_roberta", "deit"}
 LAYERS = 2
 
 
