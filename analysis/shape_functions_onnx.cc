@@ -332,6 +332,17 @@ void Attention(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& ou
   out[0] = Shaped({x.dims[0], x.dims[1], v});
 }
 
+// onnxruntime's EmbedLayerNormalization: ids [B, S] -> [B, S, H], H the
+// word embeddings' width; its mask index [B].
+void EmbedNorm(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
+  const TensorInfo &ids = in.In(n, 0), &word = in.In(n, 2);
+  if (!ids.known_rank || ids.dims.size() != 2 || out.empty()) return;
+  const int64_t width = word.known_rank && word.dims.size() == 2 ? word.dims[1] : -1;
+  out[0] = Shaped({ids.dims[0], ids.dims[1], width});
+  if (out.size() > 1) out[1] = Shaped({ids.dims[0]});
+  if (out.size() > 2) out[2] = out[0];
+}
+
 // ConstantOfShape: the shape its input's value gives.
 void ConstantOfShape(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
   const std::optional<Dims>& shape = in.Value(n, 0);
@@ -572,6 +583,7 @@ void AddOnnxShapeFunctions(ShapeTable* table) {
                          "com.microsoft.SkipSimplifiedLayerNormalization"})
     (*table)[op] = SkipNorm;
   (*table)["com.microsoft.Attention"] = Attention;
+  (*table)["com.microsoft.EmbedLayerNormalization"] = EmbedNorm;
 }
 
 }  // namespace graft::analysis

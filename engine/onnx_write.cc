@@ -214,19 +214,22 @@ absl::Status WriteNode(const Graph& graph, const OnnxOrigin& origin, NodeId id,
   const tf::OpDef* schema = OpRegistry::Onnx().FindAt(n.op(), origin.OpsetWritten(n.op()));
   int outputs = std::max(n.num_used_ports(), 1);
   if (original != nullptr) outputs = std::max(outputs, original->output_size());
+  // The outputs the schema does not call optional (a runtime's "always
+  // written" among them) are written and named, read or not.
+  std::vector<bool> named;
   if (schema != nullptr) {
-    int required = 0;
-    for (const auto& a : schema->output_arg())
-      required += a.description() != "optional" ? 1 : 0;
-    outputs = std::max(outputs, required);
+    for (const auto& a : schema->output_arg()) named.push_back(a.description() != "optional");
+    if (!named.empty()) named[0] = true;
+    int last = 0;
+    for (int k = 0; k < static_cast<int>(named.size()); ++k) last = named[k] ? k + 1 : last;
+    outputs = std::max(outputs, last);
   }
   for (int k = 0; k < outputs; ++k) {
     bool used = k < n.num_used_ports() && !n.consumers(k).empty();
     bool was = original != nullptr && k < original->output_size() &&
                !original->output(k).empty();
-    node.add_output(used || was || (schema != nullptr && k == 0)
-                        ? value_name({id, k})
-                        : "");
+    bool required = k < static_cast<int>(named.size()) && named[k];
+    node.add_output(used || was || required ? value_name({id, k}) : "");
   }
   if (n.modified() || original == nullptr) {
     absl::Status s = WriteAttributes(n, original, schema, &node);

@@ -117,6 +117,13 @@ def unchecked_attributes(schema):
     return True
 
 
+# Outputs a schema calls optional that its runtime's type inference sets
+# all the same: a node loads only when they are there (onnxruntime's
+# EmbedLayerNormalization fails "output index 1 is out of range" without
+# its mask index). Written, and so named, always.
+ALWAYS_WRITTEN = {("com.microsoft", "EmbedLayerNormalization"): {"mask_index"}}
+
+
 def op_def(schema, name):
     out = op_def_pb2.OpDef(name=name)
     params = {c.type_param_str: c for c in schema.type_constraints}
@@ -128,6 +135,8 @@ def op_def(schema, name):
                          minimum=p.min_arity)
     for p in schema.outputs:
         arg(params, p, out.output_arg.add())
+        if p.name in ALWAYS_WRITTEN.get((schema.domain, schema.name), ()):
+            out.output_arg[-1].description = "always written"
     for attr_name in sorted(schema.attributes):
         a = schema.attributes[attr_name]
         attr = out.attr.add(name=attr_name)

@@ -34,6 +34,9 @@ CUTS = {
     # the same with dynamic batch and sequence: Reshape targets from Shape ops
     "zoo_sdpa_dynamic": ("bert.dynamo.dynamic",
                          ["input_ids", "linear", "linear_1", "linear_2", "val_102"], ["view_4"]),
+    # DistilBERT's word and position embeddings and their norm (TorchScript, opset 17)
+    "zoo_embed_layer_norm": ("distilbert.ts17.static", ["input_ids"],
+                             ["/model/embeddings/LayerNorm/LayerNormalization_output_0"]),
     # CLIP's quick_gelu (dynamo)
     "zoo_quick_gelu": ("clip_text.dynamo.static", ["linear_4"], ["mul_1"]),
 }

@@ -73,16 +73,18 @@ def kinds(model):
 
 
 def ort_optimized(src, name, out):
-    """onnxruntime's transformers optimizer; None where it fails or writes
-    a model onnx.checker refuses or onnxruntime does not run."""
+    """onnxruntime's transformers optimizer (its fusions alone: opt_level 0,
+    the zoo's 4 heads of width 64); None where it writes a model
+    onnx.checker refuses or onnxruntime does not run with the original's
+    outputs. The optimizer itself failing is an error of the test."""
     from onnxruntime.transformers import optimizer
+    model = optimizer.optimize_model(src, model_type=ORT_MODEL_TYPE[MANIFEST[name]["model"]],
+                                     num_heads=4, hidden_size=64, opt_level=0)
+    model.save_model_to_file(out)
     try:
-        model = optimizer.optimize_model(src, model_type=ORT_MODEL_TYPE[MANIFEST[name]["model"]],
-                                         num_heads=0, hidden_size=0, opt_level=0)
-        model.save_model_to_file(out)
         onnx.checker.check_model(onnx.load(out), full_check=True)
-        run(out, feeds(name))
-    except Exception:  # noqa: BLE001 (a peer's failure is data, not an error)
+        check_same_outputs(src, out, name)
+    except Exception:  # noqa: BLE001 (a peer's invalid output is data, not an error)
         return None
     return onnx.load(out)
 
@@ -102,7 +104,15 @@ SDPA_MODELS = {"bert", "roberta", "distilbert", "vit", "clip_text", "gpt2", "ele
 LAYERS = 2
 
 
-@pytest.mark.parametrize("name", TRANSFORMERS)
+# Where graft still writes fewer kinds than onnxruntime's optimizer: below
+# opset 17 an embedding's norm is decomposed, and embed_layer_norm matches
+# only the LayerNormalization op.
+KNOWN_GAPS = {"distilbert.ts14.static": "EmbedLayerNormalization over a decomposed norm"}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[n]))
+    if n in KNOWN_GAPS else n for n in TRANSFORMERS])
 def test_pipeline_on_real_exports(graft, tmp_path, name):
     src = os.path.join(ZOO, name + ".onnx")
     ours = str(tmp_path / "graft.onnx")
@@ -124,7 +134,9 @@ def test_pipeline_on_real_exports(graft, tmp_path, name):
     if theirs is None:
         return
     want = kinds(theirs)
-    for kind in NORMS_AND_GELUS:
+    for family in (have, want):  # the attention kinds count as one family
+        family["attention"] = sum(family.pop(k, 0) for k in ATTENTION)
+    for kind in want:
         if kind in ("Gelu", "LayerNormalization"):
             continue  # graft keeps the standard op where the optimizer writes com.microsoft's
         assert have[kind] >= want[kind], (kind, dict(have), dict(want))

@@ -1,0 +1,150 @@
+"""The pipeline onnx-transformers beside onnxruntime's transformers optimizer
+(`optimize_model` with the model type of the architecture, the zoo's 4
+heads of width 64, opt_level 0: its fusions alone, as above opt_level 0 it
+imports torch) and onnxscript's `optimize_for_ort` on every
+transformer export of the zoo (tests/data/zoo/): fusions by kind, nodes
+left, whether onnx.checker (full check) accepts the result, the largest
+output difference in onnxruntime relative to the largest output ("fails"
+when onnxruntime refuses the model), time. Each tool runs in its own process
+and its time is the whole process (start, import, read, rewrite, write), so
+the three are timed alike. Prints a markdown table and a summary.
+
+  .venv/bin/python tests/interop/bench_zoo_transformers.py [NAME_SUBSTRING]
+"""
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+ZOO = os.path.join(ROOT, "tests", "data", "zoo")
+GRAFT = os.path.join(ROOT, "bazel-bin", "cli", "graft")
+SHORT = {"SkipLayerNormalization": "SkipLN", "SkipSimplifiedLayerNormalization": "SkipRMSNorm",
+         "SimplifiedLayerNormalization": "RMSNorm", "MultiHeadAttention": "MHA",
+         "GroupQueryAttention": "GQA", "EmbedLayerNormalization": "EmbedLN",
+         "RotaryEmbedding": "Rotary"}
+ORT_TYPE = {"bert": "bert", "roberta": "bert", "distilbert": "bert", "vit": "vit",
+            "clip_text": "clip", "gpt2": "gpt2", "llama": "gpt2", "qwen2": "gpt2",
+            "electra": "bert", "albert": "bert", "mpnet": "bert", "xlm_roberta": "bert",
+            "gpt_neo": "gpt_neox", "mistral": "gpt2", "phi3": "gpt2", "gemma": "gpt2",
+            "deit": "vit"}
+# Each peer as a child process: python -c CODE SRC OUT MODEL_TYPE
+PEERS = {
+    "onnxruntime": (
+        "import sys\n"
+        "from onnxruntime.transformers import optimizer\n"
+        "m = optimizer.optimize_model(sys.argv[1], model_type=sys.argv[3], num_heads=4,\n"
+        "                             hidden_size=64, opt_level=0)\n"
+        "m.save_model_to_file(sys.argv[2])\n"),
+    "onnxscript": (
+        "import sys, onnx_ir as ir\n"
+        "from onnxscript.rewriter.ort_fusions import optimize_for_ort\n"
+        "m = ir.load(sys.argv[1])\n"
+        "optimize_for_ort(m)\n"
+        "ir.save(m, sys.argv[2])\n"),
+}
+
+
+def fused(model):
+    counts = collections.Counter(n.op_type for n in model.graph.node
+                                 if n.domain == "com.microsoft" or n.op_type in (
+                                     "SimplifiedLayerNormalization", "RMSNormalization"))
+    return " ".join(f"{SHORT.get(k, k)} {v}" for k, v in sorted(counts.items())) or "-"
+
+
+def feeds(spec):
+    rng = np.random.default_rng(0)
+    out = {}
+    for k, s in spec["inputs"].items():
+        shape = [d if isinstance(d, int) else {"batch": 2, "sequence": 8}[d] for d in s["shape"]]
+        if s["dtype"] == "int64":
+            v = (np.ones(shape, np.int64) if k == "attention_mask"
+                 else rng.integers(0, 500, shape).astype(np.int64))
+            if k == "attention_mask":
+                v[-1, -3:] = 0
+        else:
+            v = rng.standard_normal(shape).astype(np.float32)
+        out[k] = v
+    return out
+
+
+def outputs(path, inputs):
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"]).run(None, inputs)
+
+
+def measure(tool, src, out, spec):
+    start = time.perf_counter()
+    if tool == "graft":
+        proc = subprocess.run([GRAFT, "apply", "--pipeline", "onnx-transformers", src, "-o", out,
+                               "-q"], capture_output=True, text=True)
+    else:
+        proc = subprocess.run([sys.executable, "-c", PEERS[tool], src, out, ORT_TYPE[spec["model"]]],
+                              capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0 or not os.path.exists(out):
+        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        return {"error": last[:80], "s": seconds}
+    model = onnx.load(out)
+    try:
+        onnx.checker.check_model(model, full_check=True)
+        valid = "yes"
+    except Exception:  # noqa: BLE001 (refused is the measurement)
+        valid = "no"
+    inputs = feeds(spec)
+    try:
+        want, got = outputs(src, inputs)[0], outputs(out, inputs)[0]
+        diff = f"{np.abs(want - got).max() / max(np.abs(want).max(), 1.0):.1e}"
+    except Exception:  # noqa: BLE001
+        diff = "fails"
+    return {"fused": fused(model), "nodes": len(model.graph.node), "valid": valid, "diff": diff,
+            "s": seconds}
+
+
+def main():
+    only = sys.argv[1] if len(sys.argv) > 1 else ""
+    with open(os.path.join(ZOO, "MANIFEST.json")) as f:
+        manifest = json.load(f)["models"]
+    names = [n for n, s in sorted(manifest.items())
+             if s["model"] in ORT_TYPE and only in n]
+    out = tempfile.mkdtemp()
+    print("| export | nodes | tool | fusions | nodes left | onnx.checker | diff | s |")
+    print("|---|---:|---|---|---:|---|---:|---:|")
+    wins = collections.Counter()
+    for name in names:
+        src = os.path.join(ZOO, name + ".onnx")
+        before = len(onnx.load(src).graph.node)
+        results = {}
+        for tool in ("graft", "onnxruntime", "onnxscript"):
+            r = measure(tool, src, os.path.join(out, f"{name}.{tool}.onnx"), manifest[name])
+            results[tool] = r
+            if "error" in r:
+                print(f"| {name} | {before} | {tool} | fails: {r['error']} | | | | {r['s']:.2f} |")
+            else:
+                print(f"| {name} | {before} | {tool} | {r['fused']} | {r['nodes']} | {r['valid']} "
+                      f"| {r['diff']} | {r['s']:.2f} |", flush=True)
+        ok = {t: r for t, r in results.items()
+              if "error" not in r and r["valid"] == "yes" and r["diff"] != "fails"
+              and float(r["diff"]) <= 1e-4}
+        if "graft" in ok:
+            peers = [r for t, r in ok.items() if t != "graft"]
+            if not peers or ok["graft"]["nodes"] <= min(r["nodes"] for r in peers):
+                wins["nodes"] += 1
+            if not peers or ok["graft"]["s"] < min(r["s"] for r in peers):
+                wins["time"] += 1
+        wins["models"] += 1
+    print(f"\ngraft leaves no more nodes than the better valid peer on {wins['nodes']} of "
+          f"{wins['models']} exports, and is faster than both on {wins['time']}.")
+
+
+if __name__ == "__main__":
+    main()
