@@ -5,6 +5,7 @@
 #include "absl/strings/str_replace.h"
 #include "builtins/internal.h"
 #include "engine/name_regex.h"
+#include "engine/onnx_convert.h"
 #include "engine/onnx_model.h"
 #include "engine/op_registry.h"
 #include "engine/validate_onnx.h"
@@ -48,6 +49,11 @@ void RegisterGraphQueryHooks(HookRegistry& r) {
       "the ONNX model's opset of the default domain (0 for a TensorFlow graph)",
       [](const HookContext& ctx, Args) -> absl::StatusOr<Value> {
         return Value::Int(ctx.graph.onnx() != nullptr ? ctx.graph.onnx()->opset : 0);
+      });
+  Add(r, "is_absent", {VT::kTensor}, VT::kBool, false,
+      "an ONNX optional input left out (written as an empty name)",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return Value::Bool(ctx.graph.node(a[0].tensor.node).op() == onnx_internal::kAbsentOp);
       });
   Add(r, "is_const", {VT::kTensor}, VT::kBool, false, "produced by a Const",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {

@@ -6,6 +6,7 @@ as text (.onnxtxt) beside the other ONNX test inputs.
     .venv/bin/python tests/data/make_zoo_cuts.py
 """
 import os
+import subprocess
 import tempfile
 
 import onnx
@@ -31,6 +32,8 @@ CUTS = {
     # BERT's self-attention as dynamo decomposes scaled dot-product attention
     "zoo_sdpa_static": ("bert.dynamo.static", ["linear", "linear_1", "linear_2", "val_101"],
                         ["view_4"]),
+    # the same from the layer's input: Q, K and V projections of one tensor
+    "zoo_attention_packed": ("bert.dynamo.static", ["layer_norm", "val_101"], ["view_4"]),
     # the same with dynamic batch and sequence: Reshape targets from Shape ops
     "zoo_sdpa_dynamic": ("bert.dynamo.dynamic",
                          ["input_ids", "linear", "linear_1", "linear_2", "val_102"], ["view_4"]),
@@ -40,6 +43,38 @@ CUTS = {
     # CLIP's quick_gelu (dynamo)
     "zoo_quick_gelu": ("clip_text.dynamo.static", ["linear_4"], ["mul_1"]),
 }
+
+
+# Cuts with one rule of graft's applied (bazel-bin/cli/graft), for the test
+# of a rule that reads what another fused: name: (cut, rule file, rule).
+REWRITTEN = {
+    "zoo_mha": ("zoo_attention_packed", "rules/onnx/transformers/attention.graft",
+                "multi_head_attention_sdpa"),
+}
+
+
+def rewritten(name, cut, rule_file, rule):
+    """The cut after `rule` alone: a temporary copy of its file with that rule."""
+    root = os.path.dirname(os.path.dirname(HERE))
+    graft = os.path.join(root, "bazel-bin", "cli", "graft")
+    source = open(os.path.join(root, rule_file)).read()
+    start = source.index(f"rule {rule} {{")
+    only = "dialect onnx\n" + source[start:source.index("\n}\n", start) + 3]
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "rule.graft"), "w") as f:
+            f.write(only)
+        text = os.path.join(tmp, "in.onnx")
+        onnx.save(text_format.Parse(open(os.path.join(OUT, cut + ".onnxtxt")).read(),
+                                    onnx.ModelProto()), text)
+        out = os.path.join(tmp, "out.onnx")
+        subprocess.run([graft, "apply", "-r", os.path.join(tmp, "rule.graft"), text, "-o", out,
+                        "-q"], check=True)
+        model = onnx.load(out)
+    model.producer_name = f"cut from tests/data/zoo, {rule} applied"
+    onnx.checker.check_model(model, full_check=True)
+    with open(os.path.join(OUT, name + ".onnxtxt"), "w") as f:
+        f.write(text_format.MessageToString(model))
+    print(name, len(model.graph.node), "nodes")
 
 
 def main():
@@ -56,6 +91,8 @@ def main():
         with open(os.path.join(OUT, name + ".onnxtxt"), "w") as f:
             f.write(text_format.MessageToString(cut))
         print(name, len(cut.graph.node), "nodes")
+    for name, (cut, rule_file, rule) in REWRITTEN.items():
+        rewritten(name, cut, rule_file, rule)
 
 
 if __name__ == "__main__":
