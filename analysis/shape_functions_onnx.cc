@@ -415,6 +415,27 @@ void Slice(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
 // computed shapes are known. Values are at most 1-D and kMaxValue long.
 constexpr size_t kMaxValue = 64;
 
+// One item of an elementwise op where a symbolic dimension takes part: what
+// holds for every size the symbol may stand for (a size is never negative;
+// x * 1 is x), else none.
+std::optional<int64_t> SymbolicItem(const std::string& op, int64_t a, int64_t b, int64_t c) {
+  const bool sa = IsSymbolicDim(a), sb = IsSymbolicDim(b);
+  if (op == "Equal") {
+    if (a == b) return 1;
+    if ((sa && !sb && b < 0) || (sb && !sa && a < 0)) return 0;
+    return std::nullopt;
+  }
+  if (op == "Where") {
+    if (sa) return std::nullopt;
+    return a != 0 ? b : c;
+  }
+  if ((op == "Mul" || op == "Div") && !sb && b == 1) return a;
+  if (op == "Mul" && !sa && a == 1) return b;
+  if ((op == "Add" || op == "Sub") && !sb && b == 0) return a;
+  if (op == "Add" && !sa && a == 0) return b;
+  return std::nullopt;
+}
+
 // Elementwise over values of one length (or scalars); none on overflow or
 // a division by zero.
 std::optional<Dims> Elementwise(const std::string& op, const std::vector<const Dims*>& v) {
@@ -424,12 +445,17 @@ std::optional<Dims> Elementwise(const std::string& op, const std::vector<const D
     if (d->size() != 1) len = d->size();
   }
   if (len > kMaxValue) return std::nullopt;
-  for (const Dims* d : v)
-    if (std::any_of(d->begin(), d->end(), IsSymbolicDim)) return std::nullopt;
   Dims out(len);
   for (size_t i = 0; i < len; ++i) {
     auto at = [&](size_t k) { return (*v[k])[v[k]->size() == 1 ? 0 : i]; };
     int64_t a = at(0), b = v.size() > 1 ? at(1) : 0, r = 0;
+    const int64_t c = v.size() > 2 ? at(2) : 0;
+    if (IsSymbolicDim(a) || IsSymbolicDim(b) || IsSymbolicDim(c)) {
+      std::optional<int64_t> item = SymbolicItem(op, a, b, c);
+      if (!item.has_value()) return std::nullopt;
+      out[i] = *item;
+      continue;
+    }
     if (op == "Add" && __builtin_add_overflow(a, b, &r)) return std::nullopt;
     if (op == "Sub" && __builtin_sub_overflow(a, b, &r)) return std::nullopt;
     if (op == "Mul" && __builtin_mul_overflow(a, b, &r)) return std::nullopt;
@@ -477,7 +503,8 @@ void PropagateValue(const ShapeInputs& in, const Node& n, std::vector<TensorInfo
   }
   std::optional<Dims> result;
   if (op == "Cast" && AttrInt(n, "to", 0) != 6 && AttrInt(n, "to", 0) != 7) return;  // ints only
-  if (op == "Unsqueeze" || op == "Squeeze" || op == "Cast" || op == "Identity") {
+  if (op == "Unsqueeze" || op == "Squeeze" || op == "Cast" || op == "Identity" ||
+      op == "Reshape") {
     if (values.empty() || values[0] == nullptr) return;
     result = *values[0];
   } else if (op == "Concat") {
@@ -564,7 +591,7 @@ void AddOnnxShapeFunctions(ShapeTable* table) {
   (*table)["MatMulInteger"] = MatMul;
   (*table)["Flatten"] = Flatten;
   (*table)["Concat"] = WithValue<Concat>;
-  (*table)["Reshape"] = Reshape;
+  (*table)["Reshape"] = WithValue<Reshape>;
   (*table)["Transpose"] = Transpose;
   (*table)["Shape"] = ShapeOf;
   (*table)["Unsqueeze"] = WithValue<Unsqueeze>;
