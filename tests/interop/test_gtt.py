@@ -614,8 +614,12 @@ def test_quantize_nodes(tmp_path, name, ctor, size, quantized):
     (InceptionV3) of the largest, about 1-1.5% on average (3.5% at most
     with oneDNN's quantized kernels); asserted with margin, and the same top
     class wherever the float model's margin exceeds the error."""
+    # Seeded: Keras's initial weights, unseeded, made the measured error vary
+    # from run to run (once past the bound with oneDNN's kernels).
+    tf_keras.utils.set_random_seed(7)
+    rng = np.random.default_rng(7)
     model = ctor(weights=None, input_shape=(size, size, 3), classes=10)
-    randomize_batch_norms(RNG, model, tf_keras.layers.BatchNormalization)
+    randomize_batch_norms(rng, model, tf_keras.layers.BatchNormalization)
     original = freeze(model, [1, size, size, 3])
     fetch = last_identity(original)
     eight_bit, log = graft_apply(original, tmp_path, "in", "--outputs", fetch.split(":")[0],
@@ -632,7 +636,7 @@ def test_quantize_nodes(tmp_path, name, ctor, size, quantized):
     # rounding of any kernel, oneDNN's quantized ones included, can flip).
     errors, flipped = [], []
     for _ in range(4):
-        x = RNG.standard_normal((1, size, size, 3)).astype(np.float32)
+        x = rng.standard_normal((1, size, size, 3)).astype(np.float32)
         want = run_graph(original, {"input:0": x}, fetch).ravel()
         got = run_graph(eight_bit, {"input:0": x}, fetch).ravel()
         error = float(np.abs(want - got).max())
