@@ -344,7 +344,15 @@ class GraphReader {
             (*n->mutable_attr())[kCapturesAttr].mutable_list();
         for (const std::string& value : captured) list->add_s(value);
       }
+      std::set<std::string> attr_names;
       for (const AttributeProto& a : node.attribute()) {
+        // One attr per name (onnx.checker's rule): a subgraph is found by
+        // its attr's name.
+        if (a.name().empty())
+          return Bad(source_, absl::StrCat("node `", name, "`: an attr has no name"));
+        if (!attr_names.insert(a.name()).second)
+          return Bad(source_, absl::StrCat("node `", name, "`: attr `", a.name(),
+                                           "` is given twice"));
         tf::AttrValue value;
         absl::StatusOr<bool> kept = ToAttrValue(a, &value);
         if (!kept.ok())
