@@ -107,8 +107,15 @@ LAYERS = 2
 
 # Where graft still writes fewer kinds than onnxruntime's optimizer: below
 # opset 17 an embedding's norm is decomposed, and embed_layer_norm matches
-# only the LayerNormalization op.
-KNOWN_GAPS = {"distilbert.ts14.static": "EmbedLayerNormalization over a decomposed norm"}
+# only the LayerNormalization op; in TorchScript's dynamic-shape exports of
+# models with learned positions, the positions are a Slice of a buffer up to
+# the sequence length (min(S, positions)), so no residual's shape is shown
+# equal to the other's and the Skip norms stay unfused.
+SLICED_POSITIONS = "SkipLayerNormalization: positions sliced to a symbolic length"
+KNOWN_GAPS = {"distilbert.ts14.static": "EmbedLayerNormalization over a decomposed norm",
+              **{f"{m}.ts17.dynamic": SLICED_POSITIONS
+                 for m in ("albert", "bert", "clip_text", "distilbert", "electra", "gpt2",
+                           "gpt_neo", "mpnet")}}
 
 
 @pytest.mark.parametrize("name", [
@@ -127,10 +134,9 @@ def test_pipeline_on_real_exports(graft, tmp_path, name):
     spec = MANIFEST[name]
     if spec["exporter"] == "dynamo" and spec["model"] in SDPA_MODELS:
         assert sum(have[k] for k in ATTENTION) == LAYERS, dict(have)
-    if MANIFEST[name]["dynamic"]:
-        return  # symbolic shapes: validity and numbers (fusion gaps: docs/benchmarks.md)
-    # Every layer's two norms after a residual are fused.
-    assert have["SkipLayerNormalization"] + have["SkipSimplifiedLayerNormalization"] >= 4, have
+    if not MANIFEST[name]["dynamic"]:
+        # Every layer's two norms after a residual are fused.
+        assert have["SkipLayerNormalization"] + have["SkipSimplifiedLayerNormalization"] >= 4, have
     theirs = ort_optimized(src, name, str(tmp_path / "ort.onnx"))
     if theirs is None:
         return
