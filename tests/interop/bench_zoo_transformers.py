@@ -12,7 +12,6 @@ the three are timed alike. Prints a markdown table and a summary.
   .venv/bin/python tests/interop/bench_zoo_transformers.py [NAME_SUBSTRING]
 """
 import collections
-import json
 import os
 import subprocess
 import sys
@@ -21,11 +20,12 @@ import time
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-ZOO = os.path.join(ROOT, "tests", "data", "zoo")
+sys.path.insert(0, HERE)
+import zoo  # noqa: E402
+from zoo import ZOO, run  # noqa: E402
 GRAFT = os.path.join(ROOT, "bazel-bin", "cli", "graft")
 SHORT = {"SkipLayerNormalization": "SkipLN", "SkipSimplifiedLayerNormalization": "SkipRMSNorm",
          "SimplifiedLayerNormalization": "RMSNorm", "MultiHeadAttention": "MHA",
@@ -60,28 +60,6 @@ def fused(model):
     return " ".join(f"{SHORT.get(k, k)} {v}" for k, v in sorted(counts.items())) or "-"
 
 
-def feeds(spec):
-    rng = np.random.default_rng(0)
-    out = {}
-    for k, s in spec["inputs"].items():
-        shape = [d if isinstance(d, int) else {"batch": 2, "sequence": 8}[d] for d in s["shape"]]
-        if s["dtype"] == "int64":
-            v = (np.ones(shape, np.int64) if k == "attention_mask"
-                 else rng.integers(0, 500, shape).astype(np.int64))
-            if k == "attention_mask":
-                v[-1, -3:] = 0
-        else:
-            v = rng.standard_normal(shape).astype(np.float32)
-        out[k] = v
-    return out
-
-
-def outputs(path, inputs):
-    options = ort.SessionOptions()
-    options.log_severity_level = 4
-    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"]).run(None, inputs)
-
-
 def measure(tool, src, out, spec):
     start = time.perf_counter()
     if tool == "graft":
@@ -100,9 +78,9 @@ def measure(tool, src, out, spec):
         valid = "yes"
     except Exception:  # noqa: BLE001 (refused is the measurement)
         valid = "no"
-    inputs = feeds(spec)
+    inputs = zoo.feeds(spec)
     try:
-        want, got = outputs(src, inputs)[0], outputs(out, inputs)[0]
+        want, got = run(src, inputs)[0], run(out, inputs)[0]
         diff = f"{np.abs(want - got).max() / max(np.abs(want).max(), 1.0):.1e}"
     except Exception:  # noqa: BLE001
         diff = "fails"
@@ -112,8 +90,7 @@ def measure(tool, src, out, spec):
 
 def main():
     only = sys.argv[1] if len(sys.argv) > 1 else ""
-    with open(os.path.join(ZOO, "MANIFEST.json")) as f:
-        manifest = json.load(f)["models"]
+    manifest = zoo.manifest(ZOO)
     names = [n for n, s in sorted(manifest.items())
              if s["model"] in ORT_TYPE and only in n]
     out = tempfile.mkdtemp()

@@ -16,18 +16,14 @@ import sys
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 
+import zoo
 from conftest import repo_path
+from zoo import ZOO, ZOO4, run
 
-ZOO = repo_path("tests", "data", "zoo")
-with open(os.path.join(ZOO, "MANIFEST.json")) as f:
-    MANIFEST = json.load(f)["models"]
-# The same models exported with transformers 4.57 (the exporter-drift review).
-ZOO4 = repo_path("tests", "data", "zoo-transformers4")
-with open(os.path.join(ZOO4, "MANIFEST.json")) as f:
-    MANIFEST4 = json.load(f)["models"]
+MANIFEST = zoo.manifest(ZOO)
+MANIFEST4 = zoo.manifest(ZOO4)
 CNNS = {"mobilenet_v2", "shufflenet_v2"}
 TRANSFORMERS = sorted(k for k, v in MANIFEST.items() if v["model"] not in CNNS)
 CNN_EXPORTS = sorted(k for k, v in MANIFEST.items() if v["model"] in CNNS)
@@ -43,29 +39,7 @@ ORT_MODEL_TYPE = {"bert": "bert", "roberta": "bert", "distilbert": "bert", "vit"
 
 
 def feeds(name, manifest=MANIFEST):
-    """Inputs of the manifest's shapes (symbols: batch 2, sequence 8)."""
-    rng = np.random.default_rng(0)
-    out = {}
-    for k, spec in manifest[name]["inputs"].items():
-        shape = [d if isinstance(d, int) else {"batch": 2, "sequence": 8}[d]
-                 for d in spec["shape"]]
-        if spec["dtype"] == "int64":
-            if k == "attention_mask":
-                v = np.ones(shape, np.int64)
-                v[-1, -3:] = 0
-            else:
-                v = rng.integers(0, 500, shape).astype(np.int64)
-        else:
-            v = rng.standard_normal(shape).astype(np.float32)
-        out[k] = v
-    return out
-
-
-def run(path, inputs):
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-    return session.run(None, inputs)
+    return zoo.feeds(manifest[name])
 
 
 def kinds(model):
@@ -88,6 +62,16 @@ def ort_optimized(src, name, out):
     except Exception:  # noqa: BLE001 (a peer's invalid output is data, not an error)
         return None
     return onnx.load(out)
+
+
+def apply_and_check(graft, src, ours, name, manifest):
+    """The pipeline's output: valid ONNX, the original's outputs, fewer nodes."""
+    graft("apply", "--pipeline", "onnx-transformers", src, "-o", ours, "-q")
+    mine = onnx.load(ours)
+    onnx.checker.check_model(mine, full_check=True)
+    check_same_outputs(src, ours, name, manifest)
+    assert len(mine.graph.node) < len(onnx.load(src).graph.node)
+    return mine
 
 
 def check_same_outputs(src, ours, name, manifest=MANIFEST):
@@ -123,13 +107,7 @@ KNOWN_GAPS = {"distilbert.ts14.static": "EmbedLayerNormalization over a decompos
     if n in KNOWN_GAPS else n for n in TRANSFORMERS])
 def test_pipeline_on_real_exports(graft, tmp_path, name):
     src = os.path.join(ZOO, name + ".onnx")
-    ours = str(tmp_path / "graft.onnx")
-    graft("apply", "--pipeline", "onnx-transformers", src, "-o", ours, "-q")
-    mine = onnx.load(ours)
-    onnx.checker.check_model(mine, full_check=True)
-    check_same_outputs(src, ours, name)
-    original = onnx.load(src)
-    assert len(mine.graph.node) < len(original.graph.node)
+    mine = apply_and_check(graft, src, str(tmp_path / "graft.onnx"), name, MANIFEST)
     have = kinds(mine)
     spec = MANIFEST[name]
     if spec["exporter"] == "dynamo" and spec["model"] in SDPA_MODELS:
@@ -262,13 +240,8 @@ def test_explain_names_the_guard_an_altered_export_fails(graft, tmp_path, family
 @pytest.mark.parametrize("name", sorted(MANIFEST4))
 def test_pipeline_on_older_transformers_exports(graft, tmp_path, name):
     """The transformers 4.57 exports: valid, the same numbers, fewer nodes."""
-    src = os.path.join(ZOO4, name + ".onnx")
-    ours = str(tmp_path / "graft.onnx")
-    graft("apply", "--pipeline", "onnx-transformers", src, "-o", ours, "-q")
-    mine = onnx.load(ours)
-    onnx.checker.check_model(mine, full_check=True)
-    check_same_outputs(src, ours, name, MANIFEST4)
-    assert len(mine.graph.node) < len(onnx.load(src).graph.node)
+    apply_and_check(graft, os.path.join(ZOO4, name + ".onnx"), str(tmp_path / "graft.onnx"),
+                    name, MANIFEST4)
 
 
 def test_drift_review_between_transformers_versions(graft, tmp_path):
