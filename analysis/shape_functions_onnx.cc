@@ -332,6 +332,16 @@ void Attention(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& ou
   out[0] = Shaped({x.dims[0], x.dims[1], v});
 }
 
+// onnxruntime's MultiHeadAttention: query [B, S, D] -> [B, S, Dv], Dv the
+// value's width (3-D query, key and value).
+void MultiHeadAttention(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
+  const TensorInfo& q = in.In(n, 0);
+  if (!q.known_rank || q.dims.size() != 3 || out.empty()) return;
+  const TensorInfo& v = n.num_inputs() > 2 ? in.In(n, 2) : q;
+  const int64_t width = v.known_rank && v.dims.size() == 3 ? v.dims[2] : -1;
+  out[0] = Shaped({q.dims[0], q.dims[1], width});
+}
+
 // onnxruntime's EmbedLayerNormalization: ids [B, S] -> [B, S, H], H the
 // word embeddings' width; its mask index [B].
 void EmbedNorm(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
@@ -611,6 +621,7 @@ void AddOnnxShapeFunctions(ShapeTable* table) {
     (*table)[op] = SkipNorm;
   (*table)["com.microsoft.Attention"] = Attention;
   (*table)["com.microsoft.EmbedLayerNormalization"] = EmbedNorm;
+  (*table)["com.microsoft.MultiHeadAttention"] = MultiHeadAttention;
 }
 
 }  // namespace graft::analysis

@@ -427,6 +427,7 @@ class ActionRunner : public NodeFactory {
 
   absl::Status AddInputs(const std::vector<Value>& args, NodeSpec* spec);
   absl::StatusOr<Endpoint> AbsentInput();
+  absl::StatusOr<Endpoint> InputOf(const Value& v, size_t i, const NodeSpec& spec);
   absl::StatusOr<tf::DataType> ConstDtype(const Expr& e);
   absl::Status FitConstants(const NodeSpec& spec);
   absl::Status AddAttrs(const Expr& e, NodeSpec* spec);
@@ -500,21 +501,12 @@ absl::StatusOr<tf::DataType> ActionRunner::ConstDtype(const Expr& e) {
 absl::Status ActionRunner::AddInputs(const std::vector<Value>& args,
                                      NodeSpec* spec) {
   for (size_t i = 0; i < args.size(); ++i) {
-    const Value& v = args[i];
-    if (v.type == ValueType::kTensor || v.type == ValueType::kNode) {
-      spec->inputs.push_back(v.tensor);
-    } else if (v.type == ValueType::kList) {
-      for (const Value& item : v.list) spec->inputs.push_back(item.tensor);
-    } else if (v.type == ValueType::kString && v.s.empty() && graph().onnx() != nullptr) {
-      // "": an ONNX optional input left out (its name written empty), so
-      // that a later one can be given.
-      absl::StatusOr<Endpoint> absent = AbsentInput();
-      if (!absent.ok()) return absent.status();
-      spec->inputs.push_back(*absent);
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "argument ", i + 1, " of `", spec->op, "` is ", AValueType(v.type),
-          ", not a tensor; wrap constants in `Const(...)`"));
+    // A list is spread: each item an input.
+    const bool list = args[i].type == ValueType::kList;
+    for (const Value& v : list ? args[i].list : std::vector<Value>{args[i]}) {
+      absl::StatusOr<Endpoint> t = InputOf(v, i, *spec);
+      if (!t.ok()) return t.status();
+      spec->inputs.push_back(*t);
     }
   }
   return absl::OkStatus();
@@ -533,6 +525,17 @@ absl::StatusOr<Endpoint> ActionRunner::AbsentInput() {
     id = *made;
   }
   return Endpoint{id, 0};
+}
+
+// A list item or argument as an input: a tensor, or "" for an ONNX optional
+// input left out (its name written empty), so that a later one can be given.
+absl::StatusOr<Endpoint> ActionRunner::InputOf(const Value& v, size_t i, const NodeSpec& spec) {
+  if (v.type == ValueType::kTensor || v.type == ValueType::kNode) return v.tensor;
+  if (v.type == ValueType::kString && v.s.empty() && graph().onnx() != nullptr)
+    return AbsentInput();
+  return absl::InvalidArgumentError(absl::StrCat("argument ", i + 1, " of `", spec.op, "` is ",
+                                                 AValueType(v.type),
+                                                 ", not a tensor; wrap constants in `Const(...)`"));
 }
 
 // `{ ..conv.attrs, name: value }`: copied attrs, then set ones.

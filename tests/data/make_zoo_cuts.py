@@ -40,6 +40,10 @@ CUTS = {
     # DistilBERT's word and position embeddings and their norm (TorchScript, opset 17)
     "zoo_embed_layer_norm": ("distilbert.ts17.static", ["input_ids"],
                              ["/model/embeddings/LayerNorm/LayerNormalization_output_0"]),
+    # ViT's first self-attention as TorchScript writes it (no mask), from the
+    # model's input (the export declares no shapes inside)
+    "zoo_attention_eager": ("vit.ts17.static", ["pixel_values"],
+                            ["/model/layers.0/attention/Reshape_4_output_0"]),
     # CLIP's quick_gelu (dynamo)
     "zoo_quick_gelu": ("clip_text.dynamo.static", ["linear_4"], ["mul_1"]),
 }
@@ -50,6 +54,10 @@ CUTS = {
 REWRITTEN = {
     "zoo_mha": ("zoo_attention_packed", "rules/onnx/transformers/attention.graft",
                 "multi_head_attention_sdpa"),
+    # its scalars as initializers, as the pipeline's first step makes them
+    "zoo_attention_eager_init": ("zoo_attention_eager",
+                                 "rules/onnxoptimizer/extract_constant_to_initializer.graft",
+                                 "extract_constant_to_initializer"),
 }
 
 
