@@ -5,7 +5,7 @@ torch writes, its weights in one external data file. Each step in its own
 process, time and peak RSS, beside the peers that can load it, each
 stopped after --limit seconds:
 
-  graft fusions        rules/onnx/transformers/*.graft
+  graft fusions        --pipeline onnx-transformers
   graft weight-only    rules/onnx/quantize_qdq.graft without ranges: every
                        MatMul weight int8 per output channel behind a
                        DequantizeLinear
@@ -21,7 +21,12 @@ onnxruntime on one batch (--run): the fused model's largest difference over
 the largest output, the quantized model's SQNR.
 
   .venv/bin/python tests/interop/bench_onnx_llm.py [--layers 10] [--hidden 2048]
-      [--run] [--limit 600]
+      [--run] [--limit 600] [--export FOLDER]
+
+--export reads a real export instead of building one: what
+`export_zoo.py --llm FOLDER` writes (LLaMA of TinyLlama's widths, 12
+layers, 2.2 GiB, by torch's dynamo exporter with dynamic batch and
+sequence; graft's fusions then come from --pipeline onnx-transformers).
 
 The defaults make 2.16 GiB of weights (TinyLlama's widths, 10 layers). The
 test suite runs measure() on a small model (test_onnx_transformers.py).
@@ -44,9 +49,6 @@ import transformer_models  # noqa: E402
 from bench_onnx import timed  # noqa: E402
 from conftest import graft_binary, repo_path  # noqa: E402
 
-TRANSFORMERS = sorted(repo_path("rules", "onnx", "transformers", f)
-                      for f in os.listdir(repo_path("rules", "onnx", "transformers"))
-                      if f.endswith(".graft"))
 QUANTIZE = repo_path("rules", "onnx", "quantize_qdq.graft")
 
 PEERS = {
@@ -132,25 +134,41 @@ def run_model(path, feeds):
     return session.run(None, feeds)[0]
 
 
+def export_feeds(vocab, seq):
+    """Inputs of export_zoo.py --llm's model: one row of `seq` tokens."""
+    ids = np.random.default_rng(0).integers(0, vocab, (1, seq)).astype(np.int64)
+    return {"input_ids": ids, "attention_mask": np.ones((1, seq), np.int64)}
+
+
 def measure(layers=10, hidden=2048, heads=16, inter=5632, vocab=32000, seq=64, run=False,
-            peers=True, limit=600, print_=print):
-    """Builds the model, runs every step; returns rows of dicts."""
+            peers=True, limit=600, print_=print, export=None):
+    """Builds the model (or reads `export`, a folder export_zoo.py --llm
+    wrote), runs every step; returns rows of dicts."""
     graft = graft_binary()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         src_dir = os.path.join(tmp, "src")
-        os.makedirs(src_dir)
         start = time.perf_counter()
-        src = build(src_dir, layers, hidden, heads, inter, vocab, seq)
+        if export is not None:
+            shutil.copytree(export, src_dir)
+            src = os.path.join(src_dir, "model.onnx")
+            heads = 32  # TinyLlama's
+        else:
+            os.makedirs(src_dir)
+            src = build(src_dir, layers, hidden, heads, inter, vocab, seq)
         size = folder_bytes(src)
-        print_("model: %.2f GiB (%d layers, hidden %d), built in %.0f s" % (
-            size / 2**30, layers, hidden, time.perf_counter() - start))
+        print_("model: %.2f GiB (%s), ready in %.0f s" % (
+            size / 2**30, "a dynamo export" if export else "%d layers, hidden %d" % (
+                layers, hidden), time.perf_counter() - start))
         counts, nodes = kinds(src)
         feeds = want = None
         if run:
-            model = onnx.load(src, load_external_data=False)
-            feeds = transformer_models.feeds(model)
-            feeds["input_ids"] = feeds["input_ids"] % vocab
+            if export is not None:
+                feeds = export_feeds(vocab, seq)
+            else:
+                model = onnx.load(src, load_external_data=False)
+                feeds = transformer_models.feeds(model)
+                feeds["input_ids"] = feeds["input_ids"] % vocab
             want = run_model(src, feeds)
 
         def step(name, cmd, out, kind):
@@ -196,10 +214,10 @@ def measure(layers=10, hidden=2048, heads=16, inter=5632, vocab=32000, seq=64, r
             os.makedirs(folder)
             return os.path.join(folder, "model.onnx")
 
-        rules = [a for r in TRANSFORMERS for a in ("-r", r)]
         out = out_path("graft_fused")
-        step("graft apply rules/onnx/transformers", [graft, "apply", "-q"] + rules +
-             [src, "-o", out], out, "fuse")
+        step("graft apply --pipeline onnx-transformers",
+             [graft, "apply", "-q", "--pipeline", "onnx-transformers", src, "-o", out], out,
+             "fuse")
         out = out_path("graft_quantized")
         step("graft apply rules/onnx/quantize_qdq.graft (weights only)",
              [graft, "apply", "-q", "-r", QUANTIZE, src, "-o", out], out, "quantize")
@@ -239,9 +257,11 @@ def main():
     parser.add_argument("--vocab", type=int, default=32000)
     parser.add_argument("--run", action="store_true")
     parser.add_argument("--limit", type=int, default=600)
+    parser.add_argument("--export", metavar="FOLDER",
+                        help="a real export (export_zoo.py --llm FOLDER) instead of a built model")
     args = parser.parse_args()
     result = measure(args.layers, args.hidden, args.heads, args.inter, args.vocab,
-                     run=args.run, limit=args.limit)
+                     run=args.run, limit=args.limit, export=args.export)
     print("model: %.2f GiB, %d nodes" % (result["size"] / 2**30, result["nodes"]))
     print(table(result))
 

@@ -228,14 +228,62 @@ def strip_provenance(path):
     onnx.save(model, path)
 
 
+def export_llm(folder, layers):
+    """An LLM past ONNX's 2 GiB limit, as users export one: a LLaMA of
+    TinyLlama's widths (hidden 2048, 32 heads over 4 key/value heads, MLP
+    5632, vocabulary 32000) with `layers` layers and random weights, by the
+    dynamo exporter with dynamic batch and sequence, its weights in
+    model.onnx.data beside model.onnx (not committed: bench_onnx_llm.py
+    --export reads it)."""
+    import transformers as T
+    torch.manual_seed(0)
+    cfg = T.LlamaConfig(vocab_size=32000, hidden_size=2048, intermediate_size=5632,
+                        num_hidden_layers=layers, num_attention_heads=32, num_key_value_heads=4,
+                        max_position_embeddings=2048, use_cache=False)
+    model = T.LlamaModel(cfg).eval()
+    wrapped = Hidden(model, "last_hidden_state")
+    wrapped.names, wrapped.extra = ["input_ids", "attention_mask"], {"use_cache": False}
+    ids = torch.randint(0, 32000, (1, 64), generator=torch.Generator().manual_seed(0))
+    mask = torch.ones(1, 64, dtype=torch.int64)
+    batch = torch.export.Dim("batch", min=1, max=64)
+    seq = torch.export.Dim("sequence", min=2, max=2048)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "model.onnx")
+    with torch.no_grad():
+        torch.onnx.export(wrapped, (ids, mask), path, input_names=wrapped.names,
+                          output_names=["output"], dynamo=True, external_data=True,
+                          dynamic_shapes={"args": ({0: batch, 1: seq}, {0: batch, 1: seq})})
+    strip_provenance_external(path)
+    return path
+
+
+def strip_provenance_external(path):
+    """strip_provenance for a model whose weights stay in their data file."""
+    import onnx
+    model = onnx.load(path, load_external_data=False)
+    for node in model.graph.node:
+        del node.metadata_props[:]
+        node.doc_string = ""
+    with open(path, "wb") as f:
+        f.write(model.SerializeToString())
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--llm", metavar="FOLDER",
+                        help="instead: export the LLM past 2 GiB into FOLDER (export_llm)")
+    parser.add_argument("--llm-layers", type=int, default=12)
     here = os.path.dirname(os.path.abspath(__file__))
     parser.add_argument("--out", default=os.path.join(here, "..", "data", "zoo"))
     parser.add_argument("--only", default="", help="comma-separated model names")
     parser.add_argument("--exporters", default=",".join(EXPORTERS))
     parser.add_argument("--shapes", default="static,dynamic")
     args = parser.parse_args()
+    if args.llm:
+        path = export_llm(args.llm, args.llm_layers)
+        size = sum(os.path.getsize(os.path.join(args.llm, f)) for f in os.listdir(args.llm))
+        print(f"{path}: {size / 2**30:.2f} GiB")
+        return 0
     os.makedirs(args.out, exist_ok=True)
     import onnx
     import transformers
