@@ -48,7 +48,9 @@ bool ExpandArg(const AttrMap& node, const tf::OpDef& op,
   int count = 1;
   if (!arg.number_attr().empty()) {
     const tf::AttrValue* number = AttrOrDefault(node, op, arg.number_attr());
-    if (number == nullptr) return false;
+    // A count no node can have (negative, or past any graph's inputs) says
+    // nothing of its types: the validator reports the attr.
+    if (number == nullptr || number->i() < 0 || number->i() > (int64_t{1} << 24)) return false;
     count = static_cast<int>(number->i());
   }
   tf::DataType type = arg.type();
