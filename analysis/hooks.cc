@@ -1,6 +1,7 @@
 #include "analysis/hooks.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -189,6 +190,49 @@ void RegisterScheduleHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
       });
 }
 
+// A constant applied elementwise to the output of a linear op `op` (Conv*,
+// DepthwiseConv2dNative, MatMul, Gemm), or to `t`, a view of that output
+// that keeps its channels as the last axis (a Squeeze, a Reshape), as one
+// value per output channel (ChannelValues), or why it is not one.
+absl::StatusOr<ConstTensor> ChannelValuesOf(
+    const Graph& graph, const ConstTensor& c, NodeId op_id, Endpoint t,
+    const std::function<const TensorInfo&(Endpoint)>& shape_of) {
+  const Node& op = graph.node(op_id);
+  if (op.num_inputs() < 2)
+    return absl::InvalidArgumentError(absl::StrCat("`", op.name(), "` has no filter"));
+  absl::StatusOr<ConstTensor> filter = ConstantOf(graph, op.input(1), /*deferred_ok=*/true);
+  if (!filter.ok()) return filter.status();
+  absl::StatusOr<int64_t> channels = OutputChannelCount(*filter, op.op(), TransposedFilter(op));
+  if (!channels.ok()) return channels.status();
+  // The output's rank and channel axis.
+  const std::string& kind = op.op();
+  int rank = 2, axis = 1;
+  if (kind == "Conv" || kind == "ConvTranspose") {  // ONNX: NCHW...
+    rank = static_cast<int>(filter->shape.size());
+  } else if (kind == "MatMul") {  // ONNX's may be batched
+    const TensorInfo& info = shape_of(Endpoint{op_id, 0});
+    rank = info.known_rank ? static_cast<int>(info.dims.size()) : 2;
+    axis = rank - 1;
+  } else if (kind != "Gemm") {  // TensorFlow's convolutions
+    rank = kind == "Conv3D" ? 5 : 4;
+    const tf::AttrValue* format = op.attr("data_format");
+    const bool channels_first = format != nullptr && format->s().rfind("NC", 0) == 0;
+    axis = channels_first ? 1 : rank - 1;
+  }
+  if (t != Endpoint{op_id, 0}) {
+    const TensorInfo& view = shape_of(t);
+    if (axis != rank - 1 || !view.known_rank || view.dims.empty() ||
+        view.dims.back() != *channels) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "`", graph.TensorName(t), "` does not keep the ", *channels,
+          " channels of `", op.name(), "` as its last axis"));
+    }
+    rank = static_cast<int>(view.dims.size());
+    axis = rank - 1;
+  }
+  return ChannelValues(c, *channels, rank, axis);
+}
+
 // What shape inference knows of a tensor.
 void RegisterShapeHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
   auto shape_of = [cache](const HookContext& ctx, const Value& tensor) -> const TensorInfo& {
@@ -257,6 +301,28 @@ void RegisterShapeHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
                                     [](int64_t d) { return d == -1; });
         return Value::Bool(decided && x.dims == y.dims);
       });
+  for (const char* name : {"per_channel", "channel_values"}) {
+    const bool test = std::string(name) == "per_channel";
+    AddBuiltinHook(
+        r, name, {VT::kConst, VT::kNode, VT::kTensor},
+        test ? VT::kBool : VT::kConst,
+        test ? "per_channel(c, op, t): constant c applied elementwise to t, "
+               "the output of linear op `op` (or a view of it keeping its "
+               "channels last), varies only along the output channels and "
+               "leaves t's shape as it is"
+             : "channel_values(c, op, t): that constant as one value per "
+               "output channel of `op` (an error where per_channel is false)",
+        [shape_of, test](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+          absl::StatusOr<ConstTensor> c = ToConstant(ctx.graph, a[0]);
+          if (!c.ok()) return test ? absl::StatusOr<Value>(Value::Bool(false)) : c.status();
+          absl::StatusOr<ConstTensor> v = ChannelValuesOf(
+              ctx.graph, *c, a[1].tensor.node, a[2].tensor,
+              [&](Endpoint e) -> const TensorInfo& { return shape_of(ctx, Value::Tensor(e)); });
+          if (test) return Value::Bool(v.ok());
+          if (!v.ok()) return v.status();
+          return Value::Constant(*std::move(v));
+        });
+  }
   AddBuiltinHook(
       r, "same_dim", {VT::kTensor, VT::kInt, VT::kTensor, VT::kInt}, VT::kBool,
       "dimension i of a and dimension j of b are equal as shape inference "

@@ -19,14 +19,6 @@ namespace graft::builtins {
 
 namespace {
 
-// Whether a matmul's filter is [out, in]: TensorFlow's MatMul
-// `transpose_b`, ONNX's Gemm `transB`.
-bool TransposedFilter(const Node& op) {
-  const tf::AttrValue* tb = op.attr("transpose_b");
-  const tf::AttrValue* trans_b = op.attr("transB");
-  return (tb != nullptr && tb->b()) || (trans_b != nullptr && trans_b->i() != 0);
-}
-
 // The records of a min/max log, by node: each line holding
 // `NAME__print__;__requant_min_max:[min][max]` (what a Print that
 // insert_logging(show_name=true, message="__requant_min_max:") put after a

@@ -183,6 +183,10 @@ struct RuleTest {
   // input of the node.
   std::vector<std::pair<std::string, std::string>> expect_edges;
   bool no_match = false;
+  // `all_rules`: every rule of the set runs (the file's and its imports'),
+  // as `graft apply -r` runs them; `no_match` and "it matched" then count
+  // this rule's rewrites alone.
+  bool all_rules = false;
   // `param name = value` items: the file is compiled with these values.
   struct ParamValue {
     std::string name;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <thread>
 
+#include "analysis/hooks.h"
 #include "builtins/builtins.h"
 #include "engine/graph_io.h"
 #include "engine/test_graphs.h"
@@ -591,6 +592,7 @@ TEST(CompiledRuleTest, FoldingWeightsKeptApartEqualsFoldingInMemory) {
 
   HookRegistry hooks;
   RegisterBuiltinHooks(hooks);
+  ASSERT_TRUE(analysis::RegisterAnalysisHooks(hooks).ok());  // shapes
   std::vector<std::unique_ptr<RuleSet>> stages;
   for (const char* file :
        {"rules/fold_batch_norms.graft", "rules/quantize.graft"}) {
@@ -694,6 +696,7 @@ TEST_F(ExplainTest, MatchListsBindings) {
 TEST(ExplainWholeGraphTest, ForRulesAndOptionalNodes) {
   HookRegistry hooks;
   RegisterBuiltinHooks(hooks);
+  ASSERT_TRUE(analysis::RegisterAnalysisHooks(hooks).ok());
   Diagnostics d;
   std::unique_ptr<RuleSet> set = CompileRuleFiles(
       {"tests/golden/plan_for_each/rules.graft",
@@ -797,6 +800,7 @@ std::string ApplyAndExplain(const RuleSet& set, const std::string& model) {
 TEST(RuleSetTest, SharedBetweenThreads) {
   HookRegistry hooks;
   RegisterBuiltinHooks(hooks);
+  ASSERT_TRUE(analysis::RegisterAnalysisHooks(hooks).ok());
   Diagnostics d;
   std::unique_ptr<RuleSet> set = CompileRuleFiles(
       {"rules/fold_batch_norms.graft", "rules/quantize.graft"}, {}, hooks, &d);

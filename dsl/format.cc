@@ -117,9 +117,10 @@ std::string Join(const std::vector<Token>& toks) {
         return toks[k].text == "*" && k > 0 && toks[k - 1].kind == Tok::kWord &&
                !toks[k].space_before;
       };
-      // `Op?(...)`: an optional node's mark stays on its op and its operands.
-      bool optional_mark = (c == "?" && cur_punct && prev->kind == Tok::kWord &&
-                            !t.space_before) ||
+      // `Op?(...)`, `(A | B)?(...)`: an optional node's mark stays on its
+      // op (or its alternatives) and its operands.
+      bool optional_mark = (c == "?" && cur_punct && !t.space_before &&
+                            (prev->kind == Tok::kWord || (prev_punct && p == ")"))) ||
                            (p == "?" && prev_punct && cur_punct && c == "(");
       if (t.kind == Tok::kComment) {
         space = true;

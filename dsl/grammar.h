@@ -89,6 +89,7 @@ GRAFT_KW(expect_ops, "expect_ops");
 GRAFT_KW(expect_nodes, "expect_nodes");
 GRAFT_KW(expect_no_nodes, "expect_no_nodes");
 GRAFT_KW(no_match, "no_match");
+GRAFT_KW(all_rules, "all_rules");
 GRAFT_KW(expect_edges, "expect_edges");
 GRAFT_KW(in, "in");
 GRAFT_KW(clone, "clone");
@@ -426,6 +427,8 @@ struct expect_edges_item
              p::must<list_close>> {};
 struct input_item : p::seq<kw_input, ws, p::must<string_lit>> {};
 struct no_match_item : kw_no_match {};
+// `all_rules`: the test applies every rule of the set, not only its own.
+struct all_rules_item : kw_all_rules {};
 // `param bits = 4`: the test compiles the file with this param's value.
 struct test_param_name : name {};
 struct test_param_equals : equals {};
@@ -437,7 +440,8 @@ struct test_param_item
              p::must<test_param_equals>, ws, p::must<test_param_value>> {};
 struct test_item
     : p::sor<input_item, test_param_item, expect_ops_item, expect_nodes_item,
-             expect_no_nodes_item, expect_edges_item, no_match_item> {};
+             expect_no_nodes_item, expect_edges_item, no_match_item,
+             all_rules_item> {};
 struct test_open : lbrace {};
 struct test_close : rbrace {};
 struct test_block

@@ -53,7 +53,7 @@ using Selector = p::parse_tree::selector<
         g::node_ref, g::set_attr, g::filter_only, g::filter_except,
         g::set_member, g::input_item, g::op_count, g::count_value,
         g::expect_ops_item, g::expect_nodes_item, g::expect_no_nodes_item,
-        g::expect_edges_item, g::edge_item, g::no_match_item,
+        g::expect_edges_item, g::edge_item, g::no_match_item, g::all_rules_item,
         g::test_param_item, g::test_param_name, g::test_param_value>,
     p::parse_tree::fold_one::on<g::expr, g::or_expr, g::and_expr, g::not_expr,
                                 g::cmp_expr, g::add_expr, g::mul_expr, g::unary,
@@ -611,6 +611,8 @@ class Converter {
         }
       } else if (c->is_type<g::no_match_item>()) {
         t.no_match = true;
+      } else if (c->is_type<g::all_rules_item>()) {
+        t.all_rules = true;
       } else if (c->is_type<g::test_param_item>()) {
         const Node& value = *c->children[1];
         bool quoted =

@@ -125,8 +125,9 @@ GRAFT_ERROR(list_open, "expected `{` and node names in quotes");
 GRAFT_ERROR(list_close, "expected `,` or `}` in the list of node names");
 GRAFT_ERROR(test_open, "expected `{` after the test name");
 GRAFT_ERROR(test_close,
-            "expected `input`, `expect_ops`, `expect_nodes`, "
-            "`expect_no_nodes`, `expect_edges`, `no_match` or `}` in the test");
+            "expected `input`, `param`, `expect_ops`, `expect_nodes`, "
+            "`expect_no_nodes`, `expect_edges`, `no_match`, `all_rules` or "
+            "`}` in the test");
 GRAFT_ERROR(priority_value, "expected an integer priority");
 GRAFT_ERROR(rule_name,
             "expected a rule name (lowercase, as in `rule fold_bn {`)");

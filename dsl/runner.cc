@@ -167,16 +167,31 @@ namespace {
 
 // What must hold after a test's rule ran; each problem found.
 std::vector<std::string> CheckExpectations(
-    const RuleTest& test, const Graph& graph, const report::ApplyReport& report,
-    const std::set<std::string>& input_ops) {
+    const RuleTest& test, const std::string& rule, const Graph& graph,
+    const report::ApplyReport& report, const std::set<std::string>& input_ops) {
   std::vector<std::string> problems;
-  if (test.no_match && report.rewrites() > 0) {
-    problems.push_back(absl::StrCat("expected no match, got ",
-                                    report.rewrites(), " rewrite(s)"));
+  // With `all_rules`, the other rules' rewrites are the setting: only this
+  // rule's count.
+  int rewrites = report.rewrites();
+  const report::SkippedRewrite* rolled_back = nullptr;
+  if (test.all_rules) {
+    rewrites = 0;
+    for (const report::RuleStats& r : report.rules())
+      if (r.name() == rule) rewrites += r.applied();
+    for (const report::SkippedRewrite& s : report.skipped())
+      if (s.rule() == rule && rolled_back == nullptr) rolled_back = &s;
+    if (!test.no_match && rewrites == 0 && rolled_back == nullptr)
+      problems.push_back(absl::StrCat("`", rule, "` never applied"));
+  } else if (report.skipped_size() > 0) {
+    rolled_back = &report.skipped(0);
+  }
+  if (test.no_match && rewrites > 0) {
+    problems.push_back(absl::StrCat("expected no match, got ", rewrites,
+                                    " rewrite(s)"));
   }
   // A match whose rewrite was rolled back still matched.
-  if (test.no_match && report.skipped_size() > 0) {
-    const report::SkippedRewrite& s = report.skipped(0);
+  if (test.no_match && rolled_back != nullptr) {
+    const report::SkippedRewrite& s = *rolled_back;
     problems.push_back(absl::StrCat(
         "expected no match, but `", s.rule(), "` matched at `", s.node(),
         "` and its rewrite was rolled back: ", s.reason()));
@@ -267,14 +282,15 @@ std::string RunOneTest(const RuleFile& file, const Rule& rule,
   std::set<std::string> input_ops;
   if (graph.ok()) graph->ForEachNode([&](const Node& n) { input_ops.insert(n.op()); });
   if (!graph.ok()) return std::string(graph.status().message());
-  const ::graft::Rule* rules[] = {compiled};
+  std::vector<const ::graft::Rule*> rules = {compiled};
+  if (test.all_rules) rules = (with_params ? *with_params : set).rules();
   ApplyOptions apply;
   apply.max_rewrites = 10000;  // a test graph is small; fail fast
   absl::StatusOr<report::ApplyReport> report = ApplyRules(*graph, rules, apply);
   if (!report.ok()) return std::string(report.status().message());
   if (!report->converged()) return report->non_convergence();
-  return absl::StrJoin(CheckExpectations(test, *graph, *report, input_ops),
-                       "; ");
+  return absl::StrJoin(
+      CheckExpectations(test, rule.name, *graph, *report, input_ops), "; ");
 }
 
 }  // namespace

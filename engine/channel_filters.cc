@@ -222,6 +222,50 @@ absl::StatusOr<ConstTensor> ChannelReduce(const ConstTensor& filter,
   return r;
 }
 
+absl::StatusOr<int64_t> OutputChannelCount(const ConstTensor& filter,
+                                           absl::string_view op,
+                                           bool transpose_b) {
+  absl::StatusOr<ChannelLayout> layout = LayoutOf(filter, op, transpose_b);
+  if (!layout.ok()) return layout.status();
+  return layout->channels;
+}
+
+absl::StatusOr<ConstTensor> ChannelValues(const ConstTensor& c,
+                                          int64_t channels, int rank, int axis) {
+  const int c_rank = static_cast<int>(c.shape.size());
+  if (c_rank > rank) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a constant of shape ", c.ShapeString(), " broadcasts a rank-", rank,
+        " tensor to rank ", c_rank));
+  }
+  // c's dimension k (right-aligned with the tensor's) is the tensor's
+  // dimension k + rank - c_rank.
+  int64_t along = 1;
+  for (int k = 0; k < c_rank; ++k) {
+    const int64_t d = c.shape[k];
+    if (k + rank - c_rank == axis) {
+      if (d != 1 && d != channels) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "a constant of shape ", c.ShapeString(), " has ", d,
+            " values along an axis of ", channels, " channels"));
+      }
+      along = d;
+    } else if (d != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a constant of shape ", c.ShapeString(),
+          " varies along an axis other than the channels'"));
+    }
+  }
+  ConstTensor m = Materialize(c);
+  ConstTensor r;
+  r.dtype = c.dtype;
+  r.shape = {channels};
+  r.values.resize(static_cast<size_t>(channels));
+  for (int64_t i = 0; i < channels; ++i)
+    r.values[i] = m.values[along == 1 ? 0 : i];
+  return r;
+}
+
 absl::StatusOr<ConstTensor> ScaleOutputChannels(ConstTensor filter,
                                                 const ConstTensor& scale,
                                                 absl::string_view op,

@@ -115,6 +115,22 @@ absl::StatusOr<ConstTensor> ScaleOutputChannels(ConstTensor filter,
                                                 absl::string_view op,
                                                 bool transpose_b);
 
+// The number of output channels of a filter in those layouts (also ONNX's
+// Conv [M, C/g, k...], ConvTranspose [C, M, k...] and Gemm); only the
+// filter's shape is read.
+absl::StatusOr<int64_t> OutputChannelCount(const ConstTensor& filter,
+                                           absl::string_view op,
+                                           bool transpose_b);
+
+// A constant `c` applied elementwise (Mul, Add) to a tensor of rank `rank`
+// whose axis `axis` holds `channels` channels, as one value per channel: a
+// [channels] vector (a value of c that broadcasts is repeated). An error
+// when c varies along another axis, has more dimensions than the tensor
+// (numpy broadcasting would change its shape), or a channel dimension that
+// is neither 1 nor `channels`.
+absl::StatusOr<ConstTensor> ChannelValues(const ConstTensor& c,
+                                          int64_t channels, int rank, int axis);
+
 // Per output channel minimum (or maximum) of a filter, in the same layouts
 // as ScaleOutputChannels: a 1-D tensor with one value per output channel.
 absl::StatusOr<ConstTensor> ChannelReduce(const ConstTensor& filter,

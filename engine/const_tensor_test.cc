@@ -80,6 +80,29 @@ TEST(ConstTensorTest, UnaryReduceReshape) {
   EXPECT_FALSE(Reshape(v, {3}).ok());
 }
 
+// A constant applied elementwise is one value per channel only when it
+// varies along the channel axis alone and leaves the tensor's shape.
+TEST(ConstTensorTest, ChannelValuesOfBroadcastConstants) {
+  auto values = [](const ConstTensor& c, int rank, int axis) {
+    absl::StatusOr<ConstTensor> v = ChannelValues(c, 3, rank, axis);
+    return v.ok() ? v->values : std::vector<double>{-1};
+  };
+  const std::vector<double> want = {1, 2, 3};
+  EXPECT_EQ(values(Make({3}, {1, 2, 3}), 4, 3), want);              // NHWC
+  EXPECT_EQ(values(Make({1, 1, 1, 3}, {1, 2, 3}), 4, 3), want);
+  EXPECT_EQ(values(Make({3, 1, 1}, {1, 2, 3}), 4, 1), want);        // NCHW
+  EXPECT_EQ(values(Make({}, {5}), 4, 3), (std::vector<double>{5, 5, 5}));
+  EXPECT_EQ(values(Make({1}, {5}), 2, 1), (std::vector<double>{5, 5, 5}));
+  EXPECT_EQ(values(Make({3}, {1, 2, 3}), 4, 1), std::vector<double>{-1});
+  EXPECT_EQ(values(Make({2, 1, 1, 3}, {1, 2, 3, 4, 5, 6}), 4, 3),
+            std::vector<double>{-1});  // varies along the batch
+  EXPECT_EQ(values(Make({1, 1, 3}, {1, 2, 3}), 2, 1),
+            std::vector<double>{-1});  // would make the tensor rank 3
+  EXPECT_EQ(values(Make({2}, {1, 2}), 4, 3), std::vector<double>{-1});
+  ConstTensor depthwise = Make({3, 3, 2, 2}, std::vector<double>(36, 1.0));
+  EXPECT_EQ(*OutputChannelCount(depthwise, "DepthwiseConv2dNative", false), 4);
+}
+
 TEST(ConstTensorTest, ScalesOutputChannelsByLayout) {
   // Conv2D HWIO [1,1,2,2]: output channel is the last axis.
   ConstTensor conv = Make({1, 1, 2, 2}, {1, 1, 1, 1});

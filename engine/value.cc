@@ -280,4 +280,10 @@ absl::StatusOr<std::shared_ptr<const NameRegex>> RegexOf(const Value& v) {
   return NameRegex::Compile(v.s);
 }
 
+bool TransposedFilter(const Node& op) {
+  const tf::AttrValue* tb = op.attr("transpose_b");
+  const tf::AttrValue* trans_b = op.attr("transB");
+  return (tb != nullptr && tb->b()) || (trans_b != nullptr && trans_b->i() != 0);
+}
+
 }  // namespace graft

@@ -1,6 +1,7 @@
 """Real TensorFlow models for the interop tests: tf-keras applications with
 random weights and random, non-trivial batch-norm statistics, frozen to
 GraphDefs, and graft runs over them."""
+import collections
 import subprocess
 
 import numpy as np
@@ -33,6 +34,51 @@ def freeze(model, shape):
     fn = tf.function(lambda x: model(x, training=False)).get_concrete_function(
         tf.TensorSpec(shape, tf.float32, name="input"))
     return convert_to_constants.convert_variables_to_constants_v2(fn).graph.as_graph_def()
+
+
+LINEAR_OPS = ("Conv2D", "Conv3D", "DepthwiseConv2dNative", "MatMul", "BiasAdd")
+
+
+def batch_norms_left(nodes):
+    """Every form of a batch norm still in a list of NodeDefs (a graph's, or
+    a function body's): the fused ops, and the arithmetic of an unfused one
+    as Keras 3 writes it: an Rsqrt, or a Mul, Add or Sub of a constant after
+    a conv, matmul or BiasAdd (through Squeeze / Reshape views) that
+    nothing else reads (Keras 3's swish scales a BiasAdd it also reads)."""
+    by_name = {n.name: n for n in nodes}
+
+    def producer(tensor):
+        return by_name.get(tensor.lstrip("^").split(":")[0])
+
+    def through(tensor, ops):
+        n = producer(tensor)
+        while n is not None and n.op in ops and n.input:
+            n = producer(n.input[0])
+        return n
+
+    def constant(tensor):
+        n = through(tensor, ("Identity",))
+        return n is not None and n.op == "Const"
+
+    def linear(tensor):
+        n = through(tensor, ("Squeeze", "Reshape"))
+        return n is not None and n.op in LINEAR_OPS
+
+    readers = collections.Counter(i.lstrip("^").split(":")[0] for n in nodes for i in n.input)
+
+    def only_reader(tensor):  # a batch norm is the linear op's one reader
+        return readers.get(tensor.split(":")[0], 0) == 1
+
+    left = []
+    for n in nodes:
+        data = [i for i in n.input if not i.startswith("^")]
+        if "BatchNorm" in n.op or n.op == "Rsqrt":
+            left.append(n.name)
+        elif (n.op in ("Mul", "Add", "AddV2", "Sub") and len(data) == 2
+              and any(constant(i) for i in data)
+              and any(linear(i) and only_reader(i) for i in data)):
+            left.append(n.name)
+    return left
 
 
 def graft_apply(graph_def, tmp_path, name, *args):

@@ -9,7 +9,7 @@ import tensorflow as tf
 import tf_keras
 
 from conftest import graft_binary, repo_path, run_graph
-from models import FOLD_RULES, freeze, graft_apply, last_identity, random_stats, randomize_batch_norms
+from models import FOLD_RULES, batch_norms_left, freeze, graft_apply, last_identity, random_stats, randomize_batch_norms
 
 RNG = np.random.default_rng(7)
 
@@ -19,16 +19,7 @@ def fold(graph_def, tmp_path, name):
 
 
 def foldable_left(graph_def):
-    """Batch norms (fused, or Keras 3's Mul/Add form) still after a conv/matmul."""
-    ops = {n.name: n.op for n in graph_def.node}
-    convs = ("Conv2D", "DepthwiseConv2dNative", "MatMul")
-    left = []
-    for n in graph_def.node:
-        if "BatchNorm" in n.op:
-            left.append(n.name)
-        if n.op == "Mul" and any(ops.get(i.split(":")[0]) in convs for i in n.input):
-            left.append(n.name)
-    return left
+    return batch_norms_left(graph_def.node)
 
 
 def check_same(original, folded, shape, fetch="Identity:0", input_name="input:0",
@@ -65,6 +56,7 @@ def test_readme_tutorial_rule(tmp_path):
 @pytest.mark.parametrize("name,ctor,size", [
     ("mobilenet_v2", tf_keras.applications.MobileNetV2, 96),
     ("resnet50", tf_keras.applications.ResNet50, 64),
+    ("efficientnet_b0", tf_keras.applications.EfficientNetB0, 64),
 ])
 def test_tf_keras_applications(tmp_path, name, ctor, size):
     model = ctor(weights=None, input_shape=(size, size, 3), classes=10)

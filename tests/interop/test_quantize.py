@@ -1,5 +1,5 @@
 """Fake-quant insertion (rules/quantize.graft) on BN-folded tf-keras
-MobileNetV2 and ResNet50: TensorFlow runs the quantized graphs; the number of
+MobileNetV2 and ResNet50 and Keras 3's MobileNetV2: TensorFlow runs the quantized graphs; the number of
 fake-quant ops matches a count made here from the folded graph's own op
 list; the signal-to-quantization-noise ratio (SQNR) of the logits against
 the float graph and the top-1 agreement are reported for per-tensor and
@@ -10,13 +10,14 @@ The numbers are printed and written to
 bazel-testlogs-interop/quantize_sqnr.txt."""
 import collections
 
+import keras  # Keras 3
 import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
 
 from conftest import numbers_report, repo_path, run_graph
-from models import FOLD_RULES, freeze, graft_apply, last_identity, randomize_batch_norms
+from models import FOLD_RULES, batch_norms_left, freeze, graft_apply, last_identity, randomize_batch_norms
 
 QUANTIZE_RULES = repo_path("rules", "quantize.graft")
 RNG = np.random.default_rng(11)
@@ -85,9 +86,10 @@ def sqnr_db(reference, quantized):
     return float("inf") if noise == 0 else 10 * np.log10(np.sum(reference.astype(np.float64) ** 2) / noise)
 
 
-MODELS = {
-    "mobilenet_v2": (tf_keras.applications.MobileNetV2, 96),
-    "resnet50": (tf_keras.applications.ResNet50, 64),
+MODELS = {  # tf-keras applications (fused batch norms) and Keras 3 (unfused)
+    "mobilenet_v2": (tf_keras.applications.MobileNetV2, 96, tf_keras.layers.BatchNormalization),
+    "resnet50": (tf_keras.applications.ResNet50, 64, tf_keras.layers.BatchNormalization),
+    "keras3_mobilenet_v2": (keras.applications.MobileNetV2, 96, keras.layers.BatchNormalization),
 }
 
 
@@ -97,12 +99,12 @@ def folded_models(tmp_path_factory):
     by rules/fold_batch_norms.graft; outputs are logits."""
     out = {}
     tmp = tmp_path_factory.mktemp("folded")
-    for name, (ctor, size) in MODELS.items():
+    for name, (ctor, size, bn_class) in MODELS.items():
         model = ctor(weights=None, input_shape=(size, size, 3), classes=10, classifier_activation=None)
-        randomize_batch_norms(RNG, model, tf_keras.layers.BatchNormalization)
+        randomize_batch_norms(RNG, model, bn_class)
         original = freeze(model, [None, size, size, 3])
         folded, _ = graft_apply(original, tmp, name, "-r", FOLD_RULES)
-        assert not any("BatchNorm" in n.op for n in folded.node)
+        assert batch_norms_left(folded.node) == []
         out[name] = (folded, last_identity(original), size)
     return out
 
