@@ -175,6 +175,7 @@ Result<std::vector<Formatted>> FormatRules(
 
 struct Explanation {
   std::string node;
+  std::string function;  // the library function whose body holds it ("": the graph)
   bool matched = false;
   std::string reason;  // why not
   std::vector<std::pair<std::string, std::string>> bindings;  // name, value
@@ -183,11 +184,22 @@ struct ExplainedRule {
   std::string rule;
   std::vector<Explanation> at;  // where it matches (or `node`), node order
 };
-// Where the rules (or only `rule`) match, or why not at `node`.
-Result<std::vector<ExplainedRule>> Explain(const Model& model,
-                                           const Rules& rules,
-                                           const std::string& rule = "",
-                                           const std::string& node = "");
+// A library function body the rules were explained in, and what it shows
+// them as constants (a frozen graph's constant arguments, a SavedModel's
+// variable reads).
+struct ExplainedFunction {
+  std::string name;
+  int constant_args = 0;
+  int variable_reads = 0;
+};
+// Where the rules (or only `rule`) match, or why not at `node` (in the
+// graph, else in the first function body that has a node of that name),
+// in the graph and then in each library function's body as the rules see
+// it (TensorFlow); `functions`, when given, gets those bodies.
+Result<std::vector<ExplainedRule>> Explain(
+    const Model& model, const Rules& rules, const std::string& rule = "",
+    const std::string& node = "",
+    std::vector<ExplainedFunction>* functions = nullptr);
 
 // ---- applying -----------------------------------------------------------
 struct ApplyOptions {

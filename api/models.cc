@@ -343,7 +343,8 @@ std::string ExplainedJson(const std::vector<ExplainedRule>& explained) {
       for (const auto& [name, value] : e.bindings)
         bindings.push_back(absl::StrCat(Quote(name), ": ", Quote(value)));
       at.push_back(absl::StrCat(
-          "{\"node\": ", Quote(e.node), ", \"matched\": ",
+          "{\"node\": ", Quote(e.node), ", \"function\": ", Quote(e.function),
+          ", \"matched\": ",
           e.matched ? "true" : "false", ", \"reason\": ", Quote(e.reason),
           ", \"bindings\": {", absl::StrJoin(bindings, ", "), "}}"));
     }

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -14,6 +15,7 @@
 #include "builtins/builtins.h"
 #include "dsl/compiler.h"
 #include "dsl/format.h"
+#include "dsl/functions.h"
 #include "dsl/parser.h"
 #include "dsl/pipeline.h"
 #include "dsl/transforms.h"
@@ -327,12 +329,22 @@ Result<std::vector<Formatted>> FormatRules(
 Result<std::vector<ExplainedRule>> Explain(const Model& model,
                                            const Rules& rules,
                                            const std::string& rule,
-                                           const std::string& node) {
+                                           const std::string& node,
+                                           std::vector<ExplainedFunction>* functions) {
   Result<Graph> graph = Load(model, /*freeze_by_default=*/true);
   if (!graph.ok()) return graph.error();
-  if (!node.empty() && graph->FindId(node) == kNoNode)
-    return Error::Input(absl::StrCat(model.path, ": error: no node `", node, "`"));
   std::vector<ExplainedRule> out;
+  std::map<std::string, size_t> index;  // rule -> its entry in `out`
+  auto explain = [&](const dsl::RuleSet& set, const Graph& g, NodeId only,
+                     const std::string& function) {
+    for (const dsl::RuleExplanations& r : dsl::ExplainRules(set, rule, g, only)) {
+      auto [it, added] = index.emplace(r.rule->name(), out.size());
+      if (added) out.emplace_back().rule = r.rule->name();
+      for (const auto& [id, e] : r.at)
+        out[it->second].at.push_back({g.node(id).name(), function, e.matched, e.reason, e.bindings});
+    }
+  };
+  bool found = node.empty();
   const std::vector<dsl::CompiledStep>& steps = rules.impl().steps;
   for (size_t i = 0; i < steps.size(); ++i) {
     const dsl::CompiledStep& step = steps[i];
@@ -345,17 +357,25 @@ Result<std::vector<ExplainedRule>> Explain(const Model& model,
     }
     // The node as this step sees it (a rewrite before may have replaced it).
     const NodeId only = node.empty() ? kNoNode : graph->FindId(node);
-    if (!node.empty() && only == kNoNode) continue;
-    for (const dsl::RuleExplanations& r :
-         dsl::ExplainRules(*step.rules, rule, *graph, only)) {
-      ExplainedRule& explained = out.emplace_back();
-      explained.rule = r.rule->name();
-      for (const auto& [id, e] : r.at) {
-        explained.at.push_back(
-            {graph->node(id).name(), e.matched, e.reason, e.bindings});
-      }
+    if (node.empty() || only != kNoNode) explain(*step.rules, *graph, only, "");
+    found = found || only != kNoNode;
+    if (!node.empty() && only != kNoNode) continue;
+    // The bodies of the graph's library functions, as the rules see them.
+    absl::StatusOr<std::vector<dsl::ShownBody>> bodies = dsl::ShownBodies(*graph);
+    if (!bodies.ok()) return Error::From(bodies.status());
+    bool placed = false;  // the named node: in the first body holding one
+    for (const dsl::ShownBody& b : *bodies) {
+      const NodeId in_body = node.empty() ? kNoNode : b.body.FindId(node);
+      if (!node.empty() && (in_body == kNoNode || placed)) continue;
+      placed = found = true;
+      explain(*step.rules, b.body, in_body, b.function);
+      if (functions != nullptr && i == 0)
+        functions->push_back({b.function, b.constant_args, b.variable_reads});
     }
   }
+  if (!found)
+    return Error::Input(absl::StrCat(model.path, ": error: no node `", node,
+                                     "` in the graph or its functions"));
   if (out.empty())
     return Error::Input(
         absl::StrCat("error: no rule `", rule, "` in the rule files"));

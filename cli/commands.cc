@@ -267,7 +267,13 @@ void PrintApplySummary(const report::ApplyReport& total) {
       if (f.variable_reads_folded() > 0)
         std::cerr << "; " << f.variable_reads_folded()
                   << " variable read(s) folded into constants";
+      if (f.constant_args() > 0)
+        std::cerr << "; " << f.constant_args() << " argument(s) seen as constants, "
+                  << f.constant_args_folded() << " folded";
       std::cerr << "\n";
+    } else if (f.constant_args() > 0) {
+      std::cerr << kind << f.name() << ": no rewrite; " << f.constant_args()
+                << " argument(s) seen as constants\n";
     }
   }
   // One line per rule: its first guard error (the count is above).
@@ -407,13 +413,24 @@ int RunExplain(const ExplainOptions& options) {
       CompileRuleFiles(options.rule_files, options.params, &exit_code,
                        options.pipeline, options.program);
   if (rules == nullptr) return exit_code;
+  std::vector<api::ExplainedFunction> functions;
   api::Result<std::vector<api::ExplainedRule>> explained = api::Explain(
       ModelArg(options.model, GraphFormat::kAuto, false, options.saved_model),
-      *rules, options.rule, options.node);
+      *rules, options.rule, options.node, &functions);
   if (!explained.ok()) return Fail(explained.error(), "explain");
+  if (options.node.empty()) {
+    for (const api::ExplainedFunction& f : functions) {
+      if (f.constant_args == 0 && f.variable_reads == 0) continue;
+      std::cout << "function " << f.name << ": " << f.constant_args
+                << " argument(s) seen as constants, " << f.variable_reads
+                << " variable read(s) as their values\n";
+    }
+  }
   for (const api::ExplainedRule& r : *explained) {
     for (const api::Explanation& e : r.at) {
-      std::cout << r.rule << " at `" << e.node << "`: ";
+      std::cout << r.rule << " at `" << e.node << "`";
+      if (!e.function.empty()) std::cout << " in function " << e.function;
+      std::cout << ": ";
       if (!e.matched) {
         std::cout << "no match: " << e.reason << "\n";
         continue;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "engine/constant_args.h"
 #include "engine/driver.h"
 #include "engine/function_body.h"
 #include "engine/onnx_bodies.h"
@@ -176,6 +177,9 @@ absl::Status RunOnFunctions(Graph& graph, const std::vector<StepRules>& steps,
   // In place, a SavedModel's variable reads are the checkpoint's values
   // for the rules.
   VariableReads variables = VariableReads::Of(graph);
+  // In a frozen graph, the weights passed into control flow are constants
+  // for the rules.
+  ConstantArgs constants = ConstantArgs::Of(graph);
   bool changed = false;
   for (int i = 0; i < library.function_size(); ++i) {
     const tf::FunctionDef& function = library.function(i);
@@ -200,6 +204,8 @@ absl::Status RunOnFunctions(Graph& graph, const std::vector<StepRules>& steps,
     }
     absl::StatusOr<int> exposed = variables.Expose(name, *body);
     if (!exposed.ok()) return exposed.status();
+    absl::StatusOr<int> shown = constants.Expose(name, *body);
+    if (!shown.ok()) return shown.status();
     ApplyOptions apply;
     apply.max_rewrites = options.max_rewrites;
     for (const auto& [ret, node] : function.control_ret()) apply.outputs.push_back(node);
@@ -208,8 +214,12 @@ absl::Status RunOnFunctions(Graph& graph, const std::vector<StepRules>& steps,
     if (!rewrites.ok()) return rewrites.status();
     absl::StatusOr<int> restored = VariableReads::Restore(*body);
     if (!restored.ok()) return restored.status();
+    absl::StatusOr<int> args_back = ConstantArgs::Restore(*body);
+    if (!args_back.ok()) return args_back.status();
     out->set_rewrites(*rewrites);
     out->set_variable_reads_folded(*exposed - *restored);
+    out->set_constant_args(*shown);
+    out->set_constant_args_folded(*shown - *args_back);
     if (out->rewrites() == 0) {
       out->set_nodes_after(function.node_def_size());
       continue;
@@ -228,6 +238,27 @@ absl::Status RunOnFunctions(Graph& graph, const std::vector<StepRules>& steps,
   }
   if (changed) graph.SetLibrary(std::move(library));
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<ShownBody>> ShownBodies(const Graph& graph) {
+  std::vector<ShownBody> out;
+  if (graph.onnx() != nullptr) return out;
+  const tf::FunctionDefLibrary& library = graph.header().library();
+  std::set<std::string> checkpoint = CheckpointFunctions(graph);
+  VariableReads variables = VariableReads::Of(graph);
+  ConstantArgs constants = ConstantArgs::Of(graph);
+  for (const tf::FunctionDef& function : library.function()) {
+    const std::string& name = function.signature().name();
+    if (checkpoint.count(name)) continue;
+    absl::StatusOr<Graph> body = FunctionBodyGraph(function, library);
+    if (!body.ok()) continue;
+    absl::StatusOr<int> reads = variables.Expose(name, *body);
+    if (!reads.ok()) return reads.status();
+    absl::StatusOr<int> shown = constants.Expose(name, *body);
+    if (!shown.ok()) return shown.status();
+    out.push_back({name, *std::move(body), *reads, *shown});
+  }
+  return out;
 }
 
 }  // namespace graft::dsl

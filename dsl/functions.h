@@ -30,6 +30,20 @@ absl::Status RunOnFunctions(Graph& graph, const std::vector<StepRules>& steps,
                             const RunOptions& options,
                             report::ApplyReport* report);
 
+// A library function's body as RunOnFunctions shows it to the rules: a
+// SavedModel's variable reads and a frozen graph's constant arguments as
+// constants (graft explain looks into bodies through this).
+struct ShownBody {
+  std::string function;
+  Graph body;
+  int variable_reads = 0;
+  int constant_args = 0;
+};
+// Every body of a TensorFlow graph's library that RunOnFunctions rewrites
+// with functions "all" (not a SavedModel's checkpoint functions, nor a
+// body that cannot be read as a graph), in library order.
+absl::StatusOr<std::vector<ShownBody>> ShownBodies(const Graph& graph);
+
 }  // namespace graft::dsl
 
 #endif  // GRAFT_DSL_FUNCTIONS_H_

@@ -1,6 +1,8 @@
 #include "engine/function_body.h"
 
+#include <functional>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -112,6 +114,49 @@ void CallGraph::AddReached(const tf::NodeDef& node,
       for (const tf::NodeDef& m : it->second->node_def()) todo.push_back(&m);
     }
   }
+}
+
+const tf::FunctionDef* CallTarget(const tf::NodeDef& node, const FunctionsByName& library) {
+  if (node.op() == "PartitionedCall" || node.op() == "StatefulPartitionedCall") {
+    auto f = node.attr().find("f");
+    if (f == node.attr().end() || !f->second.has_func()) return nullptr;
+    auto it = library.find(f->second.func().name());
+    return it == library.end() ? nullptr : it->second;
+  }
+  auto it = library.find(node.op());
+  if (it == library.end()) return nullptr;
+  for (const tf::OpDef::ArgDef& arg : it->second->signature().input_arg()) {
+    if (!arg.number_attr().empty() || !arg.type_list_attr().empty()) return nullptr;
+  }
+  return it->second;
+}
+
+std::vector<const tf::FunctionDef*> CallOrder(const FunctionsByName& library) {
+  std::set<std::string> names;
+  for (const auto& [name, f] : library) names.insert(name);
+  std::map<std::string, int> state;  // 1 visiting, 2 done
+  std::vector<const tf::FunctionDef*> post;
+  bool cycle = false;
+  std::function<void(const tf::FunctionDef*)> visit = [&](const tf::FunctionDef* f) {
+    int& s = state[f->signature().name()];
+    if (s == 2 || cycle) return;
+    if (s == 1) {
+      cycle = true;
+      return;
+    }
+    s = 1;
+    for (const tf::NodeDef& n : f->node_def()) {
+      for (const std::string& callee : FunctionsCalled(n, names)) {
+        auto it = library.find(callee);  // attrs may name a missing one
+        if (it != library.end()) visit(it->second);
+      }
+    }
+    state[f->signature().name()] = 2;
+    post.push_back(f);
+  };
+  for (const auto& [name, f] : library) visit(f);
+  if (cycle) return {};
+  return {post.rbegin(), post.rend()};
 }
 
 std::string RetvalNodeName(const std::string& ret) {

@@ -53,6 +53,19 @@ class CallGraph {
   std::map<std::string, const tf::FunctionDef*> functions_;
 };
 
+// Library functions by name.
+using FunctionsByName = std::map<std::string, const tf::FunctionDef*>;
+
+// The function a call runs with its inputs as its args in order:
+// (Stateful)PartitionedCall's `f`, or a library function used as an op
+// whose args are single tensors. Null for anything else.
+const tf::FunctionDef* CallTarget(const tf::NodeDef& node,
+                                  const FunctionsByName& library);
+
+// The library's functions, callers before callees; empty when the library
+// calls itself.
+std::vector<const tf::FunctionDef*> CallOrder(const FunctionsByName& library);
+
 // The `_Retval` node name of output `ret` in a body graph.
 std::string RetvalNodeName(const std::string& ret);
 

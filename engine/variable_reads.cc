@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engine/constant_args.h"
 #include "engine/freeze.h"
 #include "engine/function_body.h"
 #include "engine/rewriter.h"
@@ -17,54 +18,7 @@ constexpr char kMark[] = "_graft_variable_read";
 // An arg two calls pass different things to, or something not a variable.
 constexpr char kConflict[] = "\x01";
 
-using Library = std::map<std::string, const tf::FunctionDef*>;
-
-// The function a call runs with its inputs as its args in order:
-// (Stateful)PartitionedCall's `f`, or a library function used as an op
-// whose args are single tensors. Null for anything else.
-const tf::FunctionDef* CallTarget(const tf::NodeDef& node, const Library& library) {
-  if (node.op() == "PartitionedCall" || node.op() == "StatefulPartitionedCall") {
-    auto f = node.attr().find("f");
-    if (f == node.attr().end() || !f->second.has_func()) return nullptr;
-    auto it = library.find(f->second.func().name());
-    return it == library.end() ? nullptr : it->second;
-  }
-  auto it = library.find(node.op());
-  if (it == library.end()) return nullptr;
-  for (const tf::OpDef::ArgDef& arg : it->second->signature().input_arg()) {
-    if (!arg.number_attr().empty() || !arg.type_list_attr().empty()) return nullptr;
-  }
-  return it->second;
-}
-
-// Callers before callees; empty when the library calls itself.
-std::vector<const tf::FunctionDef*> CallOrder(const Library& library) {
-  std::set<std::string> names;
-  for (const auto& [name, f] : library) names.insert(name);
-  std::map<std::string, int> state;  // 1 visiting, 2 done
-  std::vector<const tf::FunctionDef*> post;
-  bool cycle = false;
-  std::function<void(const tf::FunctionDef*)> visit = [&](const tf::FunctionDef* f) {
-    int& s = state[f->signature().name()];
-    if (s == 2 || cycle) return;
-    if (s == 1) {
-      cycle = true;
-      return;
-    }
-    s = 1;
-    for (const tf::NodeDef& n : f->node_def()) {
-      for (const std::string& callee : FunctionsCalled(n, names)) {
-        auto it = library.find(callee);  // attrs may name a missing one
-        if (it != library.end()) visit(it->second);
-      }
-    }
-    state[f->signature().name()] = 2;
-    post.push_back(f);
-  };
-  for (const auto& [name, f] : library) visit(f);
-  if (cycle) return {};
-  return {post.rbegin(), post.rend()};
-}
+using Library = FunctionsByName;
 
 }  // namespace
 
@@ -194,37 +148,7 @@ absl::StatusOr<int> VariableReads::Expose(const std::string& function,
 }
 
 absl::StatusOr<int> VariableReads::Restore(Graph& body) {
-  std::vector<NodeId> marked;
-  body.ForEachNode([&](const Node& n) {
-    if (n.op() == "Const" && n.attr(kMark) != nullptr) marked.push_back(n.id());
-  });
-  Rewriter rewriter(body);
-  rewriter.SetProvenance("variable read");
-  int restored = 0;
-  std::vector<NodeId> doomed;
-  for (NodeId id : marked) {
-    const Node* read = body.FindNode(body.node(id).attr(kMark)->s());
-    if (read == nullptr || read->op() != "ReadVariableOp") {
-      // The read is gone (a rule removed it): the value stays a constant.
-      absl::Status s = rewriter.RemoveAttr(id, kMark);
-      if (!s.ok()) return s;
-      continue;
-    }
-    const Node& constant = body.node(id);
-    if (constant.num_used_ports() > 0 && !constant.consumers(0).empty()) {
-      absl::StatusOr<int> moved = rewriter.Reroute({id, 0}, {read->id(), 0});
-      if (!moved.ok()) return moved.status();
-      ++restored;
-    }
-    if (!body.node(id).control_consumers().empty()) {
-      absl::Status s = rewriter.RemoveAttr(id, kMark);  // something waits on it
-      if (!s.ok()) return s;
-      continue;
-    }
-    doomed.push_back(id);
-  }
-  if (absl::Status s = rewriter.RemoveNodes(doomed); !s.ok()) return s;
-  return restored;
+  return RestoreMarkedConstants(body, kMark, "ReadVariableOp", "variable read");
 }
 
 }  // namespace graft

@@ -60,7 +60,7 @@ _INT64_FIELDS = frozenset(
     "guard_errors identities_bypassed matches nodes nodes_added nodes_after "
     "nodes_before nodes_removed num_control_edges num_data_edges "
     "num_functions num_nodes ok ops peak_bytes_after peak_bytes_before "
-    "rewrites size_bytes skipped unchanged variable_bytes variable_reads_folded "
+    "rewrites size_bytes skipped unchanged variable_bytes variable_reads_folded constant_args constant_args_folded "
     "variables".split())
 
 

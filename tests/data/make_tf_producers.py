@@ -15,6 +15,9 @@ control_flow.pbtxt: a tf.function with a conv + fused batch norm in each
   convert_variables_to_constants_v2(lower_control_flow=False): the weights
   are top-level Consts passed into the bodies as arguments. Inputs x
   [2, 8, 8, 3], flag (bool), n (int32); output `out`.
+loop_carried.pbtxt: a tf.while_loop whose body convolves with a filter it
+  halves each iteration: the filter enters as a constant but is loop-carried
+  (never a constant inside the body). Inputs x [1, 4, 4, 3], n; output `out`.
 """
 import os
 
@@ -87,10 +90,26 @@ def control_flow():
                   lower_control_flow=False)
 
 
+def loop_carried():
+    rng = np.random.default_rng(2)
+    w = tf.Variable(rng.standard_normal((1, 1, 3, 3)).astype(np.float32))
+
+    def fn(x, n):
+        _, _, y = tf.while_loop(
+            lambda i, w, y: i < n,
+            lambda i, w, y: (i + 1, w * 0.5, tf.nn.conv2d(y, w, 1, "SAME")),
+            (0, tf.identity(w), x))
+        return tf.identity(y, name="out")
+
+    return frozen(fn, tf.TensorSpec([1, 4, 4, 3], tf.float32, name="x"),
+                  tf.TensorSpec([], tf.int32, name="n"), lower_control_flow=False)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     graphs = keras3_models()
     graphs["control_flow"] = control_flow()
+    graphs["loop_carried"] = loop_carried()
     for name, graph_def in graphs.items():
         path = os.path.join(OUT, name + ".pbtxt")
         with open(path, "w") as f:
