@@ -43,7 +43,7 @@ fi
 # run rewritten graphs run again with it on, whatever this machine's
 # default. (Memory measurements choose oneDNN in their own child process:
 # tests/interop/tf_memory.py; test_training_onednn.py runs both itself.)
-ONEDNN_TESTS=(test_fold_batch_norms.py test_keras3.py test_quantize.py test_gtt.py test_saved_model.py
+ONEDNN_TESTS=(test_fold_batch_norms.py test_keras3.py test_frozen_control_flow.py test_quantize.py test_gtt.py test_saved_model.py
               test_saved_model_freeze.py test_checkpoint.py test_swap.py test_functions.py)
 echo "== the Python package and wheel (scripts/build_wheel.sh)"
 scripts/build_wheel.sh >/dev/null

@@ -64,7 +64,8 @@ def keras3_models():
     return out
 
 
-def control_flow():
+def control_flow_function():
+    """The function control_flow.pbtxt freezes, and its input specs."""
     rng = np.random.default_rng(1)
 
     def block(x, w, stats):
@@ -85,9 +86,14 @@ def control_flow():
                              (0, y))
         return tf.identity(y, name="out")
 
-    return frozen(fn, tf.TensorSpec([2, 8, 8, 3], tf.float32, name="x"),
-                  tf.TensorSpec([], tf.bool, name="flag"), tf.TensorSpec([], tf.int32, name="n"),
-                  lower_control_flow=False)
+    fn.variables = variables + [s for group in stats for s in group]  # kept alive
+    return fn, (tf.TensorSpec([2, 8, 8, 3], tf.float32, name="x"),
+                tf.TensorSpec([], tf.bool, name="flag"), tf.TensorSpec([], tf.int32, name="n"))
+
+
+def control_flow():
+    fn, specs = control_flow_function()
+    return frozen(fn, *specs, lower_control_flow=False)
 
 
 def loop_carried():
