@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "engine/constant_args.h"
+#include "engine/function_body.h"
 #include "engine/graph_diff.h"
 #include "engine/graph_io.h"
 #include "engine/graph_stats.h"
@@ -33,6 +35,18 @@ void ExerciseGraph(const Graph& graph) {
   if (!again.ok()) std::abort();
   if (!DiffGraphs(graph, *again).empty()) std::abort();
   (void)SerializeGraph(graph, GraphFormat::kText);
+  // The constants a frozen graph passes into its functions, shown in each
+  // body and taken back: the body is as it was.
+  const tf::FunctionDefLibrary& library = graph.header().library();
+  ConstantArgs constants = ConstantArgs::Of(graph);
+  for (const tf::FunctionDef& f : library.function()) {
+    absl::StatusOr<Graph> body = FunctionBodyGraph(f, library);
+    if (!body.ok()) continue;
+    const int nodes = body->num_nodes();
+    absl::StatusOr<int> shown = constants.Expose(f.signature().name(), *body);
+    if (!shown.ok()) continue;
+    if (!ConstantArgs::Restore(*body).ok() || body->num_nodes() != nodes) std::abort();
+  }
 }
 
 }  // namespace graft::fuzz
