@@ -177,7 +177,7 @@ report::BatchModel ApplyBatchModel(const std::string& input,
                                    const std::string& output,
                                    const Rules& rules,
                                    const BatchOptions& options) {
-  return batch::ApplyOne({input, output}, rules.impl().steps,
+  return batch::ApplyOne({input, output, options.out_dir}, rules.impl().steps,
                          ForBatch(options, rules));
 }
 

@@ -19,6 +19,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+absl::Status PlaceOutput(const BatchInput& in);
+
 bool IsGraphFile(const fs::path& p) {
   std::string ext = p.extension().string();
   return ext == ".pb" || ext == ".pbtxt" || ext == ".onnx";
@@ -95,9 +97,7 @@ report::BatchModel ApplyOne(const BatchInput& in,
       r->set_input(in.input);
       r->set_output(in.output);
       absl::Status ran = dsl::RunPipeline(*graph, steps, options.run, r);
-      std::error_code ec;
-      if (ran.ok())
-        fs::create_directories(fs::path(in.output).parent_path(), ec);
+      if (ran.ok()) ran = PlaceOutput(in);
       absl::Status saved =
           ran.ok() ? SaveGraph(*graph, in.output, options.output_format) : ran;
       if (!saved.ok()) {
@@ -135,6 +135,28 @@ bool Within(const std::string& path, const std::string& folder) {
   return path == folder ||
          (path.size() > folder.size() && path.compare(0, folder.size(), folder) == 0 &&
           (folder.back() == '/' || path[folder.size()] == '/'));
+}
+
+// A batch's output name is derived from its input's: its folders are made
+// only inside the output folder, links resolved (a link there is never
+// followed out of it), and a link at the name itself is removed, so that
+// the output replaces it instead of writing through it.
+absl::Status PlaceOutput(const BatchInput& in) {
+  if (in.out_dir.empty()) return absl::OkStatus();
+  std::error_code ec;
+  fs::create_directories(in.out_dir, ec);  // the folder the user named
+  const std::string root = Canonical(in.out_dir);
+  fs::path existing = fs::path(in.output).parent_path();
+  while (!existing.empty() && !fs::exists(existing, ec)) existing = existing.parent_path();
+  const fs::path real = fs::canonical(existing.empty() ? fs::path(".") : existing, ec);
+  if (ec || !Within(real.string(), root))
+    return absl::InvalidArgumentError(absl::StrCat(
+        in.output, ": error: its folder resolves to ", real.string(),
+        ", outside the output folder ", in.out_dir,
+        ": a link in the output folder is never followed"));
+  fs::create_directories(fs::path(in.output).parent_path(), ec);
+  if (fs::is_symlink(fs::symlink_status(in.output, ec))) fs::remove(in.output, ec);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -211,7 +233,7 @@ absl::StatusOr<std::vector<BatchInput>> ExpandInputs(
     }
   }
   std::vector<BatchInput> out;
-  for (const auto& [in, o] : found) out.push_back({in, o});
+  for (const auto& [in, o] : found) out.push_back({in, o, out_dir});
   return out;
 }
 

@@ -19,6 +19,7 @@ namespace graft::batch {
 struct BatchInput {
   std::string input;
   std::string output;
+  std::string out_dir;  // the output folder `output` lies in
 };
 
 // The models `inputs` name: files, and the `.pb`/`.pbtxt` files of folders

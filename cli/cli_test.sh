@@ -520,7 +520,7 @@ expect "ONNX: TensorFlow's rules refused" 1 "its rules are for tensorflow graphs
 expect "... and ONNX's on a GraphDef" 1 "its rules are for onnx graphs; this is a tensorflow graph" -- "$GRAFT" apply -r rules/onnx/fold_batch_norms.graft "$EXAMPLE" -o "$XO/onnx.pb"
 expect "ONNX: truncated" 1 "truncated.onnx: error: not a valid ONNX model" -- "$GRAFT" convert "$X/truncated.onnx" "$XO/t.onnx"
 expect "ONNX: an IR version graft does not read" 1 "ir99.onnx: error: IR version 99; graft reads ONNX IR versions 3 to 14" -- "$GRAFT" convert "$X/ir99.onnx" "$XO/i.onnx"
-expect "ONNX: a missing external data file" 1 "onnx/weights.bin: error: cannot read the external data of tensor \`w\` \(no such file" -- "$GRAFT" convert "$X/external.onnx" "$XO/e.onnx"
+expect "ONNX: a missing external data file" 1 "onnx/weights.bin: error: missing \(the external data of tensor \`w\`; no such file" -- "$GRAFT" convert "$X/external.onnx" "$XO/e.onnx"
 expect "... a tensor past its data file's end" 1 "external_ok.onnx.data: error: tensor \`w\` lies at bytes 100000 to 100432, past the file's end \(512 bytes\)" -- "$GRAFT" convert "$X/external_past_end.onnx" "$XO/e.onnx"
 expect "... a location leaving the model's folder" 1 "external_escape.onnx: error: tensor \`w\`: external data location \`../external_ok.onnx.data\` leaves the model's folder" -- "$GRAFT" validate "$X/external_escape.onnx"
 mkdir -p "$XO/ext"

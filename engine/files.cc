@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -132,6 +134,110 @@ absl::Status CheckWritableFile(const std::string& path,
 }
 
 }  // namespace
+
+namespace {
+
+// `path` with links resolved, or "" when it does not resolve.
+std::string RealPath(const std::string& path) {
+  char* real = realpath(path.c_str(), nullptr);
+  if (real == nullptr) return "";
+  std::string out(real);
+  free(real);
+  return out;
+}
+
+bool Within(const std::string& path, const std::string& root) {
+  if (root == "/") return !path.empty() && path[0] == '/';
+  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+                          path[root.size()] == '/');
+}
+
+}  // namespace
+
+ModelFolder ModelFolder::Of(const std::string& folder, const std::string& model_file) {
+  ModelFolder out;
+  auto add = [&](const std::string& p) {
+    std::string real = RealPath(p.empty() ? "." : p);
+    if (!real.empty() && std::find(out.roots_.begin(), out.roots_.end(), real) == out.roots_.end())
+      out.roots_.push_back(real);
+  };
+  add(folder);
+  if (!model_file.empty()) {
+    std::string real_file = RealPath(model_file);
+    if (!real_file.empty()) add(FolderOf(real_file));
+  }
+  return out;
+}
+
+absl::Status ModelFolder::CheckInside(const std::string& path, absl::string_view what) const {
+  const std::string real = RealPath(path);
+  if (real.empty())
+    return absl::NotFoundError(absl::StrCat(path, ": error: cannot read ", what,
+                                            " (no such file, or a broken link)"));
+  for (const std::string& root : roots_)
+    if (Within(real, root)) return absl::OkStatus();
+  return Located(path, absl::StrCat(what, " resolves to ", real,
+                                    ", outside the model's folder ",
+                                    roots_.empty() ? std::string("(none)") : roots_.front(),
+                                    ": a link out of a model's folder is never followed"));
+}
+
+absl::StatusOr<int> ModelFolder::Open(const std::string& path, absl::string_view what) const {
+  // O_NONBLOCK: opening a FIFO for reading does not wait for a writer.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0 && errno == ENOENT)
+    return absl::NotFoundError(absl::StrCat(path, ": error: missing (", what,
+                                            "; no such file)"));
+  if (fd < 0)
+    return absl::NotFoundError(
+        absl::StrCat(path, ": error: cannot read ", what, " (", std::strerror(errno), ")"));
+  auto refuse = [&](absl::Status s) {
+    close(fd);
+    return s;
+  };
+  struct stat info;
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode))
+    return refuse(Located(path, absl::StrCat(what, " is not a regular file (a folder, FIFO, "
+                                             "device or socket)")));
+  // The opened file's own path, whatever links led to it.
+  std::string real(4096, '\0');
+  const std::string self = absl::StrCat("/proc/self/fd/", fd);
+  ssize_t n = readlink(self.c_str(), real.data(), real.size() - 1);
+  if (n > 0) {
+    real.resize(static_cast<size_t>(n));
+  } else {
+    real = RealPath(path);  // no /proc: checked by name
+  }
+  bool inside = false;
+  for (const std::string& root : roots_) inside = inside || Within(real, root);
+  if (!inside)
+    return refuse(Located(path, absl::StrCat(what, " resolves to ", real,
+                                             ", outside the model's folder ",
+                                             roots_.empty() ? std::string("(none)") : roots_.front(),
+                                             ": a link out of a model's folder is never followed")));
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+absl::StatusOr<std::string> ModelFolder::Read(const std::string& path, int64_t max_bytes,
+                                              absl::string_view what) const {
+  absl::StatusOr<int> fd = Open(path, what);
+  if (!fd.ok()) return fd.status();
+  std::shared_ptr<void> closer(nullptr, [f = *fd](void*) { close(f); });
+  struct stat info;
+  if (fstat(*fd, &info) != 0) return Located(path, std::strerror(errno));
+  if (info.st_size > max_bytes)
+    return Located(path, absl::StrCat("is ", info.st_size, " bytes; the limit for ", what,
+                                      " is ", max_bytes, " bytes"));
+  std::string bytes(static_cast<size_t>(info.st_size), '\0');
+  for (size_t done = 0; done < bytes.size();) {
+    ssize_t n = pread(*fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Located(path, "cannot read the whole file");
+    done += static_cast<size_t>(n);
+  }
+  return bytes;
+}
 
 std::string FolderOf(const std::string& path) {
   size_t slash = path.rfind('/');

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -47,6 +48,42 @@ struct FileMapping {
 // Nullopt for anything unusual (a directory, an empty file, one past 2 GiB,
 // no mmap): reading it the plain way says what is wrong.
 std::optional<FileMapping> MapFile(const std::string& path, bool populate);
+
+// Where the files a model names (ONNX external data, a SavedModel's
+// variables and assets) may be, links resolved: inside the model's folder,
+// or inside the folder where the model file itself really lives (the
+// Hugging Face hub cache links snapshots/<rev>/model.onnx and its
+// model.onnx.data both into blobs/). A model is untrusted input: nothing
+// outside those folders is read on its behalf.
+class ModelFolder {
+ public:
+  // `folder`: the model's folder (an ONNX model's, a SavedModel's own);
+  // `model_file`: the model's own file (the ONNX file named, a SavedModel's
+  // saved_model.pb), whose real folder may hold the rest: a hub cache, or
+  // a tree of links such as Bazel's runfiles.
+  static ModelFolder Of(const std::string& folder, const std::string& model_file = "");
+
+  // Opens `path` read-only when it is a regular file that, links resolved,
+  // lies inside one of the folders; the check reads the opened file's own
+  // path (/proc/self/fd), so no link swapped in between can escape, and a
+  // FIFO is refused without blocking. Returns the descriptor (the caller
+  // closes it), or an error located at `path` saying what `what` (the
+  // tensor, "the variables index") was and why it is refused.
+  absl::StatusOr<int> Open(const std::string& path, absl::string_view what) const;
+
+  // The bytes of `path`, opened as Open does, at most `max_bytes`.
+  absl::StatusOr<std::string> Read(const std::string& path, int64_t max_bytes,
+                                   absl::string_view what) const;
+
+  // The same check for a path graft is about to copy (a SavedModel's
+  // assets): OK, or why not.
+  absl::Status CheckInside(const std::string& path, absl::string_view what) const;
+
+  const std::vector<std::string>& roots() const { return roots_; }
+
+ private:
+  std::vector<std::string> roots_;  // real paths
+};
 
 // The folder of a file's path ("." for a bare name).
 std::string FolderOf(const std::string& path);

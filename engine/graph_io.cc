@@ -659,10 +659,13 @@ FileWriter StreamWriter(int fd, const std::string& path) {
 
 absl::Status WriteFileAtomicallyWith(
     const std::string& named,
-    const std::function<absl::Status(const FileWriter&)>& fill) {
+    const std::function<absl::Status(const FileWriter&)>& fill,
+    bool follow_links) {
   // `-`, a device or a pipe is written directly; a symlink is followed, so
   // that its target is replaced and the link kept.
-  absl::StatusOr<OutputTarget> target = ResolveOutput(named);
+  absl::StatusOr<OutputTarget> target =
+      follow_links ? ResolveOutput(named)
+                   : absl::StatusOr<OutputTarget>(OutputTarget{OutputTarget::Kind::kFile, named});
   if (!target.ok()) return target.status();
   if (target->kind == OutputTarget::Kind::kStdout) {
     absl::Status s = fill(StreamWriter(STDOUT_FILENO, "standard output"));

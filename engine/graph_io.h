@@ -73,9 +73,14 @@ struct FileWriter {
   std::function<absl::StatusOr<bool>(int fd, int64_t offset, size_t length)>
       copy;
 };
+// `follow_links`: `path` as the user named it (a link is followed, its
+// target replaced; a device or pipe written directly); false for a name the
+// output derives (a data file beside it, a batch's output): whatever is
+// there, a link included, is replaced by a regular file, never followed.
 absl::Status WriteFileAtomicallyWith(
     const std::string& path,
-    const std::function<absl::Status(const FileWriter&)>& fill);
+    const std::function<absl::Status(const FileWriter&)>& fill,
+    bool follow_links = true);
 
 }  // namespace graft
 

@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "engine/files.h"
 #include "engine/graph_io.h"
 #include "engine/graph_io_onnx.h"
@@ -23,12 +26,17 @@ absl::Status WritePieces(const onnx_data::Pieces& pieces, const FileWriter& out)
   return writer.Finish();
 }
 
-// `from` copied whole into `out`, inside the kernel where it can be.
-absl::Status CopyWhole(const std::string& from, const FileWriter& out) {
-  int fd = open(from.c_str(), O_RDONLY);
+// `from`, a data file of the model read, copied whole into `out`, inside
+// the kernel where it can be; read only inside the model's folder, as when
+// it was read.
+absl::Status CopyWhole(const std::string& from, const ModelFolder& inside,
+                       const FileWriter& out) {
+  absl::StatusOr<int> opened = inside.Open(from, "an external data file");
+  if (!opened.ok()) return opened.status();
+  const int fd = *opened;
   struct stat info;
-  if (fd < 0 || fstat(fd, &info) != 0) {
-    if (fd >= 0) close(fd);
+  if (fstat(fd, &info) != 0) {
+    close(fd);
     return Located(from, "cannot read it to copy it beside the written model");
   }
   std::shared_ptr<void> closer(nullptr, [fd](void*) { close(fd); });
@@ -45,6 +53,33 @@ absl::Status CopyWhole(const std::string& from, const FileWriter& out) {
       return s;
     done += static_cast<size_t>(n);
   }
+  return absl::OkStatus();
+}
+
+// The folders of data file `location` (relative, checked when read) below
+// `folder`, made where missing (each one added to `made`); an error when
+// one resolves out of `folder` (a link planted in the output's folder).
+absl::Status MakeDataFolders(const std::string& folder, const std::string& location,
+                             std::vector<std::string>* made) {
+  size_t slash = location.rfind('/');
+  if (slash == std::string::npos) return absl::OkStatus();
+  std::string at = folder;
+  for (absl::string_view part : absl::StrSplit(location.substr(0, slash), '/')) {
+    absl::StrAppend(&at, "/", part);
+    if (mkdir(at.c_str(), 0777) == 0) {
+      made->push_back(at);
+    } else if (errno != EEXIST) {
+      return Located(at, absl::StrCat("cannot make the folder: ", std::strerror(errno)));
+    }
+  }
+  char* real = realpath(at.c_str(), nullptr);
+  char* root = realpath(folder.c_str(), nullptr);
+  const std::string r = real ? real : "", o = root ? root : "";
+  free(real);
+  free(root);
+  if (r.empty() || o.empty() || (r != o && r.rfind(o + "/", 0) != 0))
+    return Located(at, absl::StrCat("resolves to ", r, ", outside the output's folder ", o,
+                                    ": a link there is never followed"));
   return absl::OkStatus();
 }
 
@@ -73,18 +108,31 @@ absl::Status SaveOnnx(const Graph& graph, const std::string& path) {
   }
   absl::StatusOr<OnnxFiles> files = PlanOnnxSave(graph, options);
   if (!files.ok()) return Located(path, std::string(files.status().message()));
-  std::vector<std::string> created;
+  std::vector<std::string> created, folders;
   auto undo = [&] {
     for (const std::string& f : created) unlink(f.c_str());
+    for (auto it = folders.rbegin(); it != folders.rend(); ++it) rmdir(it->c_str());
   };
+  // The data files the input refers to are read only inside its folder.
+  const ModelFolder inside = graph.onnx() != nullptr
+                                 ? ModelFolder::Of(graph.onnx()->folder, graph.onnx()->model_file)
+                                 : ModelFolder();
   for (const OnnxFiles::DataFile& data : files->data) {
     const std::string out = absl::StrCat(options.folder, "/", data.location);
+    // A location in a subfolder (`sub/w.bin`): its folders made inside the
+    // output's folder, never through a link out of it.
+    if (absl::Status s = MakeDataFolders(options.folder, data.location, &folders); !s.ok()) {
+      undo();
+      return s;
+    }
     struct stat info;
-    const bool existed = stat(out.c_str(), &info) == 0;
+    const bool existed = lstat(out.c_str(), &info) == 0;
+    // A name the output derives (not one the user gave): a link there is
+    // replaced, never followed out of the output's folder.
     absl::Status s = WriteFileAtomicallyWith(out, [&](const FileWriter& w) {
       return data.copy_from.empty() ? WritePieces(data.pieces, w)
-                                    : CopyWhole(data.copy_from, w);
-    });
+                                    : CopyWhole(data.copy_from, inside, w);
+    }, /*follow_links=*/false);
     if (!s.ok()) {
       undo();
       return s;

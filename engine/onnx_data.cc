@@ -128,13 +128,14 @@ absl::StatusOr<std::shared_ptr<const TensorContent>> ExternalFiles::Content(
       dir_.empty() ? ref.location : absl::StrCat(dir_, "/", ref.location);
   auto it = files_.find(ref.location);
   if (it == files_.end()) {
-    int fd = open(path.c_str(), O_RDONLY);
+    absl::StatusOr<int> opened =
+        inside_.Open(path, absl::StrCat("the external data of tensor `", tensor, "`"));
+    if (!opened.ok()) return opened.status();
+    const int fd = *opened;
     struct stat info;
-    if (fd < 0 || fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-      if (fd >= 0) close(fd);
-      return absl::NotFoundError(absl::StrCat(
-          path, ": error: cannot read the external data of tensor `", tensor,
-          "` (no such file, or not a regular file)"));
+    if (fstat(fd, &info) != 0) {
+      close(fd);
+      return absl::InternalError(absl::StrCat(path, ": error: cannot stat it"));
     }
     auto mapping = std::make_shared<Mapping>();
     if (info.st_size > 0) {

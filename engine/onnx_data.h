@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "engine/files.h"
 #include "engine/tensor_content.h"
 #include "proto/onnx.pb.h"
 
@@ -50,7 +51,10 @@ absl::StatusOr<ExternalRef> ExternalRefOf(const onnx::TensorProto& tensor);
 // only when a tensor's bytes are.
 class ExternalFiles {
  public:
-  explicit ExternalFiles(std::string dir) : dir_(std::move(dir)) {}
+  // `dir`: the model's folder; `model_file`: the model's own path (its
+  // real folder may hold the data too: ModelFolder).
+  ExternalFiles(std::string dir, const std::string& model_file)
+      : dir_(std::move(dir)), inside_(ModelFolder::Of(dir_, model_file)) {}
   // The `expected` bytes `ref` names; errors name the file and the tensor
   // (a missing file, a range past its end, a length that is not the
   // tensor's size).
@@ -60,6 +64,7 @@ class ExternalFiles {
  private:
   struct Mapping;
   std::string dir_;
+  ModelFolder inside_;
   std::map<std::string, std::shared_ptr<const Mapping>> files_;
 };
 

@@ -473,8 +473,9 @@ absl::StatusOr<Graph> ParseOnnx(absl::string_view bytes,
   header.GetReflection()->MutableUnknownFields(&header)->MergeFrom(
       graph.GetReflection()->GetUnknownFields(graph));
   std::optional<onnx_data::ExternalFiles> files;
-  if (folder.has_value()) files.emplace(*folder);
+  if (folder.has_value()) files.emplace(*folder, std::string(source));
   origin->folder = folder.value_or("");
+  if (folder.has_value()) origin->model_file = std::string(source);
   GraphReader reader(source, origin.get(),
                      stripped.has_value() ? std::move(stripped->raw_data)
                                           : std::vector<absl::string_view>(),

@@ -63,6 +63,9 @@ struct OnnxOrigin {
   // the data files (locations in it) the initializers' external data is in.
   std::string folder;
   std::set<std::string> external_locations;
+  // The model file as named when read ("" for bytes): its real folder may
+  // hold its data too (files.h, ModelFolder).
+  std::string model_file;
   // Nodes that read a value a later node of the file writes (ONNX wants
   // nodes in topological order): node name -> that value.
   std::map<std::string, std::string> unsorted;

@@ -1,9 +1,14 @@
 #include "engine/saved_model.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -19,6 +24,58 @@ namespace fs = std::filesystem;
 
 absl::Status Error(const std::string& path, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat(path, ": error: ", what));
+}
+
+// Copies `from`, a file or folder of the SavedModel in `inside`, to `to`
+// (which does not exist): folders and regular files only, each resolving
+// inside the SavedModel's folder, as reading it does (a link out of it, a
+// FIFO, device or socket is an error). A link inside is copied as what it
+// names, so the copy stands alone; a folder met again below itself (a link
+// loop) is an error. `open_folders` holds the real paths of the folders being
+// copied.
+absl::Status CopyInside(const ModelFolder& inside, const fs::path& from,
+                        const fs::path& to, std::vector<fs::path>& open_folders) {
+  std::error_code ec;
+  if (fs::is_directory(from, ec)) {
+    if (absl::Status s = inside.CheckInside(from.string(), "a folder of the SavedModel"); !s.ok())
+      return s;
+    fs::path real = fs::canonical(from, ec);
+    if (ec || std::find(open_folders.begin(), open_folders.end(), real) != open_folders.end() ||
+        open_folders.size() > 64)
+      return Error(from.string(), "a folder of the SavedModel holds itself (a link loop)");
+    if (!fs::create_directory(to, ec))
+      return Error(to.string(), absl::StrCat("cannot create it: ", ec.message()));
+    open_folders.push_back(real);
+    for (const auto& entry : fs::directory_iterator(from, ec)) {
+      absl::Status s = CopyInside(inside, entry.path(), to / entry.path().filename(), open_folders);
+      if (!s.ok()) return s;
+    }
+    open_folders.pop_back();
+    if (ec) return Error(from.string(), absl::StrCat("cannot list it: ", ec.message()));
+    return absl::OkStatus();
+  }
+  absl::StatusOr<int> in = inside.Open(from.string(), "a file of the SavedModel");
+  if (!in.ok()) return in.status();
+  std::shared_ptr<void> closer(nullptr, [fd = *in](void*) { close(fd); });
+  // A new file in the new folder: never through a link.
+  int out = open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (out < 0) return Error(to.string(), absl::StrCat("cannot create it: ", std::strerror(errno)));
+  std::string chunk(1 << 20, '\0');
+  for (;;) {
+    ssize_t n = read(*in, chunk.data(), chunk.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      close(out);
+      return Error(from.string(), "cannot read it to copy it");
+    }
+    if (n == 0) break;
+    if (write(out, chunk.data(), static_cast<size_t>(n)) != n) {
+      close(out);
+      return Error(to.string(), "cannot write it");
+    }
+  }
+  if (close(out) != 0) return Error(to.string(), "cannot write it");
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -74,8 +131,10 @@ absl::StatusOr<Graph> ParseSavedModel(const std::string& bytes,
 absl::StatusOr<Graph> LoadSavedModel(const std::string& dir,
                                      const std::string& tag) {
   std::string pb = (fs::path(dir) / "saved_model.pb").string();
-  absl::StatusOr<std::string> bytes =
-      ReadFileBytes(pb, kMaxGraphFileBytes, "a SavedModel");
+  // Nothing outside the SavedModel's folder (or the folder its
+  // saved_model.pb really lives in) is read on its behalf.
+  const ModelFolder inside = ModelFolder::Of(dir, pb);
+  absl::StatusOr<std::string> bytes = inside.Read(pb, kMaxGraphFileBytes, "a SavedModel");
   if (!bytes.ok()) return bytes.status();
   absl::StatusOr<Graph> graph = ParseSavedModel(*bytes, pb, tag);
   if (!graph.ok()) return graph.status();
@@ -91,7 +150,7 @@ absl::StatusOr<Graph> LoadSavedModel(const std::string& dir,
       return absl::NotFoundError(absl::StrCat(
           prefix, ".index: error: missing (variables/ holds data shards "
                   "without their index)"));
-    absl::StatusOr<TensorBundle> bundle = TensorBundle::Open(prefix);
+    absl::StatusOr<TensorBundle> bundle = TensorBundle::Open(prefix, inside);
     if (!bundle.ok()) return bundle.status();
     origin->variables = *std::move(bundle);
   }
@@ -152,10 +211,15 @@ absl::Status WriteSavedModel(const Graph& graph, const SavedModelOrigin* origin,
     std::string name = entry.path().filename().string();
     if (name == "saved_model.pb" || name == "fingerprint.pb") continue;
     if (origin->frozen && name != "assets" && name != "assets.extra") continue;
-    fs::copy(entry.path(), temp / name,
-             fs::copy_options::recursive, ec);  // links followed: self-contained
-    if (ec) return fail(absl::StrCat("cannot copy ", entry.path().string(), ": ",
-                                     ec.message()));
+    std::vector<fs::path> open_folders;
+    absl::Status copied =
+        CopyInside(ModelFolder::Of(origin->dir, (fs::path(origin->dir) / "saved_model.pb").string()),
+                   entry.path(), temp / name, open_folders);
+    if (!copied.ok()) {
+      std::error_code ignore;
+      fs::remove_all(temp, ignore);
+      return copied;
+    }
   }
   if (ec) return fail(absl::StrCat("cannot read ", origin->dir, ": ", ec.message()));
   tf::SavedModel out = origin->proto;

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <array>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -183,14 +185,17 @@ absl::StatusOr<BundleIndex> ParseBundleIndex(absl::string_view bytes,
   return out;
 }
 
-absl::StatusOr<TensorBundle> TensorBundle::Open(const std::string& prefix) {
+absl::StatusOr<TensorBundle> TensorBundle::Open(const std::string& prefix,
+                                                std::optional<ModelFolder> inside) {
   std::string index_path = prefix + ".index";
+  TensorBundle bundle;
+  bundle.inside_ = inside.has_value() ? *std::move(inside)
+                                      : ModelFolder::Of(FolderOf(prefix), index_path);
   absl::StatusOr<std::string> bytes =
-      ReadFileBytes(index_path, kMaxTextFileBytes, "a TensorBundle index");
+      bundle.inside_.Read(index_path, kMaxTextFileBytes, "the variables' index");
   if (!bytes.ok()) return bytes.status();
   absl::StatusOr<BundleIndex> index = ParseBundleIndex(*bytes, index_path);
   if (!index.ok()) return index.status();
-  TensorBundle bundle;
   bundle.prefix_ = prefix;
   bundle.index_ = *std::move(index);
   std::vector<int64_t> sizes(bundle.index_.header.num_shards(), -1);
@@ -198,11 +203,13 @@ absl::StatusOr<TensorBundle> TensorBundle::Open(const std::string& prefix) {
     int64_t& size = sizes[entry.shard_id()];
     std::string shard = bundle.ShardPath(entry.shard_id());
     if (size < 0) {
+      absl::StatusOr<int> fd = bundle.inside_.Open(
+          shard, absl::StrCat("the data shard of `", key, "` (named by ", index_path, ")"));
+      if (!fd.ok()) return fd.status();
       struct stat info;
-      if (stat(shard.c_str(), &info) != 0 || !S_ISREG(info.st_mode))
-        return absl::NotFoundError(absl::StrCat(
-            shard, ": error: missing (the data shard of `", key, "`, named by ",
-            index_path, ")"));
+      const bool stated = fstat(*fd, &info) == 0;
+      close(*fd);
+      if (!stated) return Located(shard, std::strerror(errno));
       size = info.st_size;
     }
     if (entry.offset() > size || entry.size() > size - entry.offset())
@@ -233,14 +240,20 @@ absl::StatusOr<std::string> TensorBundle::ReadTensor(const std::string& key) con
     return absl::NotFoundError(absl::StrCat(prefix_, ".index: error: no tensor `",
                                             key, "`"));
   std::string shard = ShardPath(entry->shard_id());
-  std::ifstream in(shard, std::ios::binary);
+  absl::StatusOr<int> fd = inside_.Open(shard, absl::StrCat("the data shard of `", key, "`"));
+  if (!fd.ok()) return fd.status();
+  std::shared_ptr<void> closer(nullptr, [f = *fd](void*) { close(f); });
   std::string bytes(static_cast<size_t>(entry->size()), '\0');
-  in.seekg(entry->offset());
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!in)
-    return absl::InvalidArgumentError(absl::StrCat(
-        shard, ": error: cannot read `", key, "` (", entry->size(),
-        " bytes at ", entry->offset(), ")"));
+  for (size_t done = 0; done < bytes.size();) {
+    ssize_t n = pread(*fd, bytes.data() + done, bytes.size() - done,
+                      static_cast<off_t>(entry->offset() + static_cast<int64_t>(done)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      return absl::InvalidArgumentError(absl::StrCat(
+          shard, ": error: cannot read `", key, "` (", entry->size(),
+          " bytes at ", entry->offset(), ")"));
+    done += static_cast<size_t>(n);
+  }
   if (entry->dtype() != tf::DT_STRING &&
       MaskCrc32c(Crc32c(bytes)) != entry->crc32c())
     return absl::DataLossError(absl::StrCat(
@@ -262,8 +275,10 @@ absl::StatusOr<std::shared_ptr<const TensorContent>> TensorBundle::Content(
         shard, ": error: cannot read `", key, "` (", entry->size(),
         " bytes at ", entry->offset(), ")"));
   };
-  int fd = open(shard.c_str(), O_RDONLY);
-  if (fd < 0) return unreadable();
+  absl::StatusOr<int> opened =
+      inside_.Open(shard, absl::StrCat("the data shard of `", key, "`"));
+  if (!opened.ok()) return opened.status();
+  const int fd = *opened;
   struct stat info;
   if (fstat(fd, &info) != 0 || entry->offset() < 0 || entry->size() < 0 ||
       entry->offset() + entry->size() > info.st_size) {

@@ -9,12 +9,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "engine/files.h"
 #include "engine/tensor_content.h"
 #include "proto/saved_model.pb.h"
 
@@ -38,8 +40,12 @@ absl::StatusOr<BundleIndex> ParseBundleIndex(absl::string_view bytes,
 class TensorBundle {
  public:
   // Opens `prefix` (".../variables/variables"): reads the index and checks
-  // that every shard exists and holds the bytes its entries name.
-  static absl::StatusOr<TensorBundle> Open(const std::string& prefix);
+  // that every shard exists and holds the bytes its entries name. The
+  // index and shards are read only inside `inside` (the SavedModel's
+  // folder; by default the prefix's own folder and the index's real one),
+  // links resolved.
+  static absl::StatusOr<TensorBundle> Open(const std::string& prefix,
+                                           std::optional<ModelFolder> inside = std::nullopt);
 
   const std::string& prefix() const { return prefix_; }
   const BundleIndex& index() const { return index_; }
@@ -57,6 +63,7 @@ class TensorBundle {
  private:
   std::string prefix_;
   BundleIndex index_;
+  ModelFolder inside_;
 };
 
 }  // namespace graft

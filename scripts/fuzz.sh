@@ -20,7 +20,7 @@ shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
   targets=(load_binary load_text compile_rules apply_libraries analyze_training
-           tensor_bundle load_saved_model load_onnx load_onnx_text)
+           tensor_bundle load_saved_model load_onnx load_onnx_text resolve_model_files)
 fi
 declare -A seeds=(
   [load_binary]="examples tests/data"
@@ -29,6 +29,7 @@ declare -A seeds=(
   [apply_libraries]="tests/golden tests/data/tf_producers"
   [analyze_training]="tests/golden tests/data"
   [tensor_bundle]="fuzz/seeds/tensor_bundle"
+  [resolve_model_files]="fuzz/seeds/resolve_model_files"
   [load_saved_model]="fuzz/seeds/load_saved_model"
   [load_onnx]="tests/data/onnx"
   [load_onnx_text]="tests/data/onnx"
@@ -40,6 +41,7 @@ declare -A extensions=(
   [apply_libraries]="pbtxt"
   [analyze_training]="pbtxt pb"
   [tensor_bundle]="index"
+  [resolve_model_files]="tree"
   [load_saved_model]="pb"
   [load_onnx]="onnx"
   [load_onnx_text]="onnxtxt"

@@ -9,6 +9,7 @@ external.onnx     its weights in an external file that is not there
 external_ok.onnx  conv_bn.onnx with every initializer in external_ok.onnx.data
 external_past_end.onnx  a tensor said to lie past the end of that file
 external_escape.onnx    a tensor's location leaving the model's folder
+external_sub.onnx       external_ok.onnx reading sub/external_ok.onnx.data
 unknown_value.onnx a node reading a value nothing produces
 cycle.onnx        two nodes reading each other
 truncated.onnx    conv_bn.onnx cut short
@@ -203,6 +204,16 @@ def external_data(model):
                 e.value = value
         with open(os.path.join(HERE, name), "wb") as out:
             out.write(bad.SerializeToString())
+    # Every tensor's data in a subfolder: where a link may stand (tests of
+    # a folder linked out of the model's).
+    sub = onnx.ModelProto()
+    sub.CopyFrom(ok)
+    for tensor in sub.graph.initializer:
+        for e in tensor.external_data:
+            if e.key == "location":
+                e.value = "sub/external_ok.onnx.data"
+    with open(os.path.join(HERE, "external_sub.onnx"), "wb") as out:
+        out.write(sub.SerializeToString())
 
 
 def main():
