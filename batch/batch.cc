@@ -142,8 +142,11 @@ bool Within(const std::string& path, const std::string& folder) {
 // followed out of it), and a link at the name itself is removed, so that
 // the output replaces it instead of writing through it.
 absl::Status PlaceOutput(const BatchInput& in) {
-  if (in.out_dir.empty()) return absl::OkStatus();
   std::error_code ec;
+  if (in.out_dir.empty()) {  // one model named by its caller
+    fs::create_directories(fs::path(in.output).parent_path(), ec);
+    return absl::OkStatus();
+  }
   fs::create_directories(in.out_dir, ec);  // the folder the user named
   const std::string root = Canonical(in.out_dir);
   fs::path existing = fs::path(in.output).parent_path();

@@ -136,8 +136,10 @@ std::string BatchModelJson(const std::string& input, const std::string& output,
                            const std::vector<std::string>& custom_ops,
                            int64_t max_rewrites, bool skip_unchanged,
                            const std::string& output_format,
-                           const std::string& functions) {
+                           const std::string& functions,
+                           const std::string& out_dir) {
   BatchOptions options;
+  options.out_dir = out_dir;  // the output stays inside it
   options.apply =
       ApplyOptionsOf(outputs, custom_ops, max_rewrites, false, functions);
   options.skip_unchanged = skip_unchanged;

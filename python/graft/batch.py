@@ -41,7 +41,8 @@ def _apply_model(input_path: str, output_path: str, rules: "graft.RuleSet",
                               options["outputs"], options["custom_ops"],
                               options["max_rewrites"],
                               options["skip_unchanged"],
-                              options["output_format"], options["functions"])
+                              options["output_format"], options["functions"],
+                              options["out_dir"])
 
 
 def _failed(input_path: str, output_path: str, error: BaseException) -> str:
@@ -73,7 +74,8 @@ def apply(inputs: Sequence[Union[str, "os.PathLike[str]"]],
                    max_rewrites=int(max_rewrites),
                    skip_unchanged=bool(skip_unchanged),
                    output_format=output_format,
-                   functions=graft._functions(functions))
+                   functions=graft._functions(functions),
+                   out_dir=os.fspath(out_dir))
     own = executor is None
     if own:
         executor = concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1)
