@@ -361,17 +361,16 @@ Result<std::vector<ExplainedRule>> Explain(const Model& model,
     found = found || only != kNoNode;
     if (!node.empty() && only != kNoNode) continue;
     // The bodies of the graph's library functions, as the rules see them.
-    absl::StatusOr<std::vector<dsl::ShownBody>> bodies = dsl::ShownBodies(*graph);
-    if (!bodies.ok()) return Error::From(bodies.status());
     bool placed = false;  // the named node: in the first body holding one
-    for (const dsl::ShownBody& b : *bodies) {
+    absl::Status bodies = dsl::ForEachShownBody(*graph, [&](const dsl::ShownBody& b) {
       const NodeId in_body = node.empty() ? kNoNode : b.body.FindId(node);
-      if (!node.empty() && (in_body == kNoNode || placed)) continue;
+      if (!node.empty() && (in_body == kNoNode || placed)) return;
       placed = found = true;
       explain(*step.rules, b.body, in_body, b.function);
       if (functions != nullptr && i == 0)
         functions->push_back({b.function, b.constant_args, b.variable_reads});
-    }
+    });
+    if (!bodies.ok()) return Error::From(bodies);
   }
   if (!found)
     return Error::Input(absl::StrCat(model.path, ": error: no node `", node,

@@ -240,9 +240,9 @@ absl::Status RunOnFunctions(Graph& graph, const std::vector<StepRules>& steps,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<ShownBody>> ShownBodies(const Graph& graph) {
-  std::vector<ShownBody> out;
-  if (graph.onnx() != nullptr) return out;
+absl::Status ForEachShownBody(const Graph& graph,
+                              const std::function<void(const ShownBody&)>& fn) {
+  if (graph.onnx() != nullptr) return absl::OkStatus();
   const tf::FunctionDefLibrary& library = graph.header().library();
   std::set<std::string> checkpoint = CheckpointFunctions(graph);
   VariableReads variables = VariableReads::Of(graph);
@@ -256,9 +256,9 @@ absl::StatusOr<std::vector<ShownBody>> ShownBodies(const Graph& graph) {
     if (!reads.ok()) return reads.status();
     absl::StatusOr<int> shown = constants.Expose(name, *body);
     if (!shown.ok()) return shown.status();
-    out.push_back({name, *std::move(body), *reads, *shown});
+    fn(ShownBody{name, *std::move(body), *reads, *shown});
   }
-  return out;
+  return absl::OkStatus();
 }
 
 }  // namespace graft::dsl

@@ -5,6 +5,7 @@
 #ifndef GRAFT_DSL_FUNCTIONS_H_
 #define GRAFT_DSL_FUNCTIONS_H_
 
+#include <functional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -39,10 +40,12 @@ struct ShownBody {
   int variable_reads = 0;
   int constant_args = 0;
 };
-// Every body of a TensorFlow graph's library that RunOnFunctions rewrites
-// with functions "all" (not a SavedModel's checkpoint functions, nor a
-// body that cannot be read as a graph), in library order.
-absl::StatusOr<std::vector<ShownBody>> ShownBodies(const Graph& graph);
+// Calls `fn` with every body of a TensorFlow graph's library that
+// RunOnFunctions rewrites with functions "all" (not a SavedModel's
+// checkpoint functions, nor a body that cannot be read as a graph), in
+// library order, one body at a time.
+absl::Status ForEachShownBody(const Graph& graph,
+                              const std::function<void(const ShownBody&)>& fn);
 
 }  // namespace graft::dsl
 

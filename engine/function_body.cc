@@ -134,28 +134,46 @@ const tf::FunctionDef* CallTarget(const tf::NodeDef& node, const FunctionsByName
 std::vector<const tf::FunctionDef*> CallOrder(const FunctionsByName& library) {
   std::set<std::string> names;
   for (const auto& [name, f] : library) names.insert(name);
-  std::map<std::string, int> state;  // 1 visiting, 2 done
+  // A depth-first post-order with its own stack: a chain of calls as deep
+  // as a file can hold never overflows the thread's stack.
+  std::map<const tf::FunctionDef*, int> state;  // 1 visiting, 2 done
   std::vector<const tf::FunctionDef*> post;
-  bool cycle = false;
-  std::function<void(const tf::FunctionDef*)> visit = [&](const tf::FunctionDef* f) {
-    int& s = state[f->signature().name()];
-    if (s == 2 || cycle) return;
-    if (s == 1) {
-      cycle = true;
-      return;
-    }
-    s = 1;
+  struct Frame {
+    const tf::FunctionDef* f;
+    std::vector<const tf::FunctionDef*> callees;
+    size_t next = 0;
+  };
+  auto callees_of = [&](const tf::FunctionDef* f) {
+    std::vector<const tf::FunctionDef*> out;
     for (const tf::NodeDef& n : f->node_def()) {
       for (const std::string& callee : FunctionsCalled(n, names)) {
         auto it = library.find(callee);  // attrs may name a missing one
-        if (it != library.end()) visit(it->second);
+        if (it != library.end()) out.push_back(it->second);
       }
     }
-    state[f->signature().name()] = 2;
-    post.push_back(f);
+    return out;
   };
-  for (const auto& [name, f] : library) visit(f);
-  if (cycle) return {};
+  for (const auto& [name, root] : library) {
+    if (state[root] != 0) continue;
+    std::vector<Frame> stack;
+    state[root] = 1;
+    stack.push_back({root, callees_of(root)});
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      if (top.next == top.callees.size()) {
+        state[top.f] = 2;
+        post.push_back(top.f);
+        stack.pop_back();
+        continue;
+      }
+      const tf::FunctionDef* callee = top.callees[top.next++];
+      int& s = state[callee];
+      if (s == 1) return {};  // a function that calls itself
+      if (s == 2) continue;
+      s = 1;
+      stack.push_back({callee, callees_of(callee)});
+    }
+  }
   return {post.rbegin(), post.rend()};
 }
 

@@ -136,3 +136,39 @@ TEST(FunctionBodyTest, ARewriteMayNotDropTheSignature) {
 
 }  // namespace
 }  // namespace graft
+
+namespace graft {
+namespace {
+
+// A chain of calls as deep as a hostile file can make (f0 calls f1 calls
+// ... f199999) is ordered without recursion, callers first; a cycle gives
+// no order.
+TEST(CallOrderTest, ADeepChainOfCallsNeverOverflowsTheStack) {
+  constexpr int kDepth = 200000;
+  tf::FunctionDefLibrary library;
+  for (int i = 0; i < kDepth; ++i) {
+    tf::FunctionDef* f = library.add_function();
+    f->mutable_signature()->set_name("f" + std::to_string(i));
+    if (i + 1 < kDepth) {
+      tf::NodeDef* call = f->add_node_def();
+      call->set_name("c");
+      call->set_op("PartitionedCall");
+      (*call->mutable_attr())["f"].mutable_func()->set_name("f" + std::to_string(i + 1));
+    }
+  }
+  FunctionsByName by_name;
+  for (const tf::FunctionDef& f : library.function()) by_name[f.signature().name()] = &f;
+  std::vector<const tf::FunctionDef*> order = CallOrder(by_name);
+  ASSERT_EQ(order.size(), static_cast<size_t>(kDepth));
+  EXPECT_EQ(order.front()->signature().name(), "f0");
+  EXPECT_EQ(order.back()->signature().name(), "f" + std::to_string(kDepth - 1));
+  // The last one calls the first: a cycle.
+  tf::NodeDef* back = library.mutable_function(kDepth - 1)->add_node_def();
+  back->set_name("c");
+  back->set_op("PartitionedCall");
+  (*back->mutable_attr())["f"].mutable_func()->set_name("f0");
+  EXPECT_TRUE(CallOrder(by_name).empty());
+}
+
+}  // namespace
+}  // namespace graft
