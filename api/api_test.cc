@@ -124,13 +124,12 @@ TEST(ApiTest, BatchModelsMergeAsTheBatchReportsThem) {
   options.inputs = {kModel};
   whole = ApplyBatch(options, *rules);
   ASSERT_TRUE(whole.ok()) << whole.error().message;
-  Result<std::vector<std::pair<std::string, std::string>>> plan =
-      BatchPlan(options);
+  Result<std::vector<PlannedModel>> plan = BatchPlan(options);
   ASSERT_TRUE(plan.ok());
   std::vector<report::BatchReport> parts;
-  for (const auto& [in, out] : *plan) {
+  for (const PlannedModel& model : *plan) {
     report::BatchReport part;
-    *part.add_models() = ApplyBatchModel(in, out, *rules, options);
+    *part.add_models() = ApplyBatchModel(model, *rules, options);
     parts.push_back(part);
   }
   report::BatchReport merged = MergeBatchReports(parts);

@@ -1,5 +1,6 @@
 // Applying rules as library calls: one model, a batch, and reviewing a
 // rule change over many models.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -153,13 +154,11 @@ Result<std::vector<batch::BatchInput>> Plan(const BatchOptions& options) {
 
 }  // namespace
 
-Result<std::vector<std::pair<std::string, std::string>>> BatchPlan(
-    const BatchOptions& options) {
+Result<std::vector<PlannedModel>> BatchPlan(const BatchOptions& options) {
   Result<std::vector<batch::BatchInput>> inputs = Plan(options);
   if (!inputs.ok()) return inputs.error();
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const batch::BatchInput& in : *inputs)
-    out.emplace_back(in.input, in.output);
+  std::vector<PlannedModel> out;
+  for (const batch::BatchInput& in : *inputs) out.push_back({in.input, in.output, in.refused});
   return out;
 }
 
@@ -173,12 +172,10 @@ Result<report::BatchReport> ApplyBatch(const BatchOptions& options,
   return r;
 }
 
-report::BatchModel ApplyBatchModel(const std::string& input,
-                                   const std::string& output,
-                                   const Rules& rules,
+report::BatchModel ApplyBatchModel(const PlannedModel& model, const Rules& rules,
                                    const BatchOptions& options) {
-  return batch::ApplyOne({input, output, options.out_dir}, rules.impl().steps,
-                         ForBatch(options, rules));
+  return batch::ApplyOne({model.input, model.output, options.out_dir, model.refused},
+                         rules.impl().steps, ForBatch(options, rules));
 }
 
 report::BatchReport MergeBatchReports(
@@ -333,7 +330,16 @@ Result<Reviewed> Review(const ReviewOptions& options) {
   if (!inputs.ok())
     return Error::Input(absl::StrCat("error: ", inputs.status().message()));
   std::vector<std::string> models;
-  for (const batch::BatchInput& in : *inputs) models.push_back(in.input);
+  std::vector<batch::ModelReview> refused;  // links out of their folders
+  for (const batch::BatchInput& in : *inputs) {
+    if (in.refused.empty()) {
+      models.push_back(in.input);
+    } else {
+      batch::ModelReview& m = refused.emplace_back();
+      m.input = in.input;
+      m.error = in.refused;
+    }
+  }
   batch::ReviewOptions r;
   r.jobs = Jobs(options.jobs);
   r.drawings = options.format == "html";
@@ -341,6 +347,9 @@ Result<Reviewed> Review(const ReviewOptions& options) {
   r.context = options.context;
   std::vector<batch::ModelReview> reviews = batch::ReviewChange(
       models, (*base)->impl().steps, (*head)->impl().steps, r);
+  for (batch::ModelReview& m : refused) reviews.push_back(std::move(m));
+  std::sort(reviews.begin(), reviews.end(),
+            [](const batch::ModelReview& a, const batch::ModelReview& b) { return a.input < b.input; });
   Reviewed out;
   out.json = ReviewJson(reviews);
   out.text = options.format == "markdown" ? batch::ReviewMarkdown(reviews)

@@ -233,18 +233,19 @@ struct BatchOptions {
   ApplyOptions apply;
   std::function<void(const report::BatchModel&, int done, int total)> progress;
 };
-// The (input, output) pairs of a batch, sharded; an error names the bad
-// input or collision.
-Result<std::vector<std::pair<std::string, std::string>>> BatchPlan(
-    const BatchOptions& options);
+// The models of a batch, sharded: input, output, and why a model is not
+// read (a link out of the folder it was found in; docs/security.md). An
+// error names the bad input or collision.
+struct PlannedModel {
+  std::string input, output, refused;
+};
+Result<std::vector<PlannedModel>> BatchPlan(const BatchOptions& options);
 // Every model of the plan on `jobs` threads; a failing model is reported
 // and the rest go on.
 Result<report::BatchReport> ApplyBatch(const BatchOptions& options,
                                        const Rules& rules);
 // One model of a batch, as ApplyBatch reports it (for other executors).
-report::BatchModel ApplyBatchModel(const std::string& input,
-                                   const std::string& output,
-                                   const Rules& rules,
+report::BatchModel ApplyBatchModel(const PlannedModel& model, const Rules& rules,
                                    const BatchOptions& options);
 // Per-model reports (from batches, shards or executors) as one report.
 report::BatchReport MergeBatchReports(

@@ -82,6 +82,10 @@ report::BatchModel ApplyOne(const BatchInput& in,
     m.set_status("failed");
     m.set_error(std::string(s.message()));
   };
+  if (!in.refused.empty()) {
+    fail(absl::InvalidArgumentError(in.refused));
+    return m;
+  }
   if (options.skip_unchanged && UpToDate(in, options)) {
     m.set_status("skipped");
     return m;
@@ -167,6 +171,17 @@ absl::Status PlaceOutput(const BatchInput& in) {
 absl::StatusOr<std::vector<BatchInput>> ExpandInputs(
     const std::vector<std::string>& inputs, const std::string& out_dir) {
   std::map<std::string, std::string> found;  // input -> output
+  std::map<std::string, std::string> refused;  // input -> why
+  // A model found in a folder that is a link out of it is listed, refused.
+  auto check_link = [&](const fs::directory_entry& e, const fs::path& root) {
+    std::error_code link_ec;
+    if (!e.is_symlink(link_ec)) return;
+    fs::path real = fs::canonical(e.path(), link_ec);
+    if (link_ec || !Within(real.string(), Canonical(root)))
+      refused[e.path().string()] = absl::StrCat(
+          e.path().string(), ": error: a link to ", link_ec ? "nothing" : real.string(),
+          ", outside the folder ", root.string(), " it was found in: never read");
+  };
   // The output folder is never read as input (a rerun would rewrite its
   // own results), whatever the path says.
   std::string out_canonical = out_dir.empty() ? "" : Canonical(out_dir);
@@ -193,6 +208,7 @@ absl::StatusOr<std::vector<BatchInput>> ExpandInputs(
             it.disable_recursion_pending();
           } else if (IsSavedModel(it->path())) {  // one model, not its files
             it.disable_recursion_pending();
+            check_link(*it, root);
             fs::path rel = fs::relative(it->path(), root);
             found.emplace(it->path().string(),
                           (fs::path(out_dir) / rel).string());
@@ -205,6 +221,7 @@ absl::StatusOr<std::vector<BatchInput>> ExpandInputs(
         if (!out_canonical.empty() &&
             Within(Canonical(it->path()), out_canonical))
           continue;
+        check_link(*it, root);
         fs::path rel = fs::relative(it->path(), root);
         found.emplace(it->path().string(), (fs::path(out_dir) / rel).string());
       }
@@ -236,7 +253,10 @@ absl::StatusOr<std::vector<BatchInput>> ExpandInputs(
     }
   }
   std::vector<BatchInput> out;
-  for (const auto& [in, o] : found) out.push_back({in, o, out_dir});
+  for (const auto& [in, o] : found) {
+    auto why = refused.find(in);
+    out.push_back({in, o, out_dir, why == refused.end() ? "" : why->second});
+  }
   return out;
 }
 

@@ -20,6 +20,9 @@ struct BatchInput {
   std::string input;
   std::string output;
   std::string out_dir;  // the output folder `output` lies in
+  // Why the model is not read: found in a folder, it is a link out of that
+  // folder (docs/security.md). Reported as a failed model.
+  std::string refused;
 };
 
 // The models `inputs` name: files, and the `.pb`/`.pbtxt` files of folders

@@ -134,6 +134,24 @@ mkdir -p "$M/assets"
 ln -s .. "$M/assets/loop"
 refused "SavedModel asset folder holding itself" "link loop" -- "$GRAFT" convert "$M" "$WORK/out/sm"
 
+# ---- a model found in a folder that is a link out of it (a pull request
+# adding `models/evil.onnx -> ~/secret`) ----
+PR="$WORK/pr_models"
+mkdir -p "$PR"
+cp "$X/conv_bn.onnx" "$PR/good.onnx"
+ln -s "$WORK/elsewhere/secret.bin" "$PR/evil.onnx"
+refused "review: a model linked out of its folder" "evil.onnx: error: a link to .*elsewhere/secret.bin, outside the folder" \
+  -- "$GRAFT" review --base "$FOLD" --head "$FOLD" "$PR"
+timeout 10 "$GRAFT" apply -r "$FOLD" "$PR" -o "$WORK/pr_out" >"$WORK/stdout" 2>"$WORK/stderr"
+rc=$?
+if [[ $rc -eq 1 && -f "$WORK/pr_out/good.onnx" && ! -e "$WORK/pr_out/evil.onnx" ]] &&
+   grep -q "evil.onnx: error: a link to" "$WORK/stderr"; then
+  ok "batch: the linked model fails, the others are written"
+else
+  bad "batch: a model linked out of its folder" "exit $rc: $(head -c 400 "$WORK/stderr")"
+fi
+if grep -qF "$SECRET" "$WORK/stdout" "$WORK/stderr"; then bad "... the secret in no message" "leaked"; else ok "... the secret in no message"; fi
+
 # ---- outputs: links planted in the output folder ----
 IN="$WORK/batch_in"
 mkdir -p "$IN/sub"

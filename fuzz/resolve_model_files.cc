@@ -67,7 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string path = model + "/" + kNames[data[i + 1] % kNameCount];
     switch (data[i] % 5) {
       case 0: {  // a regular file, some bytes
-        int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
+        int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK, 0644);
         if (fd >= 0) {
           const size_t n = data[i + 2] % 64 < size ? data[i + 2] % 64 : size;
           (void)!write(fd, data, n);

@@ -1,6 +1,8 @@
 // graft._graft: the library API (api/graft.h) for Python. Models cross as
 // bytes or paths, reports as JSON text (graft/__init__.py makes them plain
 // Python objects); graft works with the GIL released.
+#include <tuple>
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -131,7 +133,7 @@ py::tuple ApplyOne(const std::string& path, const py::object& data,
 }
 
 std::string BatchModelJson(const std::string& input, const std::string& output,
-                           const RulesPtr& rules,
+                           const std::string& refused, const RulesPtr& rules,
                            const std::vector<std::string>& outputs,
                            const std::vector<std::string>& custom_ops,
                            int64_t max_rewrites, bool skip_unchanged,
@@ -146,7 +148,7 @@ std::string BatchModelJson(const std::string& input, const std::string& output,
   options.output_format = FormatOf(output_format);
   py::gil_scoped_release release;
   report::BatchReport one;
-  *one.add_models() = ApplyBatchModel(input, output, *rules, options);
+  *one.add_models() = ApplyBatchModel(PlannedModel{input, output, refused}, *rules, options);
   return ToJson(one, false);
 }
 
@@ -190,8 +192,13 @@ PYBIND11_MODULE(_graft, m) {
     options.inputs = inputs;
     options.out_dir = out_dir;
     options.shard = shard;
-    py::gil_scoped_release release;
-    return Take(BatchPlan(options));
+    std::vector<std::tuple<std::string, std::string, std::string>> out;
+    {
+      py::gil_scoped_release release;
+      for (const PlannedModel& m : Take(BatchPlan(options)))
+        out.emplace_back(m.input, m.output, m.refused);
+    }
+    return out;
   });
   m.def("merge_batch_reports", [](const std::vector<std::string>& parts) {
     std::vector<graft::report::BatchReport> reports;

@@ -30,14 +30,19 @@ def plan(inputs: Sequence[Union[str, "os.PathLike[str]"]], out_dir: str,
          shard: str = ""):
     """The (input, output) pairs a batch would do: folders expanded,
     collisions refused, ``shard`` ("i/n") applied."""
+    return [(i, o) for i, o, _ in _plan(inputs, out_dir, shard)]
+
+
+def _plan(inputs, out_dir, shard):
+    """(input, output, why the model is not read: "" when it is)."""
     return [tuple(p) for p in _graft.batch_plan(
         [os.fspath(i) for i in inputs], os.fspath(out_dir), shard)]
 
 
-def _apply_model(input_path: str, output_path: str, rules: "graft.RuleSet",
-                 options: Dict[str, Any]) -> str:
+def _apply_model(input_path: str, output_path: str, refused: str,
+                 rules: "graft.RuleSet", options: Dict[str, Any]) -> str:
     """One model, in a worker: its batch report entry as JSON."""
-    return _graft.batch_model(input_path, output_path, rules._native,
+    return _graft.batch_model(input_path, output_path, refused, rules._native,
                               options["outputs"], options["custom_ops"],
                               options["max_rewrites"],
                               options["skip_unchanged"],
@@ -45,7 +50,8 @@ def _apply_model(input_path: str, output_path: str, rules: "graft.RuleSet",
                               options["out_dir"])
 
 
-def _failed(input_path: str, output_path: str, error: BaseException) -> str:
+def _failed(input_path: str, output_path: str, _refused: str,
+            error: BaseException) -> str:
     import json  # pylint: disable=import-outside-toplevel
     return json.dumps({"models": [{"input": input_path, "output": output_path,
                                    "status": "failed",
@@ -69,7 +75,7 @@ def apply(inputs: Sequence[Union[str, "os.PathLike[str]"]],
     counts and ``rewrites_per_rule``."""
     rule_set = rules if isinstance(rules, graft.RuleSet) else \
         graft.RuleSet.compile(rules, **compile_options)
-    pairs = plan(inputs, out_dir, shard)
+    pairs = _plan(inputs, out_dir, shard)
     options = dict(outputs=list(outputs), custom_ops=list(custom_ops),
                    max_rewrites=int(max_rewrites),
                    skip_unchanged=bool(skip_unchanged),
