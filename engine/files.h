@@ -54,7 +54,7 @@ std::optional<FileMapping> MapFile(const std::string& path, bool populate);
 // or inside the folder where the model file itself really lives (the
 // Hugging Face hub cache links snapshots/<rev>/model.onnx and its
 // model.onnx.data both into blobs/). A model is untrusted input: nothing
-// outside those folders is read on its behalf.
+// outside those folders is read on its behalf (docs/security.md).
 class ModelFolder {
  public:
   // `folder`: the model's folder (an ONNX model's, a SavedModel's own);
