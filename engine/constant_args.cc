@@ -100,6 +100,64 @@ const tf::FunctionDef* FunctionAttr(const tf::NodeDef& node, const std::string& 
   return f == library.end() ? nullptr : f->second;
 }
 
+// A call passes its data inputs to its functions' args: an If's (after
+// the condition) to both branches, a While's to its cond and body (a
+// loop-carried one holds nothing), a call's to its target. Any other
+// function a node names holds nothing.
+void ProposeCall(const tf::NodeDef& node, const std::function<Held(int)>& held_of,
+                 const FunctionsByName& library, const std::set<std::string>& names,
+                 const std::function<void(const std::string&, int, const Held&)>& propose) {
+  std::vector<const tf::FunctionDef*> targets;
+  const tf::FunctionDef* loop_body = nullptr;
+  int first = 0;
+  const std::string& op = node.op();
+  if (op == "If" || op == "StatelessIf") {
+    targets = {FunctionAttr(node, "then_branch", library),
+               FunctionAttr(node, "else_branch", library)};
+    first = 1;
+  } else if (op == "Case" || op == "StatelessCase") {
+    auto branches = node.attr().find("branches");
+    if (branches != node.attr().end()) {
+      for (const tf::NameAttrList& b : branches->second.list().func()) {
+        auto f = library.find(b.name());
+        targets.push_back(f == library.end() ? nullptr : f->second);
+      }
+    }
+    first = 1;
+  } else if (op == "While" || op == "StatelessWhile") {
+    loop_body = FunctionAttr(node, "body", library);
+    targets = {FunctionAttr(node, "cond", library), loop_body};
+  } else if (const tf::FunctionDef* target = CallTarget(node, library)) {
+    targets = {target};
+  }
+  std::set<const tf::FunctionDef*> called(targets.begin(), targets.end());
+  for (const std::string& callee : FunctionsCalled(node, names)) {
+    auto it = library.find(callee);
+    if (it == library.end() || called.count(it->second)) continue;
+    for (int i = 0; i < it->second->signature().input_arg_size(); ++i)
+      propose(callee, i, Conflict());
+  }
+  if (called.count(nullptr)) targets.clear();  // a branch that is missing
+  int k = -1;  // data input index
+  for (const std::string& input : node.input()) {
+    if (!input.empty() && input[0] == '^') continue;
+    const int i = ++k - first;
+    if (i < 0) continue;
+    Held h;
+    bool computed = false;
+    for (const tf::FunctionDef* t : targets) {
+      if (i >= t->signature().input_arg_size()) continue;
+      if (!computed) {
+        h = loop_body != nullptr && !ReturnsArgUnchanged(*loop_body, i)
+                ? Conflict()
+                : held_of(k);
+        computed = true;
+      }
+      propose(t->signature().name(), i, h);
+    }
+  }
+}
+
 }  // namespace
 
 ConstantArgs ConstantArgs::Of(const Graph& graph) {
@@ -122,60 +180,8 @@ ConstantArgs ConstantArgs::Of(const Graph& graph) {
       held = Conflict();
     }
   };
-  // A call passes its data inputs to its functions' args: an If's (after
-  // the condition) to both branches, a While's to its cond and body (a
-  // loop-carried one holds nothing), a call's to its target. Any other
-  // function a node names holds nothing.
   auto calls = [&](const tf::NodeDef& node, const std::function<Held(int)>& held_of) {
-    std::vector<const tf::FunctionDef*> targets;
-    const tf::FunctionDef* loop_body = nullptr;
-    int first = 0;
-    const std::string& op = node.op();
-    if (op == "If" || op == "StatelessIf") {
-      targets = {FunctionAttr(node, "then_branch", library),
-                 FunctionAttr(node, "else_branch", library)};
-      first = 1;
-    } else if (op == "Case" || op == "StatelessCase") {
-      auto branches = node.attr().find("branches");
-      if (branches != node.attr().end()) {
-        for (const tf::NameAttrList& b : branches->second.list().func()) {
-          auto f = library.find(b.name());
-          targets.push_back(f == library.end() ? nullptr : f->second);
-        }
-      }
-      first = 1;
-    } else if (op == "While" || op == "StatelessWhile") {
-      loop_body = FunctionAttr(node, "body", library);
-      targets = {FunctionAttr(node, "cond", library), loop_body};
-    } else if (const tf::FunctionDef* target = CallTarget(node, library)) {
-      targets = {target};
-    }
-    std::set<const tf::FunctionDef*> called(targets.begin(), targets.end());
-    for (const std::string& callee : FunctionsCalled(node, names)) {
-      auto it = library.find(callee);
-      if (it == library.end() || called.count(it->second)) continue;
-      for (int i = 0; i < it->second->signature().input_arg_size(); ++i)
-        propose(callee, i, Conflict());
-    }
-    if (called.count(nullptr)) targets.clear();  // a branch that is missing
-    int k = -1;  // data input index
-    for (const std::string& input : node.input()) {
-      if (!input.empty() && input[0] == '^') continue;
-      const int i = ++k - first;
-      if (i < 0) continue;
-      Held h;
-      bool computed = false;
-      for (const tf::FunctionDef* t : targets) {
-        if (i >= t->signature().input_arg_size()) continue;
-        if (!computed) {
-          h = loop_body != nullptr && !ReturnsArgUnchanged(*loop_body, i)
-                  ? Conflict()
-                  : held_of(k);
-          computed = true;
-        }
-        propose(t->signature().name(), i, h);
-      }
-    }
+    ProposeCall(node, held_of, library, names, propose);
   };
   graph.ForEachNode([&](const Node& n) {
     calls(n.def(), [&](int k) {
