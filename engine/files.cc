@@ -162,9 +162,12 @@ ModelFolder ModelFolder::Of(const std::string& folder, const std::string& model_
       out.roots_.push_back(real);
   };
   add(folder);
-  if (!model_file.empty()) {
+  // The model file's real folder: only for a regular file (a link to a
+  // folder, `..`, would lend its parent), and never the whole filesystem.
+  struct stat info;
+  if (!model_file.empty() && stat(model_file.c_str(), &info) == 0 && S_ISREG(info.st_mode)) {
     std::string real_file = RealPath(model_file);
-    if (!real_file.empty()) add(FolderOf(real_file));
+    if (!real_file.empty() && FolderOf(real_file) != "/") add(FolderOf(real_file));
   }
   return out;
 }

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -107,7 +108,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     bool within = false;
     for (const std::string& root : inside.roots())
       within = within || opened == root || opened.rfind(root + "/", 0) == 0;
-    if (!within) std::abort();
+    if (!within) {
+      fprintf(stderr, "opened %s as %s, outside the roots:", path.c_str(), opened.c_str());
+      for (const std::string& root : inside.roots()) fprintf(stderr, " %s", root.c_str());
+      fprintf(stderr, "\n");
+      std::abort();
+    }
   }
   (void)graft::TensorBundle::Open(model + "/variables/variables", inside);
   RemoveTree(base);
