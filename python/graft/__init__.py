@@ -454,7 +454,9 @@ def explain(model: Union[Model, PathLike, bytes], rules: RulesArg, *,
             params: Optional[Mapping[str, Any]] = None) -> List[Dict[str, Any]]:
     """Where each rule (or only ``rule``) matches, with its bindings; with
     ``node``, whether it matches there and if not why:
-    ``[{"rule": ..., "at": [{"node", "matched", "reason", "bindings"}]}]``."""
+    ``[{"rule": ..., "at": [{"node", "function", "matched", "reason",
+    "bindings"}]}]`` (``function``: the library function whose body holds
+    the node, "" for the graph)."""
     model = _model(model)
     rule_set = _rules(rules, None, None, params, {})
     return json.loads(_graft.explain(*model._args(), rule_set._native, rule,
