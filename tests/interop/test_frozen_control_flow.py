@@ -137,3 +137,14 @@ def test_folded_graph_runs_in_a_fresh_process_both_ways(model, tmp_path):
         assert proc.returncode == 0, proc.stderr[-2000:]
         for w, g in zip(want, np.load(out)):
             assert np.abs(w - g).max() <= 1e-5 * np.abs(w).max(), onednn
+
+
+def test_python_explain_names_the_function():
+    """graft.explain's entries say which library function holds a node."""
+    sys.path.insert(0, repo_path("build", "python"))
+    import graft  # pylint: disable=import-outside-toplevel
+    path = repo_path("tests", "data", "tf_producers", "control_flow.pbtxt")
+    explained = graft.explain(path, "fold_batch_norms", rule="fold_fused_batch_norm")
+    where = sorted(e["function"].split("_")[0] + "_" + e["function"].split("_")[1]
+                   for r in explained for e in r["at"] if e["matched"])
+    assert where == ["cond_false", "cond_true", "while_body"], where
