@@ -72,24 +72,28 @@ std::string NodeNameOf(const std::string& input) {
   return input.substr(0, input.find(':'));
 }
 
-// Whether a While body returns arg `index` as it got it (through Identity
-// ops): the loop never changes that input.
-bool ReturnsArgUnchanged(const tf::FunctionDef& body, int index) {
+// Which args a While body returns as it got them (through Identity ops):
+// the inputs the loop never changes.
+std::vector<bool> UnchangedArgs(const tf::FunctionDef& body) {
   const tf::OpDef& sig = body.signature();
-  if (index >= sig.input_arg_size() || index >= sig.output_arg_size()) return false;
-  auto ret = body.ret().find(sig.output_arg(index).name());
-  if (ret == body.ret().end()) return false;
   std::map<std::string, const tf::NodeDef*> nodes;
   for (const tf::NodeDef& n : body.node_def()) nodes[n.name()] = &n;
-  std::string at = ret->second;
-  for (int i = 0; i < kMaxIdentities; ++i) {
-    if (at == sig.input_arg(index).name()) return true;
-    auto n = nodes.find(NodeNameOf(at));
-    if (n == nodes.end() || n->second->op() != "Identity" || n->second->input_size() < 1)
-      return false;
-    at = n->second->input(0);
+  std::vector<bool> out(sig.input_arg_size(), false);
+  for (int index = 0; index < sig.input_arg_size() && index < sig.output_arg_size(); ++index) {
+    auto ret = body.ret().find(sig.output_arg(index).name());
+    if (ret == body.ret().end()) continue;
+    std::string at = ret->second;
+    for (int i = 0; i < kMaxIdentities && !out[index]; ++i) {
+      if (at == sig.input_arg(index).name()) {
+        out[index] = true;
+        break;
+      }
+      auto n = nodes.find(NodeNameOf(at));
+      if (n == nodes.end() || n->second->op() != "Identity" || n->second->input_size() < 1) break;
+      at = n->second->input(0);
+    }
   }
-  return false;
+  return out;
 }
 
 const tf::FunctionDef* FunctionAttr(const tf::NodeDef& node, const std::string& attr,
@@ -138,6 +142,8 @@ void ProposeCall(const tf::NodeDef& node, const std::function<Held(int)>& held_o
       propose(callee, i, Conflict());
   }
   if (called.count(nullptr)) targets.clear();  // a branch that is missing
+  const std::vector<bool> unchanged =
+      loop_body != nullptr ? UnchangedArgs(*loop_body) : std::vector<bool>();
   int k = -1;  // data input index
   for (const std::string& input : node.input()) {
     if (!input.empty() && input[0] == '^') continue;
@@ -148,9 +154,9 @@ void ProposeCall(const tf::NodeDef& node, const std::function<Held(int)>& held_o
     for (const tf::FunctionDef* t : targets) {
       if (i >= t->signature().input_arg_size()) continue;
       if (!computed) {
-        h = loop_body != nullptr && !ReturnsArgUnchanged(*loop_body, i)
-                ? Conflict()
-                : held_of(k);
+        const bool loop_carried =
+            loop_body != nullptr && (i >= static_cast<int>(unchanged.size()) || !unchanged[i]);
+        h = loop_carried ? Conflict() : held_of(k);
         computed = true;
       }
       propose(t->signature().name(), i, h);
@@ -195,9 +201,7 @@ ConstantArgs ConstantArgs::Of(const Graph& graph) {
   }
   for (const tf::FunctionDef* f : order) {
     const std::string& caller = f->signature().name();
-    std::map<std::string, int> arg_index;
-    for (int i = 0; i < f->signature().input_arg_size(); ++i)
-      arg_index[f->signature().input_arg(i).name()] = i;
+    const std::map<std::string, int> arg_index = ArgIndex(*f);
     std::map<std::string, const tf::NodeDef*> nodes;
     for (const tf::NodeDef& n : f->node_def()) nodes[n.name()] = &n;
     // What an input of a node in this body holds: a Const of the body, or

@@ -177,10 +177,18 @@ absl::Status ModelFolder::CheckInside(const std::string& path, absl::string_view
   if (real.empty())
     return absl::NotFoundError(absl::StrCat(path, ": error: cannot read ", what,
                                             " (no such file, or a broken link)"));
+  return Inside(real) ? absl::OkStatus() : Outside(path, what, real);
+}
+
+bool ModelFolder::Inside(const std::string& real) const {
   for (const std::string& root : roots_)
-    if (Within(real, root)) return absl::OkStatus();
-  return Located(path, absl::StrCat(what, " resolves to ", real,
-                                    ", outside the model's folder ",
+    if (Within(real, root)) return true;
+  return false;
+}
+
+absl::Status ModelFolder::Outside(const std::string& path, absl::string_view what,
+                                  const std::string& real) const {
+  return Located(path, absl::StrCat(what, " resolves to ", real, ", outside the model's folder ",
                                     roots_.empty() ? std::string("(none)") : roots_.front(),
                                     ": a link out of a model's folder is never followed"));
 }
@@ -211,13 +219,7 @@ absl::StatusOr<int> ModelFolder::Open(const std::string& path, absl::string_view
   } else {
     real = RealPath(path);  // no /proc: checked by name
   }
-  bool inside = false;
-  for (const std::string& root : roots_) inside = inside || Within(real, root);
-  if (!inside)
-    return refuse(Located(path, absl::StrCat(what, " resolves to ", real,
-                                             ", outside the model's folder ",
-                                             roots_.empty() ? std::string("(none)") : roots_.front(),
-                                             ": a link out of a model's folder is never followed")));
+  if (!Inside(real)) return refuse(Outside(path, what, real));
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   return fd;
 }
@@ -233,13 +235,19 @@ absl::StatusOr<std::string> ModelFolder::Read(const std::string& path, int64_t m
     return Located(path, absl::StrCat("is ", info.st_size, " bytes; the limit for ", what,
                                       " is ", max_bytes, " bytes"));
   std::string bytes(static_cast<size_t>(info.st_size), '\0');
-  for (size_t done = 0; done < bytes.size();) {
-    ssize_t n = pread(*fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+  if (!ReadFullyAt(*fd, 0, bytes.data(), bytes.size()))
+    return Located(path, "cannot read the whole file");
+  return bytes;
+}
+
+bool ReadFullyAt(int fd, int64_t offset, char* out, size_t size) {
+  for (size_t done = 0; done < size;) {
+    ssize_t n = pread(fd, out + done, size - done, static_cast<off_t>(offset + static_cast<int64_t>(done)));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Located(path, "cannot read the whole file");
+    if (n <= 0) return false;
     done += static_cast<size_t>(n);
   }
-  return bytes;
+  return true;
 }
 
 std::string FolderOf(const std::string& path) {

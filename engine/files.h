@@ -82,8 +82,17 @@ class ModelFolder {
   const std::vector<std::string>& roots() const { return roots_; }
 
  private:
+  bool Inside(const std::string& real) const;
+  absl::Status Outside(const std::string& path, absl::string_view what,
+                       const std::string& real) const;
+
   std::vector<std::string> roots_;  // real paths
 };
+
+// Reads exactly `size` bytes at `offset` of an open file into `out`
+// (retrying interrupted and short reads); false when the file ends first or
+// a read fails.
+bool ReadFullyAt(int fd, int64_t offset, char* out, size_t size);
 
 // The folder of a file's path ("." for a bare name).
 std::string FolderOf(const std::string& path);

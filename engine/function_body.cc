@@ -177,6 +177,13 @@ std::vector<const tf::FunctionDef*> CallOrder(const FunctionsByName& library) {
   return {post.rbegin(), post.rend()};
 }
 
+std::map<std::string, int> ArgIndex(const tf::FunctionDef& function) {
+  std::map<std::string, int> out;
+  for (int i = 0; i < function.signature().input_arg_size(); ++i)
+    out[function.signature().input_arg(i).name()] = i;
+  return out;
+}
+
 std::string RetvalNodeName(const std::string& ret) {
   return absl::StrCat(ret, "/_retval");
 }

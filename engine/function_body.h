@@ -66,6 +66,9 @@ const tf::FunctionDef* CallTarget(const tf::NodeDef& node,
 // calls itself.
 std::vector<const tf::FunctionDef*> CallOrder(const FunctionsByName& library);
 
+// Each input arg's index, by its name.
+std::map<std::string, int> ArgIndex(const tf::FunctionDef& function);
+
 // The `_Retval` node name of output `ret` in a body graph.
 std::string RetvalNodeName(const std::string& ret);
 

@@ -244,16 +244,10 @@ absl::StatusOr<std::string> TensorBundle::ReadTensor(const std::string& key) con
   if (!fd.ok()) return fd.status();
   std::shared_ptr<void> closer(nullptr, [f = *fd](void*) { close(f); });
   std::string bytes(static_cast<size_t>(entry->size()), '\0');
-  for (size_t done = 0; done < bytes.size();) {
-    ssize_t n = pread(*fd, bytes.data() + done, bytes.size() - done,
-                      static_cast<off_t>(entry->offset() + static_cast<int64_t>(done)));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      return absl::InvalidArgumentError(absl::StrCat(
-          shard, ": error: cannot read `", key, "` (", entry->size(),
-          " bytes at ", entry->offset(), ")"));
-    done += static_cast<size_t>(n);
-  }
+  if (!ReadFullyAt(*fd, entry->offset(), bytes.data(), bytes.size()))
+    return absl::InvalidArgumentError(absl::StrCat(
+        shard, ": error: cannot read `", key, "` (", entry->size(),
+        " bytes at ", entry->offset(), ")"));
   if (entry->dtype() != tf::DT_STRING &&
       MaskCrc32c(Crc32c(bytes)) != entry->crc32c())
     return absl::DataLossError(absl::StrCat(

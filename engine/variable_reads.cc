@@ -76,9 +76,7 @@ VariableReads VariableReads::Of(const Graph& graph) {
   }
   for (const tf::FunctionDef* f : order) {
     const std::string& caller = f->signature().name();
-    std::map<std::string, int> arg_index;
-    for (int i = 0; i < f->signature().input_arg_size(); ++i)
-      arg_index[f->signature().input_arg(i).name()] = i;
+    const std::map<std::string, int> arg_index = ArgIndex(*f);
     for (const tf::NodeDef& node : f->node_def()) {
       calls(node, [&](int, const std::string& input) -> std::string {
         auto arg = arg_index.find(input);
