@@ -37,6 +37,18 @@ CUTS = {
     # the same with dynamic batch and sequence: Reshape targets from Shape ops
     "zoo_sdpa_dynamic": ("bert.dynamo.dynamic",
                          ["input_ids", "linear", "linear_1", "linear_2", "val_102"], ["view_4"]),
+    # LLaMA's self-attention (dynamo): Q and K rotated, K and V repeated for
+    # grouped-query attention; static shapes fold the repeat into K^T's view
+    "zoo_sdpa_gqa_static": ("llama.dynamo.static", ["linear", "linear_1", "linear_2", "val_151"],
+                            ["view_4"]),
+    "zoo_sdpa_gqa_dynamic": ("llama.dynamo.dynamic",
+                             ["input_ids", "linear", "linear_1", "linear_2", "unsqueeze_14",
+                              "unsqueeze_15", "val_153"], ["view_4"]),
+    # Phi-3's: Q, K and V sliced from one projection, the context reshaped
+    # to its own shape before its heads are merged
+    "zoo_sdpa_gqa_phi3": ("phi3.dynamo.dynamic",
+                          ["input_ids", "linear", "unsqueeze_14", "unsqueeze_15", "val_205"],
+                          ["view_4"]),
     # DistilBERT's word and position embeddings and their norm (TorchScript, opset 17)
     "zoo_embed_layer_norm": ("distilbert.ts17.static", ["input_ids"],
                              ["/model/embeddings/LayerNorm/LayerNormalization_output_0"]),

@@ -5,7 +5,8 @@ onnx.checker (full check), onnxruntime computes the original's outputs,
 on static-shape exports it writes every fusion kind of norms and GELUs
 that onnxruntime's transformers optimizer writes into a model onnxruntime
 runs (kinds onnx.checker refuses aside), and on the dynamo exports of
-encoders and GPT-2 every layer's attention is fused (MultiHeadAttention,
+encoders, GPT-2 and the LLaMA family (rotary embeddings, grouped-query
+attention) every layer's attention is fused (MultiHeadAttention,
 packed into Attention where Q, K and V project one input). The zoo's
 torchvision CNNs, exported with their batch norms kept, fold with
 rules/onnx/fold_batch_norms.graft."""
@@ -85,7 +86,7 @@ def check_same_outputs(src, ours, name, manifest=MANIFEST):
 # Models whose dynamo export's attention (scaled dot-product attention,
 # decomposed) fuses into MultiHeadAttention, static and dynamic shapes.
 SDPA_MODELS = {"bert", "roberta", "distilbert", "vit", "clip_text", "gpt2", "electra", "albert",
-               "xlm_roberta", "deit"}
+               "xlm_roberta", "deit", "llama", "qwen2", "mistral", "phi3", "gemma"}
 # ... and whose TorchScript export's (no mask; static shapes).
 EAGER_MODELS = {"vit", "deit"}
 LAYERS = 2
