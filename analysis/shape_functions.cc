@@ -30,7 +30,21 @@ TensorInfo FromShapeProto(const tf::TensorShapeProto& s) {
   return Shaped(dims);
 }
 
-// Right-aligned broadcasting; unknown where it cannot be decided.
+namespace {
+
+// Whether `y` is a prefix of a positive length sliced to `x` (a buffer of
+// positions or a causal mask cut to the sequence: min(d, x)): broadcast with
+// `x`, it gives `x` wherever the graph runs.
+bool IsPrefixTo(int64_t y, int64_t x) {
+  std::optional<DerivedDim> def = DerivedSymbolicDimDefinition(y);
+  return def.has_value() && def->function == "slice" && def->args.size() == 4 &&
+         def->args[0] > 0 && def->args[1] == 0 && def->args[2] == x && def->args[3] == 1;
+}
+
+}  // namespace
+
+// Right-aligned broadcasting; unknown where it cannot be decided, a derived
+// symbol where two symbols meet.
 TensorInfo BroadcastShapes(const TensorInfo& a, const TensorInfo& b) {
   if (!a.known_rank || !b.known_rank) return UnknownRank();
   size_t rank = std::max(a.dims.size(), b.dims.size());
@@ -46,6 +60,12 @@ TensorInfo BroadcastShapes(const TensorInfo& a, const TensorInfo& b) {
       out[i] = y;
     else if (y == 1)
       out[i] = x;
+    else if (IsPrefixTo(y, x))
+      out[i] = x;
+    else if (IsPrefixTo(x, y))
+      out[i] = y;
+    else if (IsSymbolicDim(x) && IsSymbolicDim(y))  // whichever is not 1: a function of both
+      out[i] = DerivedSymbolicDim("broadcast", {std::min(x, y), std::max(x, y)});
     else if (x < 0)
       out[i] = y > 1 ? y : -1;
     else if (y < 0)

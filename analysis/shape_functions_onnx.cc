@@ -98,6 +98,16 @@ void MatMul(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) 
   TensorInfo a = in.In(n, 0), b = in.In(n, 1);
   if (!a.known_rank || !b.known_rank || a.dims.empty() || b.dims.empty() || out.empty())
     return;
+  // onnxruntime's FusedMatMul: either operand's last two axes swapped first
+  // (its batch transposes are not read here)
+  if (n.op() == "com.microsoft.FusedMatMul") {
+    if (AttrInt(n, "transBatchA", 0) || AttrInt(n, "transBatchB", 0)) return;
+    for (auto [t, attr] : {std::pair{&a, "transA"}, std::pair{&b, "transB"}}) {
+      if (!AttrInt(n, attr, 0)) continue;
+      if (t->dims.size() < 2) return;
+      std::swap(t->dims[t->dims.size() - 1], t->dims[t->dims.size() - 2]);
+    }
+  }
   const bool a_vector = a.dims.size() == 1, b_vector = b.dims.size() == 1;
   if (a_vector) a.dims.insert(a.dims.begin(), 1);
   if (b_vector) b.dims.push_back(1);
@@ -136,11 +146,18 @@ void Concat(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) 
 }
 
 // Reshape by a known shape input: 0 copies the input's dimension (unless
-// allowzero), -1 takes what is left.
+// allowzero), -1 takes what is left; by an unknown one of known length,
+// that rank.
 void Reshape(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
   const TensorInfo& x = in.In(n, 0);
   const std::optional<Dims>& shape = in.Value(n, 1);
-  if (!shape.has_value() || out.empty()) return;
+  if (out.empty()) return;
+  if (!shape.has_value()) {  // the target's length gives the rank
+    const TensorInfo& target = in.In(n, 1);
+    if (target.known_rank && target.dims.size() == 1 && target.dims[0] >= 0)
+      out[0] = Shaped(Dims(target.dims[0], -1));
+    return;
+  }
   Dims dims = *shape;
   int unknown = -1;
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -168,8 +185,20 @@ void Reshape(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out)
         decided = false;
       }
     }
-    decided = decided && symbols.empty() && total >= 0 && rest > 0 && total % rest == 0;
-    dims[unknown] = decided ? total / rest : -1;
+    decided = decided && total >= 0 && rest > 0 && total % rest == 0;
+    const int64_t quotient = decided ? total / rest : -1;
+    if (!decided)
+      dims[unknown] = -1;
+    else if (symbols.empty())
+      dims[unknown] = quotient;
+    else if (symbols.size() == 1 && quotient == 1)  // [B, S] to [-1, S]: B
+      dims[unknown] = *symbols.begin();
+    else  // a product of symbols: the same product, the same symbol
+      dims[unknown] = DerivedSymbolicDim("product", [&] {
+        Dims factors(symbols.begin(), symbols.end());
+        factors.push_back(quotient);
+        return factors;
+      }());
   }
   out[0] = Shaped(dims);
 }
@@ -362,6 +391,31 @@ void ConstantOfShape(const ShapeInputs& in, const Node& n, std::vector<TensorInf
   out[0] = Shaped(*shape);
 }
 
+// Range: one dimension, (limit - start) / delta rounded up; range(0, S, 1)
+// of a symbolic S has S elements, other symbolic bounds a symbol derived
+// from them.
+void Range(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
+  if (out.empty() || n.num_inputs() != 3) return;
+  out[0] = Shaped({-1});
+  int64_t v[3];
+  for (int i = 0; i < 3; ++i) {
+    const std::optional<Dims>& value = in.Value(n, i);
+    if (!value.has_value() || value->size() != 1) return;
+    v[i] = (*value)[0];
+  }
+  const int64_t start = v[0], limit = v[1], delta = v[2];
+  if (IsSymbolicDim(start) || IsSymbolicDim(limit) || IsSymbolicDim(delta)) {
+    out[0].dims[0] = start == 0 && delta == 1 ? limit
+                                             : DerivedSymbolicDim("range", {start, limit, delta});
+    return;
+  }
+  int64_t span = 0;
+  if (delta == 0 || __builtin_sub_overflow(limit, start, &span) ||
+      __builtin_add_overflow(span, delta + (delta > 0 ? -1 : 1), &span))
+    return;
+  out[0].dims[0] = std::max<int64_t>(span / delta, 0);
+}
+
 // Expand: the input broadcast with the shape its second input's value gives.
 void Expand(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
   const std::optional<Dims>& shape = in.Value(n, 1);
@@ -378,10 +432,23 @@ void GatherElements(const ShapeInputs& in, const Node& n, std::vector<TensorInfo
 }
 
 // Slice by constant starts, ends, axes and steps (clamped as ONNX says); a
-// whole axis keeps its dimension, known or symbolic.
+// whole axis keeps its dimension, known or symbolic; a symbolic length or
+// bound gives a symbol derived from them.
 void Slice(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
   const TensorInfo& x = in.In(n, 0);
   if (!x.known_rank || out.empty() || n.num_inputs() < 3) return;
+  // The rank stays; what the bounds do not decide is unknown (the sliced
+  // axes, where they are known).
+  out[0] = Shaped(Dims(x.dims.size(), -1));
+  if (n.num_inputs() > 3 && in.Value(n, 3)) {
+    Dims dims = x.dims;
+    for (int64_t a : *in.Value(n, 3)) {
+      const int64_t axis = Axis(a, dims.size());
+      if (axis < 0 || axis >= static_cast<int64_t>(dims.size())) return;
+      dims[axis] = -1;
+    }
+    out[0] = Shaped(dims);
+  }
   const std::optional<Dims>&starts = in.Value(n, 1), &ends = in.Value(n, 2);
   if (!starts || !ends || starts->size() != ends->size()) return;
   Dims axes, steps(starts->size(), 1);
@@ -402,8 +469,14 @@ void Slice(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
     if (axis < 0 || axis >= static_cast<int64_t>(dims.size()) || step == 0) return;
     int64_t start = (*starts)[i], end = (*ends)[i], d = x.dims[axis];
     if (step == 1 && start == 0 && end >= (int64_t{1} << 31) - 1) continue;  // the whole axis
-    if (d < 0 || IsSymbolicDim(start) || IsSymbolicDim(end)) {
+    if (d == -1 || (d < 0 && !IsSymbolicDim(d))) {
       dims[axis] = -1;
+      continue;
+    }
+    if (IsSymbolicDim(d) || IsSymbolicDim(start) || IsSymbolicDim(end)) {
+      // a function of the length and the bounds (a buffer sliced to a
+      // sequence's length: min(S, positions))
+      dims[axis] = DerivedSymbolicDim("slice", {d, start, end, step});
       continue;
     }
     auto clamp = [d, step](int64_t v, bool is_end) {
@@ -441,6 +514,7 @@ std::optional<int64_t> SymbolicItem(const std::string& op, int64_t a, int64_t b,
   }
   if ((op == "Mul" || op == "Div") && !sb && b == 1) return a;
   if (op == "Mul" && !sa && a == 1) return b;
+  if (op == "Sub" && a == b) return 0;
   if ((op == "Add" || op == "Sub") && !sb && b == 0) return a;
   if (op == "Add" && !sa && a == 0) return b;
   return std::nullopt;
@@ -582,6 +656,7 @@ void AddOnnxShapeFunctions(ShapeTable* table) {
     (*table)[op] = SameAsInput;
   (*table)["ConstantOfShape"] = WithValue<ConstantOfShape>;
   (*table)["Expand"] = Expand;
+  (*table)["Range"] = Range;
   (*table)["GatherElements"] = GatherElements;
   (*table)["Slice"] = WithValue<Slice>;
   for (const char* op : {"Pow", "Sum", "Mean", "Less", "LessOrEqual", "Greater",
@@ -599,6 +674,7 @@ void AddOnnxShapeFunctions(ShapeTable* table) {
   (*table)["Gemm"] = Gemm;
   (*table)["MatMul"] = MatMul;
   (*table)["MatMulInteger"] = MatMul;
+  (*table)["com.microsoft.FusedMatMul"] = MatMul;
   (*table)["Flatten"] = Flatten;
   (*table)["Concat"] = WithValue<Concat>;
   (*table)["Reshape"] = WithValue<Reshape>;

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -43,7 +44,8 @@ TensorInfo DeclaredShape(const Graph& graph, Endpoint tensor) {
 }
 
 // Fills what inference left unknown in `out` from a declared shape of the
-// same rank (or the whole shape when inference knows no rank).
+// same rank (or the whole shape when inference knows no rank); a declared
+// symbol (the exporter's `sequence`) names what inference could only derive.
 void MergeDeclared(const TensorInfo& given, TensorInfo& out) {
   if (!given.known_rank) return;
   if (!out.known_rank) {
@@ -53,7 +55,9 @@ void MergeDeclared(const TensorInfo& given, TensorInfo& out) {
   }
   if (out.dims.size() != given.dims.size()) return;
   for (size_t i = 0; i < given.dims.size(); ++i) {
-    if (out.dims[i] == -1 || (out.dims[i] < 0 && given.dims[i] >= 0)) out.dims[i] = given.dims[i];
+    if (out.dims[i] == -1 || (out.dims[i] < 0 && given.dims[i] >= 0) ||
+        (IsSymbolicDim(given.dims[i]) && DerivedSymbolicDimDefinition(out.dims[i]).has_value()))
+      out.dims[i] = given.dims[i];
   }
 }
 
@@ -63,6 +67,44 @@ int64_t SymbolicDim(const std::string& name) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a: stable across builds
   for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
   return kSymbolicDimMax - static_cast<int64_t>(h >> 25);  // < 2^39 below
+}
+
+namespace {
+
+// Definitions of the derived symbols made so far. A symbol's definition is
+// a function of its value, so what is found does not depend on the order
+// graphs were analysed in; past the cap (far beyond what graphs make) new
+// symbols are not recorded and merely reason less.
+struct DerivedDims {
+  absl::Mutex mu;
+  absl::flat_hash_map<int64_t, DerivedDim> definitions ABSL_GUARDED_BY(mu);
+};
+DerivedDims& Derived() {
+  static auto* derived = new DerivedDims;
+  return *derived;
+}
+constexpr size_t kMaxDerivedDims = size_t{1} << 20;
+
+}  // namespace
+
+int64_t DerivedSymbolicDim(const std::string& function, const std::vector<int64_t>& args) {
+  std::string name = function + "(";
+  for (size_t i = 0; i < args.size(); ++i) name += (i ? "," : "") + std::to_string(args[i]);
+  const int64_t d = SymbolicDim(name + ")");
+  DerivedDims& derived = Derived();
+  absl::MutexLock lock(&derived.mu);
+  if (derived.definitions.size() < kMaxDerivedDims)
+    derived.definitions.try_emplace(d, DerivedDim{function, args});
+  return d;
+}
+
+std::optional<DerivedDim> DerivedSymbolicDimDefinition(int64_t d) {
+  if (!IsSymbolicDim(d)) return std::nullopt;
+  DerivedDims& derived = Derived();
+  absl::MutexLock lock(&derived.mu);
+  auto it = derived.definitions.find(d);
+  if (it == derived.definitions.end()) return std::nullopt;
+  return it->second;
 }
 
 bool TensorInfo::fully_known() const {

@@ -25,6 +25,17 @@ inline constexpr int64_t kSymbolicDimMax = -(int64_t{1} << 40);
 // The dimension that stands for a named symbol (an ONNX `dim_param`): the
 // same for the same name, <= kSymbolicDimMax.
 int64_t SymbolicDim(const std::string& name);
+// A symbolic dimension that a function of other dimensions gives (a
+// broadcast of two symbols, a slice of a symbolic length): the same for the
+// same function and arguments, so that tensors derived alike are seen equal.
+int64_t DerivedSymbolicDim(const std::string& function, const std::vector<int64_t>& args);
+// What a derived symbol stands for (the function and arguments it was
+// made of in this process), or none for a named or unknown dimension.
+struct DerivedDim {
+  std::string function;
+  std::vector<int64_t> args;
+};
+std::optional<DerivedDim> DerivedSymbolicDimDefinition(int64_t d);
 // Whether `d` is a symbolic dimension: in (kSymbolicDimMax - 2^40,
 // kSymbolicDimMax], clear of -1 and of INT64_MIN (a Slice's "from the start").
 inline bool IsSymbolicDim(int64_t d) {

@@ -1,7 +1,8 @@
 // Fuzz target: an ONNX model's bytes, read as graft reads a .onnx file (its
 // large initializers left where they are, external data mapped from a
 // folder holding data files the seeds name), then validated, saved and
-// read back (the same graph); each subgraph read as a graph and put back.
+// read back (the same graph), its shapes inferred; each subgraph read as a
+// graph and put back.
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "engine/onnx_bodies.h"
+#include "analysis/shapes.h"
 #include "engine/onnx_model.h"
 #include "fuzz/graph_ops.h"
 
@@ -45,6 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       graft::ParseOnnx(*bytes, "fuzz.onnx", bytes, DataFolder());
   if (!graph.ok()) return 0;
   graft::fuzz::ExerciseGraph(*graph);
+  (void)graft::analysis::InferShapes(*graph);  // the ONNX shape functions, symbols and all
   for (const graft::OnnxBody& body : graft::OnnxBodies(*graph)) {
     absl::StatusOr<graft::Graph> sub = graft::OnnxBodyGraph(*graph, body);
     if (sub.ok()) (void)graft::SetOnnxBody(*graph, body, *sub);

@@ -1,0 +1,124 @@
+// Shapes of ONNX graphs with symbolic dimensions, as torch's exporters write
+// them with dynamic batch and sequence: buffers sliced to the sequence's
+// length, positions from Range, views by computed targets.
+#include <string>
+
+#include "analysis/shapes.h"
+#include "engine/onnx_model.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+
+namespace graft::analysis {
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+// ids [batch, sequence], k [1] (a bound known only when the graph runs);
+// positions sliced from a buffer of 64 and a Range to the sequence's
+// length; the embeddings' sum; views of it.
+constexpr char kModel[] = R"pb(
+  ir_version: 8
+  opset_import { version: 17 }
+  graph {
+    name: "symbols"
+    input { name: "ids" type { tensor_type { elem_type: 7 shape {
+      dim { dim_param: "batch" } dim { dim_param: "sequence" } } } } }
+    input { name: "k" type { tensor_type { elem_type: 7 shape { dim { dim_value: 1 } } } } }
+    initializer { name: "buffer" data_type: 7 dims: 1 dims: 64 int64_data: 0 }
+    initializer { name: "words" data_type: 1 dims: 100 dims: 8 float_data: 0 }
+    initializer { name: "table" data_type: 1 dims: 64 dims: 8 float_data: 0 }
+    initializer { name: "zero" data_type: 7 dims: 1 int64_data: 0 }
+    initializer { name: "one" data_type: 7 dims: 1 int64_data: 1 }
+    initializer { name: "zero_scalar" data_type: 7 int64_data: 0 }
+    initializer { name: "one_scalar" data_type: 7 int64_data: 1 }
+    initializer { name: "flat" data_type: 7 dims: 2 int64_data: -1 int64_data: 8 }
+    node { name: "len" op_type: "Shape" input: "ids" output: "len"
+           attribute { name: "start" type: INT i: 1 } attribute { name: "end" type: INT i: 2 } }
+    node { name: "pos" op_type: "Slice" input: "buffer" input: "zero" input: "len" input: "one"
+           output: "pos" }
+    node { name: "word" op_type: "Gather" input: "words" input: "ids" output: "word" }
+    node { name: "where" op_type: "Gather" input: "table" input: "pos" output: "where" }
+    node { name: "sum" op_type: "Add" input: "word" input: "where" output: "sum" }
+    node { name: "s" op_type: "Squeeze" input: "len" input: "zero" output: "s" }
+    node { name: "range" op_type: "Range" input: "zero_scalar" input: "s" input: "one_scalar"
+           output: "range" }
+    node { name: "rows" op_type: "Reshape" input: "sum" input: "flat" output: "rows" }
+    node { name: "rows2" op_type: "Reshape" input: "word" input: "flat" output: "rows2" }
+    node { name: "cut" op_type: "Slice" input: "sum" input: "k" input: "k" input: "one"
+           output: "cut" }
+    node { name: "other" op_type: "Add" input: "word" input: "cut" output: "other" }
+    output { name: "sum" type { tensor_type { elem_type: 1 } } }
+    output { name: "range" type { tensor_type { elem_type: 7 } } }
+    output { name: "rows" type { tensor_type { elem_type: 1 } } }
+    output { name: "rows2" type { tensor_type { elem_type: 1 } } }
+    output { name: "other" type { tensor_type { elem_type: 1 } } }
+  }
+)pb";
+
+class SymbolicShapes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    onnx::ModelProto model;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kModel, &model));
+    absl::StatusOr<Graph> graph = ParseOnnx(model.SerializeAsString(), "symbols.onnx");
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    graph_ = std::move(*graph);
+    shapes_ = InferShapes(graph_);
+  }
+  const TensorInfo& Of(const std::string& node) {
+    const NodeId id = graph_.FindId(node);
+    EXPECT_NE(id, kNoNode) << node;
+    return shapes_.at({id, 0});
+  }
+  Graph graph_;
+  ShapeMap shapes_;
+};
+
+TEST_F(SymbolicShapes, ABufferSlicedToTheSequenceBroadcastsToTheSequence) {
+  const int64_t batch = SymbolicDim("batch"), sequence = SymbolicDim("sequence");
+  // min(64, sequence): a symbol of its own, not the sequence's
+  const TensorInfo& pos = Of("pos");
+  ASSERT_EQ(pos.dims.size(), 2u);
+  EXPECT_EQ(pos.dims[0], 1);
+  EXPECT_TRUE(IsSymbolicDim(pos.dims[1]));
+  EXPECT_NE(pos.dims[1], sequence);
+  // ... which, added to the sequence's words, gives the sequence wherever
+  // the graph runs
+  EXPECT_EQ(Of("sum").dims, (Dims{batch, sequence, 8}));
+}
+
+TEST_F(SymbolicShapes, RangeToASymbolHasThatManyElements) {
+  EXPECT_EQ(Of("range").dims, (Dims{SymbolicDim("sequence")}));
+}
+
+TEST_F(SymbolicShapes, ViewsOfEqualShapesHaveEqualDerivedDimensions) {
+  const TensorInfo& rows = Of("rows");
+  ASSERT_EQ(rows.dims.size(), 2u);
+  EXPECT_TRUE(IsSymbolicDim(rows.dims[0]));  // batch * sequence
+  EXPECT_EQ(rows.dims[1], 8);
+  EXPECT_EQ(Of("rows2").dims, rows.dims);
+}
+
+TEST_F(SymbolicShapes, BoundsKnownOnlyWhenTheGraphRunsKeepTheRank) {
+  const TensorInfo& cut = Of("cut");
+  ASSERT_TRUE(cut.known_rank);
+  EXPECT_EQ(cut.dims, (Dims{SymbolicDim("batch"), -1, 8}));
+  // broadcast with the sequence: it may be the sequence or the cut's own
+  EXPECT_EQ(Of("other").dims, (Dims{SymbolicDim("batch"), -1, 8}));
+}
+
+TEST(DerivedSymbols, AreStableAndRemembered) {
+  const int64_t a = DerivedSymbolicDim("slice", {64, 0, SymbolicDim("n"), 1});
+  EXPECT_EQ(a, DerivedSymbolicDim("slice", {64, 0, SymbolicDim("n"), 1}));
+  EXPECT_NE(a, DerivedSymbolicDim("slice", {32, 0, SymbolicDim("n"), 1}));
+  EXPECT_TRUE(IsSymbolicDim(a));
+  std::optional<DerivedDim> def = DerivedSymbolicDimDefinition(a);
+  ASSERT_TRUE(def.has_value());
+  EXPECT_EQ(def->function, "slice");
+  EXPECT_EQ(def->args.size(), 4u);
+  EXPECT_FALSE(DerivedSymbolicDimDefinition(SymbolicDim("n")).has_value());
+  EXPECT_FALSE(DerivedSymbolicDimDefinition(64).has_value());
+}
+
+}  // namespace
+}  // namespace graft::analysis
