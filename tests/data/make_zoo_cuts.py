@@ -49,6 +49,15 @@ CUTS = {
     "zoo_sdpa_gqa_phi3": ("phi3.dynamo.dynamic",
                           ["input_ids", "linear", "unsqueeze_14", "unsqueeze_15", "val_205"],
                           ["view_4"]),
+    # MPNet's attention scores over sqrt(d) (dynamo; its relative position
+    # bias after them)
+    "zoo_fused_matmul_scale": ("mpnet.dynamo.static", ["transpose", "transpose_3"], ["div_2"]),
+    # GPT-Neo's unscaled Q K^T, K^T a Transpose of its last two axes
+    # (TorchScript, dynamic shapes)
+    "zoo_fused_matmul_transpose": ("gpt_neo.ts17.dynamic",
+                                   ["/model/h.0/attn/attention/Cast_output_0",
+                                    "/model/h.0/attn/attention/Cast_1_output_0"],
+                                   ["/model/h.0/attn/attention/MatMul_output_0"]),
     # DistilBERT's word and position embeddings and their norm (TorchScript, opset 17)
     "zoo_embed_layer_norm": ("distilbert.ts17.static", ["input_ids"],
                              ["/model/embeddings/LayerNorm/LayerNormalization_output_0"]),
