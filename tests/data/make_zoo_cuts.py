@@ -61,6 +61,10 @@ CUTS = {
     # DistilBERT's word and position embeddings and their norm (TorchScript, opset 17)
     "zoo_embed_layer_norm": ("distilbert.ts17.static", ["input_ids"],
                              ["/model/embeddings/LayerNorm/LayerNormalization_output_0"]),
+    # the same at opset 14: the norm decomposed (its scalars as Constant
+    # nodes: the test reads the _init cut below)
+    "zoo_embed_layer_norm_opset14": ("distilbert.ts14.static", ["input_ids"],
+                                     ["/model/embeddings/LayerNorm/Add_1_output_0"]),
     # ViT's first self-attention as TorchScript writes it (no mask), from the
     # model's input (the export declares no shapes inside)
     "zoo_attention_eager": ("vit.ts17.static", ["pixel_values"],
@@ -79,6 +83,9 @@ REWRITTEN = {
     "zoo_attention_eager_init": ("zoo_attention_eager",
                                  "rules/onnxoptimizer/extract_constant_to_initializer.graft",
                                  "extract_constant_to_initializer"),
+    "zoo_embed_layer_norm_opset14_init": ("zoo_embed_layer_norm_opset14",
+                                          "rules/onnxoptimizer/extract_constant_to_initializer.graft",
+                                          "extract_constant_to_initializer"),
 }
 
 

@@ -92,10 +92,9 @@ EAGER_MODELS = {"vit", "deit"}
 LAYERS = 2
 
 
-# Where graft still writes fewer kinds than onnxruntime's optimizer: below
-# opset 17 an embedding's norm is decomposed, and embed_layer_norm matches
-# only the LayerNormalization op.
-KNOWN_GAPS = {"distilbert.ts14.static": "EmbedLayerNormalization over a decomposed norm"}
+# Where graft still writes fewer kinds than onnxruntime's optimizer (strict
+# xfails, with the reason): none today.
+KNOWN_GAPS = {}
 
 
 @pytest.mark.parametrize("name", [
