@@ -65,6 +65,9 @@ CUTS = {
     # nodes: the test reads the _init cut below)
     "zoo_embed_layer_norm_opset14": ("distilbert.ts14.static", ["input_ids"],
                                      ["/model/embeddings/LayerNorm/Add_1_output_0"]),
+    # Gemma's gelu_pytorch_tanh (TorchScript): x^3 as x * (x * x), the half last
+    "zoo_fast_gelu_cubed": ("gemma.ts17.static", ["/model/layers.0/mlp/gate_proj/MatMul_output_0"],
+                            ["/model/layers.0/mlp/act_fn/Mul_5_output_0"]),
     # ViT's first self-attention as TorchScript writes it (no mask), from the
     # model's input (the export declares no shapes inside)
     "zoo_attention_eager": ("vit.ts17.static", ["pixel_values"],
@@ -81,6 +84,9 @@ REWRITTEN = {
                 "multi_head_attention_sdpa"),
     # its scalars as initializers, as the pipeline's first step makes them
     "zoo_attention_eager_init": ("zoo_attention_eager",
+                                 "rules/onnxoptimizer/extract_constant_to_initializer.graft",
+                                 "extract_constant_to_initializer"),
+    "zoo_fast_gelu_cubed_init": ("zoo_fast_gelu_cubed",
                                  "rules/onnxoptimizer/extract_constant_to_initializer.graft",
                                  "extract_constant_to_initializer"),
     "zoo_embed_layer_norm_opset14_init": ("zoo_embed_layer_norm_opset14",
