@@ -87,9 +87,13 @@ absl::Status Rewriter::CheckEndpoint(Endpoint e, absl::string_view what) const {
 }
 
 absl::Status Rewriter::CheckCompatible(Endpoint from, Endpoint to) const {
+  // TensorFlow's op registry gives the dtypes of a TensorFlow graph; an
+  // ONNX graph's (ONNX's Shape is int64, TensorFlow's int32) are its
+  // validator's, checked after each rewrite.
   const OpRegistry& ops = OpRegistry::Tensorflow();
-  tf::DataType a = ops.OutputType(graph_.node(from.node), from.port);
-  tf::DataType b = ops.OutputType(graph_.node(to.node), to.port);
+  const bool tensorflow = graph_.onnx() == nullptr;
+  tf::DataType a = tensorflow ? ops.OutputType(graph_.node(from.node), from.port) : tf::DT_INVALID;
+  tf::DataType b = tensorflow ? ops.OutputType(graph_.node(to.node), to.port) : tf::DT_INVALID;
   if (a != tf::DT_INVALID && b != tf::DT_INVALID &&
       BaseType(a) != BaseType(b)) {
     return absl::InvalidArgumentError(

@@ -68,6 +68,14 @@ CUTS = {
     # Gemma's gelu_pytorch_tanh (TorchScript): x^3 as x * (x * x), the half last
     "zoo_fast_gelu_cubed": ("gemma.ts17.static", ["/model/layers.0/mlp/gate_proj/MatMul_output_0"],
                             ["/model/layers.0/mlp/act_fn/Mul_5_output_0"]),
+    # BERT's query split into heads by a target computed from the hidden
+    # states' Shape (TorchScript, dynamic shapes)
+    "zoo_view_target": ("bert.ts17.dynamic",
+                        ["/model/embeddings/LayerNorm/LayerNormalization_output_0"],
+                        ["/model/encoder/layer.0/attention/self/Reshape_output_0"]),
+    # BERT's mask flattened, gathered and viewed by shape arithmetic over
+    # the mask's known shape (TorchScript, static shapes)
+    "zoo_shape_arithmetic": ("bert.ts17.static", ["attention_mask"], ["/model/Reshape_1_output_0"]),
     # ViT's first self-attention as TorchScript writes it (no mask), from the
     # model's input (the export declares no shapes inside)
     "zoo_attention_eager": ("vit.ts17.static", ["pixel_values"],
@@ -89,6 +97,12 @@ REWRITTEN = {
     "zoo_fast_gelu_cubed_init": ("zoo_fast_gelu_cubed",
                                  "rules/onnxoptimizer/extract_constant_to_initializer.graft",
                                  "extract_constant_to_initializer"),
+    "zoo_shape_arithmetic_init": ("zoo_shape_arithmetic",
+                                  "rules/onnxoptimizer/extract_constant_to_initializer.graft",
+                                  "extract_constant_to_initializer"),
+    "zoo_view_target_init": ("zoo_view_target",
+                             "rules/onnxoptimizer/extract_constant_to_initializer.graft",
+                             "extract_constant_to_initializer"),
     "zoo_embed_layer_norm_opset14_init": ("zoo_embed_layer_norm_opset14",
                                           "rules/onnxoptimizer/extract_constant_to_initializer.graft",
                                           "extract_constant_to_initializer"),

@@ -9,9 +9,15 @@ when onnxruntime refuses the model), time. Each tool runs in its own process
 and its time is the whole process (start, import, read, rewrite, write), so
 the three are timed alike. Prints a markdown table and a summary.
 
-  .venv/bin/python tests/interop/bench_zoo_transformers.py [NAME_SUBSTRING]
+  .venv/bin/python tests/interop/bench_zoo_transformers.py [--record] [NAME_SUBSTRING]
+
+--record writes what the peers wrote on each export (fused kinds by domain
+and op, nodes, onnx.checker's verdict, same outputs in onnxruntime) with
+their versions to tests/data/zoo/PEERS.json: the zoo test holds graft to
+it without running the peers.
 """
 import collections
+import json
 import os
 import subprocess
 import sys
@@ -53,6 +59,19 @@ PEERS = {
 }
 
 
+PEERS_JSON = os.path.join(ZOO, "PEERS.json")
+
+
+def kinds(model):
+    """Fused ops by kind: onnxruntime's contrib ops, and the norms the peers
+    write into the standard domain."""
+    return dict(sorted(collections.Counter(
+        f"{n.domain or 'ai.onnx'}:{n.op_type}" for n in model.graph.node
+        if n.domain == "com.microsoft" or n.op_type in (
+            "SimplifiedLayerNormalization", "RMSNormalization", "LayerNormalization",
+            "Gelu")).items()))
+
+
 def fused(model):
     counts = collections.Counter(n.op_type for n in model.graph.node
                                  if n.domain == "com.microsoft" or n.op_type in (
@@ -84,12 +103,23 @@ def measure(tool, src, out, spec):
         diff = f"{np.abs(want - got).max() / max(np.abs(want).max(), 1.0):.1e}"
     except Exception:  # noqa: BLE001
         diff = "fails"
-    return {"fused": fused(model), "nodes": len(model.graph.node), "valid": valid, "diff": diff,
-            "s": seconds}
+    return {"fused": fused(model), "kinds": kinds(model), "nodes": len(model.graph.node),
+            "valid": valid, "diff": diff, "s": seconds}
+
+
+def versions():
+    import onnxruntime
+    import onnxscript
+    return {"onnxruntime": onnxruntime.__version__, "onnxscript": onnxscript.__version__,
+            "onnx": onnx.__version__}
 
 
 def main():
-    only = sys.argv[1] if len(sys.argv) > 1 else ""
+    args = sys.argv[1:]
+    record = "--record" in args
+    args = [a for a in args if a != "--record"]
+    only = args[0] if args else ""
+    recorded = {}
     manifest = zoo.manifest(ZOO)
     names = [n for n, s in sorted(manifest.items())
              if s["model"] in ORT_TYPE and only in n]
@@ -109,6 +139,11 @@ def main():
             else:
                 print(f"| {name} | {before} | {tool} | {r['fused']} | {r['nodes']} | {r['valid']} "
                       f"| {r['diff']} | {r['s']:.2f} |", flush=True)
+        recorded[name] = {
+            tool: ({"error": r["error"]} if "error" in r else {
+                "kinds": r["kinds"], "nodes": r["nodes"], "valid": r["valid"] == "yes",
+                "same_outputs": r["diff"] != "fails" and float(r["diff"]) <= 1e-4})
+            for tool, r in results.items() if tool != "graft"}
         ok = {t: r for t, r in results.items()
               if "error" not in r and r["valid"] == "yes" and r["diff"] != "fails"
               and float(r["diff"]) <= 1e-4}
@@ -121,6 +156,11 @@ def main():
         wins["models"] += 1
     print(f"\ngraft leaves no more nodes than the better valid peer on {wins['nodes']} of "
           f"{wins['models']} exports, and is faster than both on {wins['time']}.")
+    if record:
+        with open(PEERS_JSON, "w") as f:
+            json.dump({"versions": versions(), "exports": recorded}, f, indent=1, sort_keys=True)
+            f.write("\n")
+        print(f"recorded the peers' results in {os.path.relpath(PEERS_JSON, ROOT)}")
 
 
 if __name__ == "__main__":

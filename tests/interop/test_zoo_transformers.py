@@ -2,9 +2,12 @@
 (tests/data/zoo/, written by torch's dynamo and TorchScript exporters from
 Hugging Face transformers models; export_zoo.py): its output passes
 onnx.checker (full check), onnxruntime computes the original's outputs,
-on static-shape exports it writes every fusion kind of norms and GELUs
-that onnxruntime's transformers optimizer writes into a model onnxruntime
-runs (kinds onnx.checker refuses aside), and on the dynamo exports of
+on every export it writes at least as many of every fused kind as
+onnxruntime's transformers optimizer or onnxscript's optimize_for_ort
+writes into a model onnxruntime runs with the original's outputs (as
+recorded in tests/data/zoo/PEERS.json by bench_zoo_transformers.py
+--record; the attention kinds one family, kinds onnx.checker refuses
+aside), and on the dynamo exports of
 encoders, GPT-2 and the LLaMA family (rotary embeddings, grouped-query
 attention) every layer's attention is fused (MultiHeadAttention,
 packed into Attention where Q, K and V project one input). The zoo's
@@ -32,11 +35,10 @@ CNN_EXPORTS = sorted(k for k, v in MANIFEST.items() if v["model"] in CNNS)
 NORMS_AND_GELUS = ("SkipLayerNormalization", "BiasGelu", "FastGelu", "QuickGelu", "Gelu",
                    "SkipSimplifiedLayerNormalization", "LayerNormalization")
 ATTENTION = ("Attention", "MultiHeadAttention", "GroupQueryAttention")
-ORT_MODEL_TYPE = {"bert": "bert", "roberta": "bert", "distilbert": "bert", "vit": "vit",
-                  "clip_text": "clip", "gpt2": "gpt2", "llama": "gpt2", "qwen2": "gpt2",
-                  "electra": "bert", "albert": "bert", "mpnet": "bert", "xlm_roberta": "bert",
-                  "gpt_neo": "gpt_neox", "mistral": "gpt2", "phi3": "gpt2", "gemma": "gpt2",
-                  "deit": "vit"}
+# What onnxruntime's transformers optimizer and onnxscript's optimize_for_ort
+# wrote on each export (bench_zoo_transformers.py --record).
+with open(os.path.join(ZOO, "PEERS.json")) as f:
+    PEERS = json.load(f)
 
 
 def feeds(name, manifest=MANIFEST):
@@ -48,21 +50,23 @@ def kinds(model):
                                if n.domain == "com.microsoft" or n.op_type in NORMS_AND_GELUS)
 
 
-def ort_optimized(src, name, out):
-    """onnxruntime's transformers optimizer (its fusions alone: opt_level 0,
-    the zoo's 4 heads of width 64); None where it writes a model
-    onnx.checker refuses or onnxruntime does not run with the original's
-    outputs. The optimizer itself failing is an error of the test."""
-    from onnxruntime.transformers import optimizer
-    model = optimizer.optimize_model(src, model_type=ORT_MODEL_TYPE[MANIFEST[name]["model"]],
-                                     num_heads=4, hidden_size=64, opt_level=0)
-    model.save_model_to_file(out)
-    try:
-        onnx.checker.check_model(onnx.load(out), full_check=True)
-        check_same_outputs(src, out, name)
-    except Exception:  # noqa: BLE001 (a peer's invalid output is data, not an error)
-        return None
-    return onnx.load(out)
+def peer_kinds(name):
+    """Per peer, the fused kinds it wrote into a model onnxruntime runs with
+    the original's outputs, the attention kinds as one family. onnxruntime's
+    contrib kinds only: the standard-domain norms the peers write are either
+    standard at the export's opset (graft keeps the standard op) or what
+    onnx.checker refuses."""
+    peers = {}
+    for tool, result in PEERS["exports"][name].items():
+        if "error" in result or not result["same_outputs"]:
+            continue
+        wrote = collections.Counter()
+        for key, count in result["kinds"].items():
+            domain, op = key.split(":")
+            if domain == "com.microsoft":
+                wrote["attention" if op in ATTENTION else op] += count
+        peers[tool] = wrote
+    return peers
 
 
 def apply_and_check(graft, src, ours, name, manifest):
@@ -112,19 +116,25 @@ def test_pipeline_on_real_exports(graft, tmp_path, name):
         # Every layer's two norms after a residual are fused (TorchScript's
         # dynamic exports below opset 17 write them decomposed).
         assert have["SkipLayerNormalization"] + have["SkipSimplifiedLayerNormalization"] >= 4, have
-    theirs = ort_optimized(src, name, str(tmp_path / "ort.onnx"))
-    if theirs is None:
-        return
-    want = kinds(theirs)
-    for family in (have, want):  # the attention kinds count as one family
-        family["attention"] = sum(family.pop(k, 0) for k in ATTENTION)
-    # an embedding's norm fused with its lookups counts as its Skip norm
-    embed = "EmbedLayerNormalization"
-    have["SkipLayerNormalization"] += have[embed] - want[embed]
-    for kind in want:
-        if kind in ("Gelu", "LayerNormalization"):
-            continue  # graft keeps the standard op where the optimizer writes com.microsoft's
-        assert have[kind] >= want[kind], (kind, dict(have), dict(want))
+    have["attention"] = sum(have.pop(k, 0) for k in ATTENTION)
+    for tool, want in peer_kinds(name).items():
+        mine = collections.Counter(have)
+        # an embedding's norm fused with its lookups counts as its Skip norm
+        embed = "EmbedLayerNormalization"
+        mine["SkipLayerNormalization"] += mine[embed] - want[embed]
+        for kind in want:
+            assert mine[kind] >= want[kind], (tool, kind, dict(have), dict(want))
+
+
+def test_peers_recorded_with_the_installed_versions():
+    """PEERS.json is what the installed onnxruntime and onnxscript write."""
+    import onnxruntime
+    import onnxscript
+    installed = {"onnxruntime": onnxruntime.__version__, "onnxscript": onnxscript.__version__,
+                 "onnx": onnx.__version__}
+    assert PEERS["versions"] == installed, (
+        "re-record: .venv/bin/python tests/interop/bench_zoo_transformers.py --record")
+    assert set(PEERS["exports"]) == set(TRANSFORMERS)
 
 
 @pytest.mark.parametrize("name", CNN_EXPORTS)
