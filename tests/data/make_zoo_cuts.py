@@ -27,6 +27,8 @@ CUTS = {
                         ["/model/layers.0/post_attention_layernorm/Mul_1_output_0"]),
     # BERT's residual + bias before the LayerNormalization op (dynamo)
     "zoo_skip_layer_norm_op": ("bert.dynamo.static", ["val_119", "layer_norm"], ["layer_norm_1"]),
+    # GPT-Neo's MLP output and its bias, the residual read first (dynamo)
+    "zoo_skip_bias_second": ("gpt_neo.dynamo.static", ["add_5", "val_99"], ["layer_norm_2"]),
     # the bias Add before the Gelu op (opset 20, dynamo)
     "zoo_bias_gelu_op": ("bert.dynamo.static", ["val_123"], ["gelu"]),
     # BERT's self-attention as dynamo decomposes scaled dot-product attention
@@ -97,6 +99,10 @@ REWRITTEN = {
     "zoo_fast_gelu_cubed_init": ("zoo_fast_gelu_cubed",
                                  "rules/onnxoptimizer/extract_constant_to_initializer.graft",
                                  "extract_constant_to_initializer"),
+    # the Skip norm that rule writes, for the rule that takes its bias in
+    "zoo_skip_layer_norm_skip_bias": ("zoo_skip_bias_second",
+                                      "rules/onnx/transformers/layer_norm.graft",
+                                      "skip_layer_norm_op"),
     "zoo_shape_arithmetic_init": ("zoo_shape_arithmetic",
                                   "rules/onnxoptimizer/extract_constant_to_initializer.graft",
                                   "extract_constant_to_initializer"),
