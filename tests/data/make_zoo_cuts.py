@@ -78,6 +78,8 @@ CUTS = {
     # BERT's mask flattened, gathered and viewed by shape arithmetic over
     # the mask's known shape (TorchScript, static shapes)
     "zoo_shape_arithmetic": ("bert.ts17.static", ["attention_mask"], ["/model/Reshape_1_output_0"]),
+    # MobileNetV2's first convs and ReLU6s (dynamo; ranges beside it, by hand)
+    "zoo_qdq_relu6": ("mobilenet_v2.dynamo.static", ["x"], ["getitem_6"]),
     # ViT's first self-attention as TorchScript writes it (no mask), from the
     # model's input (the export declares no shapes inside)
     "zoo_attention_eager": ("vit.ts17.static", ["pixel_values"],

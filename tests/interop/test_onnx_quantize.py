@@ -13,6 +13,7 @@ import pytest
 from onnx import version_converter
 
 from conftest import repo_path
+import zoo
 from onnx_zoo import example_input, make
 
 # The package scripts/build_wheel.sh stages (the test command builds it first).
@@ -98,3 +99,35 @@ def test_calibration_errors_are_located(tmp_path):
     with pytest.raises(GraftError, match="conv_bn.onnx: error: calibration batch 1: .*missing"):
         calibrate.onnx_ranges(good, [{"nope": np.zeros((1, 3, 4, 4), np.float32)}], str(out))
     assert not out.exists()
+
+
+# torchvision's CNNs as torch's exporters write them (tests/data/zoo/,
+# batch norms kept), static shapes: their Constant nodes made initializers
+# (TorchScript's ReLU6 bounds) and batch norms folded first, as a user
+# would, then quantized beside onnxruntime's quantize_static.
+ZOO_CNNS = sorted(n for n, s in zoo.manifest(zoo.ZOO).items()
+                  if s["model"] in ("mobilenet_v2", "shufflenet_v2") and not s["dynamic"])
+
+
+@pytest.mark.parametrize("name", ZOO_CNNS)
+def test_qdq_on_real_cnn_exports(graft, tmp_path, name):
+    folded = str(tmp_path / "folded.onnx")
+    graft("apply", "-r", repo_path("rules", "onnxoptimizer", "extract_constant_to_initializer.graft"),
+          "-r", repo_path("rules", "onnx", "fold_batch_norms.graft"),
+          os.path.join(zoo.ZOO, name + ".onnx"), "-o", folded, "-q")
+    (input_name, spec), = zoo.manifest(zoo.ZOO)[name]["inputs"].items()
+    calibration = batches(input_name, spec["shape"], 8, seed=1)
+    ranges = str(tmp_path / "ranges.yaml")
+    calibrate.onnx_ranges(folded, calibration, ranges)
+    ours = str(tmp_path / "graft.onnx")
+    graft("apply", "-r", RULES, "--param", "ranges=" + ranges, folded, "-o", ours, "-q")
+    onnx.checker.check_model(onnx.load(ours), full_check=True)
+    ops = [n.op_type for n in onnx.load(ours).graph.node]
+    assert ops.count("Conv") >= 10 and ops.count("DequantizeLinear") >= 2 * ops.count("Conv")
+    theirs = str(tmp_path / "ort.onnx")
+    ort_quantize(folded, theirs, calibration)
+    test = batches(input_name, spec["shape"], 4, seed=7)
+    want = run(folded, test)
+    ours_db, theirs_db = sqnr(want, run(ours, test)), sqnr(want, run(theirs, test))
+    print(f"{name}: SQNR graft {ours_db:.1f} dB, onnxruntime {theirs_db:.1f} dB")
+    assert ours_db >= 15 and ours_db >= theirs_db - 1, (ours_db, theirs_db)
