@@ -46,6 +46,10 @@ CUTS = {
     "zoo_sdpa_gqa_dynamic": ("llama.dynamo.dynamic",
                              ["input_ids", "linear", "linear_1", "linear_2", "unsqueeze_14",
                               "unsqueeze_15", "val_153"], ["view_4"]),
+    # LLaMA's Q and K rotated by tables computed from the positions (dynamo,
+    # dynamic shapes)
+    "zoo_rotary_computed": ("llama.dynamo.dynamic", ["input_ids", "linear", "linear_1"],
+                            ["add_4", "add_5"]),
     # Phi-3's: Q, K and V sliced from one projection, the context reshaped
     # to its own shape before its heads are merged
     "zoo_sdpa_gqa_phi3": ("phi3.dynamo.dynamic",
