@@ -71,8 +71,17 @@ def test_fusions_beside_onnxruntime(graft, tmp_path, name, opset):
                     onnx.checker.check_model(theirs, full_check=True)
             assert have[kind] == 0
             continue
+        if kind in ("LayerNormalization", "SkipLayerNormalization"):
+            # the embeddings' norm (positions added to the tokens) graft may
+            # fuse further: a Skip norm over a [1, S, D] skip, or with the
+            # lookups into EmbedLayerNormalization
+            norms = ("LayerNormalization", "SkipLayerNormalization", "EmbedLayerNormalization")
+            valid = [k for k in norms if k != "LayerNormalization" or opset >= 17]
+            assert sum(have[k] for k in norms) >= sum(want[k] for k in valid), (have, want)
+            assert have["SkipLayerNormalization"] >= want["SkipLayerNormalization"], (have, want)
+            continue
         assert have[kind] >= want[kind], (kind, have, want)
-    assert have["SkipLayerNormalization"] == 4
+    assert have["SkipLayerNormalization"] >= 4  # every residual's
     assert have["BiasGelu" if name == "bert" else "FastGelu"] == 2
     assert have["Attention"] == (2 if name == "bert" else 0)
     assert len(mine.graph.node) <= len(model.graph.node) - 40
