@@ -9,6 +9,7 @@ void RegisterBuiltinHooks(HookRegistry& registry) {
   builtins::RegisterConstantHooks(registry);
   builtins::RegisterSurgeryHooks(registry);
   builtins::RegisterQuantizationHooks(registry);
+  builtins::RegisterOnnxFoldHooks(registry);
 }
 
 }  // namespace graft

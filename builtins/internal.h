@@ -28,6 +28,7 @@ void RegisterGraphQueryHooks(HookRegistry& r);
 void RegisterConstantHooks(HookRegistry& r);
 void RegisterSurgeryHooks(HookRegistry& r);
 void RegisterQuantizationHooks(HookRegistry& r);
+void RegisterOnnxFoldHooks(HookRegistry& r);
 
 }  // namespace graft::builtins
 

@@ -84,6 +84,12 @@ CUTS = {
     "zoo_shape_arithmetic": ("bert.ts17.static", ["attention_mask"], ["/model/Reshape_1_output_0"]),
     # MobileNetV2's first convs and ReLU6s (dynamo; ranges beside it, by hand)
     "zoo_qdq_relu6": ("mobilenet_v2.dynamo.static", ["x"], ["getitem_6"]),
+    # MPNet's relative position buckets, computed from constant positions
+    # (TorchScript, static shapes)
+    # (its first value, a Constant node's, is cut as an input and made the
+    # initializer it was: FROZEN below)
+    "zoo_constant_folding": ("mpnet.ts17.static", ["/model/encoder/Constant_output_0"],
+                             ["/model/encoder/relative_attention_bias/Gather_output_0"]),
     # ViT's first self-attention as TorchScript writes it (no mask), from the
     # model's input (the export declares no shapes inside)
     "zoo_attention_eager": ("vit.ts17.static", ["pixel_values"],
@@ -91,6 +97,23 @@ CUTS = {
     # CLIP's quick_gelu (dynamo)
     "zoo_quick_gelu": ("clip_text.dynamo.static", ["linear_4"], ["mul_1"]),
 }
+
+
+# Cut inputs that were constants in the export, made initializers of the
+# values the export's Constant nodes hold.
+FROZEN = {"zoo_constant_folding": ["/model/encoder/Constant_output_0"]}
+
+
+def freeze(cut, model, names):
+    """Makes the cut's inputs `names` initializers of the export's values."""
+    source = onnx.load(os.path.join(ZOO, model + ".onnx"))
+    for node in source.graph.node:
+        if node.op_type == "Constant" and node.output[0] in names:
+            value = onnx.numpy_helper.to_array(node.attribute[0].t)
+            cut.graph.initializer.append(onnx.numpy_helper.from_array(value, node.output[0]))
+    kept = [i for i in cut.graph.input if i.name not in names]
+    del cut.graph.input[:]
+    cut.graph.input.extend(kept)
 
 
 # Cuts with one rule of graft's applied (bazel-bin/cli/graft), for the test
@@ -110,6 +133,9 @@ REWRITTEN = {
                                       "rules/onnx/transformers/layer_norm.graft",
                                       "skip_layer_norm_op"),
     "zoo_shape_arithmetic_init": ("zoo_shape_arithmetic",
+                                  "rules/onnxoptimizer/extract_constant_to_initializer.graft",
+                                  "extract_constant_to_initializer"),
+    "zoo_constant_folding_init": ("zoo_constant_folding",
                                   "rules/onnxoptimizer/extract_constant_to_initializer.graft",
                                   "extract_constant_to_initializer"),
     "zoo_view_target_init": ("zoo_view_target",
@@ -151,6 +177,7 @@ def main():
             path = os.path.join(tmp, "cut.onnx")
             onnx.utils.extract_model(os.path.join(ZOO, model + ".onnx"), path, inputs, outputs)
             cut = onnx.load(path)
+        freeze(cut, model, FROZEN.get(name, []))
         cut.producer_name = f"cut from tests/data/zoo/{model}.onnx"
         for node in cut.graph.node:
             del node.metadata_props[:]

@@ -7,7 +7,8 @@ onnxruntime's transformers optimizer or onnxscript's optimize_for_ort
 writes into a model onnxruntime runs with the original's outputs (as
 recorded in tests/data/zoo/PEERS.json by bench_zoo_transformers.py
 --record; the attention kinds one family, kinds onnx.checker refuses
-aside), and on the dynamo exports of
+aside) and leaves no more nodes than the better of them, and on the
+dynamo exports of
 encoders, GPT-2 and the LLaMA family (rotary embeddings, grouped-query
 attention) every layer's attention is fused (MultiHeadAttention,
 packed into Attention where Q, K and V project one input). The zoo's
@@ -116,6 +117,10 @@ def test_pipeline_on_real_exports(graft, tmp_path, name):
         # Every layer's two norms after a residual are fused (TorchScript's
         # dynamic exports below opset 17 write them decomposed).
         assert have["SkipLayerNormalization"] + have["SkipSimplifiedLayerNormalization"] >= 4, have
+    # no more nodes than the better peer whose output is valid and right
+    peers = [r["nodes"] for r in PEERS["exports"][name].values()
+             if "error" not in r and r["valid"] and r["same_outputs"]]
+    assert not peers or len(mine.graph.node) <= min(peers), (len(mine.graph.node), peers)
     have["attention"] = sum(have.pop(k, 0) for k in ATTENTION)
     for tool, want in peer_kinds(name).items():
         mine = collections.Counter(have)
