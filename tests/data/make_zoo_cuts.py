@@ -90,6 +90,8 @@ CUTS = {
     # initializer it was: FROZEN below)
     "zoo_constant_folding": ("mpnet.ts17.static", ["/model/encoder/Constant_output_0"],
                              ["/model/encoder/relative_attention_bias/Gather_output_0"]),
+    # GPT-2's Conv1D: rows flattened around a Gemm (dynamo)
+    "zoo_fully_connected": ("gpt2.dynamo.static", ["layer_norm"], ["view_3"]),
     # ViT's first self-attention as TorchScript writes it (no mask), from the
     # model's input (the export declares no shapes inside)
     "zoo_attention_eager": ("vit.ts17.static", ["pixel_values"],

@@ -234,6 +234,9 @@ ALTERED = {
                  "skip_rms_norm", "all_close(two, 2)"),
     "attention": ("bert.dynamo.static", set_initializer("val_99", 1.0), "view_4",
                   "multi_head_attention_sdpa", "all_close(zero, 0)"),
+    # the positions' Range stepping by 2
+    "rotary": ("llama.dynamo.dynamic", set_initializer("val_6", 2), "add_4",
+               "rotary_embedding_computed", "all_close(delta, 1)"),
 }
 
 
