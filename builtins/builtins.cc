@@ -10,6 +10,7 @@ void RegisterBuiltinHooks(HookRegistry& registry) {
   builtins::RegisterSurgeryHooks(registry);
   builtins::RegisterQuantizationHooks(registry);
   builtins::RegisterOnnxFoldHooks(registry);
+  builtins::RegisterTransformerHooks(registry);
 }
 
 }  // namespace graft

@@ -29,6 +29,7 @@ void RegisterConstantHooks(HookRegistry& r);
 void RegisterSurgeryHooks(HookRegistry& r);
 void RegisterQuantizationHooks(HookRegistry& r);
 void RegisterOnnxFoldHooks(HookRegistry& r);
+void RegisterTransformerHooks(HookRegistry& r);
 
 }  // namespace graft::builtins
 

@@ -50,6 +50,14 @@ CUTS = {
     # dynamic shapes)
     "zoo_rotary_computed": ("llama.dynamo.dynamic", ["input_ids", "linear", "linear_1"],
                             ["add_4", "add_5"]),
+    # the same as constant tables [1, 1, S, h] (dynamo, static shapes)
+    "zoo_rotary_table": ("llama.dynamo.static", ["linear", "linear_1"], ["add_4", "add_5"]),
+    # ... and as cos / sin of constant angles (TorchScript, static shapes)
+    "zoo_rotary_angles": ("llama.ts17.static",
+                          ["/model/layers.0/self_attn/q_proj/MatMul_output_0",
+                           "/model/layers.0/self_attn/k_proj/MatMul_output_0"],
+                          ["/model/layers.0/self_attn/Add_output_0",
+                           "/model/layers.0/self_attn/Add_1_output_0"]),
     # Phi-3's: Q, K and V sliced from one projection, the context reshaped
     # to its own shape before its heads are merged
     "zoo_sdpa_gqa_phi3": ("phi3.dynamo.dynamic",
@@ -140,6 +148,9 @@ REWRITTEN = {
     "zoo_constant_folding_init": ("zoo_constant_folding",
                                   "rules/onnxoptimizer/extract_constant_to_initializer.graft",
                                   "extract_constant_to_initializer"),
+    "zoo_rotary_angles_init": ("zoo_rotary_angles",
+                               "rules/onnxoptimizer/extract_constant_to_initializer.graft",
+                               "extract_constant_to_initializer"),
     "zoo_view_target_init": ("zoo_view_target",
                              "rules/onnxoptimizer/extract_constant_to_initializer.graft",
                              "extract_constant_to_initializer"),
