@@ -508,7 +508,7 @@ check "... it says why" grep -q "layer_norm at \`/ln/Add_11\`: no match: guard \
 expect "ONNX: a fusion imports onnxruntime's domain" 0 "skip_layer_norm: 1 applied" -- "$GRAFT" apply -r rules/onnx/transformers/layer_norm.graft tests/data/onnx/tfm_skip_layer_norm.onnxtxt -o "$TMP/skip_ln.onnx"
 expect "... and the result validates" 0 "" -- "$GRAFT" validate "$TMP/skip_ln.onnx"
 # QDQ quantization: calibrated ranges by the model's value names.
-expect "ONNX: QDQ with calibrated ranges" 0 "quantize_activations: 4 applied" -- "$GRAFT" apply -r rules/onnx/quantize_qdq.graft --param ranges=tests/data/onnx/qdq_cnn_ranges.yaml tests/data/onnx/qdq_cnn.onnxtxt -o "$TMP/qdq.onnx"
+expect "ONNX: QDQ with calibrated ranges" 0 "quantize_through_activation: 1 applied" -- "$GRAFT" apply -r rules/onnx/quantize_qdq.graft --param ranges=tests/data/onnx/qdq_cnn_ranges.yaml tests/data/onnx/qdq_cnn.onnxtxt -o "$TMP/qdq.onnx"
 expect "... the result validates" 0 "" -- "$GRAFT" validate "$TMP/qdq.onnx"
 printf '"x": [-1, 1]\n"nowhere": [0, 1]\n' > "$TMP/bad_ranges.yaml"
 expect "ONNX: a range for a value the model lacks" 1 "bad_ranges.yaml:2:1: tensor \`nowhere\` is not a value of the model" -- "$GRAFT" apply -r rules/onnx/quantize_qdq.graft --param "ranges=$TMP/bad_ranges.yaml" tests/data/onnx/qdq_cnn.onnxtxt -o "$TMP/qdq_bad.onnx"
