@@ -130,23 +130,29 @@ MEMORY_MODELS = {
 def memory_report():
     yield from numbers_report(
         "checkpoint_memory.txt",
-        "model: TensorFlow's peak before -> after the memory strategy (the CPU "
-        "allocator's peak, get_memory_info, oneDNN on; default threading, the largest of 3 "
-        "runs; then as written: graph optimizers off, one inter-op thread, the smallest of 3 "
-        "runs), graft mem's, extra training FLOPs (graft cost)")
+        "model: TensorFlow's median peak before -> after the memory strategy (the CPU "
+        "allocator's peak, get_memory_info; 5 training steps in each setting, each in a "
+        "fresh process; default threading; Grappler on/off, oneDNN on/off, the BFC "
+        "allocator where oneDNN is off), graft mem's, extra training FLOPs (graft cost)")
+
+
+# Where the memory strategy does not lower TensorFlow's peak, and why.
+EIGEN_WORKSPACES = (
+    "without oneDNN, each Conv2DBackpropFilter/Input allocates a 32 MiB Eigen workspace, "
+    "two at once: the U-Net's peak is those, and the recomputed tensors live beside them")
+NOT_LOWER = {("unet", False)}  # (model, oneDNN)
 
 
 @pytest.mark.parametrize("name", list(MEMORY_MODELS))
 def test_memory_strategy_lowers_the_peak(tmp_path, memory_report, name):
+    """TensorFlow's own median peak of 5 steps is lower after the rewrite,
+    with its graph optimizers (Grappler) on and off, and with oneDNN on no
+    step of the rewritten graph peaks above the original's median; graft
+    mem's estimate is within 15% of the measured median as written
+    (Grappler off, oneDNN on); at most about one extra forward pass."""
     original = MEMORY_MODELS[name]().as_graph_def()
     rewritten, log = checkpoint(original, tmp_path, "strategy=memory")
-    default = tf_memory.peaks([original, rewritten], tmp_path)
-    written = tf_memory.peaks([original, rewritten], tmp_path, as_written=True)
-    if not written[1] < written[0]:
-        # One run's allocator peak can move (oneDNN's scratch buffers on the
-        # small U-Net): measure again and keep each graph's lower peak.
-        again = tf_memory.peaks([original, rewritten], tmp_path, as_written=True)
-        written = tuple(min(a, b) for a, b in zip(written, again))
+    measured = tf_memory.stats([original, rewritten], tmp_path, runs=5)
     # TensorFlow runs what `train` needs: so does graft mem, told the fetch
     # (a gradient no optimizer applies, of the attention's scale, is not run).
     ours = tuple(graft_peak(g, tmp_path, n, "--outputs", "train")
@@ -154,24 +160,43 @@ def test_memory_strategy_lowers_the_peak(tmp_path, memory_report, name):
     flops = (graft_flops(original, tmp_path, "before"), graft_flops(rewritten, tmp_path, "after"))
     extra = flops[1] / flops[0] - 1
     mib = lambda b: b / 2**20  # noqa: E731
-    memory_report.append(
-        "%s: TF %.1f -> %.1f MiB (%.2fx); TF, graph as written %.1f -> %.1f MiB (%.2fx); "
-        "graft mem %.1f -> %.1f MiB (%.2f of TF as written); +%.0f%% FLOPs" % (
-            name, mib(default[0]), mib(default[1]), default[0] / default[1],
-            mib(written[0]), mib(written[1]), written[0] / written[1],
-            mib(ours[0]), mib(ours[1]), ours[1] / written[1], 100 * extra))
-    # A measured reduction as written (with TensorFlow's optimizers on, the
-    # U-Net's small peak moves by about 15% from run to run: not worse),
-    # graft's prediction close to what TensorFlow does with the graph it is
-    # given, at most about one extra forward pass.
-    assert written[1] < written[0] and default[1] <= 1.25 * default[0], log
-    assert 0.75 <= ours[1] / written[1] <= 1.25, (ours, written)
+    med = {k: (tf_memory.median(v[0]), tf_memory.median(v[1])) for k, v in measured.items()}
+    memory_report.append("%s: %s; graft mem %.1f -> %.1f MiB; +%.0f%% FLOPs" % (
+        name, "; ".join("Grappler %s, oneDNN %s %.1f -> %.1f MiB (%.2fx)" % (
+            "on" if g else "off", "on" if o else "off", mib(b), mib(a), b / a)
+            for (g, o), (b, a) in med.items()),
+        mib(ours[0]), mib(ours[1]), 100 * extra))
+    for (grappler, onednn), (before, after) in med.items():
+        if (name, onednn) in NOT_LOWER:
+            continue
+        assert after < before, (grappler, onednn, med, log)
+        if onednn:
+            assert max(measured[(grappler, onednn)][1]) < before, (grappler, measured)
+    # graft's estimate of what TensorFlow does with the graph it is given
+    written = med[(False, True)]
+    for estimate, actual in zip(ours, written):
+        assert 0.85 <= estimate / actual <= 1.15, (ours, written)
     assert extra <= 0.35, flops
     if name == "dense_chain_100":
         # at most 2 * sqrt(100) + 2 activations of 1 MiB, from about 100
-        assert max(default[1], written[1]) <= 22 * 2**20, (default, written)
+        assert max(after for _, after in med.values()) <= 24 * 2**20, med
     if name == "cifar_resnet_50":
-        assert min(default[0] / default[1], written[0] / written[1]) >= 3, (default, written)
+        assert written[0] / written[1] >= 3, written
+
+
+def test_memory_strategy_under_eigen_workspaces(tmp_path):
+    """The known gap, kept visible: without oneDNN the U-Net's peak is
+    TensorFlow's Eigen convolution workspaces, which recomputation cannot
+    lower (a strict xfail: it fails the day it is fixed)."""
+    if ("unet", False) not in NOT_LOWER:
+        return
+    original = MEMORY_MODELS["unet"]().as_graph_def()
+    rewritten, _ = checkpoint(original, tmp_path, "strategy=memory")
+    runs = tf_memory.stats([original, rewritten], tmp_path, runs=5,
+                           settings=((True, False),))[(True, False)]
+    if tf_memory.median(runs[1]) >= tf_memory.median(runs[0]):
+        pytest.xfail(EIGEN_WORKSPACES)
+    pytest.fail("the U-Net's peak without oneDNN is lower now: drop it from NOT_LOWER")
 
 
 @pytest.mark.parametrize("name,fraction", [

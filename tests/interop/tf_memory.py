@@ -18,6 +18,16 @@ oneDNN's CPU allocator, whose peak is what is measured) on every machine.
 
     python tf_memory.py [--as-written] [--runs N] GRAPH.pb...   # JSON list of bytes
     python tf_memory.py --records MODEL   # JSON [peak, node start order]
+    python tf_memory.py --report [--runs N] GRAPH.pb...   # the table below
+
+`--report` (and `stats()`) measures each graph N times (5 by default) in
+each of four settings, TensorFlow's graph optimizers (Grappler) on and
+off, oneDNN on and off, each setting in its own process, and prints the
+smallest, median and largest peak beside graft mem's estimate of the same
+graph (its schedule: one op at a time, the executor's order). With oneDNN
+off the plain CPU allocator keeps no statistics, so those processes run
+TensorFlow's BFC allocator on the CPU (`TF_CPU_ALLOCATOR_USE_BFC`), whose
+peak is what is measured there.
 
 `--as-written` turns TensorFlow's graph optimizers (Grappler) off, so that
 TensorFlow runs the graph it is given, one op at a time (one inter-op
@@ -46,6 +56,50 @@ def _child(args):
                           capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _child_env(onednn):
+    env = dict(os.environ, **MEASURING_ENV)
+    env["TF_ENABLE_ONEDNN_OPTS"] = "1" if onednn else "0"
+    if not onednn:
+        env["TF_CPU_ALLOCATOR_USE_BFC"] = "true"
+    return env
+
+
+def _write(graph_defs, tmp_path):
+    paths = []
+    for i, graph_def in enumerate(graph_defs):
+        path = os.path.join(str(tmp_path), "tf_memory_%d.pb" % i)
+        with open(path, "wb") as f:
+            f.write(graph_def.SerializeToString())
+        paths.append(path)
+    return paths
+
+
+# The four settings stats() measures: (Grappler on, oneDNN on).
+SETTINGS = ((True, True), (False, True), (True, False), (False, False))
+
+
+def stats(graph_defs, tmp_path, runs=5, settings=SETTINGS):
+    """{(grappler, onednn): [every run's peak in bytes, per graph]}, each
+    setting measured in one fresh process, `runs` training steps of each
+    graph after a warm-up (TensorFlow's default threading)."""
+    paths = _write(graph_defs, tmp_path)
+    out = {}
+    for grappler, onednn in settings:
+        args = ["--runs", str(runs), "--all"] + ([] if grappler else ["--no-grappler"]) + paths
+        proc = subprocess.run([sys.executable, os.path.join(HERE, "tf_memory.py"), *args],
+                              capture_output=True, text=True, timeout=1200,
+                              env=_child_env(onednn))
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        out[(grappler, onednn)] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out
+
+
+def median(values):
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def peaks(graph_defs, tmp_path, as_written=False, runs=3):
@@ -103,7 +157,7 @@ def _records(model):
     return [peak, [name for _, name in sorted(starts)]]
 
 
-def _measure(path, as_written, runs):
+def _measure(path, as_written, runs, grappler=True, every_run=False):
     import tensorflow as tf
     from test_checkpoint import feeds
     tf1 = tf.compat.v1
@@ -112,8 +166,9 @@ def _measure(path, as_written, runs):
     with graph.as_default():
         tf1.import_graph_def(graph_def, name="")
     config = tf1.ConfigProto()
-    if as_written:
+    if as_written or not grappler:
         config.graph_options.rewrite_options.disable_meta_optimizer = True
+    if as_written:
         # One op at a time, in the executor's order: the schedule graft mem
         # models, and a peak that does not move with the thread timing.
         config.inter_op_parallelism_threads = 1
@@ -127,9 +182,42 @@ def _measure(path, as_written, runs):
             before = tf.config.experimental.get_memory_info("CPU:0")["current"]
             sess.run("train", feed)
             measured.append(tf.config.experimental.get_memory_info("CPU:0")["peak"] - before)
+    if every_run:
+        return measured
     # As written, what the schedule needs: the smallest (timing and the
     # allocator's growth only add to it); by default, the largest.
     return min(measured) if as_written else max(measured)
+
+
+def _graft_peak(path):
+    graft = os.path.join(os.path.dirname(os.path.dirname(HERE)), "bazel-bin", "cli", "graft")
+    proc = subprocess.run([graft, "mem", "--json", path, "--outputs", "train"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        return None
+    return json.loads(proc.stdout)["devices"][0]["peak_bytes"]
+
+
+def report(paths, runs):
+    """Prints each graph's peaks in the four settings beside graft mem's."""
+    import tensorflow as tf
+    tf1 = tf.compat.v1
+    graph_defs = [tf1.GraphDef.FromString(open(p, "rb").read()) for p in paths]
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        measured = stats(graph_defs, tmp, runs)
+    mib = lambda b: b / 2**20  # noqa: E731
+    print("| graph | Grappler | oneDNN | min | median | max (MiB) | graft mem | graft / median |")
+    print("|---|---|---|---:|---:|---:|---:|---:|")
+    for i, path in enumerate(paths):
+        ours = _graft_peak(path)
+        for (grappler, onednn), per_graph in measured.items():
+            runs_i = per_graph[i]
+            med = median(runs_i)
+            print("| %s | %s | %s | %.1f | %.1f | %.1f | %s | %s |" % (
+                os.path.basename(path), "on" if grappler else "off", "on" if onednn else "off",
+                mib(min(runs_i)), mib(med), mib(max(runs_i)),
+                "%.1f" % mib(ours) if ours else "-", "%.2f" % (ours / med) if ours else "-"))
 
 
 def main(argv):
@@ -138,14 +226,20 @@ def main(argv):
     if argv[:1] == ["--records"]:
         print(json.dumps(_records(argv[1])))
         return
-    as_written = "--as-written" in argv
-    argv = [a for a in argv if a != "--as-written"]
-    runs = 3
+    flags = {"--as-written", "--all", "--no-grappler", "--report"}
+    given = {a for a in argv if a in flags}
+    argv = [a for a in argv if a not in flags]
+    runs = 5 if "--report" in given or "--all" in given else 3
     if "--runs" in argv:
         i = argv.index("--runs")
         runs = int(argv[i + 1])
         del argv[i:i + 2]
-    print(json.dumps([_measure(path, as_written, runs) for path in argv]))
+    if "--report" in given:
+        report(argv, runs)
+        return
+    print(json.dumps([_measure(path, "--as-written" in given, runs,
+                               grappler="--no-grappler" not in given,
+                               every_run="--all" in given) for path in argv]))
 
 
 if __name__ == "__main__":
