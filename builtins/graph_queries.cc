@@ -162,6 +162,15 @@ void RegisterGraphQueryHooks(HookRegistry& r) {
         return Value::List(std::move(out));
       },
       false, /*optional=*/1);
+  Add(r, "consecutive", {VT::kList}, VT::kList, false,
+      "consecutive(xs): each item with the next, [[xs[0], xs[1]], [xs[1], "
+      "xs[2]], ...] (a plan's pairs along an order)",
+      [](const HookContext&, Args a) -> absl::StatusOr<Value> {
+        std::vector<Value> out;
+        for (size_t i = 0; i + 1 < a[0].list.size(); ++i)
+          out.push_back(Value::List({a[0].list[i], a[0].list[i + 1]}));
+        return Value::List(std::move(out));
+      });
   Add(r, "readers", {VT::kTensor}, VT::kList, false,
       "the nodes that read a tensor, at any input position (each once, in "
       "id order)",

@@ -36,6 +36,18 @@ def checkpoint(graph_def, tmp_path, *params):
     return apply_rules(graph_def, tmp_path, RULES, params)
 
 
+def pipeline(graph_def, tmp_path, name):
+    """`graft apply --pipeline NAME` on a GraphDef: the result and graft's summary."""
+    src, out = tmp_path / "train.pb", tmp_path / "train.out.pb"
+    src.write_bytes(graph_def.SerializeToString())
+    proc = subprocess.run([graft_binary(), "apply", "--pipeline", name, str(src), "-o", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    result = tf1.GraphDef()
+    result.ParseFromString(out.read_bytes())
+    return result, proc.stderr
+
+
 def feeds(graph_def, seed=0):
     rng = np.random.default_rng(seed)
     out = {}
@@ -136,22 +148,17 @@ def memory_report():
         "allocator where oneDNN is off), graft mem's, extra training FLOPs (graft cost)")
 
 
-# Where the memory strategy does not lower TensorFlow's peak, and why.
-EIGEN_WORKSPACES = (
-    "without oneDNN, each Conv2DBackpropFilter/Input allocates a 32 MiB Eigen workspace, "
-    "two at once: the U-Net's peak is those, and the recomputed tensors live beside them")
-NOT_LOWER = {("unet", False)}  # (model, oneDNN)
-
-
 @pytest.mark.parametrize("name", list(MEMORY_MODELS))
 def test_memory_strategy_lowers_the_peak(tmp_path, memory_report, name):
-    """TensorFlow's own median peak of 5 steps is lower after the rewrite,
-    with its graph optimizers (Grappler) on and off, and with oneDNN on no
-    step of the rewritten graph peaks above the original's median; graft
-    mem's estimate is within 15% of the measured median as written
-    (Grappler off, oneDNN on); at most about one extra forward pass."""
+    """The pipeline training-memory (the memory strategy, then the
+    convolution gradients' workspaces one at a time): TensorFlow's own
+    median peak of 5 steps is lower after it, with its graph optimizers
+    (Grappler) on and off, oneDNN on and off, and no step of the rewritten
+    graph peaks above the original's median; graft mem's estimate is
+    within 15% of the measured median as written (Grappler off, oneDNN on);
+    at most about one extra forward pass."""
     original = MEMORY_MODELS[name]().as_graph_def()
-    rewritten, log = checkpoint(original, tmp_path, "strategy=memory")
+    rewritten, log = pipeline(original, tmp_path, "training-memory")
     measured = tf_memory.stats([original, rewritten], tmp_path, runs=5)
     # TensorFlow runs what `train` needs: so does graft mem, told the fetch
     # (a gradient no optimizer applies, of the attention's scale, is not run).
@@ -167,11 +174,8 @@ def test_memory_strategy_lowers_the_peak(tmp_path, memory_report, name):
             for (g, o), (b, a) in med.items()),
         mib(ours[0]), mib(ours[1]), 100 * extra))
     for (grappler, onednn), (before, after) in med.items():
-        if (name, onednn) in NOT_LOWER:
-            continue
         assert after < before, (grappler, onednn, med, log)
-        if onednn:
-            assert max(measured[(grappler, onednn)][1]) < before, (grappler, measured)
+        assert max(measured[(grappler, onednn)][1]) < before, (grappler, onednn, measured)
     # graft's estimate of what TensorFlow does with the graph it is given
     written = med[(False, True)]
     for estimate, actual in zip(ours, written):
@@ -182,21 +186,6 @@ def test_memory_strategy_lowers_the_peak(tmp_path, memory_report, name):
         assert max(after for _, after in med.values()) <= 24 * 2**20, med
     if name == "cifar_resnet_50":
         assert written[0] / written[1] >= 3, written
-
-
-def test_memory_strategy_under_eigen_workspaces(tmp_path):
-    """The known gap, kept visible: without oneDNN the U-Net's peak is
-    TensorFlow's Eigen convolution workspaces, which recomputation cannot
-    lower (a strict xfail: it fails the day it is fixed)."""
-    if ("unet", False) not in NOT_LOWER:
-        return
-    original = MEMORY_MODELS["unet"]().as_graph_def()
-    rewritten, _ = checkpoint(original, tmp_path, "strategy=memory")
-    runs = tf_memory.stats([original, rewritten], tmp_path, runs=5,
-                           settings=((True, False),))[(True, False)]
-    if tf_memory.median(runs[1]) >= tf_memory.median(runs[0]):
-        pytest.xfail(EIGEN_WORKSPACES)
-    pytest.fail("the U-Net's peak without oneDNN is lower now: drop it from NOT_LOWER")
 
 
 @pytest.mark.parametrize("name,fraction", [
