@@ -211,6 +211,22 @@ def test_budget_strategy(tmp_path, name, fraction):
             float(np.max(np.abs(w))), 1e-30)
 
 
+@pytest.mark.parametrize("fraction", [0.75, 0.6])
+def test_budget_met_as_tensorflow_measures_it(tmp_path, fraction):
+    """The budget strategy on ResNet-18 (batch 8, 64x64): TensorFlow's
+    median peak of 5 steps, Grappler on (oneDNN on: the kernels graft mem
+    models), is within the budget."""
+    original = training_graphs.resnet18(batch=8, size=64).as_graph_def()
+    budget = int(fraction * graft_peak(original, tmp_path, "before", "--outputs", "train"))
+    # as the training pipelines do: the early gradients moved first
+    early, _ = apply_rules(original, tmp_path, repo_path("rules", "early_gradients.graft"), [])
+    rewritten, log = checkpoint(early, tmp_path, "strategy=budget", "budget_bytes=%d" % budget)
+    runs = tf_memory.stats([rewritten], tmp_path, runs=5, settings=((True, True),))[(True, True)][0]
+    print("ResNet-18, budget %.1f MiB: TensorFlow's median %.1f MiB" % (
+        budget / 2**20, tf_memory.median(runs) / 2**20))
+    assert tf_memory.median(runs) <= budget, (budget, runs, log)
+
+
 def test_keras_train_step(tmp_path, capsys):
     """examples/checkpoint_train_step.py: a tf-keras conv net with batch
     norms and Adam, its tf.function train step exported, checkpointed and
