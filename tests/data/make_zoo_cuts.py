@@ -100,6 +100,10 @@ CUTS = {
                              ["/model/encoder/relative_attention_bias/Gather_output_0"]),
     # GPT-2's Conv1D: rows flattened around a Gemm (dynamo)
     "zoo_fully_connected": ("gpt2.dynamo.static", ["layer_norm"], ["view_3"]),
+    # MobileNetV2's first convs and the batch norms TorchScript keeps
+    # (training=PRESERVE, opset 17)
+    "zoo_conv_bn": ("mobilenet_v2.ts17.static", ["x"],
+                    ["/features/features.1/conv/conv.2/BatchNormalization_output_0"]),
     # ViT's first self-attention as TorchScript writes it (no mask), from the
     # model's input (the export declares no shapes inside)
     "zoo_attention_eager": ("vit.ts17.static", ["pixel_values"],
@@ -151,6 +155,9 @@ REWRITTEN = {
     "zoo_rotary_angles_init": ("zoo_rotary_angles",
                                "rules/onnxoptimizer/extract_constant_to_initializer.graft",
                                "extract_constant_to_initializer"),
+    "zoo_conv_bn_init": ("zoo_conv_bn",
+                         "rules/onnxoptimizer/extract_constant_to_initializer.graft",
+                         "extract_constant_to_initializer"),
     "zoo_view_target_init": ("zoo_view_target",
                              "rules/onnxoptimizer/extract_constant_to_initializer.graft",
                              "extract_constant_to_initializer"),
