@@ -182,8 +182,10 @@ def test_memory_strategy_lowers_the_peak(tmp_path, memory_report, name):
         assert 0.85 <= estimate / actual <= 1.15, (ours, written)
     assert extra <= 0.35, flops
     if name == "dense_chain_100":
-        # at most 2 * sqrt(100) + 2 activations of 1 MiB, from about 100
-        assert max(after for _, after in med.values()) <= 24 * 2**20, med
+        # at most 2 * sqrt(100) + 2 activations of 1 MiB, from about 100 (the
+        # BFC allocator, where oneDNN is off, adds its own rounding: 4x)
+        assert max(med[(g, True)][1] for g in (True, False)) <= 22 * 2**20, med
+        assert min(b / a for (_, onednn), (b, a) in med.items() if not onednn) >= 4, med
     if name == "cifar_resnet_50":
         assert written[0] / written[1] >= 3, written
 
