@@ -233,6 +233,59 @@ absl::StatusOr<ConstTensor> ChannelValuesOf(
   return ChannelValues(c, *channels, rank, axis);
 }
 
+// The values of shape arithmetic as shape inference computes them.
+void RegisterShapeValueHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
+  auto shape_of = [cache](const HookContext& ctx, const Value& tensor) -> const TensorInfo& {
+    return cache->For(ctx.graph)->shapes.at(tensor.tensor);
+  };
+  AddBuiltinHook(
+      r, "inferred_value", {VT::kTensor}, VT::kList,
+      "the values of a small integer tensor (shape arithmetic: Shape, "
+      "Gather, Concat, ...) as shape inference computes them, flattened, "
+      "when every one is a known number; [] otherwise",
+      [shape_of](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const TensorInfo& t = shape_of(ctx, a[0]);
+        std::vector<Value> out;
+        if (!t.value.has_value() || t.value->empty()) return Value::List({});
+        for (int64_t v : *t.value) {
+          if (IsSymbolicDim(v)) return Value::List({});
+          out.push_back(Value::Int(v));
+        }
+        return Value::List(std::move(out));
+      });
+  AddBuiltinHook(
+      r, "view_target", {VT::kTensor, VT::kTensor}, VT::kList,
+      "view_target(x, t): the Reshape target t, computed when the graph runs "
+      "(Shape, Gather, Concat), as constants that view x the same with "
+      "allowzero 0: its known sizes, 0 where it copies x's dimension at the "
+      "same place, -1 for one size left to the element count; [] where "
+      "shape inference does not show that (or t holds a literal 0)",
+      [shape_of](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const TensorInfo &x = shape_of(ctx, a[0]), &t = shape_of(ctx, a[1]);
+        std::vector<Value> out;
+        if (!t.value.has_value() || !x.known_rank) return Value::List({});
+        const std::vector<int64_t>& v = *t.value;
+        bool rest = std::count(v.begin(), v.end(), -1) > 0;
+        for (size_t i = 0; i < v.size(); ++i) {
+          int64_t d = v[i];
+          if (IsSymbolicDim(d)) {
+            if (i < x.dims.size() && x.dims[i] == d) {
+              d = 0;
+            } else if (!rest) {
+              d = -1;  // the one size the others and the element count decide
+              rest = true;
+            } else {
+              return Value::List({});
+            }
+          } else if (d < -1 || d == 0) {  // a literal 0 reads as allowzero says: left alone
+            return Value::List({});
+          }
+          out.push_back(Value::Int(d));
+        }
+        return Value::List(std::move(out));
+      });
+}
+
 // What shape inference knows of a tensor.
 void RegisterShapeHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
   auto shape_of = [cache](const HookContext& ctx, const Value& tensor) -> const TensorInfo& {
@@ -336,52 +389,6 @@ void RegisterShapeHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
         const int64_t x = dim(shape_of(ctx, a[0]), a[1].i), y = dim(shape_of(ctx, a[2]), a[3].i);
         return Value::Bool(x != -1 && x == y);
       });
-  AddBuiltinHook(
-      r, "inferred_value", {VT::kTensor}, VT::kList,
-      "the values of a small integer tensor (shape arithmetic: Shape, "
-      "Gather, Concat, ...) as shape inference computes them, flattened, "
-      "when every one is a known number; [] otherwise",
-      [shape_of](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        const TensorInfo& t = shape_of(ctx, a[0]);
-        std::vector<Value> out;
-        if (!t.value.has_value() || t.value->empty()) return Value::List({});
-        for (int64_t v : *t.value) {
-          if (IsSymbolicDim(v)) return Value::List({});
-          out.push_back(Value::Int(v));
-        }
-        return Value::List(std::move(out));
-      });
-  AddBuiltinHook(
-      r, "view_target", {VT::kTensor, VT::kTensor}, VT::kList,
-      "view_target(x, t): the Reshape target t, computed when the graph runs "
-      "(Shape, Gather, Concat), as constants that view x the same with "
-      "allowzero 0: its known sizes, 0 where it copies x's dimension at the "
-      "same place, -1 for one size left to the element count; [] where "
-      "shape inference does not show that (or t holds a literal 0)",
-      [shape_of](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        const TensorInfo &x = shape_of(ctx, a[0]), &t = shape_of(ctx, a[1]);
-        std::vector<Value> out;
-        if (!t.value.has_value() || !x.known_rank) return Value::List({});
-        const std::vector<int64_t>& v = *t.value;
-        bool rest = std::count(v.begin(), v.end(), -1) > 0;
-        for (size_t i = 0; i < v.size(); ++i) {
-          int64_t d = v[i];
-          if (IsSymbolicDim(d)) {
-            if (i < x.dims.size() && x.dims[i] == d) {
-              d = 0;
-            } else if (!rest) {
-              d = -1;  // the one size the others and the element count decide
-              rest = true;
-            } else {
-              return Value::List({});
-            }
-          } else if (d < -1 || d == 0) {  // a literal 0 reads as allowzero says: left alone
-            return Value::List({});
-          }
-          out.push_back(Value::Int(d));
-        }
-        return Value::List(std::move(out));
-      });
 }
 
 }  // namespace
@@ -392,6 +399,7 @@ absl::Status RegisterAnalysisHooks(HookRegistry& r,
   if (!profile.ok()) return profile.status();
   auto cache = std::make_shared<Cache>(options, *std::move(profile));
   RegisterShapeHooks(r, cache);
+  RegisterShapeValueHooks(r, cache);
   AddBuiltinHook(
       r, "execution_order", {}, VT::kList,
       "every node in the order TensorFlow's executor runs them (the "

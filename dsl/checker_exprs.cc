@@ -26,10 +26,14 @@ ValueType Checker::CheckExpr(const RuleFile& f, const Expr& e, Names* names,
       return ValueType::kString;
     case K::kName:
       return CheckName(f, e, names);
-    case K::kPort:  // n:1, or any node's port: qs[0]:1
+    case K::kPort: {  // n:1, or any node's port: qs[0]:1
       if (e.args[0]->kind == K::kName) return CheckName(f, e, names);
-      CheckExpr(f, *e.args[0], names, in_guard);
+      const ValueType base = CheckExpr(f, *e.args[0], names, in_guard);
+      if (base != ValueType::kNode && base != ValueType::kTensor && base != ValueType::kAny)
+        Error(f, e.loc, absl::StrCat("`:", e.port, "` takes a node's output, not of ",
+                                     AValueType(base)));
       return ValueType::kTensor;
+    }
     case K::kMember: {
       ValueType base = CheckExpr(f, *e.args[0], names, in_guard);
       if (base != ValueType::kNode && base != ValueType::kTensor &&
