@@ -233,11 +233,16 @@ absl::StatusOr<ConstTensor> ChannelValuesOf(
   return ChannelValues(c, *channels, rank, axis);
 }
 
-// The values of shape arithmetic as shape inference computes them.
-void RegisterShapeValueHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
-  auto shape_of = [cache](const HookContext& ctx, const Value& tensor) -> const TensorInfo& {
+// What shape inference finds for a tensor of the graph a hook is called on.
+auto ShapeOf(std::shared_ptr<Cache> cache) {
+  return [cache](const HookContext& ctx, const Value& tensor) -> const TensorInfo& {
     return cache->For(ctx.graph)->shapes.at(tensor.tensor);
   };
+}
+
+// The values of shape arithmetic as shape inference computes them.
+void RegisterShapeValueHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
+  auto shape_of = ShapeOf(cache);
   AddBuiltinHook(
       r, "inferred_value", {VT::kTensor}, VT::kList,
       "the values of a small integer tensor (shape arithmetic: Shape, "
@@ -288,9 +293,7 @@ void RegisterShapeValueHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
 
 // What shape inference knows of a tensor.
 void RegisterShapeHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
-  auto shape_of = [cache](const HookContext& ctx, const Value& tensor) -> const TensorInfo& {
-    return cache->For(ctx.graph)->shapes.at(tensor.tensor);
-  };
+  auto shape_of = ShapeOf(cache);
   AddBuiltinHook(
       r, "bytes", {VT::kTensor}, VT::kInt,
       "the tensor's size in bytes, or -1 when unknown",

@@ -18,11 +18,12 @@ RULES = repo_path("rules", "checkpoint.graft")
 
 
 def apply_rules(graph_def, tmp_path, rules, params, extra=()):
-    """`graft apply -r RULES --param P... EXTRA` on a GraphDef: the result
-    and graft's summary."""
+    """`graft apply -r RULES --param P... EXTRA` on a GraphDef (no `-r`
+    where RULES is None: a pipeline in EXTRA): the result and graft's summary."""
     src, out = tmp_path / "train.pb", tmp_path / "train.out.pb"
     src.write_bytes(graph_def.SerializeToString())
-    args = [graft_binary(), "apply", "-r", rules, str(src), "-o", str(out), *extra]
+    args = [graft_binary(), "apply", *(["-r", rules] if rules else []), str(src), "-o", str(out),
+            *extra]
     for p in params:
         args += ["--param", p]
     proc = subprocess.run(args, capture_output=True, text=True)
@@ -38,14 +39,7 @@ def checkpoint(graph_def, tmp_path, *params):
 
 def pipeline(graph_def, tmp_path, name):
     """`graft apply --pipeline NAME` on a GraphDef: the result and graft's summary."""
-    src, out = tmp_path / "train.pb", tmp_path / "train.out.pb"
-    src.write_bytes(graph_def.SerializeToString())
-    proc = subprocess.run([graft_binary(), "apply", "--pipeline", name, str(src), "-o", str(out)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    result = tf1.GraphDef()
-    result.ParseFromString(out.read_bytes())
-    return result, proc.stderr
+    return apply_rules(graph_def, tmp_path, None, [], ["--pipeline", name])
 
 
 def feeds(graph_def, seed=0):

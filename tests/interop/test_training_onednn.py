@@ -10,13 +10,11 @@ every gradient equals the original's in the same mode.
 A recomputed Conv2D that feeds a BiasAdd must not carry a control input:
 oneDNN's layout pass merges the two and aborts the process when it does
 (`MergeConv2DWithBiasAdd`: `pred->in_edges().size() == 2`)."""
-import subprocess
 
 import numpy as np
 import pytest
-import tensorflow as tf
 
-from conftest import graft_binary, repo_path
+from conftest import repo_path
 import tf_run
 import training_graphs
 from test_checkpoint import apply_rules, graft_peak
@@ -60,12 +58,7 @@ def rewrite(graph_def, tmp_path, library):
 
 
 def apply_rules_pipeline(graph_def, tmp_path, extra):
-    src, out = tmp_path / "pipe.pb", tmp_path / "pipe.out.pb"
-    src.write_bytes(graph_def.SerializeToString())
-    proc = subprocess.run([graft_binary(), "apply", "-q", str(src), "-o", str(out), *extra],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    return tf.compat.v1.GraphDef.FromString(out.read_bytes())
+    return apply_rules(graph_def, tmp_path, None, [], extra)[0]
 
 
 def fetches(graph_def):

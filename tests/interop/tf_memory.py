@@ -104,11 +104,7 @@ def median(values):
 
 def peaks(graph_defs, tmp_path, as_written=False, runs=3):
     """The peaks (bytes) of `graph_defs`, measured in one fresh process."""
-    paths = []
-    for i, graph_def in enumerate(graph_defs):
-        path = tmp_path / ("tf_memory_%d.pb" % i)
-        path.write_bytes(graph_def.SerializeToString())
-        paths.append(str(path))
+    paths = _write(graph_defs, tmp_path)
     return _child(["--runs", str(runs)] + (["--as-written"] if as_written else []) + paths)
 
 
