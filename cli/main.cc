@@ -11,6 +11,14 @@ namespace {
 
 using namespace graft::cli;  // NOLINT: the command table reads better.
 
+// The formats every command reads and writes, as its help says them.
+constexpr char kFormatHelp[] =
+    "pb, pbtxt, onnx or auto (by extension: .pb, .pbtxt/.txt/.prototxt, "
+    ".onnx/.onnxtxt)";
+constexpr char kModelHelp[] =
+    "Model: a GraphDef (.pb, .pbtxt), an ONNX model (.onnx, .onnxtxt) or a "
+    "SavedModel folder";
+
 // CLI11 check for --format values.
 std::string CheckFormat(const std::string& value) {
   return graft::ParseGraphFormat(value).ok()
@@ -86,8 +94,8 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   CLI::App app{
-      "graft rewrites TensorFlow graphs (GraphDef .pb / .pbtxt) by declarative "
-      "rules.",
+      "graft rewrites machine-learning graphs (TensorFlow GraphDefs and "
+      "SavedModels, ONNX models) by declarative rules.",
       "graft"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Help for every subcommand");
@@ -99,10 +107,10 @@ int main(int argc, char** argv) {
   std::string stats_format = "auto";
   CLI::App* stats_cmd = app.add_subcommand(
       "stats", "Node and edge counts, op histogram, devices, dtypes and size");
-  stats_cmd->add_option("model", stats.model, "Graph file (.pb or .pbtxt)")
+  stats_cmd->add_option("model", stats.model, kModelHelp)
       ->required();
   stats_cmd
-      ->add_option("--format", stats_format, "pb, pbtxt or auto (by extension)")
+      ->add_option("--format", stats_format, kFormatHelp)
       ->check(CheckFormat);
   AddSavedModelOptions(stats_cmd, &stats.saved_model, false);
   stats_cmd->add_flag("--json", stats.json, "Print the numbers as JSON");
@@ -113,14 +121,14 @@ int main(int argc, char** argv) {
   ConvertOptions convert;
   std::string in_format = "auto", out_format = "auto";
   CLI::App* convert_cmd =
-      app.add_subcommand("convert", "Convert a graph between .pb and .pbtxt");
+      app.add_subcommand("convert", "Convert a graph between binary and text (.pb and .pbtxt, .onnx and .onnxtxt)");
   convert_cmd->add_option("input", convert.input, "Graph file to read")
       ->required();
   convert_cmd->add_option("output", convert.output, "Graph file to write")
       ->required();
-  convert_cmd->add_option("--input-format", in_format, "pb, pbtxt or auto")
+  convert_cmd->add_option("--input-format", in_format, kFormatHelp)
       ->check(CheckFormat);
-  convert_cmd->add_option("--output-format", out_format, "pb, pbtxt or auto")
+  convert_cmd->add_option("--output-format", out_format, kFormatHelp)
       ->check(CheckFormat);
   AddSavedModelOptions(convert_cmd, &convert.saved_model, false);
   convert_cmd->add_flag("--in-place", convert.in_place,
@@ -134,8 +142,8 @@ int main(int argc, char** argv) {
   CLI::App* validate_cmd = app.add_subcommand(
       "validate",
       "Check a graph: inputs resolve, no cycles, unique names, dtypes agree");
-  validate_cmd->add_option("model", validate.model, "Graph file")->required();
-  validate_cmd->add_option("--format", validate_format, "pb, pbtxt or auto")
+  validate_cmd->add_option("model", validate.model, kModelHelp)->required();
+  validate_cmd->add_option("--format", validate_format, kFormatHelp)
       ->check(CheckFormat);
   validate_cmd
       ->add_option("--outputs", validate.outputs,
@@ -207,10 +215,10 @@ int main(int argc, char** argv) {
                    "Largest constant (elements) a rule may compute on "
                    "(default: 67108864)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  apply_cmd->add_option("--input-format", apply_in_format, "pb, pbtxt or auto")
+  apply_cmd->add_option("--input-format", apply_in_format, kFormatHelp)
       ->check(CheckFormat);
   apply_cmd
-      ->add_option("--output-format", apply_out_format, "pb, pbtxt or auto")
+      ->add_option("--output-format", apply_out_format, kFormatHelp)
       ->check(CheckFormat);
   apply_cmd->add_flag("--in-place", apply.in_place,
                       "Allow OUTPUT to be the INPUT file");
@@ -263,7 +271,7 @@ int main(int argc, char** argv) {
       ->add_option("--param", explain.params,
                    "A param: name=value (repeatable)")
       ->allow_extra_args(false);
-  explain_cmd->add_option("model", explain.model, "Graph file")->required();
+  explain_cmd->add_option("model", explain.model, kModelHelp)->required();
   AddSavedModelOptions(explain_cmd, &explain.saved_model, true);
   explain_cmd->add_option("--rule", explain.rule, "Only this rule");
   explain_cmd->add_option("--node", explain.node,
@@ -274,7 +282,7 @@ int main(int argc, char** argv) {
       app.add_subcommand("mem",
                          "Shapes, forward/backward regions, executor schedule "
                          "and peak memory per device");
-  mem_cmd->add_option("model", mem.model, "Graph file")->required();
+  mem_cmd->add_option("model", mem.model, kModelHelp)->required();
   mem_cmd->add_option(
       "--loss", mem.loss,
       "The loss node (found from the gradient seed if not given)");
@@ -300,7 +308,7 @@ int main(int argc, char** argv) {
   CostOptions cost;
   CLI::App* cost_cmd = app.add_subcommand(
       "cost", "Per-op and total roofline estimates for a device");
-  cost_cmd->add_option("model", cost.model, "Graph file")->required();
+  cost_cmd->add_option("model", cost.model, kModelHelp)->required();
   cost_cmd
       ->add_option("--device", cost.device,
                    "A shipped profile (a100, cpu, h100_pcie, h100_sxm, h200) "

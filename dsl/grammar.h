@@ -1,5 +1,5 @@
 // The PEGTL grammar of rule files. Every commit point (`must<>`) has its own
-// error message (dsl/parser.cc); see README.md for the language.
+// error message (dsl/parser.cc); see docs/rules.md for the language.
 #ifndef GRAFT_DSL_GRAMMAR_H_
 #define GRAFT_DSL_GRAMMAR_H_
 

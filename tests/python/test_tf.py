@@ -1,4 +1,4 @@
-"""graft.tf: a Keras model frozen, rewritten and run back (the README's
+"""graft.tf: a Keras model frozen, rewritten and run back (docs/python.md's
 snippet, run as written), and a tf.function train step rewritten in one
 call that trains the same variables to the same bits."""
 import re
@@ -15,9 +15,9 @@ from conftest import repo_path  # noqa: E402
 
 
 def readme_snippet(marker):
-    text = open(repo_path("README.md")).read()
+    text = open(repo_path("docs", "python.md")).read()
     m = re.search(r"<!-- %s -->\n```python\n(.*?)```" % re.escape(marker), text, re.S)
-    assert m, f"README has no snippet marked {marker}"
+    assert m, f"docs/python.md has no snippet marked {marker}"
     return m.group(1)
 
 
