@@ -240,10 +240,13 @@ std::string ReviewJson(const std::vector<batch::ModelReview>& reviews) {
     out += (i ? ",\n  " : "\n  ") +
            absl::StrFormat(
                "{\"input\": %s, \"differs\": %s, \"error\": %s, "
-               "\"nodes_base\": %d, \"nodes_head\": %d, \"base_rewrites\": "
+               "\"nodes_base\": %d, \"nodes_head\": %d, \"ops_base\": %s, "
+               "\"ops_head\": %s, \"constant_bytes_base\": %d, "
+               "\"constant_bytes_head\": %d, \"base_rewrites\": "
                "%s, \"head_rewrites\": %s, \"diff\": %s}",
                QuoteJson(r.input), r.differs ? "true" : "false",
-               QuoteJson(r.error), r.nodes_base, r.nodes_head,
+               QuoteJson(r.error), r.nodes_base, r.nodes_head, counts(r.ops_base),
+               counts(r.ops_head), r.constant_bytes_base, r.constant_bytes_head,
                counts(r.base_rewrites), counts(r.head_rewrites),
                QuoteJson(r.diff_text));
   }
@@ -352,7 +355,7 @@ Result<Reviewed> Review(const ReviewOptions& options) {
             [](const batch::ModelReview& a, const batch::ModelReview& b) { return a.input < b.input; });
   Reviewed out;
   out.json = ReviewJson(reviews);
-  out.text = options.format == "markdown" ? batch::ReviewMarkdown(reviews)
+  out.text = options.format == "markdown" ? batch::ReviewMarkdown(reviews, options.full)
              : options.format == "html"   ? batch::ReviewHtml(reviews)
                                           : batch::ReviewText(reviews);
   out.failed = batch::Failed(reviews);

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include <atomic>
+#include <cstdlib>
+#include <iterator>
 #include <set>
 #include <thread>
 
@@ -10,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "draw/diff_drawing.h"
 #include "engine/graph_diff.h"
+#include "engine/graph_stats.h"
 
 namespace graft::batch {
 namespace {
@@ -44,6 +47,17 @@ std::string CutLines(const std::string& text, int max) {
                       " more line(s) of this diff (--full shows all)\n");
 }
 
+// What a reviewer decides on, of one side's output.
+void Summarize(const Graph& g, std::map<std::string, int64_t>* ops, int64_t* nodes,
+               int64_t* constant_bytes, std::vector<std::string>* outputs) {
+  *ops = CountedOps(g);
+  *nodes = 0;
+  for (const auto& [op, n] : *ops) *nodes += n;
+  *constant_bytes = ConstantBytes(g);
+  *outputs = ModelOutputs(g);
+  std::sort(outputs->begin(), outputs->end());
+}
+
 ModelReview ReviewOne(size_t index, const std::string& path,
                       const std::vector<dsl::CompiledStep>& base,
                       const std::vector<dsl::CompiledStep>& head,
@@ -58,12 +72,16 @@ ModelReview ReviewOne(size_t index, const std::string& path,
     r.differs = b.ok() != h.ok();
     return r;
   }
-  r.nodes_base = b->num_nodes();
-  r.nodes_head = h->num_nodes();
+  Summarize(*b, &r.ops_base, &r.nodes_base, &r.constant_bytes_base, &r.outputs_base);
+  Summarize(*h, &r.ops_head, &r.nodes_head, &r.constant_bytes_head, &r.outputs_head);
   GraphDiff diff = DiffGraphs(*b, *h);
   r.differs = !diff.empty() || r.base_rewrites != r.head_rewrites;
   if (!diff.empty()) {
-    r.diff_text = CutLines(FormatDiffText(diff), options.max_diff_lines);
+    DiffTextOptions text;
+    text.group_constants = true;
+    r.diff_text = CutLines(FormatDiffText(diff, text), options.max_diff_lines);
+    r.diff_summary = absl::StrCat(diff.added.size(), " added, ", diff.removed.size(),
+                                  " removed, ", diff.changed.size(), " changed");
     if (options.drawings) {
       draw::DrawingOptions drawing;
       drawing.context = options.context;
@@ -115,6 +133,63 @@ std::string RuleChanges(const ModelReview& r) {
     if (b == h) continue;
     absl::StrAppend(&out, out.empty() ? "" : ", ", rule, ": ", b, " -> ", h);
   }
+  return out;
+}
+
+// "BatchNormalization -49, Add +2": the ops whose counts changed, the
+// largest changes first.
+std::string OpChanges(const ModelReview& r) {
+  std::map<std::string, int64_t> delta;
+  for (const auto& [op, n] : r.ops_head) delta[op] += n;
+  for (const auto& [op, n] : r.ops_base) delta[op] -= n;
+  std::vector<std::pair<std::string, int64_t>> changed;
+  for (const auto& [op, d] : delta) {
+    if (d != 0) changed.push_back({op, d});
+  }
+  std::stable_sort(changed.begin(), changed.end(), [](const auto& x, const auto& y) {
+    return std::abs(x.second) > std::abs(y.second);
+  });
+  constexpr size_t kShown = 8;
+  std::string out;
+  for (size_t i = 0; i < changed.size() && i < kShown; ++i) {
+    absl::StrAppend(&out, i ? ", " : "", changed[i].first, " ",
+                    changed[i].second > 0 ? "+" : "", changed[i].second);
+  }
+  if (changed.size() > kShown)
+    absl::StrAppend(&out, " and ", changed.size() - kShown, " more op(s)");
+  return out.empty() ? "none" : out;
+}
+
+std::string HumanBytes(int64_t bytes) {
+  const double b = static_cast<double>(bytes < 0 ? -bytes : bytes);
+  const char* sign = bytes < 0 ? "-" : "";
+  if (b >= 1 << 30) return absl::StrFormat("%s%.2f GiB", sign, b / (1 << 30));
+  if (b >= 1 << 20) return absl::StrFormat("%s%.1f MiB", sign, b / (1 << 20));
+  if (b >= 1 << 10) return absl::StrFormat("%s%.1f KiB", sign, b / (1 << 10));
+  return absl::StrFormat("%s%d B", sign, bytes < 0 ? -bytes : bytes);
+}
+
+// "44.7 MiB -> 44.6 MiB (-96.0 KiB)", or "44.7 MiB, same".
+std::string ConstantsChange(const ModelReview& r) {
+  if (r.constant_bytes_base == r.constant_bytes_head)
+    return absl::StrCat(HumanBytes(r.constant_bytes_base), ", same");
+  const int64_t d = r.constant_bytes_head - r.constant_bytes_base;
+  return absl::StrCat(HumanBytes(r.constant_bytes_base), " -> ",
+                      HumanBytes(r.constant_bytes_head), " (", d > 0 ? "+" : "",
+                      HumanBytes(d), ")");
+}
+
+// "same", or the outputs only one side has ("-logits, +probs").
+std::string OutputsChange(const ModelReview& r) {
+  std::vector<std::string> gone, added;
+  std::set_difference(r.outputs_base.begin(), r.outputs_base.end(), r.outputs_head.begin(),
+                      r.outputs_head.end(), std::back_inserter(gone));
+  std::set_difference(r.outputs_head.begin(), r.outputs_head.end(), r.outputs_base.begin(),
+                      r.outputs_base.end(), std::back_inserter(added));
+  if (gone.empty() && added.empty()) return "same";
+  std::string out = "changed:";
+  for (const std::string& o : gone) absl::StrAppend(&out, " -", o);
+  for (const std::string& o : added) absl::StrAppend(&out, " +", o);
   return out;
 }
 
@@ -274,7 +349,8 @@ std::string ReviewText(const std::vector<ModelReview>& reviews) {
     absl::StrAppend(&out, "  nodes ", r.nodes_base, " -> ", r.nodes_head);
     std::string rules = RuleChanges(r);
     if (!rules.empty()) absl::StrAppend(&out, "; rewrites ", rules);
-    absl::StrAppend(&out, "\n", r.diff_text);
+    absl::StrAppend(&out, "\n  ops: ", OpChanges(r), "\n  constants: ", ConstantsChange(r),
+                    "\n  outputs: ", OutputsChange(r), "\n", r.diff_text);
   }
   // The summary, last, where a reader of a long review looks.
   absl::StrAppend(&out, "\nSummary: the change alters ", Changed(reviews),
@@ -285,28 +361,41 @@ std::string ReviewText(const std::vector<ModelReview>& reviews) {
   return out;
 }
 
-std::string ReviewMarkdown(const std::vector<ModelReview>& reviews) {
+std::string ReviewMarkdown(const std::vector<ModelReview>& reviews, bool full) {
   if (Changed(reviews) == 0 && Failed(reviews) == 0) return Unchanged(reviews);
-  std::string out = absl::StrCat("**graft review**: the change alters ",
-                                 Changed(reviews), " of ", reviews.size(),
-                                 " model(s).\n\n| model | nodes | rewrites "
-                                 "| diff |\n|---|---:|---|---|\n");
+  std::string out = absl::StrCat("**graft review**: the change alters ", Changed(reviews),
+                                 " of ", reviews.size(), " model(s)");
+  std::string total = TotalRuleChanges(reviews);
+  if (!total.empty()) absl::StrAppend(&out, "; rewrites ", total);
+  absl::StrAppend(&out,
+                  ".\n\n| model | nodes | ops | rewrites | constants | outputs |\n"
+                  "|---|---:|---|---|---|---|\n");
+  bool diffs = false;
   for (const ModelReview& r : reviews) {
     if (!r.differs && r.error.empty()) continue;
-    std::string last;
-    if (!r.diff_text.empty()) {
-      size_t end = r.diff_text.find_last_not_of('\n');
-      size_t start = r.diff_text.rfind('\n', end);
-      last = r.diff_text.substr(
-          start == std::string::npos ? 0 : start + 1,
-          end - (start == std::string::npos ? 0 : start + 1) + 1);
+    if (!r.error.empty()) {
+      absl::StrAppend(&out, "| `", r.input, "` | | failed: ", r.error, " | | | |\n");
+      continue;
     }
-    absl::StrAppend(&out, "| `", r.input, "` | ", r.nodes_base, " -> ",
-                    r.nodes_head, " | ", RuleChanges(r), " | ",
-                    r.error.empty() ? last : "failed: " + r.error, " |\n");
+    const std::string rules = RuleChanges(r);
+    absl::StrAppend(&out, "| `", r.input, "` | ", r.nodes_base, " -> ", r.nodes_head, " | ",
+                    OpChanges(r), " | ", rules.empty() ? "as before" : rules, " | ",
+                    ConstantsChange(r), " | ", OutputsChange(r), " |\n");
+    diffs = diffs || !r.diff_text.empty();
   }
   std::string failed = FailedLines(reviews, "- ");
   if (!failed.empty()) absl::StrAppend(&out, "\n**", failed.substr(0, failed.find('\n')), "**\n", failed.substr(failed.find('\n') + 1));
+  if (!diffs) return out;
+  if (!full) {
+    absl::StrAppend(&out, "\nNode-level diffs: `graft review ... --full`.\n");
+    return out;
+  }
+  for (const ModelReview& r : reviews) {
+    if (r.diff_text.empty() || !r.error.empty()) continue;
+    absl::StrAppend(&out, "\n<details><summary><code>", HtmlEscape(r.input), "</code>: ",
+                    r.diff_summary, "</summary>\n\n```diff\n", r.diff_text,
+                    "```\n</details>\n");
+  }
   return out;
 }
 

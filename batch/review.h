@@ -16,10 +16,17 @@ struct ModelReview {
   std::string input;
   std::string error;  // the model could not be read, or a side failed
   bool differs = false;
+  // Nodes as the model's own tools count them (an ONNX graph's without its
+  // initializers, inputs and outputs: engine/graph_stats.h), per op and in
+  // all, the bytes of its constants, and its outputs, on each side.
   int64_t nodes_base = 0, nodes_head = 0;
+  std::map<std::string, int64_t> ops_base, ops_head;
+  int64_t constant_bytes_base = 0, constant_bytes_head = 0;
+  std::vector<std::string> outputs_base, outputs_head;
   // Rewrites per rule on each side (rules of either).
   std::map<std::string, int64_t> base_rewrites, head_rewrites;
-  std::string diff_text;  // base output -> head output
+  std::string diff_text;     // base output -> head output
+  std::string diff_summary;  // "11 added, 3 removed, 2 changed"
   std::string drawing;    // the drawing's HTML section, when asked for
 };
 
@@ -68,11 +75,14 @@ int DriftFailed(const std::vector<ExportDrift>& pairs);
 
 // The summary table (text), a pull-request comment (markdown), and one
 // self-contained page with each changed model's drawing and diff (html).
-// Every format lists the models that failed, with their errors; the text
-// ends with a summary. A change that alters no model (and with no
-// failures) says so in one line.
+// Each changed model leads with what a reviewer decides on: its op counts'
+// change ("BatchNormalization -49"), the rewrites per rule, its constants'
+// size and whether its outputs changed; then its node-level diff (in
+// markdown only with `full`, folded). Every format lists the models that
+// failed, with their errors; the text ends with a summary. A change that
+// alters no model (and with no failures) says so in one line.
 std::string ReviewText(const std::vector<ModelReview>& reviews);
-std::string ReviewMarkdown(const std::vector<ModelReview>& reviews);
+std::string ReviewMarkdown(const std::vector<ModelReview>& reviews, bool full = false);
 std::string ReviewHtml(const std::vector<ModelReview>& reviews);
 
 }  // namespace graft::batch

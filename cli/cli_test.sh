@@ -592,7 +592,10 @@ check "the other model unchanged" test "$(grep -c '^== ' "$TMP/out")" -eq 1
 check "the node named" grep -q "keras_cnn/batch_normalization_1/FusedBatchNormV3" "$TMP/out"
 check "the JSON report" grep -q '"differs": true' "$TMP/review.json"
 expect "review of a change that adds a rewrite, as markdown" 0 "" -- "$GRAFT" review --base "$TMP/fold_fewer.graft" --head rules/fold_batch_norms.graft "$EXAMPLE" --format markdown
-check "the markdown table" grep -q "| \`$EXAMPLE\` | 41 -> 33 | drop_control_from_folded_read: 16 -> 21, fold_fused_batch_norm: 3 -> 4 |" "$TMP/out"
+check "the markdown table" grep -q "| \`$EXAMPLE\` | 41 -> 33 | Identity -5, Const -3, BiasAdd +1, FusedBatchNormV3 -1 | drop_control_from_folded_read: 16 -> 21, fold_fused_batch_norm: 3 -> 4 | 42.3 KiB -> 42.1 KiB (-222 B) | same |" "$TMP/out"
+check "no node-level diff without --full" bash -c "! grep -q '^- keras_cnn' \"$TMP/out\""
+expect "the markdown review, --full" 0 "" -- "$GRAFT" review --base "$TMP/fold_fewer.graft" --head rules/fold_batch_norms.graft "$EXAMPLE" --format markdown --full
+check "the node-level diff folded under the table" grep -q "^<details><summary><code>$EXAMPLE</code>: 3 added, 11 removed, 2 changed</summary>" "$TMP/out"
 expect "review as one html page" 0 "" -- "$GRAFT" review --base "$TMP/fold_fewer.graft" --head rules/fold_batch_norms.graft "$EXAMPLE" --format html
 check "with the drawing" grep -q "<svg" "$TMP/out"
 check "the text review ends with a summary" bash -c "\"$GRAFT\" review --base rules/fold_batch_norms.graft --head \"$TMP/fold_fewer.graft\" \"$EXAMPLE\" | tail -1 | grep -q '^Summary: the change alters 1 of 1 model(s); rewrites drop_control_from_folded_read: 21 -> 16, fold_fused_batch_norm: 4 -> 3.$'"

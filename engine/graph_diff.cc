@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -252,17 +253,47 @@ std::vector<FunctionDiff> DiffSubgraphs(const Graph& before, const Graph& after,
 
 }  // namespace
 
-std::string FormatDiffText(const GraphDiff& diff) {
+namespace {
+
+bool IsConstantEntry(absl::string_view entry) {
+  return absl::EndsWith(entry, " (Const)");
+}
+
+// "- 49 constant(s): a, b, c and 46 more" for the constants among `entries`
+// ("name (Op)"), or "" when there are none.
+std::string ConstantsLine(const char* sign, const std::vector<std::string>& entries) {
+  constexpr int kNamed = 3;
+  int n = 0;
+  std::string names;
+  for (const std::string& e : entries) {
+    if (!IsConstantEntry(e)) continue;
+    if (n++ < kNamed) {
+      absl::StrAppend(&names, n > 1 ? ", " : "", e.substr(0, e.size() - 8));
+    }
+  }
+  if (n == 0) return "";
+  return absl::StrCat(sign, " ", n, " constant(s): ", names,
+                      n > kNamed ? absl::StrCat(" and ", n - kNamed, " more") : "", "\n");
+}
+
+}  // namespace
+
+std::string FormatDiffText(const GraphDiff& diff, const DiffTextOptions& options) {
+  const bool group = options.group_constants;
   std::string out;
-  for (const std::string& r : diff.removed)
-    absl::StrAppend(&out, "- ", r, "\n");
+  for (const std::string& r : diff.removed) {
+    if (!group || !IsConstantEntry(r)) absl::StrAppend(&out, "- ", r, "\n");
+  }
+  if (group) out += ConstantsLine("-", diff.removed);
   for (size_t i = 0; i < diff.added.size(); ++i) {
+    if (group && IsConstantEntry(diff.added[i])) continue;
     absl::StrAppend(&out, "+ ", diff.added[i], "\n");
     if (i < diff.added_details.size()) {
       for (const std::string& line : diff.added_details[i])
         absl::StrAppend(&out, "    ", line, "\n");
     }
   }
+  if (group) out += ConstantsLine("+", diff.added);
   for (const NodeChange& c : diff.changed) {
     absl::StrAppend(&out, "~ ", c.name, "\n");
     for (const std::string& line : c.changes)
@@ -275,7 +306,7 @@ std::string FormatDiffText(const GraphDiff& diff) {
                     f.note.empty() ? "" : absl::StrCat(" (", f.note, ")"), "\n");
     if (f.body == nullptr || f.body->empty()) continue;
     for (absl::string_view line :
-         absl::StrSplit(FormatDiffText(*f.body), '\n', absl::SkipEmpty()))
+         absl::StrSplit(FormatDiffText(*f.body, options), '\n', absl::SkipEmpty()))
       absl::StrAppend(&out, "  ", line, "\n");
   }
   return out;

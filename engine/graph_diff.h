@@ -58,10 +58,17 @@ GraphDiff DiffGraphs(const Graph& before, const Graph& after,
 // when `full`).
 std::vector<std::string> NodeDetails(const Graph& g, const Node& n, bool full);
 
+struct DiffTextOptions {
+  // Added and removed constants (an ONNX model's initializers too) on one
+  // line each, "- 49 constant(s): a, b, c and 46 more", not one a line.
+  bool group_constants = false;
+};
+
 // For terminals and code review: `+ added`, `- removed`, `~ changed` lines
 // and a summary line; then each library function that differs, its body's
 // diff indented.
-std::string FormatDiffText(const GraphDiff& diff);
+std::string FormatDiffText(const GraphDiff& diff,
+                           const DiffTextOptions& options = {});
 // Graphviz DOT of the second graph, added nodes green, changed ones orange,
 // removed ones (from the first graph) red and dashed. (The drawing people
 // review, laid out and clickable, is draw/diff_drawing.h.)

@@ -61,4 +61,42 @@ report::GraphStats ComputeGraphStats(const Graph& graph) {
   return stats;
 }
 
+std::map<std::string, int64_t> CountedOps(const Graph& graph) {
+  const bool onnx = graph.onnx() != nullptr;
+  std::map<std::string, int64_t> ops;
+  graph.ForEachNode([&](const Node& node) {
+    if (onnx && (node.op() == "Const" || node.op() == "Placeholder" ||
+                 node.op() == "_Retval")) {
+      return;
+    }
+    ++ops[node.op()];
+  });
+  return ops;
+}
+
+int64_t ConstantBytes(const Graph& graph) {
+  int64_t bytes = 0;
+  graph.ForEachNode([&](const Node& node) {
+    if (node.op() != "Const") return;
+    if (node.value_content_apart() != nullptr) {
+      bytes += static_cast<int64_t>(node.value_content_apart()->size());
+      return;
+    }
+    auto value = node.def().attr().find("value");
+    if (value != node.def().attr().end() && value->second.has_tensor()) {
+      bytes += static_cast<int64_t>(value->second.tensor().ByteSizeLong());
+    }
+  });
+  return bytes;
+}
+
+std::vector<std::string> ModelOutputs(const Graph& graph) {
+  const bool onnx = graph.onnx() != nullptr;
+  std::vector<std::string> out;
+  graph.ForEachNode([&](const Node& node) {
+    if (onnx ? node.op() == "_Retval" : !node.HasConsumers()) out.push_back(node.name());
+  });
+  return out;
+}
+
 }  // namespace graft

@@ -308,7 +308,7 @@ PYBIND11_MODULE(_graft, m) {
                      const std::string& head_pipeline,
                      const std::map<std::string, std::string>& params,
                      const std::vector<std::string>& models,
-                     const std::string& format, int jobs) {
+                     const std::string& format, int jobs, bool full) {
     ReviewOptions options;
     options.base.rule_files = base_files;
     options.base.pipeline = base_pipeline;
@@ -319,6 +319,7 @@ PYBIND11_MODULE(_graft, m) {
     options.models = models;
     options.format = format;
     options.jobs = jobs;
+    options.full = full;
     py::gil_scoped_release release;
     Reviewed r = Take(Review(options));
     return std::make_tuple(r.text, r.json, r.failed);

@@ -489,9 +489,12 @@ def review(base: Union[PathLike, Sequence[PathLike]],
            head: Union[PathLike, Sequence[PathLike]],
            models: Sequence[PathLike], *,
            params: Optional[Mapping[str, Any]] = None,
-           format: str = "text", jobs: int = 0) -> Dict[str, Any]:
+           format: str = "text", jobs: int = 0, full: bool = False) -> Dict[str, Any]:
     """A rule change (base and head rule files or pipeline YAMLs) applied to
-    every model: ``{"text": review, "models": [...], "failed": n}``."""
+    every model: ``{"text": review, "models": [...], "failed": n}``; each
+    model's op-count change, rewrites per rule, constants' size and outputs
+    first, its node-level diff (cut at 200 lines, or whole with ``full``;
+    in markdown only with ``full``) after."""
     def side(rules):
         if isinstance(rules, (str, os.PathLike)):
             rules = [rules]
@@ -503,7 +506,7 @@ def review(base: Union[PathLike, Sequence[PathLike]],
     hf, hp = side(head)
     text, json_text, failed = _graft.review(
         bf, bp, hf, hp, {k: _param_text(v) for k, v in (params or {}).items()},
-        [os.fspath(m) for m in models], format, int(jobs))
+        [os.fspath(m) for m in models], format, int(jobs), bool(full))
     return {"text": text, "models": json.loads(json_text)["models"],
             "failed": failed}
 

@@ -1,6 +1,7 @@
 """graft's Python face: the same results as the CLI, located errors, plain
 reports, the GIL released, picklable models and rules."""
 import pickle
+import re
 import subprocess
 import threading
 import time
@@ -102,6 +103,12 @@ def test_every_subcommand(tmp_path):
     review = graft.review(repo_path("rules", "fold_batch_norms.graft"),
                           repo_path("rules", "pipelines", "inference.yaml"), [EXAMPLE])
     assert review["failed"] == 0 and len(review["models"]) == 1
+    # quantization adds fake-quant ops: the comment leads with them
+    comment = graft.review(repo_path("rules", "fold_batch_norms.graft"),
+                           repo_path("rules", "pipelines", "inference.yaml"), [EXAMPLE],
+                           format="markdown", full=True)["text"]
+    assert re.search(r"\| [^|]*FakeQuantWithMinMaxVars \+10\b", comment), comment
+    assert "<details>" in comment and review["models"][0]["ops_head"]["FakeQuantWithMinMaxVars"] > 0
     folded.save(tmp_path / "f.pbtxt")
     text = graft.load(tmp_path / "f.pbtxt")
     assert text.format == "pbtxt" and not graft.diff(text.as_format("pb"), folded).differs
