@@ -2,6 +2,7 @@
 
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
+#include <graphviz/gvplugin.h>
 
 #include <deque>
 #include <functional>
@@ -312,12 +313,31 @@ struct Box {
   bool removed = false;
 };
 
+}  // namespace
+}  // namespace graft::draw
+
+// Graphviz's `dot` layout and its SVG renderer, linked in (not loaded from
+// the installed plugin folder), so that a drawing needs no Graphviz
+// installation beside graft's own libraries (the wheel carries them).
+extern "C" {
+extern gvplugin_library_t gvplugin_dot_layout_LTX_library;
+extern gvplugin_library_t gvplugin_core_LTX_library;
+}
+
+namespace graft::draw {
+namespace {
+
+const lt_symlist_t kGraphvizPlugins[] = {
+    {"gvplugin_dot_layout_LTX_library", &gvplugin_dot_layout_LTX_library},
+    {"gvplugin_core_LTX_library", &gvplugin_core_LTX_library},
+    {nullptr, nullptr}};
+
 absl::StatusOr<std::string> Render(
     const std::vector<Box>& nodes,
     const std::vector<std::pair<std::pair<int, int>, const Edge*>>& edges) {
   std::lock_guard<std::mutex> lock(graphviz_mutex);
   agseterr(AGMAX);  // errors come back as return codes, not on stderr
-  GVC_t* gvc = gvContext();
+  GVC_t* gvc = gvContextPlugins(kGraphvizPlugins, /*demand_loading=*/0);
   Agraph_t* g = agopen(const_cast<char*>("diff"), Agdirected, nullptr);
   auto set = [](void* obj, const char* key, const std::string& value) {
     agsafeset(obj, const_cast<char*>(key), const_cast<char*>(value.c_str()),
@@ -381,8 +401,7 @@ absl::StatusOr<std::string> Render(
   gvFreeContext(gvc);
   if (rc != 0 || svg.empty()) {
     return absl::InternalError(
-        "Graphviz could not lay out the drawing (is libgvc's `dot` layout "
-        "plugin installed? run scripts/setup.sh)");
+        "Graphviz could not lay out the drawing");
   }
   size_t start = svg.find("<svg");
   return start == std::string::npos ? svg : svg.substr(start);

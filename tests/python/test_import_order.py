@@ -1,6 +1,7 @@
 """graft in one process with TensorFlow, onnx and onnxruntime, imported in
 either order: each carries its own protobuf, and graft's must not bind to
 theirs (or theirs to graft's). Each order runs in a fresh interpreter."""
+import os
 import subprocess
 import sys
 
@@ -54,5 +55,21 @@ def test_import_order(before, graft_first):
     code = WORK.format(example=repo_path("examples", "keras_cnn.pb"))
     proc = subprocess.run([sys.executable, "-c", code, *names],
                           capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), \
+        f"import order {names}: exit {proc.returncode}\n{proc.stderr[-3000:]}"
+
+
+@pytest.mark.parametrize("graft_first", [False, True], ids=["graft_last", "graft_first"])
+def test_import_order_of_the_wheel(graft_first, wheel_venv):
+    """The same beside TensorFlow, onnx and onnxruntime with the manylinux
+    wheel's graft, whose own protobuf, abseil and yaml-cpp it carries."""
+    _, site = wheel_venv
+    before = ["tensorflow", "onnx", "onnxruntime"]
+    names = (["graft"] + before) if graft_first else (before + ["graft"])
+    code = WORK.format(example=repo_path("examples", "keras_cnn.pb")) + (
+        "assert graft.__file__.startswith(%r), graft.__file__\n" % site)
+    env = dict(os.environ, PYTHONPATH=site)
+    proc = subprocess.run([sys.executable, "-c", code, *names], capture_output=True, text=True,
+                          timeout=300, env=env)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), \
         f"import order {names}: exit {proc.returncode}\n{proc.stderr[-3000:]}"
