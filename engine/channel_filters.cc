@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -98,12 +99,17 @@ class ScaledContent : public TensorContent {
                                       : layout_.inner * layout_.channels;
     int64_t per_piece = std::max<int64_t>(1, (int64_t{1} << 18) / unit) * unit;
     int64_t pieces = (count() + per_piece - 1) / per_piece;
-    std::string buffers[2];
+    // (not zero-filled: every byte is computed before it is read)
+    std::unique_ptr<char[]> storage[2];
+    absl::string_view buffers[2];
     auto compute = [&](int64_t k) {
       int64_t begin = k * per_piece, n = std::min(per_piece, count() - begin);
-      std::string& piece = buffers[k % 2];
-      piece.resize(static_cast<size_t>(n) * sizeof(T));
-      Compute(begin, n, piece.data());
+      if (storage[k % 2] == nullptr)
+        storage[k % 2].reset(new char[static_cast<size_t>(per_piece) * sizeof(T)]);
+      Compute(begin, n, storage[k % 2].get());
+      buffers[k % 2] = absl::string_view(storage[k % 2].get(), static_cast<size_t>(n) * sizeof(T));
+      // the source's piece is read: a mapped file's pages go back
+      source_->Release(static_cast<size_t>(begin) * sizeof(T), static_cast<size_t>(n) * sizeof(T));
     };
     if (pieces < 2 || std::thread::hardware_concurrency() < 2) {
       for (int64_t k = 0; k < pieces; ++k) {

@@ -20,6 +20,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "engine/background_writer.h"
 #include "engine/files.h"
 #include "engine/graph_io_onnx.h"
 #include "engine/onnx_model.h"
@@ -97,20 +98,11 @@ void AppendNodeField(const tf::NodeDef& def, std::string* out) {
 // top-level field lies so that saving can copy unmodified bytes.
 class GraphBuilder {
  public:
-  // `bytes` (and `fd`, the file they are mapped from, or -1) stay alive as
-  // long as `owner` does.
-  static absl::StatusOr<Graph> FromBinary(std::shared_ptr<const void> owner,
-                                          absl::string_view bytes,
-                                          absl::string_view source,
-                                          int fd = -1) {
-    Graph graph;
-    graph.source_owner_ = std::move(owner);
-    graph.source_bytes_ = bytes;
-    graph.source_fd_ = fd;
-    absl::string_view data = graph.source_bytes_;
-    // Pass 1: find the top-level fields without parsing them.
-    std::vector<Graph::SourceSegment> segments;
-    std::vector<std::pair<size_t, size_t>> payloads;  // of node fields
+  // The top-level fields of a binary GraphDef, and the node fields'
+  // payloads (offset, length), without parsing them.
+  static absl::Status FindFields(absl::string_view data, absl::string_view source, int fd,
+                                 std::vector<Graph::SourceSegment>* segments,
+                                 std::vector<std::pair<size_t, size_t>>* payloads) {
     size_t pos = 0;
     while (pos < data.size()) {
       size_t start = pos;
@@ -126,7 +118,7 @@ class GraphBuilder {
           return Garbled(
               source, data, start,
               f.number == 1 && f.wire_type == 2
-                  ? absl::StrCat("node #", payloads.size(), " is truncated")
+                  ? absl::StrCat("node #", payloads->size(), " is truncated")
                   : "a truncated field");
         case WireProblem::kBadWireType:
           return Garbled(source, data, start,
@@ -145,10 +137,32 @@ class GraphBuilder {
         if (length > static_cast<size_t>(std::numeric_limits<int>::max())) {
           return Garbled(source, data, start, "a node larger than 2 GiB");
         }
-        payloads.emplace_back(f.payload, length);
+        payloads->emplace_back(f.payload, length);
+        // Reading the node's tag mapped the pages around it (a large folio
+        // at a time): a large node's go back until pass 2 reads it.
+        if (fd >= 0 && length >= kApartMinBytes) ReleaseMappedPages(data.substr(f.payload, length));
       }
-      segments.push_back(segment);
+      segments->push_back(segment);
     }
+    return absl::OkStatus();
+  }
+
+  // `bytes` (and `fd`, the file they are mapped from, or -1) stay alive as
+  // long as `owner` does.
+  static absl::StatusOr<Graph> FromBinary(std::shared_ptr<const void> owner,
+                                          absl::string_view bytes,
+                                          absl::string_view source,
+                                          int fd = -1) {
+    Graph graph;
+    graph.source_owner_ = std::move(owner);
+    graph.source_bytes_ = bytes;
+    graph.source_fd_ = fd;
+    absl::string_view data = graph.source_bytes_;
+    // Pass 1: find the top-level fields without parsing them.
+    std::vector<Graph::SourceSegment> segments;
+    std::vector<std::pair<size_t, size_t>> payloads;  // of node fields
+    absl::Status found = FindFields(data, source, fd, &segments, &payloads);
+    if (!found.ok()) return found;
     // Pass 2: parse the nodes into the graph's arena (on several threads
     // for large graphs; the arena is thread-safe and the result does not
     // depend on the thread count), then index them in file order.
@@ -168,6 +182,10 @@ class GraphBuilder {
           kept_apart[i] =
               node.substr(stripped->content_offset, stripped->content_size);
           node = stripped->bytes;
+          // Reading the node's other fields mapped the pages around them
+          // (the kernel maps a large folio at a time): the content's go
+          // back until something reads it.
+          if (fd >= 0) ReleaseMappedPages(kept_apart[i]);
         }
         if (!defs[i]->ParseFromArray(node.data(),
                                      static_cast<int>(node.size()))) {
@@ -207,8 +225,10 @@ class GraphBuilder {
       absl::StatusOr<NodeId> id = graph.AddSourceNode(defs[ordinal], ordinal);
       if (!id.ok()) return Located(source, id.status().message());
       if (!kept_apart[ordinal].empty()) {
+        // A mapped file's weights can give their pages back once read.
         graph.mutable_node(*id).content_ =
-            ViewContent(kept_apart[ordinal], graph.source_owner_);
+            graph.source_fd_ >= 0 ? MappedContent(kept_apart[ordinal], graph.source_owner_)
+                                  : ViewContent(kept_apart[ordinal], graph.source_owner_);
       }
       segment.node = *id;
       ++ordinal;
@@ -399,7 +419,7 @@ absl::StatusOr<Graph> LoadGraph(const std::string& path, GraphFormat format,
     // keeps it for the unmodified bytes it writes back. An ONNX model's
     // pages are read as they are needed (its weights, mostly, only when
     // written back).
-    std::optional<FileMapping> mapping = MapFile(path, format == GraphFormat::kBinary);
+    std::optional<FileMapping> mapping = MapFile(path, /*populate=*/false);
     if (mapping.has_value() && format == GraphFormat::kOnnx)
       return ParseOnnx(mapping->bytes, path, std::move(mapping->owner), folder);
     if (mapping.has_value())
@@ -623,124 +643,6 @@ std::string SerializeGraph(const Graph& graph, GraphFormat format) {
   return out;
 }
 
-absl::Status WriteFileAtomically(const std::string& path,
-                                 absl::string_view contents) {
-  return WriteFileAtomicallyWith(
-      path, [&](const FileWriter& out) { return out.write(contents); });
-}
-
-namespace {
-
-// Writes everything to `fd` (a file, standard output, a device or a pipe);
-// no copies between files (a stream has no offsets).
-FileWriter StreamWriter(int fd, const std::string& path) {
-  FileWriter writer;
-  writer.write = [fd, path](absl::string_view contents) -> absl::Status {
-    size_t written = 0;
-    while (written < contents.size()) {
-      ssize_t n =
-          write(fd, contents.data() + written, contents.size() - written);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return Located(path,
-                       absl::StrCat("cannot write: ", std::strerror(errno)));
-      }
-      written += static_cast<size_t>(n);
-    }
-    return absl::OkStatus();
-  };
-  writer.copy = [](int, int64_t, size_t) -> absl::StatusOr<bool> {
-    return false;  // no copy_file_range into a stream
-  };
-  return writer;
-}
-
-}  // namespace
-
-absl::Status WriteFileAtomicallyWith(
-    const std::string& named,
-    const std::function<absl::Status(const FileWriter&)>& fill,
-    bool follow_links) {
-  // `-`, a device or a pipe is written directly; a symlink is followed, so
-  // that its target is replaced and the link kept.
-  absl::StatusOr<OutputTarget> target =
-      follow_links ? ResolveOutput(named)
-                   : absl::StatusOr<OutputTarget>(OutputTarget{OutputTarget::Kind::kFile, named});
-  if (!target.ok()) return target.status();
-  if (target->kind == OutputTarget::Kind::kStdout) {
-    absl::Status s = fill(StreamWriter(STDOUT_FILENO, "standard output"));
-    std::cout.flush();
-    return s;
-  }
-  if (target->kind == OutputTarget::Kind::kStream) {
-    int fd = open(named.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
-      return Located(named,
-                     absl::StrCat("cannot write: ", std::strerror(errno)));
-    }
-    absl::Status s = fill(StreamWriter(fd, named));
-    if (close(fd) != 0 && s.ok()) {
-      s = Located(named, absl::StrCat("cannot write: ", std::strerror(errno)));
-    }
-    return s;
-  }
-  const std::string& path = target->path;
-  struct stat info;
-  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
-    return Located(path, "is a directory, expected a file to write");
-  }
-  size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  if (dir.empty()) dir = "/";
-  if (stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
-    return Located(
-        path, absl::StrCat("cannot write: folder `", dir, "` does not exist"));
-  }
-  std::string temp = absl::StrCat(path, ".tmp-XXXXXX");
-  int fd = mkstemp(temp.data());
-  if (fd < 0) {
-    return Located(path, absl::StrCat("cannot write: ", std::strerror(errno)));
-  }
-  FileWriter writer = StreamWriter(fd, path);
-  writer.copy = [&](int from, int64_t offset,
-                    size_t length) -> absl::StatusOr<bool> {
-    loff_t in = offset;
-    size_t done = 0;
-    while (done < length) {
-      ssize_t n = copy_file_range(from, &in, fd, nullptr, length - done, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && done == 0 &&
-          (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
-           errno == EOPNOTSUPP)) {
-        return false;
-      }
-      if (n <= 0) {
-        return Located(path, absl::StrCat("cannot write: ",
-                                          n < 0 ? std::strerror(errno)
-                                                : "the source file shrank"));
-      }
-      done += static_cast<size_t>(n);
-    }
-    return true;
-  };
-  absl::Status filled = fill(writer);
-  if (!filled.ok()) {
-    close(fd);
-    unlink(temp.c_str());
-    return filled;
-  }
-  // mkstemp creates the file 0600; give it the usual permissions.
-  mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, 0666 & ~mask);
-  if (close(fd) != 0 || rename(temp.c_str(), path.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    unlink(temp.c_str());
-    return Located(path, absl::StrCat("cannot write: ", why));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status SaveGraph(const Graph& graph, const std::string& path,
                        GraphFormat format) {
   // A SavedModel's graph is written as a SavedModel folder, or, named
@@ -769,23 +671,39 @@ absl::Status SaveGraph(const Graph& graph, const std::string& path,
   // no output buffer (large ranges copied inside the kernel when the source
   // is a mapped file); small pieces are gathered into 1 MiB writes.
   return WriteFileAtomicallyWith(path, [&](const FileWriter& out) {
-    bool can_copy = graph.source_fd() >= 0;
     absl::string_view source = graph.source_bytes();
-    PieceWriter writer(out, [&](absl::string_view piece) -> absl::Status {
-      bool in_source =
-          piece.data() >= source.data() &&
-          piece.data() + piece.size() <= source.data() + source.size();
-      if (can_copy && in_source) {
-        absl::StatusOr<bool> copied = out.copy(
-            graph.source_fd(), piece.data() - source.data(), piece.size());
-        if (!copied.ok()) return copied.status();
-        if (*copied) return absl::OkStatus();
-        can_copy = false;  // not here: write from the mapping from now on
+    auto in_source = [&](absl::string_view piece) {
+      return piece.data() >= source.data() &&
+             piece.data() + piece.size() <= source.data() + source.size();
+    };
+    // Written on a second thread while the next pieces are made.
+    BackgroundWriter background(out, source, graph.source_fd());
+    FileWriter queued;
+    queued.write = [&](absl::string_view piece) {
+      background.Write(piece);
+      return absl::OkStatus();
+    };
+    PieceWriter writer(queued, queued.write);
+    // Pieces that follow each other in the source go as one range (one
+    // copy in the kernel for a run of unmodified nodes, not one a node).
+    absl::string_view run;
+    EmitBinary(graph, [&](absl::string_view piece) {
+      if (!run.empty() && in_source(piece) && run.data() + run.size() == piece.data()) {
+        run = absl::string_view(run.data(), run.size() + piece.size());
+        return;
       }
-      return out.write(piece);
+      if (!run.empty()) writer(run);
+      run = absl::string_view();
+      if (in_source(piece)) {
+        run = piece;
+      } else {
+        writer(piece);
+      }
     });
-    EmitBinary(graph, [&](absl::string_view piece) { writer(piece); });
-    return writer.Finish();
+    if (!run.empty()) writer(run);
+    absl::Status queued_all = writer.Finish();
+    absl::Status written = background.Finish();
+    return written.ok() ? queued_all : written;
   });
 }
 

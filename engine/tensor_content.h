@@ -24,11 +24,26 @@ class TensorContent {
   virtual void Emit(const std::function<void(absl::string_view)>& sink) const {
     sink(bytes());
   }
+  // A hint that bytes [offset, offset + length) are not read again soon:
+  // content mapped from a file gives their pages back (a later read maps
+  // them again from the page cache); other content keeps them.
+  virtual void Release(size_t /*offset*/, size_t /*length*/) const {}
 };
 
 // Bytes that already exist; `owner` keeps them alive.
 std::shared_ptr<const TensorContent> ViewContent(
     absl::string_view bytes, std::shared_ptr<const void> owner);
+
+// Bytes of a read-only file mapping that `mapping` keeps alive: the same,
+// and Release gives their pages back, so a large model's weights read once
+// (scaled as they are written) do not all stay resident.
+std::shared_ptr<const TensorContent> MappedContent(
+    absl::string_view bytes, std::shared_ptr<const void> mapping);
+
+// Gives back the whole pages inside `bytes`, which lie in a read-only file
+// mapping (a page shared with bytes outside them stays): the process stops
+// holding them; a later read maps them again.
+void ReleaseMappedPages(absl::string_view bytes);
 
 }  // namespace graft
 

@@ -51,13 +51,17 @@ void CheckConstValue(const Node& node,
                    ? INT64_MAX
                    : elements * d.size();
   }
-  absl::string_view content = node.value_content();
+  // The content's size only: a content kept apart (a folded filter computed
+  // as it is written) is not computed to be checked.
+  const size_t content_size = node.value_content_apart() != nullptr
+                                  ? node.value_content_apart()->size()
+                                  : node.value_content().size();
   int64_t width = DataTypeSize(t.dtype());
-  if (!content.empty() && width > 0 &&
+  if (content_size != 0 && width > 0 &&
       (elements == INT64_MAX ||
-       static_cast<int64_t>(content.size()) != elements * width)) {
+       static_cast<int64_t>(content_size) != elements * width)) {
     report(absl::StrCat(
-        "Const `", node.name(), "` holds ", content.size(),
+        "Const `", node.name(), "` holds ", content_size,
         " bytes of content; its shape needs ",
         elements == INT64_MAX ? "more" : absl::StrCat(elements * width)));
   }
@@ -65,7 +69,7 @@ void CheckConstValue(const Node& node,
                    t.int64_val_size() + t.half_val_size() + t.bool_val_size() +
                    t.string_val_size() + t.uint32_val_size() +
                    t.uint64_val_size();
-  if (content.empty() && values > elements) {
+  if (content_size == 0 && values > elements) {
     report(absl::StrCat("Const `", node.name(), "` lists ", values,
                         " values; its shape holds ", elements));
   }
