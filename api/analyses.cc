@@ -89,6 +89,11 @@ Result<MemReport> Mem(const Model& model, const AnalysisSettings& settings,
         absl::StrCat(model.path, ": error: ", m.status().message()));
   out.nodes = graph->num_nodes();
   out.schedule_steps = static_cast<int64_t>(m->schedule.size());
+  out.schedule =
+      "one op at a time, in TensorFlow's executor order (a stack of ready nodes: "
+      "analysis/schedule.h); TensorFlow's graph optimizers (Grappler) and several "
+      "inter-op threads may run the graph otherwise (tests/interop/tf_memory.py "
+      "--report measures it)";
   out.unknown_sizes = m->unknown_tensors;
   for (Endpoint t : unknown) {
     out.unknown_shapes.push_back(absl::StrCat(graph->TensorName(t), " (",
@@ -140,6 +145,7 @@ Result<MemReport> Mem(const Model& model, const AnalysisSettings& settings,
 
 std::string MemJson(const MemReport& r) {
   std::string out = absl::StrCat("{\"nodes\": ", r.nodes,
+                                 ", \"schedule\": ", JsonString(r.schedule),
                                  ", \"unknown_shapes\": ",
                                  r.unknown_shapes.size(),
                                  ", \"unknown_sizes\": ", r.unknown_sizes);

@@ -41,6 +41,8 @@ struct MemNode {
 };
 struct MemReport {
   int64_t nodes = 0, schedule_steps = 0, unknown_sizes = 0;
+  // The schedule the estimate assumes, in words.
+  std::string schedule;
   std::vector<std::string> unknown_shapes;  // "t:0 (Op)", in node order
   bool regions_found = false;
   std::string regions_note;  // why none were found

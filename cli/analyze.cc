@@ -51,6 +51,7 @@ int RunMem(const MemOptions& options) {
   }
   std::cout << options.model << ": " << m->nodes << " nodes, schedule of "
             << m->schedule_steps << " steps\n";
+  std::cout << "schedule: " << m->schedule << "\n";
   std::cout << "shapes: "
             << (m->unknown_shapes.empty()
                     ? "all known"

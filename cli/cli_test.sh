@@ -277,8 +277,9 @@ expect "mem on a training graph" 0 "" -- "$GRAFT" mem $D/convnet_train.pb --top 
 check "mem finds the regions" grep -q "regions: loss \`loss\`, seed \`gradients/grad_ys_0\`" "$TMP/out"
 check "mem reports the peak" grep -qE "device \(unplaced\): peak [0-9.]+ MiB \([0-9]+ bytes\) at step [0-9]+" "$TMP/out"
 check "mem names TensorFlow's unknown reserve space" grep -q "stem_bn:5 (FusedBatchNormV3)" "$TMP/out"
+check "mem states the schedule it assumes" grep -q "^schedule: one op at a time, in TensorFlow's executor order" "$TMP/out"
 expect "mem --json" 0 "" -- "$GRAFT" mem --json $D/mlp_train.pb
-check "mem --json is JSON with a peak" python3 -c "import json,sys; d=json.load(open('$TMP/out')); assert d['devices'][0]['peak_bytes'] > 0 and d['unknown_shapes'] == 0"
+check "mem --json is JSON with a peak" python3 -c "import json,sys; d=json.load(open('$TMP/out')); assert d['devices'][0]['peak_bytes'] > 0 and d['unknown_shapes'] == 0 and d['schedule'].startswith('one op at a time')"
 expect "mem with a loss that is not there" 1 "no loss node \`nope\`" -- "$GRAFT" mem --loss nope $D/mlp_train.pb
 expect "mem on a missing file" 1 "mem: $TMP/nope.pb: error: no such file" -- "$GRAFT" mem "$TMP/nope.pb"
 printf 'garbage' > "$TMP/garbage.pb"
