@@ -144,7 +144,8 @@ Result<MemReport> Mem(const Model& model, const AnalysisSettings& settings,
 }
 
 std::string MemJson(const MemReport& r) {
-  std::string out = absl::StrCat("{\"nodes\": ", r.nodes,
+  // (the count as num_nodes: "nodes" is each node's step and region below)
+  std::string out = absl::StrCat("{\"num_nodes\": ", r.nodes,
                                  ", \"schedule\": ", JsonString(r.schedule),
                                  ", \"unknown_shapes\": ",
                                  r.unknown_shapes.size(),
