@@ -80,8 +80,7 @@ ModelReview ReviewOne(size_t index, const std::string& path,
     DiffTextOptions text;
     text.group_constants = true;
     r.diff_text = CutLines(FormatDiffText(diff, text), options.max_diff_lines);
-    r.diff_summary = absl::StrCat(diff.added.size(), " added, ", diff.removed.size(),
-                                  " removed, ", diff.changed.size(), " changed");
+    r.diff_summary = DiffSummary(diff);
     if (options.drawings) {
       draw::DrawingOptions drawing;
       drawing.context = options.context;
@@ -160,23 +159,14 @@ std::string OpChanges(const ModelReview& r) {
   return out.empty() ? "none" : out;
 }
 
-std::string HumanBytes(int64_t bytes) {
-  const double b = static_cast<double>(bytes < 0 ? -bytes : bytes);
-  const char* sign = bytes < 0 ? "-" : "";
-  if (b >= 1 << 30) return absl::StrFormat("%s%.2f GiB", sign, b / (1 << 30));
-  if (b >= 1 << 20) return absl::StrFormat("%s%.1f MiB", sign, b / (1 << 20));
-  if (b >= 1 << 10) return absl::StrFormat("%s%.1f KiB", sign, b / (1 << 10));
-  return absl::StrFormat("%s%d B", sign, bytes < 0 ? -bytes : bytes);
-}
-
 // "44.7 MiB -> 44.6 MiB (-96.0 KiB)", or "44.7 MiB, same".
 std::string ConstantsChange(const ModelReview& r) {
   if (r.constant_bytes_base == r.constant_bytes_head)
-    return absl::StrCat(HumanBytes(r.constant_bytes_base), ", same");
+    return absl::StrCat(HumanSize(r.constant_bytes_base), ", same");
   const int64_t d = r.constant_bytes_head - r.constant_bytes_base;
-  return absl::StrCat(HumanBytes(r.constant_bytes_base), " -> ",
-                      HumanBytes(r.constant_bytes_head), " (", d > 0 ? "+" : "",
-                      HumanBytes(d), ")");
+  return absl::StrCat(HumanSize(r.constant_bytes_base), " -> ",
+                      HumanSize(r.constant_bytes_head), " (", d > 0 ? "+" : "",
+                      HumanSize(d), ")");
 }
 
 // "same", or the outputs only one side has ("-logits, +probs").

@@ -19,13 +19,6 @@
 
 namespace graft::cli {
 
-std::string HumanSize(int64_t bytes) {
-  if (bytes < 1024) return absl::StrCat(bytes, " B");
-  if (bytes < (1 << 20)) return absl::StrFormat("%.1f KiB", bytes / 1024.0);
-  if (bytes < (1 << 30)) return absl::StrFormat("%.1f MiB", bytes / 1048576.0);
-  return absl::StrFormat("%.2f GiB", bytes / 1073741824.0);
-}
-
 int Fail(const api::Error& error, const std::string& command, bool always) {
   bool prefix = !command.empty() &&
                 (always || error.message.rfind("error: ", 0) == 0);

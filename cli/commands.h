@@ -11,6 +11,7 @@
 
 #include "api/graft.h"
 #include "engine/graph_io.h"
+#include "engine/graph_stats.h"
 #include "proto/report.pb.h"
 
 namespace graft::cli {
@@ -19,8 +20,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 
-// "1.5 MiB".
-std::string HumanSize(int64_t bytes);
+using ::graft::HumanSize;  // engine/graph_stats.h
 
 // Prints a library call's error and returns its exit status. With a
 // `command`, a message that starts "error: " (or any, with `always`) is

@@ -20,8 +20,7 @@ BackgroundWriter::~BackgroundWriter() { Finish().IgnoreError(); }
 void BackgroundWriter::Write(absl::string_view piece) {
   if (piece.empty()) return;
   Piece p;
-  const bool stable = piece.data() >= source_.data() &&
-                      piece.data() + piece.size() <= source_.data() + source_.size();
+  const bool stable = InSource(piece);
   std::unique_lock<std::mutex> lock(mutex_);
   if (!status_.ok()) return;
   if (stable) {

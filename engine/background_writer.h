@@ -26,6 +26,11 @@ class BackgroundWriter {
   BackgroundWriter(const BackgroundWriter&) = delete;
   BackgroundWriter& operator=(const BackgroundWriter&) = delete;
 
+  // Whether `piece` lies in the source (stays valid until Finish).
+  bool InSource(absl::string_view piece) const {
+    return piece.data() >= source_.data() &&
+           piece.data() + piece.size() <= source_.data() + source_.size();
+  }
   // Queues `piece`: a view when it lies in the source, else a copy.
   void Write(absl::string_view piece);
   // Waits for every queued piece; the first error.

@@ -105,7 +105,7 @@ class ScaledContent : public TensorContent {
     auto compute = [&](int64_t k) {
       int64_t begin = k * per_piece, n = std::min(per_piece, count() - begin);
       if (storage[k % 2] == nullptr)
-        storage[k % 2].reset(new char[static_cast<size_t>(per_piece) * sizeof(T)]);
+        storage[k % 2].reset(new char[static_cast<size_t>(std::min(per_piece, count())) * sizeof(T)]);
       Compute(begin, n, storage[k % 2].get());
       buffers[k % 2] = absl::string_view(storage[k % 2].get(), static_cast<size_t>(n) * sizeof(T));
       // the source's piece is read: a mapped file's pages go back

@@ -255,9 +255,9 @@ std::vector<FunctionDiff> DiffSubgraphs(const Graph& before, const Graph& after,
 
 namespace {
 
-bool IsConstantEntry(absl::string_view entry) {
-  return absl::EndsWith(entry, " (Const)");
-}
+constexpr absl::string_view kConstSuffix = " (Const)";  // of a "name (Op)" entry
+
+bool IsConstantEntry(absl::string_view entry) { return absl::EndsWith(entry, kConstSuffix); }
 
 // "- 49 constant(s): a, b, c and 46 more" for the constants among `entries`
 // ("name (Op)"), or "" when there are none.
@@ -268,7 +268,7 @@ std::string ConstantsLine(const char* sign, const std::vector<std::string>& entr
   for (const std::string& e : entries) {
     if (!IsConstantEntry(e)) continue;
     if (n++ < kNamed) {
-      absl::StrAppend(&names, n > 1 ? ", " : "", e.substr(0, e.size() - 8));
+      absl::StrAppend(&names, n > 1 ? ", " : "", e.substr(0, e.size() - kConstSuffix.size()));
     }
   }
   if (n == 0) return "";
@@ -277,6 +277,11 @@ std::string ConstantsLine(const char* sign, const std::vector<std::string>& entr
 }
 
 }  // namespace
+
+std::string DiffSummary(const GraphDiff& diff) {
+  return absl::StrCat(diff.added.size(), " added, ", diff.removed.size(), " removed, ",
+                      diff.changed.size(), " changed");
+}
 
 std::string FormatDiffText(const GraphDiff& diff, const DiffTextOptions& options) {
   const bool group = options.group_constants;
@@ -299,8 +304,7 @@ std::string FormatDiffText(const GraphDiff& diff, const DiffTextOptions& options
     for (const std::string& line : c.changes)
       absl::StrAppend(&out, "    ", line, "\n");
   }
-  absl::StrAppend(&out, diff.added.size(), " added, ", diff.removed.size(),
-                  " removed, ", diff.changed.size(), " changed\n");
+  absl::StrAppend(&out, DiffSummary(diff), "\n");
   for (const FunctionDiff& f : diff.functions) {
     absl::StrAppend(&out, f.what, " ", f.name, ": ", f.kind,
                     f.note.empty() ? "" : absl::StrCat(" (", f.note, ")"), "\n");

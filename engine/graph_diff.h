@@ -58,6 +58,9 @@ GraphDiff DiffGraphs(const Graph& before, const Graph& after,
 // when `full`).
 std::vector<std::string> NodeDetails(const Graph& g, const Node& n, bool full);
 
+// "11 added, 3 removed, 2 changed": FormatDiffText's summary line.
+std::string DiffSummary(const GraphDiff& diff);
+
 struct DiffTextOptions {
   // Added and removed constants (an ONNX model's initializers too) on one
   // line each, "- 49 constant(s): a, b, c and 46 more", not one a line.

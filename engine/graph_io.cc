@@ -671,13 +671,9 @@ absl::Status SaveGraph(const Graph& graph, const std::string& path,
   // no output buffer (large ranges copied inside the kernel when the source
   // is a mapped file); small pieces are gathered into 1 MiB writes.
   return WriteFileAtomicallyWith(path, [&](const FileWriter& out) {
-    absl::string_view source = graph.source_bytes();
-    auto in_source = [&](absl::string_view piece) {
-      return piece.data() >= source.data() &&
-             piece.data() + piece.size() <= source.data() + source.size();
-    };
     // Written on a second thread while the next pieces are made.
-    BackgroundWriter background(out, source, graph.source_fd());
+    BackgroundWriter background(out, graph.source_bytes(), graph.source_fd());
+    auto in_source = [&](absl::string_view piece) { return background.InSource(piece); };
     FileWriter queued;
     queued.write = [&](absl::string_view piece) {
       background.Write(piece);

@@ -3,6 +3,8 @@
 #include <map>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "engine/op_registry.h"
 
 namespace graft {
@@ -88,6 +90,14 @@ int64_t ConstantBytes(const Graph& graph) {
     }
   });
   return bytes;
+}
+
+std::string HumanSize(int64_t bytes) {
+  if (bytes < 0) return "-" + HumanSize(-bytes);
+  if (bytes < 1024) return absl::StrCat(bytes, " B");
+  if (bytes < (1 << 20)) return absl::StrFormat("%.1f KiB", bytes / 1024.0);
+  if (bytes < (1 << 30)) return absl::StrFormat("%.1f MiB", bytes / 1048576.0);
+  return absl::StrFormat("%.2f GiB", bytes / 1073741824.0);
 }
 
 std::vector<std::string> ModelOutputs(const Graph& graph) {

@@ -25,6 +25,9 @@ std::map<std::string, int64_t> CountedOps(const Graph& graph);
 // serialized tensors.
 int64_t ConstantBytes(const Graph& graph);
 
+// "1.5 MiB" (B, KiB, MiB, GiB; a negative size with its sign).
+std::string HumanSize(int64_t bytes);
+
 // The model's outputs: an ONNX graph's output values (_Retval nodes), a
 // GraphDef's nodes nothing reads.
 std::vector<std::string> ModelOutputs(const Graph& graph);
