@@ -1,4 +1,5 @@
 #include "analysis/checkpoint.h"
+#include "dialects/tf/tf_ops.h"
 
 #include <algorithm>
 #include <cmath>
@@ -356,7 +357,7 @@ bool Recomputable(const TrainingGraph& g, NodeId id) {
       "Enter",       "Exit",          "Merge",
       "Switch",      "NextIteration", "LoopCond"};
   if (kNever.contains(n.op())) return false;
-  const tf::OpDef* def = OpRegistry::Tensorflow().Find(n.op());
+  const tf::OpDef* def = TensorflowOps().Find(n.op());
   return def != nullptr && !def->is_stateful();
 }
 

@@ -1,4 +1,5 @@
 #include "analysis/cost.h"
+#include "dialects/tf/tf_ops.h"
 
 #include <fstream>
 #include <set>
@@ -328,7 +329,7 @@ NodeCost RooflineModel::Cost(const Graph& graph, const ShapeMap& shapes,
     return c;
   }
   std::optional<std::vector<tf::DataType>> types =
-      OpRegistry::Tensorflow().OutputTypes(n);
+      TensorflowOps().OutputTypes(n);
   std::string dtype = types && !types->empty()
                           ? DataTypeName(BaseType((*types)[0]))
                           : "float32";

@@ -5,7 +5,7 @@
 #include "builtins/builtins.h"
 #include "dsl/compiler.h"
 #include "engine/driver.h"
-#include "engine/graph_io.h"
+#include "dialects/graph_io.h"
 #include "gtest/gtest.h"
 
 namespace graft::analysis {

@@ -7,7 +7,7 @@
 
 #include "analysis/regions.h"
 #include "analysis/shapes.h"
-#include "engine/graph_io.h"
+#include "dialects/graph_io.h"
 #include "engine/rewriter.h"
 #include "gtest/gtest.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "analysis/shapes.h"
-#include "engine/onnx_model.h"
+#include "dialects/onnx/onnx_model.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 

@@ -1,4 +1,5 @@
 #include "analysis/shapes.h"
+#include "dialects/tf/tf_ops.h"
 
 #include <algorithm>
 #include <functional>
@@ -13,10 +14,10 @@
 #include "absl/strings/str_split.h"
 #include "analysis/schedule.h"
 #include "analysis/shape_functions.h"
-#include "engine/validate_onnx.h"
+#include "dialects/onnx/validate_onnx.h"
 #include "analysis/shape_functions_internal.h"
 #include "engine/const_tensor.h"
-#include "engine/onnx_model.h"
+#include "dialects/onnx/onnx_model.h"
 #include "engine/op_registry.h"
 #include "engine/validate.h"
 
@@ -30,8 +31,8 @@ TensorInfo DeclaredShape(const Graph& graph, Endpoint tensor) {
   TensorInfo out;
   const std::string name = OnnxValueName(graph, tensor);
   if (name.empty()) return out;
-  auto it = graph.onnx()->value_info.find(name);
-  if (it == graph.onnx()->value_info.end()) return out;
+  auto it = OnnxOf(graph)->value_info.find(name);
+  if (it == OnnxOf(graph)->value_info.end()) return out;
   const auto& type = it->second.type().tensor_type();
   if (!type.has_shape()) return out;
   out.known_rank = true;
@@ -225,9 +226,9 @@ class Inferrer {
 
  private:
   void InferNode(const Node& n, bool attrs_only = false) {
-    const bool onnx = graph_.onnx() != nullptr;
+    const bool onnx = OnnxOf(graph_) != nullptr;
     std::optional<std::vector<tf::DataType>> types =
-        onnx ? OnnxOutputTypes(n) : OpRegistry::Tensorflow().OutputTypes(n);
+        onnx ? OnnxOutputTypes(n) : TensorflowOps().OutputTypes(n);
     int count = types ? static_cast<int>(types->size()) : n.num_used_ports();
     std::vector<TensorInfo>& out = out_[n.id()];
     out.assign(count, TensorInfo());
@@ -253,7 +254,7 @@ class Inferrer {
     }
     // An ONNX model's value_info: what the exporter knew (symbolic
     // dimensions by name); kept where inference knows less.
-    if (graph_.onnx() != nullptr) {
+    if (OnnxOf(graph_) != nullptr) {
       for (int p = 0; p < count; ++p) MergeDeclared(DeclaredShape(graph_, Endpoint{n.id(), p}), out[p]);
     }
     // `_output_shapes`: what the exporter knew; kept where inference knows
@@ -284,7 +285,7 @@ class Inferrer {
   }
 
   // An ONNX node's element types, from its inputs' as inferred so far
-  // (engine/validate_onnx.h), one per output read (at least one).
+  // (dialects/onnx/validate_onnx.h), one per output read (at least one).
   std::optional<std::vector<tf::DataType>> OnnxOutputTypes(const Node& n) const {
     if (n.op() == "_Retval" || n.op() == "_Absent") return std::vector<tf::DataType>();
     std::vector<tf::DataType> types = validate_onnx::OutputTypes(

@@ -15,7 +15,7 @@
 #include "api/internal.h"
 #include "engine/files.h"
 #include "engine/graph_diff.h"
-#include "engine/saved_model.h"
+#include "dialects/tf/saved_model.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace graft::api {
@@ -50,8 +50,8 @@ Result<Applied> Apply(const Model& model, const Rules& rules,
   report::FreezeReport frozen;
   Result<Graph> graph = Load(model, /*freeze_by_default=*/true, &frozen);
   if (!graph.ok()) return graph.error();
-  if (graph->saved_model() != nullptr && out.path.empty() &&
-      RestoresVariables(*graph->saved_model()))
+  if (SavedModelOf(*graph) != nullptr && out.path.empty() &&
+      RestoresVariables(*SavedModelOf(*graph)))
     return Error::Usage(absl::StrCat(
         model.path, ": error: a SavedModel with variables is written as a "
                     "folder: give an output path (or freeze it)"));

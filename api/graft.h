@@ -15,8 +15,8 @@
 
 #include "api/analyses.h"
 #include "api/result.h"
-#include "engine/graph_io.h"
-#include "engine/saved_model.h"
+#include "dialects/graph_io.h"
+#include "dialects/tf/saved_model.h"
 #include "proto/report.pb.h"
 
 namespace graft::api {
@@ -25,7 +25,7 @@ namespace graft::api {
 // them in errors). In-memory bytes are shared, not copied: `owner` keeps
 // `bytes` alive as long as any graph read from them.
 // How a SavedModel folder is read. kAuto: frozen (the signatures inlined,
-// variables as constants: engine/freeze.h) by apply, explain, mem and
+// variables as constants: dialects/tf/freeze.h) by apply, explain, mem and
 // cost; in place (functions and variables as they are) by the rest.
 enum class SavedModelMode { kAuto, kFreeze, kInPlace };
 struct SavedModelRead {

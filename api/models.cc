@@ -8,17 +8,18 @@
 #include <tuple>
 
 #include "absl/strings/match.h"
+#include "dialects/tf/tf_ops.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analysis/shapes.h"
 #include "api/graft.h"
 #include "draw/diff_drawing.h"
-#include "engine/freeze.h"
+#include "dialects/tf/freeze.h"
 #include "engine/graph_diff.h"
 #include "engine/graph_stats.h"
-#include "engine/onnx_model.h"
+#include "dialects/onnx/onnx_model.h"
 #include "engine/op_registry.h"
-#include "engine/saved_model.h"
+#include "dialects/tf/saved_model.h"
 #include "engine/validate.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -114,12 +115,12 @@ std::string FormatName(GraphFormat format) {
 }  // namespace
 
 Result<std::string> Save(const Graph& graph, const Output& out) {
-  if (out.path.empty() && graph.saved_model() != nullptr &&
-      RestoresVariables(*graph.saved_model()))
+  if (out.path.empty() && SavedModelOf(graph) != nullptr &&
+      RestoresVariables(*SavedModelOf(graph)))
     return Error::Usage(
         "error: a SavedModel with variables is written as a folder (give an "
         "output path), or frozen (--saved-model freeze) as GraphDef bytes");
-  if (out.path.empty() && graph.onnx() != nullptr &&
+  if (out.path.empty() && OnnxOf(graph) != nullptr &&
       out.format != GraphFormat::kText) {
     absl::StatusOr<std::string> bytes = SerializeOnnx(graph);  // a cycle: said
     if (!bytes.ok()) return Error::Input(absl::StrCat("error: ", bytes.status().message()));
@@ -153,7 +154,7 @@ Result<report::GraphStats> Stats(const Model& model) {
     size = info.st_size;
   stats.set_path(model.path);
   stats.set_format(FormatName(ResolveGraphFormat(model.path, model.format)));
-  if (graph->saved_model() != nullptr) {  // the folder's files, all of them
+  if (SavedModelOf(*graph) != nullptr) {  // the folder's files, all of them
     stats.set_format("saved_model");
     size = 0;
     std::error_code ec;
@@ -174,7 +175,7 @@ Result<Converted> Convert(const Model& model, const Output& out,
   if (!graph.ok()) return graph.error();
   Result<std::string> saved = Save(*graph, out);
   if (!saved.ok()) return saved.error();
-  bool folder = graph->saved_model() != nullptr && !out.path.empty() &&
+  bool folder = SavedModelOf(*graph) != nullptr && !out.path.empty() &&
                 out.format == GraphFormat::kAuto &&
                 !absl::EndsWith(out.path, ".pb") &&
                 !absl::EndsWith(out.path, ".pbtxt");
@@ -195,7 +196,7 @@ Result<Frozen> Freeze(const Model& model) {
   Result<Graph> graph = Load(model, /*freeze_by_default=*/true, &out.report);
   if (!graph.ok()) return graph.error();
   out.bytes = SerializeGraph(*graph, GraphFormat::kBinary);
-  const tf::MetaGraphDef& meta = graph->saved_model()->proto.meta_graphs(0);
+  const tf::MetaGraphDef& meta = SavedModelOf(*graph)->proto.meta_graphs(0);
   std::map<std::string, const tf::SignatureDef*> sorted;
   for (const auto& [key, def] : meta.signature_def()) {
     if (key != "__saved_model_init_op") sorted[key] = &def;
@@ -243,8 +244,8 @@ Result<report::Validation> Validate(const Model& model,
       issues.push_back({id, std::move(message)});
   }
   // A SavedModel's variables: every tensor read, its checksum checked.
-  if (graph->saved_model() != nullptr && graph->saved_model()->variables) {
-    const TensorBundle& bundle = *graph->saved_model()->variables;
+  if (SavedModelOf(*graph) != nullptr && SavedModelOf(*graph)->variables) {
+    const TensorBundle& bundle = *SavedModelOf(*graph)->variables;
     for (const auto& [key, entry] : bundle.index().entries) {
       absl::StatusOr<std::string> bytes = bundle.ReadTensor(key);
       if (!bytes.ok()) issues.push_back({kNoNode, std::string(bytes.status().message())});
@@ -267,7 +268,7 @@ Result<Diffed> Diff(const Model& before, const Model& after,
   // A SavedModel against its frozen rewrite (or a frozen GraphDef): the
   // SavedModel is compared frozen too, unless its mode was given.
   auto restores = [](const Graph& g) {
-    return g.saved_model() != nullptr && RestoresVariables(*g.saved_model());
+    return SavedModelOf(g) != nullptr && RestoresVariables(*SavedModelOf(g));
   };
   for (auto [side, other, model] : {std::make_tuple(&a, &b, &before),
                                     std::make_tuple(&b, &a, &after)}) {
@@ -367,7 +368,7 @@ std::string RuleTestsJson(const std::vector<RuleTest>& tests) {
 
 std::string Version() {
   return absl::StrCat("graft 0.1.0 (TensorFlow op signatures: ",
-                      OpRegistry::Tensorflow().size(), " ops)");
+                      TensorflowOps().size(), " ops)");
 }
 
 }  // namespace graft::api

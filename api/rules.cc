@@ -362,7 +362,7 @@ Result<std::vector<ExplainedRule>> Explain(const Model& model,
     if (!node.empty() && only != kNoNode) continue;
     // The bodies of the graph's library functions, as the rules see them.
     bool placed = false;  // the named node: in the first body holding one
-    absl::Status bodies = dsl::ForEachShownBody(*graph, [&](const dsl::ShownBody& b) {
+    absl::Status bodies = dsl::ForEachShownBody(*graph, [&](const ShownBody& b) {
       const NodeId in_body = node.empty() ? kNoNode : b.body.FindId(node);
       if (!node.empty() && (in_body == kNoNode || placed)) return;
       placed = found = true;

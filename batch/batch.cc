@@ -12,7 +12,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "engine/saved_model.h"
+#include "dialects/tf/saved_model.h"
 
 namespace graft::batch {
 namespace {

@@ -10,8 +10,8 @@
 
 #include "absl/status/statusor.h"
 #include "dsl/runner.h"
-#include "engine/freeze.h"
-#include "engine/graph_io.h"
+#include "dialects/tf/freeze.h"
+#include "dialects/graph_io.h"
 #include "proto/report.pb.h"
 
 namespace graft::batch {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "dsl/runner.h"
-#include "engine/graph_io.h"
+#include "dialects/graph_io.h"
 
 namespace graft::batch {
 

@@ -2,13 +2,14 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "dialects/tf/tf_ops.h"
 #include "absl/strings/str_replace.h"
 #include "builtins/internal.h"
 #include "engine/name_regex.h"
-#include "engine/onnx_convert.h"
-#include "engine/onnx_model.h"
+#include "dialects/onnx/onnx_convert.h"
+#include "dialects/onnx/onnx_model.h"
 #include "engine/op_registry.h"
-#include "engine/validate_onnx.h"
+#include "dialects/onnx/validate_onnx.h"
 
 namespace graft::builtins {
 
@@ -48,7 +49,7 @@ void RegisterGraphQueryHooks(HookRegistry& r) {
   Add(r, "opset", {}, VT::kInt, false,
       "the ONNX model's opset of the default domain (0 for a TensorFlow graph)",
       [](const HookContext& ctx, Args) -> absl::StatusOr<Value> {
-        return Value::Int(ctx.graph.onnx() != nullptr ? ctx.graph.onnx()->opset : 0);
+        return Value::Int(OnnxOf(ctx.graph) != nullptr ? OnnxOf(ctx.graph)->opset : 0);
       });
   Add(r, "is_absent", {VT::kTensor}, VT::kBool, false,
       "an ONNX optional input left out (written as an empty name)",
@@ -64,9 +65,9 @@ void RegisterGraphQueryHooks(HookRegistry& r) {
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         // An ONNX node's types follow from its inputs' (T of Add), as the
         // validator infers them.
-        tf::DataType t = ctx.graph.onnx() != nullptr
+        tf::DataType t = OnnxOf(ctx.graph) != nullptr
                              ? validate_onnx::Types(ctx.graph).Of(a[0].tensor)
-                             : OpRegistry::Tensorflow().OutputType(
+                             : TensorflowOps().OutputType(
                                    ctx.graph.node(a[0].tensor.node), a[0].tensor.port);
         return Value::String(t == tf::DT_INVALID ? "unknown" : DataTypeName(t));
       });
@@ -122,7 +123,7 @@ void RegisterGraphQueryHooks(HookRegistry& r) {
       [](const HookContext& ctx, Args) -> absl::StatusOr<Value> {
         std::vector<Value> out;
         ctx.graph.ForEachNode([&](const Node& n) {
-          const tf::OpDef* op = OpRegistry::Tensorflow().Find(n.op());
+          const tf::OpDef* op = TensorflowOps().Find(n.op());
           if (op == nullptr) return;
           for (const auto& a : op->attr()) {
             if (a.has_default_value() && n.attr(a.name()) == nullptr) {

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "builtins/internal.h"
 #include "engine/const_tensor.h"
-#include "engine/onnx_model.h"
+#include "dialects/onnx/onnx_model.h"
 
 namespace graft::builtins {
 
@@ -307,7 +307,7 @@ std::optional<ConstTensor> Evaluate(const Node& n, const std::vector<ConstTensor
 // The node of a node or tensor value, its inputs all Const nodes (read as
 // they are: no Identity or Cast in between), evaluated.
 std::optional<ConstTensor> Folded(const HookContext& ctx, const Value& v) {
-  if (ctx.graph.onnx() == nullptr) return std::nullopt;
+  if (OnnxOf(ctx.graph) == nullptr) return std::nullopt;
   const Node& n = ctx.graph.node(v.tensor.node);
   std::vector<ConstTensor> in;
   for (int i = 0; i < n.num_inputs(); ++i) {

@@ -12,7 +12,7 @@
 #include "builtins/internal.h"
 #include "engine/const_tensor.h"
 #include "engine/files.h"
-#include "engine/onnx_model.h"
+#include "dialects/onnx/onnx_model.h"
 #include "engine/op_registry.h"
 
 namespace graft::builtins {

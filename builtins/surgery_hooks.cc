@@ -3,13 +3,14 @@
 #include <set>
 
 #include "absl/container/flat_hash_set.h"
+#include "dialects/tf/tf_ops.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "builtins/internal.h"
 #include "engine/graph_algorithms.h"
-#include "engine/graph_io.h"
+#include "dialects/graph_io.h"
 #include "engine/name_regex.h"
 #include "engine/op_registry.h"
 #include "engine/surgery.h"
@@ -63,7 +64,7 @@ absl::StatusOr<std::vector<std::pair<NodeId, NodeId>>> DuplicateNodes(
   for (NodeId id : *order) {
     const Node& n = g.node(id);
     rep[id] = id;
-    const tf::OpDef* def = OpRegistry::Tensorflow().Find(n.op());
+    const tf::OpDef* def = TensorflowOps().Find(n.op());
     if (def == nullptr || def->is_stateful() || n.op() == "Placeholder")
       continue;
     std::string key = absl::StrCat(n.op(), "|", n.device(), "|");

@@ -9,8 +9,8 @@
 
 #include "absl/strings/str_format.h"
 #include "cli/commands.h"
-#include "engine/graph_io.h"
-#include "engine/saved_model.h"
+#include "dialects/graph_io.h"
+#include "dialects/tf/saved_model.h"
 
 namespace graft::cli {
 namespace {

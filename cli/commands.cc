@@ -14,7 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "engine/const_tensor.h"
 #include "engine/files.h"
-#include "engine/saved_model.h"
+#include "dialects/tf/saved_model.h"
 #include "engine/validate.h"
 
 namespace graft::cli {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "api/graft.h"
-#include "engine/graph_io.h"
+#include "dialects/graph_io.h"
 #include "engine/graph_stats.h"
 #include "proto/report.pb.h"
 

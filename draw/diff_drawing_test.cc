@@ -1,7 +1,7 @@
 #include "draw/diff_drawing.h"
 
 #include "engine/graph_diff.h"
-#include "engine/graph_io.h"
+#include "dialects/graph_io.h"
 #include "engine/test_graphs.h"
 #include "gtest/gtest.h"
 

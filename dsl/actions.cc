@@ -6,7 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "engine/onnx_convert.h"
+#include "engine/dialect.h"
 #include "engine/op_registry.h"
 #include "engine/surgery.h"
 
@@ -19,8 +19,9 @@ using AK = Action::Kind;
 // (`BiasAdd(a, b)` gets `T` from `a`; `Print(x, xs)` its list `U` from
 // `xs`, a type list that is the op's last input taking the rest).
 void InferTypeAttrs(const Graph& g, NodeSpec* spec) {
-  if (g.onnx() != nullptr) return;  // ONNX nodes carry no type attrs
-  const tf::OpDef* def = OpRegistry::Tensorflow().Find(spec->op);
+  if (!DialectOf(g).has_type_attrs()) return;  // ONNX nodes carry none
+  const OpRegistry& ops = OpRegistry::For(g);
+  const tf::OpDef* def = ops.Find(spec->op);
   if (def == nullptr) return;
   size_t index = 0;
   for (int a = 0; a < def->input_arg_size(); ++a) {
@@ -38,12 +39,12 @@ void InferTypeAttrs(const Graph& g, NodeSpec* spec) {
       for (; index < spec->inputs.size(); ++index) {
         const Endpoint& in = spec->inputs[index];
         types.mutable_list()->add_type(BaseType(
-            OpRegistry::Tensorflow().OutputType(g.node(in.node), in.port)));
+            ops.OutputType(g.node(in.node), in.port)));
       }
       break;
     }
     if (!arg.type_attr().empty() && spec->attrs.count(arg.type_attr()) == 0) {
-      tf::DataType t = OpRegistry::Tensorflow().OutputType(
+      tf::DataType t = ops.OutputType(
           g.node(spec->inputs[index].node), spec->inputs[index].port);
       if (t != tf::DT_INVALID)
         spec->attrs[arg.type_attr()].set_type(BaseType(t));
@@ -512,14 +513,17 @@ absl::Status ActionRunner::AddInputs(const std::vector<Value>& args,
   return absl::OkStatus();
 }
 
-// The ONNX graph's stand-in for a left-out input (what the reader makes for
-// an input named ""), made when the graph has none.
+// The dialect's stand-in for a left-out input (ONNX: what the reader makes
+// for an input named ""), made when the graph has none.
 absl::StatusOr<Endpoint> ActionRunner::AbsentInput() {
-  NodeId id = graph().FindId(onnx_internal::kAbsent);
+  std::optional<AbsentInputNode> absent = DialectOf(graph()).AbsentInput();
+  if (!absent.has_value())
+    return absl::InvalidArgumentError("this dialect has no left-out inputs");
+  NodeId id = graph().FindId(absent->name);
   if (id == kNoNode) {
     NodeSpec spec;
-    spec.name = onnx_internal::kAbsent;
-    spec.op = onnx_internal::kAbsentOp;
+    spec.name = absent->name;
+    spec.op = absent->op;
     absl::StatusOr<NodeId> made = r_.AddNode(std::move(spec));
     if (!made.ok()) return made.status();
     id = *made;
@@ -531,7 +535,8 @@ absl::StatusOr<Endpoint> ActionRunner::AbsentInput() {
 // input left out (its name written empty), so that a later one can be given.
 absl::StatusOr<Endpoint> ActionRunner::InputOf(const Value& v, size_t i, const NodeSpec& spec) {
   if (v.type == ValueType::kTensor || v.type == ValueType::kNode) return v.tensor;
-  if (v.type == ValueType::kString && v.s.empty() && graph().onnx() != nullptr)
+  if (v.type == ValueType::kString && v.s.empty() &&
+      DialectOf(graph()).AbsentInput().has_value())
     return AbsentInput();
   return absl::InvalidArgumentError(absl::StrCat("argument ", i + 1, " of `", spec.op, "` is ",
                                                  AValueType(v.type),

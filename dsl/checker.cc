@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dsl/parser.h"
+#include "engine/dialect.h"
 #include "engine/files.h"
 #include "engine/op_registry.h"
 
@@ -230,11 +231,13 @@ bool Checker::CheckFor(const RuleFile& f, const Rule& rule, Names* names) {
 void Checker::CheckDialects() {
   const RuleFile* first = nullptr;
   for (const auto& file : set_->asts_) {
-    const std::string dialect = file->dialect.empty() ? "tensorflow" : file->dialect;
-    if (dialect != "tensorflow" && dialect != "onnx") {
-      Error(*file, file->dialect_loc,
-            absl::StrCat("unknown dialect `", dialect, "`"),
-            Suggest(dialect, {"tensorflow", "onnx"}));
+    const std::string dialect =
+        file->dialect.empty() ? std::string(DefaultDialect().name()) : file->dialect;
+    if (FindDialect(dialect) == nullptr) {
+      std::vector<std::string> known;
+      for (const Dialect* d : Dialects()) known.emplace_back(d->name());
+      Error(*file, file->dialect_loc, absl::StrCat("unknown dialect `", dialect, "`"),
+            Suggest(dialect, known));
       continue;
     }
     if (first == nullptr) {
@@ -249,7 +252,8 @@ void Checker::CheckDialects() {
 }
 
 const OpRegistry& OpsOf(const RuleFile& f) {
-  return f.dialect == "onnx" ? OpRegistry::Onnx() : OpRegistry::Tensorflow();
+  const Dialect* dialect = f.dialect.empty() ? &DefaultDialect() : FindDialect(f.dialect);
+  return (dialect != nullptr ? dialect : &DefaultDialect())->Ops();
 }
 
 void Checker::CheckOp(const RuleFile& f, const std::string& op, Loc loc) {

@@ -2,7 +2,7 @@
 // of the right kind; what it binds gets a name.
 #include "absl/strings/str_cat.h"
 #include "dsl/checker.h"
-#include "engine/graph_io.h"
+#include "engine/dialect.h"
 
 namespace graft::dsl {
 
@@ -155,7 +155,7 @@ void Checker::CheckSplice(const RuleFile& f, const Rule& rule, const Action& a,
     known = source.graph != nullptr;
   } else {
     source.what = absl::StrCat("`", a.path, "`");
-    absl::StatusOr<Graph> graph = LoadGraph(PathRelativeTo(f.path, a.path));
+    absl::StatusOr<Graph> graph = LoadGraphFile(PathRelativeTo(f.path, a.path));
     if (!graph.ok()) {
       Error(f, a.path_loc,
             absl::StrCat("cannot splice `", a.path,

@@ -4,7 +4,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "dsl/checker.h"
-#include "engine/graph_io.h"
+#include "engine/dialect.h"
 
 namespace graft::dsl {
 
@@ -73,7 +73,7 @@ Value Checker::LoadRanges(const std::string& path) {
 // A `graph` param: the graph in file `path` ("" for none).
 Value Checker::LoadGraphParam(const std::string& path) {
   if (path.empty()) return Value::GraphRef(nullptr, "");
-  absl::StatusOr<Graph> graph = LoadGraph(path);
+  absl::StatusOr<Graph> graph = LoadGraphFile(path);
   if (!graph.ok()) {
     d_->Error(
         path, {},

@@ -3,8 +3,15 @@
 #include "absl/strings/str_cat.h"
 #include "dsl/checker.h"
 #include "dsl/compiled_rule.h"
+#include "engine/dialect.h"
 
 namespace graft::dsl {
+
+std::string RuleSet::dialect() const {
+  if (asts_.empty() || asts_.front()->dialect.empty())
+    return std::string(DefaultDialect().name());
+  return asts_.front()->dialect;
+}
 
 const ::graft::Rule* RuleSet::Find(const std::string& name) const {
   for (const auto& r : rules_) {

@@ -36,12 +36,9 @@ class RuleSet {
   const std::vector<std::shared_ptr<const RuleFile>>& files_ast() const {
     return asts_;
   }
-  // The dialect of graphs the rules are for: "tensorflow" or "onnx" (the
-  // first file's `dialect`).
-  std::string dialect() const {
-    return asts_.empty() || asts_.front()->dialect.empty() ? "tensorflow"
-                                                           : asts_.front()->dialect;
-  }
+  // The dialect of graphs the rules are for (the first file's `dialect`,
+  // else the default dialect's name: engine/dialect.h).
+  std::string dialect() const;
   // The compiled rule called `name`, or nullptr.
   const ::graft::Rule* Find(const std::string& name) const;
   // Whether a file says how the result is ordered (`output order`).

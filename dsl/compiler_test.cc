@@ -7,7 +7,7 @@
 
 #include "analysis/hooks.h"
 #include "builtins/builtins.h"
-#include "engine/graph_io.h"
+#include "dialects/graph_io.h"
 #include "engine/test_graphs.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"

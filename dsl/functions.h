@@ -1,7 +1,7 @@
-// Pipelines inside library functions: each selected function body (a
-// graph, engine/function_body.h) gets the steps in order, its own fixpoint;
-// bodies a rewrite changed are validated and written back into the graph's
-// library.
+// Pipelines inside a graph's bodies (engine/dialect.h: a TensorFlow
+// graph's library functions, an ONNX model's subgraphs): each selected body
+// gets the steps in order, its own fixpoint; the dialect validates the
+// bodies a rewrite changed and writes them back.
 #ifndef GRAFT_DSL_FUNCTIONS_H_
 #define GRAFT_DSL_FUNCTIONS_H_
 
@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "dsl/runner.h"
+#include "engine/dialect.h"
 
 namespace graft::dsl {
 
@@ -31,17 +32,8 @@ absl::Status RunOnFunctions(Graph& graph, const std::vector<StepRules>& steps,
                             const RunOptions& options,
                             report::ApplyReport* report);
 
-// A library function's body as RunOnFunctions shows it to the rules: a
-// SavedModel's variable reads and a frozen graph's constant arguments as
-// constants (graft explain looks into bodies through this).
-struct ShownBody {
-  std::string function;
-  Graph body;
-  int variable_reads = 0;
-  int constant_args = 0;
-};
-// Calls `fn` with every body of a TensorFlow graph's library that
-// RunOnFunctions rewrites with functions "all" (not a SavedModel's
+// Calls `fn` with every body (engine/dialect.h: a TensorFlow graph's
+// library functions) that RunOnFunctions rewrites with functions "all" (not a SavedModel's
 // checkpoint functions, nor a body that cannot be read as a graph), in
 // library order, one body at a time.
 absl::Status ForEachShownBody(const Graph& graph,

@@ -8,7 +8,7 @@
 #include "absl/strings/strip.h"
 #include "dsl/functions.h"
 #include "engine/driver.h"
-#include "engine/graph_io.h"
+#include "engine/dialect.h"
 #include "engine/op_registry.h"
 #include "engine/validate.h"
 
@@ -93,13 +93,13 @@ absl::Status RunPipeline(Graph& graph, absl::Span<const CompiledStep> steps,
                      library.size() > 1
                          ? absl::StrCat(" (and ", library.size() - 1, " more)")
                          : ""));
-  const std::string dialect = graph.onnx() != nullptr ? "onnx" : "tensorflow";
+  const Dialect& dialect = DialectOf(graph);
   for (const CompiledStep& step : steps) {
-    if (step.rules->dialect() != dialect)
+    if (step.rules->dialect() != dialect.name())
       return absl::InvalidArgumentError(absl::StrCat(
           "step `", step.name, "`: its rules are for ", step.rules->dialect(),
-          " graphs; this is ", dialect == "onnx" ? "an " : "a ", dialect,
-          " graph (rules/onnx/ holds the ONNX libraries)"));
+          " graphs; this is ", dialect.graph_noun(), " (", dialect.rules_folder(),
+          "/ holds its libraries)"));
   }
   for (const CompiledStep& step : steps) {
     report::StepReport* s = report->add_steps();
@@ -277,7 +277,7 @@ std::string RunOneTest(const RuleFile& file, const Rule& rule,
   if (compiled == nullptr) return "the rule did not compile";
   if (test.input.empty()) return "the test names no `input`";
   absl::StatusOr<Graph> graph =
-      LoadGraph(PathRelativeTo(file.path, test.input));
+      LoadGraphFile(PathRelativeTo(file.path, test.input));
   // The input's own ops are what its runtime has (custom ones too).
   std::set<std::string> input_ops;
   if (graph.ok()) graph->ForEachNode([&](const Node& n) { input_ops.insert(n.op()); });

@@ -14,7 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "engine/graph_io.h"
+#include "engine/file_writer.h"
 
 namespace graft {
 

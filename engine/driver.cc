@@ -13,7 +13,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/onnx_model.h"
+#include "engine/dialect.h"
 #include "engine/op_registry.h"
 #include "engine/validate.h"
 
@@ -297,21 +297,15 @@ class Driver {
     return true;
   }
 
-  // What only removed nodes read goes with them, transitively: an ONNX
-  // initializer (a ReduceMean's axes that a pattern matched as `_...`;
-  // runtimes warn of unused initializers) and the shape arithmetic that
-  // computed a removed Reshape's target (Shape, Slice, Concat of a dynamic
-  // export). ONNX ops compute their outputs alone, so an unread one can go.
-  // A graph input stays (the model's interface), and so does a graph output.
+  // What only removed nodes read goes with them, transitively, where the
+  // dialect lets an unread producer go (ONNX: an initializer a pattern
+  // matched as `_...`, which runtimes warn of when unused, and the shape
+  // arithmetic that computed a removed Reshape's target). A graph input
+  // stays (the model's interface), and so does a graph output.
   template <typename FeedsOnlyDead>
   void AddDeadProducers(const FeedsOnlyDead& feeds_only_dead,
                         absl::flat_hash_set<NodeId>* dead) {
-    const OnnxOrigin& origin = *graph_.onnx();
-    auto is_graph_input = [&](const Node& c) {  // rare: asked of candidates only
-      const std::string& value = origin.ValueOf(c.name());
-      return std::any_of(origin.inputs.begin(), origin.inputs.end(),
-                         [&](const auto& input) { return input.name() == value; });
-    };
+    const Dialect& dialect = DialectOf(graph_);
     std::vector<NodeId> frontier(dead->begin(), dead->end());
     while (!frontier.empty()) {
       std::vector<NodeId> found;
@@ -321,8 +315,8 @@ class Driver {
           if (!n.input(i).valid()) continue;
           const Node& c = graph_.node(n.input(i).node);
           if (c.op() == "Placeholder" || !c.alive() || dead->contains(c.id()) ||
-              outputs_.contains(c.id()) || !c.control_inputs().empty() || !feeds_only_dead(c) ||
-              (c.op() == "Const" && is_graph_input(c)))
+              outputs_.contains(c.id()) || !c.control_inputs().empty() ||
+              !dialect.MayDropUnreadProducer(graph_, c) || !feeds_only_dead(c))
             continue;
           dead->insert(c.id());
           found.push_back(c.id());
@@ -366,7 +360,7 @@ class Driver {
         }
       }
     }
-    if (graph_.onnx() != nullptr) AddDeadProducers(feeds_only_dead, &dead);
+    AddDeadProducers(feeds_only_dead, &dead);
     std::vector<NodeId> doomed(dead.begin(), dead.end());
     std::sort(doomed.begin(), doomed.end());
     absl::Status carried = CarryControlOrder(doomed, dead, heir);

@@ -9,10 +9,22 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "engine/files.h"
-#include "engine/graph_io.h"
+#include "engine/file_writer.h"
 
 namespace graft {
+
+std::string SerializeDeterministic(const google::protobuf::Message& message) {
+  std::string out;
+  google::protobuf::io::StringOutputStream stream(&out);
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  coded.SetSerializationDeterministic(true);
+  message.SerializeToCodedStream(&coded);
+  coded.Trim();
+  return out;
+}
 
 absl::Status WriteFileAtomically(const std::string& path,
                                  absl::string_view contents) {

@@ -29,8 +29,7 @@
 
 namespace graft {
 
-struct SavedModelOrigin;  // engine/saved_model.h
-struct OnnxOrigin;        // engine/onnx_model.h
+class DialectOrigin;  // engine/dialect.h
 
 
 using NodeId = int32_t;
@@ -247,19 +246,12 @@ class Graph {
     library_modified_ = true;
   }
   bool library_modified() const { return library_modified_; }
-  // When the graph is a SavedModel's MetaGraph (engine/saved_model.h):
-  // the folder and what else it holds, for writing it back as one.
-  const std::shared_ptr<const SavedModelOrigin>& saved_model() const {
-    return saved_model_;
-  }
-  void set_saved_model(std::shared_ptr<const SavedModelOrigin> origin) {
-    saved_model_ = std::move(origin);
-  }
-  // An ONNX model's graph (the ONNX dialect): the model around it, or
-  // nullptr for TensorFlow's.
-  const std::shared_ptr<const OnnxOrigin>& onnx() const { return onnx_; }
-  void set_onnx(std::shared_ptr<const OnnxOrigin> origin) {
-    onnx_ = std::move(origin);
+  // What the graph keeps of the file it was read from, for its dialect's
+  // writer (engine/dialect.h); nullptr for a graph of the default dialect
+  // read from a plain file or built.
+  const std::shared_ptr<const DialectOrigin>& origin() const { return origin_; }
+  void set_origin(std::shared_ptr<const DialectOrigin> origin) {
+    origin_ = std::move(origin);
   }
   // For codecs reading a source: node `id`'s `value` content lies apart
   // (in the source's mapping or a file beside it), not in its NodeDef.
@@ -353,8 +345,7 @@ class Graph {
   std::vector<std::string> provenance_names_;
   tf::GraphDef header_;  // everything but the nodes
   bool library_modified_ = false;
-  std::shared_ptr<const SavedModelOrigin> saved_model_;
-  std::shared_ptr<const OnnxOrigin> onnx_;
+  std::shared_ptr<const DialectOrigin> origin_;
   // The source file's bytes (a string or a read-only mapping) and what
   // keeps them alive.
   std::shared_ptr<const void> source_owner_;

@@ -12,10 +12,9 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "engine/const_tensor.h"
-#include "engine/function_body.h"
 #include "engine/graph_algorithms.h"
-#include "engine/graph_io.h"
-#include "engine/onnx_bodies.h"
+#include "engine/dialect.h"
+#include "engine/file_writer.h"
 #include "engine/op_registry.h"
 
 namespace graft {
@@ -88,10 +87,8 @@ std::vector<std::string> NodeDetails(const Graph& g, const Node& n, bool full) {
 }
 
 namespace {
-std::vector<FunctionDiff> DiffFunctions(const Graph& before, const Graph& after,
-                                        const DiffOptions& options);
-std::vector<FunctionDiff> DiffSubgraphs(const Graph& before, const Graph& after,
-                                        const DiffOptions& options);
+std::vector<FunctionDiff> DiffBodies(const Graph& before, const Graph& after,
+                                     const DiffOptions& options);
 }  // namespace
 
 GraphDiff DiffGraphs(const Graph& before, const Graph& after,
@@ -171,83 +168,45 @@ GraphDiff DiffGraphs(const Graph& before, const Graph& after,
     }
     if (!change.changes.empty()) diff.changed.push_back(std::move(change));
   });
-  diff.functions = DiffFunctions(before, after, options);
-  for (FunctionDiff& d : DiffSubgraphs(before, after, options))
-    diff.functions.push_back(std::move(d));
+  diff.functions = DiffBodies(before, after, options);
   return diff;
 }
 
 namespace {
 
-// The library functions of two graphs that differ, bodies diffed.
-std::vector<FunctionDiff> DiffFunctions(const Graph& before, const Graph& after,
-                                        const DiffOptions& options) {
-  const tf::FunctionDefLibrary& a = before.header().library();
-  const tf::FunctionDefLibrary& b = after.header().library();
-  std::map<std::string, const tf::FunctionDef*> left, right;
-  for (const tf::FunctionDef& f : a.function()) left[f.signature().name()] = &f;
-  for (const tf::FunctionDef& f : b.function()) right[f.signature().name()] = &f;
+// The nested bodies of two graphs (a TensorFlow graph's library
+// functions, an ONNX model's subgraphs by node/attr) that differ, in name
+// order, bodies diffed.
+std::vector<FunctionDiff> DiffBodies(const Graph& before, const Graph& after,
+                                     const DiffOptions& options) {
+  std::map<std::string, NestedBody> left, right;
+  for (NestedBody& b : DialectOf(before).NestedBodies(before)) left[b.label] = std::move(b);
+  for (NestedBody& b : DialectOf(after).NestedBodies(after)) right[b.label] = std::move(b);
   std::vector<FunctionDiff> out;
-  for (const auto& [name, f] : left) {
-    if (right.count(name) == 0) out.push_back({name, "function", "removed", nullptr, ""});
+  for (const auto& [label, body] : left) {
+    if (right.count(label) == 0) out.push_back({label, body.kind, "removed", nullptr, ""});
   }
-  for (const auto& [name, f] : right) {
-    auto other = left.find(name);
+  for (const auto& [label, body] : right) {
+    auto other = left.find(label);
     if (other == left.end()) {
-      out.push_back({name, "function", "added", nullptr, ""});
+      out.push_back({label, body.kind, "added", nullptr, ""});
       continue;
     }
-    if (SerializeDeterministic(*other->second) == SerializeDeterministic(*f))
-      continue;
-    FunctionDiff d{name, "function", "changed", nullptr, ""};
-    absl::StatusOr<Graph> x = FunctionBodyGraph(*other->second, a);
-    absl::StatusOr<Graph> y = FunctionBodyGraph(*f, b);
+    if (other->second.bytes == body.bytes) continue;
+    absl::StatusOr<Graph> x = other->second.open();
+    absl::StatusOr<Graph> y = body.open();
+    FunctionDiff d{label, body.kind, "changed", nullptr, ""};
     if (x.ok() && y.ok()) {
       d.body = std::make_shared<GraphDiff>(DiffGraphs(*x, *y, options));
-      if (d.body->empty()) d.note = "signature or attrs changed";
+      if (d.body->empty() && body.same_graph_note.empty()) continue;
+      if (d.body->empty()) d.note = body.same_graph_note;
     } else {
       d.note = std::string((x.ok() ? y : x).status().message());
     }
     out.push_back(std::move(d));
   }
   std::sort(out.begin(), out.end(),
-            [](const FunctionDiff& p, const FunctionDiff& q) {
-              return p.name < q.name;
-            });
-  return out;
-}
-
-// The ONNX subgraphs (If/Loop/Scan bodies) of two graphs that differ,
-// by node/attr, bodies diffed (nested ones inside theirs).
-std::vector<FunctionDiff> DiffSubgraphs(const Graph& before, const Graph& after,
-                                        const DiffOptions& options) {
-  std::map<std::string, OnnxBody> left, right;
-  for (const OnnxBody& b : OnnxBodies(before)) left[b.Label()] = b;
-  for (const OnnxBody& b : OnnxBodies(after)) right[b.Label()] = b;
-  std::vector<FunctionDiff> out;
-  for (const auto& [label, body] : left) {
-    if (right.count(label) == 0) out.push_back({label, "subgraph", "removed", nullptr, ""});
-  }
-  for (const auto& [label, body] : right) {
-    auto other = left.find(label);
-    if (other == left.end()) {
-      out.push_back({label, "subgraph", "added", nullptr, ""});
-      continue;
-    }
-    if (SerializeDeterministic(*OnnxBodyProto(before, other->second)) ==
-        SerializeDeterministic(*OnnxBodyProto(after, body)))
-      continue;
-    absl::StatusOr<Graph> x = OnnxBodyGraph(before, other->second);
-    absl::StatusOr<Graph> y = OnnxBodyGraph(after, body);
-    FunctionDiff d{label, "subgraph", "changed", nullptr, ""};
-    if (x.ok() && y.ok()) {
-      d.body = std::make_shared<GraphDiff>(DiffGraphs(*x, *y, options));
-      if (d.body->empty()) continue;
-    } else {
-      d.note = std::string((x.ok() ? y : x).status().message());
-    }
-    out.push_back(std::move(d));
-  }
+            [](const FunctionDiff& p, const FunctionDiff& q) { return p.name < q.name; });
   return out;
 }
 

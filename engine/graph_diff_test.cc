@@ -1,6 +1,6 @@
 #include "engine/graph_diff.h"
 
-#include "engine/graph_io.h"
+#include "dialects/graph_io.h"
 #include "gtest/gtest.h"
 
 namespace graft {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "engine/dialect.h"
 #include "engine/op_registry.h"
 
 namespace graft {
@@ -22,7 +23,7 @@ void AddCounts(const std::map<std::string, int64_t>& counts,
 }  // namespace
 
 report::GraphStats ComputeGraphStats(const Graph& graph) {
-  const OpRegistry& ops = OpRegistry::Tensorflow();
+  const OpRegistry& ops = OpRegistry::For(graph);
   report::GraphStats stats;
   std::map<std::string, int64_t> devices;
   std::map<std::string, int64_t> dtypes;
@@ -64,14 +65,10 @@ report::GraphStats ComputeGraphStats(const Graph& graph) {
 }
 
 std::map<std::string, int64_t> CountedOps(const Graph& graph) {
-  const bool onnx = graph.onnx() != nullptr;
+  const Dialect& dialect = DialectOf(graph);
   std::map<std::string, int64_t> ops;
   graph.ForEachNode([&](const Node& node) {
-    if (onnx && (node.op() == "Const" || node.op() == "Placeholder" ||
-                 node.op() == "_Retval")) {
-      return;
-    }
-    ++ops[node.op()];
+    if (!dialect.IsInterfaceNode(node)) ++ops[node.op()];
   });
   return ops;
 }
@@ -101,12 +98,7 @@ std::string HumanSize(int64_t bytes) {
 }
 
 std::vector<std::string> ModelOutputs(const Graph& graph) {
-  const bool onnx = graph.onnx() != nullptr;
-  std::vector<std::string> out;
-  graph.ForEachNode([&](const Node& node) {
-    if (onnx ? node.op() == "_Retval" : !node.HasConsumers()) out.push_back(node.name());
-  });
-  return out;
+  return DialectOf(graph).ModelOutputs(graph);
 }
 
 }  // namespace graft

@@ -6,14 +6,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "engine/dialect.h"
 
 namespace graft {
-
-extern const char kTfOpList[];
-extern const size_t kTfOpListSize;
-extern const char kOnnxOpList[];
-extern const size_t kOnnxOpListSize;
-
 namespace {
 
 using AttrMap = google::protobuf::Map<std::string, tf::AttrValue>;
@@ -76,32 +71,7 @@ std::optional<std::vector<tf::DataType>> ExpandArgs(
 
 }  // namespace
 
-const OpRegistry& OpRegistry::Tensorflow() {
-  static const OpRegistry* const registry = [] {
-    tf::OpList ops;
-    ops.ParseFromArray(kTfOpList, static_cast<int>(kTfOpListSize));
-    return new OpRegistry(std::move(ops));
-  }();
-  return *registry;
-}
-
-const OpRegistry& OpRegistry::Onnx() {
-  static const OpRegistry* const registry = [] {
-    tf::OpList ops;
-    ops.ParseFromArray(kOnnxOpList, static_cast<int>(kOnnxOpListSize));
-    // The graph IR's own ops an ONNX model maps onto: initializers are
-    // Consts, graph inputs Placeholders (engine/onnx_model.h).
-    for (const char* ir_op : {"Const", "Placeholder"}) {
-      if (const tf::OpDef* def = Tensorflow().Find(ir_op)) *ops.add_op() = *def;
-    }
-    return new OpRegistry(std::move(ops));
-  }();
-  return *registry;
-}
-
-const OpRegistry& OpRegistry::For(const Graph& graph) {
-  return graph.onnx() != nullptr ? Onnx() : Tensorflow();
-}
+const OpRegistry& OpRegistry::For(const Graph& graph) { return DialectOf(graph).Ops(); }
 
 const tf::OpDef* OpRegistry::FindAt(absl::string_view op, int64_t opset) const {
   // The newest version since at most `opset`.

@@ -1,7 +1,7 @@
 // Op signatures: which inputs and outputs an op has and of which dtypes.
 //
 // The signatures are a snapshot of TensorFlow's op registry
-// (engine/ops/tf_ops.pbtxt), compiled into graft. A node's dtypes are known
+// (dialects/tf/ops/tf_ops.pbtxt), compiled into graft. A node's dtypes are known
 // when its op is in the snapshot and the attrs its signature names are set
 // on the node or have defaults.
 #ifndef GRAFT_ENGINE_OP_REGISTRY_H_
@@ -22,12 +22,9 @@ namespace graft {
 
 class OpRegistry {
  public:
-  // TensorFlow's ops; parsed once, on first use.
-  static const OpRegistry& Tensorflow();
-  // ONNX's ops (the default domain, engine/ops/onnx_ops.pbtxt): `Name` is
-  // the newest version, `Name@V` the one since opset V (FindAt).
-  static const OpRegistry& Onnx();
-  // The registry of a graph's dialect.
+  // The registry of a graph's dialect (engine/dialect.h). A versioned
+  // registry (ONNX's) names `Name` the newest version and `Name@V` the one
+  // since opset V (FindAt).
   static const OpRegistry& For(const Graph& graph);
 
   explicit OpRegistry(tf::OpList ops);

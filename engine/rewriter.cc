@@ -5,30 +5,13 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "engine/dialect.h"
 #include "engine/graph_algorithms.h"
 #include "engine/op_registry.h"
 
 namespace graft {
 namespace {
 
-bool IsValidNodeName(absl::string_view name, bool onnx) {
-  if (name.empty()) return false;
-  // ONNX names anything (torch: `/layer.0/Add_1`); the IR keeps `:` for
-  // ports and `^` for control inputs.
-  if (onnx) return name[0] != '^' && name.find(':') == absl::string_view::npos;
-  // TensorFlow's rule: [A-Za-z0-9.][A-Za-z0-9_.\-/>]*
-  auto first_ok = [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-           (c >= '0' && c <= '9') || c == '.';
-  };
-  if (!first_ok(name[0])) return false;
-  for (char c : name.substr(1)) {
-    if (!first_ok(c) && c != '_' && c != '-' && c != '/' && c != '>') {
-      return false;
-    }
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -76,7 +59,7 @@ absl::Status Rewriter::CheckEndpoint(Endpoint e, absl::string_view what) const {
         what, ": negative output port on `", graph_.node(e.node).name(), "`"));
   }
   std::optional<std::vector<tf::DataType>> types =
-      OpRegistry::Tensorflow().OutputTypes(graph_.node(e.node));
+      OpRegistry::For(graph_).OutputTypes(graph_.node(e.node));
   if (types && e.port >= static_cast<int>(types->size())) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": `", graph_.node(e.node).name(), "` (",
@@ -87,11 +70,11 @@ absl::Status Rewriter::CheckEndpoint(Endpoint e, absl::string_view what) const {
 }
 
 absl::Status Rewriter::CheckCompatible(Endpoint from, Endpoint to) const {
-  // TensorFlow's op registry gives the dtypes of a TensorFlow graph; an
-  // ONNX graph's (ONNX's Shape is int64, TensorFlow's int32) are its
-  // validator's, checked after each rewrite.
-  const OpRegistry& ops = OpRegistry::Tensorflow();
-  const bool tensorflow = graph_.onnx() == nullptr;
+  // A dialect whose nodes carry their dtypes as attrs (TensorFlow's) has
+  // them from its op registry; another's (ONNX's) are its validator's,
+  // checked after each rewrite.
+  const OpRegistry& ops = OpRegistry::For(graph_);
+  const bool tensorflow = DialectOf(graph_).has_type_attrs();
   tf::DataType a = tensorflow ? ops.OutputType(graph_.node(from.node), from.port) : tf::DT_INVALID;
   tf::DataType b = tensorflow ? ops.OutputType(graph_.node(to.node), to.port) : tf::DT_INVALID;
   if (a != tf::DT_INVALID && b != tf::DT_INVALID &&
@@ -322,7 +305,7 @@ absl::StatusOr<NodeId> Rewriter::AddNode(NodeSpec spec) {
     if (!s.ok()) return s;
   }
   std::string base = spec.name.empty() ? spec.op : spec.name;
-  if (!IsValidNodeName(base, graph_.onnx() != nullptr)) {
+  if (!DialectOf(graph_).IsValidNodeName(base)) {
     return absl::InvalidArgumentError(
         absl::StrCat("add node: `", base, "` is not a valid node name"));
   }
@@ -413,7 +396,7 @@ absl::Status Rewriter::Rename(NodeId id, absl::string_view new_name) {
   if (!s.ok()) return s;
   Node& node = graph_.mutable_node(id);
   if (node.name() == new_name) return absl::OkStatus();
-  if (!IsValidNodeName(new_name, graph_.onnx() != nullptr)) {
+  if (!DialectOf(graph_).IsValidNodeName(new_name)) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot rename `", node.name(), "`: `", new_name,
                      "` is not a valid node name"));

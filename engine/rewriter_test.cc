@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/graph_io.h"
+#include "dialects/graph_io.h"
 #include "engine/test_graphs.h"
 #include "engine/validate.h"
 #include "google/protobuf/text_format.h"

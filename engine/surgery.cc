@@ -18,8 +18,8 @@ void AppendUnique(std::vector<T>* out, absl::flat_hash_set<T>* seen, T value) {
 }
 
 // Number of outputs of a node: from its op signature, else the ports read.
-int NumOutputs(const Node& n) {
-  if (auto types = OpRegistry::Tensorflow().OutputTypes(n)) {
+int NumOutputs(const Graph& graph, const Node& n) {
+  if (auto types = OpRegistry::For(graph).OutputTypes(n)) {
     return static_cast<int>(types->size());
   }
   return n.num_used_ports();
@@ -74,7 +74,7 @@ SubgraphView::SubgraphView(const Graph& graph, std::vector<NodeId> nodes,
   }
   for (NodeId id : nodes_) {
     const Node& n = graph.node(id);
-    int ports = std::max(NumOutputs(n), n.num_used_ports());
+    int ports = std::max(NumOutputs(graph, n), n.num_used_ports());
     for (int p = 0; p < ports; ++p) {
       absl::Span<const InputSlot> readers = n.consumers(p);
       bool only_inside =
@@ -257,9 +257,9 @@ absl::Status CheckGraft(const Graph& target, const Graph& other,
           absl::StrCat("the ", what, " graph has no node `", result,
                        "` for its placeholder `", p->name(), "`"));
     }
-    if (!inputs_only && NumOutputs(*t) > 1) {
+    if (!inputs_only && NumOutputs(target, *t) > 1) {
       return absl::InvalidArgumentError(
-          absl::StrCat("`", t->name(), "` (", t->op(), ") has ", NumOutputs(*t),
+          absl::StrCat("`", t->name(), "` (", t->op(), ") has ", NumOutputs(target, *t),
                        " outputs; postprocessing takes an op with one output"));
     }
   }

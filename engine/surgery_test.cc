@@ -1,6 +1,6 @@
 #include "engine/surgery.h"
 
-#include "engine/graph_io.h"
+#include "dialects/graph_io.h"
 #include "engine/test_graphs.h"
 #include "gtest/gtest.h"
 

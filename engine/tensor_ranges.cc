@@ -8,7 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "engine/files.h"
-#include "engine/onnx_model.h"
+#include "engine/dialect.h"
 #include "engine/op_registry.h"
 #include "yaml-cpp/yaml.h"
 
@@ -106,13 +106,13 @@ TensorRanges LoadTensorRanges(const std::string& path,
 
 namespace {
 
-// An ONNX model's ranges name its values as the file does.
-absl::Status CheckOnnxRanges(const TensorRanges& table, const Graph& graph) {
+// A dialect that names values (ONNX): ranges name them as the file does.
+absl::Status CheckValueRanges(const TensorRanges& table, const Graph& graph) {
   absl::flat_hash_set<std::string> values;
   for (NodeId id : graph.NodeIds()) {
     const Node& n = graph.node(id);
     for (int port = 0; port < std::max(n.num_used_ports(), 1); ++port) {
-      std::string v = OnnxValueName(graph, {id, port});
+      std::string v = DialectOf(graph).TensorNameInFile(graph, {id, port});
       if (!v.empty()) values.insert(CanonicalTensorName(v));
     }
   }
@@ -128,7 +128,7 @@ absl::Status CheckOnnxRanges(const TensorRanges& table, const Graph& graph) {
 }  // namespace
 
 absl::Status CheckTensorRanges(const TensorRanges& table, const Graph& graph) {
-  if (graph.onnx() != nullptr) return CheckOnnxRanges(table, graph);
+  if (DialectOf(graph).has_value_names()) return CheckValueRanges(table, graph);
   for (const auto& [tensor, range] : table.ranges) {
     absl::string_view parsed;
     int port = 0;
@@ -143,7 +143,7 @@ absl::Status CheckTensorRanges(const TensorRanges& table, const Graph& graph) {
                        "` is not in the graph (no node `", node_name, "`)"));
     }
     std::optional<std::vector<tf::DataType>> outputs =
-        OpRegistry::Tensorflow().OutputTypes(*node);
+        OpRegistry::For(graph).OutputTypes(*node);
     if (outputs && port >= static_cast<int>(outputs->size())) {
       return absl::NotFoundError(
           absl::StrCat(where, "tensor `", tensor, "` is not in the graph (`",

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "engine/graph.h"
-#include "engine/graph_io.h"
+#include "dialects/graph_io.h"
 #include "gtest/gtest.h"
 
 namespace graft::testing {

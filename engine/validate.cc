@@ -17,14 +17,11 @@
 #include "absl/strings/strip.h"
 #include "engine/graph_algorithms.h"
 #include "engine/files.h"
-#include "engine/function_body.h"
-#include "engine/onnx_model.h"
+#include "engine/dialect.h"
 #include "engine/op_registry.h"
 #include "engine/suggest.h"
-#include "engine/validate_onnx.h"
 
 namespace graft {
-namespace {
 
 // A Const's value (when it has one) is a tensor TensorFlow accepts: its
 // dtype is the node's, its dims are not negative, and its bytes or values
@@ -156,207 +153,22 @@ void CheckAttrs(const tf::OpDef& def, const Node& node,
   }
 }
 
-// With `signature_only`, what makes a node disagree with its op signature
-// alone (attrs, a Const's value, its data input count, ports its inputs
-// read): the checks per-op analyses rely on. Otherwise dtypes, unresolved
-// inputs and control inputs too.
-void CheckNode(const Graph& graph, const Node& node,
-               const ValidateOptions& options,
-               std::vector<ValidationIssue>* issues,
-               bool signature_only = false,
-               validate_onnx::Types* onnx_types = nullptr) {
-  if (graph.onnx() != nullptr) {
-    auto report = [&](std::string message) {
-      issues->push_back({node.id(), std::move(message)});
-    };
-    if (node.op() == "Const") CheckConstValue(node, report);
-    validate_onnx::CheckNode(graph, node, signature_only,
-                             options.check_dtypes ? onnx_types : nullptr, report);
-    return;
-  }
-  const OpRegistry& ops = OpRegistry::Tensorflow();
-  auto report = [&](std::string message) {
-    issues->push_back({node.id(), std::move(message)});
-  };
-  if (node.op().empty()) report(absl::StrCat("`", node.name(), "` has no op"));
-  if (node.op() == "Const") CheckConstValue(node, report);
-  if (const tf::OpDef* def = ops.Find(node.op()))
-    CheckAttrs(*def, node, report);
-  std::optional<std::vector<tf::DataType>> expected = ops.InputTypes(node);
-  if (expected && static_cast<int>(expected->size()) != node.num_inputs()) {
-    report(absl::StrCat("`", node.name(), "` (", node.op(), ") has ",
-                        node.num_inputs(), " data input(s); its op takes ",
-                        expected->size()));
-    expected.reset();
-  }
-  for (int i = 0; i < node.num_inputs(); ++i) {
-    Endpoint e = node.input(i);
-    if (!e.valid()) {
-      if (signature_only) continue;
-      report(absl::StrCat("input ", i, " of `", node.name(), "` names `",
-                          graph.UnresolvedInputName(node.id(), i),
-                          "`, which is not in the graph"));
-      continue;
-    }
-    const Node& producer = graph.node(e.node);
-    std::optional<std::vector<tf::DataType>> produced =
-        ops.OutputTypes(producer);
-    if (produced && e.port >= static_cast<int>(produced->size())) {
-      report(absl::StrCat("input ", i, " of `", node.name(), "` reads `",
-                          graph.TensorName(e), "`, but `", producer.name(),
-                          "` (", producer.op(), ") has ", produced->size(),
-                          " output(s)"));
-      continue;
-    }
-    if (options.check_dtypes && !signature_only && produced && expected) {
-      tf::DataType want = (*expected)[i];
-      tf::DataType got = (*produced)[e.port];
-      if (BaseType(want) != BaseType(got)) {
-        report(absl::StrCat("input ", i, " of `", node.name(), "` (", node.op(),
-                            ") expects ", DataTypeName(want), " but `",
-                            graph.TensorName(e), "` is ", DataTypeName(got)));
-      }
-    }
-  }
-  for (size_t i = 0; !signature_only && i < node.control_inputs().size();
-       ++i) {
-    if (node.control_inputs()[i] == kNoNode) {
-      report(absl::StrCat(
-          "control input `^",
-          graph.UnresolvedControlInputName(node.id(), static_cast<int>(i)),
-          "` of `", node.name(), "` is not in the graph"));
-    }
-  }
-}
+namespace {
 
-// An op TensorFlow's importer does not know: `Op type not registered`.
-void CheckOpName(const Graph& graph, const Node& node,
-                 const ValidateOptions& options,
-                 const std::set<std::string>& functions,
-                 std::vector<ValidationIssue>* issues) {
-  const std::string& op = node.op();
-  if (graph.onnx() != nullptr) {  // ONNX: defined at the model's opset
-    const int64_t opset = graph.onnx()->OpsetOf(op);
-    // Another domain's op: its name checked in ai.onnx.ml (onnx.checker
-    // lets unknown ops of the preview domains pass, as of custom domains).
-    const size_t dot = op.rfind('.');
-    const bool other_domain = dot != std::string::npos;
-    static const std::set<std::string> kSchemaDomains = {"ai.onnx.ml"};
-    if (op.empty() || op[0] == '_' || op == "Const" || op == "Placeholder" ||
-        options.custom_ops.count(op) ||
-        (other_domain && (opset <= 0 || !kSchemaDomains.count(op.substr(0, dot)))) ||
-        OpRegistry::Onnx().FindAt(op, opset) != nullptr)
-      return;
-    if (opset <= 0) {
-      issues->push_back({node.id(), absl::StrCat("`", node.name(), "` has op `", op,
-                                                 "` of the default domain (ai.onnx), "
-                                                 "which the model imports no opset of")});
-      return;
-    }
-    issues->push_back(
-        {node.id(),
-         absl::StrCat("`", node.name(), "` has op `", op, "`, which ONNX ",
-                      OpRegistry::Onnx().Find(op) != nullptr
-                          ? absl::StrCat("defines only after opset ", opset)
-                          : "does not have",
-                      " (the model imports opset ", opset, ")")});
-    return;
-  }
-  if (op.empty() || op[0] == '_' || options.custom_ops.count(op) ||
-      functions.count(op) || OpRegistry::Tensorflow().Find(op) != nullptr)
-    return;
-  static const std::vector<std::string>* names =
-      new std::vector<std::string>(OpRegistry::Tensorflow().OpNames());
-  std::string closest = Closest(op, *names);
-  issues->push_back(
-      {node.id(),
-       absl::StrCat("`", node.name(), "` has op `", op,
-                    "`, which TensorFlow does not have",
-                    closest.empty()
-                        ? ""
-                        : absl::StrCat(" (did you mean `", closest, "`?)"),
-                    "; a custom op is declared with --custom-op ", op)});
-}
-
-// The library: every function a node or a body calls exists (or is an
-// op), and no function calls itself, directly or through others
-// (TensorFlow cannot instantiate a recursive function).
-void CheckLibrary(const Graph& graph, const std::set<std::string>& functions,
-                  const std::set<std::string>& custom_ops,
-                  std::vector<ValidationIssue>* issues) {
-  auto known = [&](const std::string& name) {
-    return functions.count(name) > 0 || custom_ops.count(name) > 0 ||
-           OpRegistry::Tensorflow().Find(name) != nullptr;
-  };
-  graph.ForEachNode([&](const Node& n) {
-    for (const std::string& f : FunctionsCalled(n.def(), functions)) {
-      if (!known(f)) {
-        issues->push_back(
-            {n.id(), absl::StrCat("`", n.name(), "` calls function `", f,
-                                  "`, which the library does not hold")});
-      }
-    }
-  });
-  std::map<std::string, std::vector<std::string>> calls;
-  for (const tf::FunctionDef& f : graph.header().library().function()) {
-    std::vector<std::string>& out = calls[f.signature().name()];
-    for (const tf::NodeDef& n : f.node_def()) {
-      for (const std::string& g : FunctionsCalled(n, functions)) {
-        if (!known(g)) {
-          issues->push_back(
-              {kNoNode, absl::StrCat("function `", f.signature().name(),
-                                     "`: `", n.name(), "` calls function `", g,
-                                     "`, which the library does not hold")});
-        } else if (functions.count(g) > 0) {
-          out.push_back(g);
-        }
-      }
-    }
-  }
-  // Depth first, without recursion (a library may chain thousands).
-  std::map<std::string, int> state;  // 1: on the path, 2: done
-  for (const auto& root : calls) {
-    if (state[root.first] != 0) continue;
-    std::vector<std::pair<std::string, size_t>> path = {{root.first, 0}};
-    state[root.first] = 1;
-    while (!path.empty()) {
-      auto& [f, next] = path.back();
-      const std::vector<std::string>& out = calls[f];
-      if (next == out.size()) {
-        state[f] = 2;
-        path.pop_back();
-        continue;
-      }
-      const std::string g = out[next++];
-      if (state[g] == 1) {
-        std::vector<std::string> cycle;
-        bool on = false;
-        for (const auto& step : path) {
-          on = on || step.first == g;
-          if (on) cycle.push_back(step.first);
-        }
-        cycle.push_back(g);
-        issues->push_back(
-            {kNoNode, absl::StrCat("function `", g, "` calls itself: ",
-                                   absl::StrJoin(cycle, " -> "))});
-        return;  // one cycle is enough to say
-      }
-      if (state[g] == 0) {
-        state[g] = 1;
-        path.emplace_back(g, 0);
-      }
-    }
-  }
+std::set<std::string> LibraryFunctions(const Graph& graph) {
+  std::set<std::string> functions;
+  for (const tf::FunctionDef& f : graph.header().library().function())
+    functions.insert(f.signature().name());
+  return functions;
 }
 
 }  // namespace
 
 std::vector<ValidationIssue> LibraryIssues(const Graph& graph) {
-  std::set<std::string> functions;
-  for (const tf::FunctionDef& f : graph.header().library().function())
-    functions.insert(f.signature().name());
   std::vector<ValidationIssue> issues;
-  CheckLibrary(graph, functions, {}, &issues);
+  DialectOf(graph).CheckLibrary(graph, {}, [&](NodeId id, std::string message) {
+    issues.push_back({id, std::move(message)});
+  });
   return issues;
 }
 
@@ -387,12 +199,12 @@ std::vector<ValidationIssue> ValidateNodes(const Graph& graph,
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   std::vector<ValidationIssue> issues;
-  std::optional<validate_onnx::Types> types;
-  if (graph.onnx() != nullptr) types.emplace(graph);
+  std::unique_ptr<NodeChecker> checker =
+      DialectOf(graph).Checker(graph, options, LibraryFunctions(graph));
   for (NodeId id : ids) {
     if (id < 0 || id >= graph.id_limit() || !graph.node(id).alive()) continue;
-    CheckNode(graph, graph.node(id), options, &issues, false,
-              types.has_value() ? &*types : nullptr);
+    checker->CheckNode(graph.node(id), /*signature_only=*/false,
+                       [&](std::string message) { issues.push_back({id, std::move(message)}); });
   }
   return issues;
 }
@@ -400,19 +212,18 @@ std::vector<ValidationIssue> ValidateNodes(const Graph& graph,
 std::vector<ValidationIssue> SignatureIssues(const Graph& graph,
                                              const Node& node) {
   std::vector<ValidationIssue> issues;
-  CheckNode(graph, node, ValidateOptions(), &issues, /*signature_only=*/true);
+  std::unique_ptr<NodeChecker> checker = DialectOf(graph).Checker(graph, ValidateOptions(), {});
+  checker->CheckNode(node, /*signature_only=*/true,
+                     [&](std::string message) { issues.push_back({node.id(), std::move(message)}); });
   return issues;
 }
 
 std::vector<ValidationIssue> Validate(const Graph& graph,
                                       const ValidateOptions& options) {
   std::vector<ValidationIssue> issues;
-  std::set<std::string> functions;
-  for (const tf::FunctionDef& f : graph.header().library().function())
-    functions.insert(f.signature().name());
+  const Dialect& dialect = DialectOf(graph);
+  std::unique_ptr<NodeChecker> checker = dialect.Checker(graph, options, LibraryFunctions(graph));
   absl::flat_hash_set<absl::string_view> names;
-  std::optional<validate_onnx::Types> types;
-  if (graph.onnx() != nullptr) types.emplace(graph);
   graph.ForEachNode([&](const Node& node) {
     if (!names.insert(node.name()).second) {
       issues.push_back(
@@ -432,11 +243,13 @@ std::vector<ValidationIssue> Validate(const Graph& graph,
         }
       }
     }
-    CheckNode(graph, node, options, &issues, false,
-              types.has_value() ? &*types : nullptr);
-    CheckOpName(graph, node, options, functions, &issues);
+    auto report = [&](std::string message) { issues.push_back({node.id(), std::move(message)}); };
+    checker->CheckNode(node, /*signature_only=*/false, report);
+    checker->CheckOpName(node, report);
   });
-  CheckLibrary(graph, functions, options.custom_ops, &issues);
+  dialect.CheckLibrary(graph, options.custom_ops, [&](NodeId id, std::string message) {
+    issues.push_back({id, std::move(message)});
+  });
   if (std::optional<std::vector<NodeId>> cycle = FindCycle(graph)) {
     std::vector<std::string> path;
     for (NodeId id : *cycle) path.push_back(graph.node(id).name());

@@ -7,6 +7,7 @@
 #ifndef GRAFT_ENGINE_VALIDATE_H_
 #define GRAFT_ENGINE_VALIDATE_H_
 
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -62,6 +63,14 @@ std::vector<ValidationIssue> LibraryIssues(const Graph& graph);
 // OK, or an error listing the first problems found.
 absl::Status CheckValid(const Graph& graph,
                         const ValidateOptions& options = {});
+
+// The checks every dialect shares, for its NodeChecker (engine/dialect.h):
+// a Const's value is a tensor its runtime accepts (dtype, dims, bytes);
+// attrs the op signature declares have their types, allowed values and
+// minimums. `report` is given each problem.
+void CheckConstValue(const Node& node, const std::function<void(std::string)>& report);
+void CheckAttrs(const tf::OpDef& def, const Node& node,
+                const std::function<void(std::string)>& report);
 
 }  // namespace graft
 

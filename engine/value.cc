@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/name_regex.h"
-#include "engine/onnx_model.h"
+#include "engine/dialect.h"
 #include "engine/op_registry.h"
 
 namespace graft {
@@ -252,10 +252,7 @@ absl::StatusOr<ConstTensor> ToConstant(const Graph& graph, const Value& v,
 
 absl::StatusOr<Value> AttrValueOf(const Graph& graph, const Node& node,
                                   const std::string& name) {
-  const OpRegistry& ops = OpRegistry::For(graph);
-  const OnnxOrigin* onnx = graph.onnx().get();
-  const tf::OpDef* op = onnx != nullptr ? ops.FindAt(node.op(), onnx->OpsetOf(node.op()))
-                                        : ops.Find(node.op());
+  const tf::OpDef* op = DialectOf(graph).OpDefIn(graph, node.op());
   if (const tf::AttrValue* v = node.attr(name)) {
     return FromAttr(
         *v, name == "value" ? node.value_content() : absl::string_view());

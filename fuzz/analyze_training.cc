@@ -19,7 +19,7 @@
 #include "analysis/schedule.h"
 #include "analysis/shapes.h"
 #include "analysis/swap.h"
-#include "engine/graph_io.h"
+#include "dialects/graph_io.h"
 
 namespace {
 

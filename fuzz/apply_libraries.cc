@@ -14,7 +14,7 @@
 #include "dsl/functions.h"
 #include "engine/graph_diff.h"
 #include "engine/driver.h"
-#include "engine/graph_io.h"
+#include "dialects/graph_io.h"
 #include "engine/validate.h"
 
 namespace {

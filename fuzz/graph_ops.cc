@@ -2,12 +2,12 @@
 
 #include <cstdlib>
 
-#include "engine/constant_args.h"
-#include "engine/function_body.h"
+#include "dialects/tf/constant_args.h"
+#include "dialects/tf/function_body.h"
 #include "engine/graph_diff.h"
-#include "engine/graph_io.h"
+#include "dialects/graph_io.h"
 #include "engine/graph_stats.h"
-#include "engine/onnx_model.h"
+#include "dialects/onnx/onnx_model.h"
 #include "engine/validate.h"
 
 namespace graft::fuzz {
@@ -15,12 +15,12 @@ namespace graft::fuzz {
 void ExerciseGraph(const Graph& graph) {
   (void)Validate(graph);
   (void)ComputeGraphStats(graph);
-  if (graph.onnx() != nullptr) {
+  if (OnnxOf(graph) != nullptr) {
     // An ONNX model with a cycle is not written (ONNX needs an order).
     absl::StatusOr<std::string> bytes = SerializeOnnx(graph);
     if (!bytes.ok()) return;
     // External data is referred to where it was: read it from there.
-    const std::string& folder = graph.onnx()->folder;
+    const std::string& folder = OnnxOf(graph)->folder;
     absl::StatusOr<Graph> again = ParseOnnx(
         *bytes, "again.onnx", nullptr,
         folder.empty() ? std::nullopt : std::optional<std::string>(folder));

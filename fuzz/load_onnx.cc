@@ -12,9 +12,9 @@
 #include <memory>
 #include <string>
 
-#include "engine/onnx_bodies.h"
+#include "dialects/onnx/onnx_bodies.h"
 #include "analysis/shapes.h"
-#include "engine/onnx_model.h"
+#include "dialects/onnx/onnx_model.h"
 #include "fuzz/graph_ops.h"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "analysis/shapes.h"
-#include "engine/onnx_model.h"
+#include "dialects/onnx/onnx_model.h"
 #include "fuzz/graph_ops.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

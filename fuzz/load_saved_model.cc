@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/freeze.h"
-#include "engine/function_body.h"
-#include "engine/saved_model.h"
-#include "engine/variable_reads.h"
+#include "dialects/tf/freeze.h"
+#include "dialects/tf/function_body.h"
+#include "dialects/tf/saved_model.h"
+#include "dialects/tf/variable_reads.h"
 #include "fuzz/graph_ops.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/graph_io.h"
+#include "dialects/graph_io.h"
 #include "fuzz/graph_ops.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "engine/files.h"
-#include "engine/tensor_bundle.h"
+#include "dialects/tf/tensor_bundle.h"
 
 namespace {
 

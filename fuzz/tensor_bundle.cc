@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/tensor_bundle.h"
+#include "dialects/tf/tensor_bundle.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include "dsl/compiler.h"
 #include "builtins/builtins.h"
 #include "engine/driver.h"
-#include "engine/graph_io.h"
+#include "dialects/graph_io.h"
 #include "proto/graph.pb.h"
 
 namespace graft {

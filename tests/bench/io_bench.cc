@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/graph.h"
-#include "engine/graph_io.h"
+#include "dialects/graph_io.h"
 #include "engine/rewriter.h"
 #include "google/protobuf/arena.h"
 #include "proto/graph.pb.h"

@@ -22,7 +22,7 @@
 #include "dsl/functions.h"
 #include "engine/driver.h"
 #include "engine/graph_diff.h"
-#include "engine/graph_io.h"
+#include "dialects/graph_io.h"
 #include "engine/validate.h"
 #include "gtest/gtest.h"
 

@@ -1,0 +1,74 @@
+#include "dialects/onnx/onnx_model.h"
+
+#include <string>
+
+#include "engine/rewriter.h"
+#include "gtest/gtest.h"
+
+namespace graft {
+namespace {
+
+// x:0 [2, 3] @ w:0 [3, 2] -> y:0, by a node named `m:1`: value and node
+// names as TensorFlow's exporters write them.
+std::string ColonNamedModel() {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(17);
+  onnx::GraphProto& g = *model.mutable_graph();
+  g.set_name("colons");
+  auto info = [](onnx::ValueInfoProto* v, const char* name, std::vector<int64_t> dims) {
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(1);
+    for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  info(g.add_input(), "x:0", {2, 3});
+  info(g.add_output(), "y:0", {2, 2});
+  onnx::TensorProto& w = *g.add_initializer();
+  w.set_name("w:0");
+  w.set_data_type(1);
+  w.add_dims(3);
+  w.add_dims(2);
+  for (int i = 0; i < 6; ++i) w.add_float_data(0.5f * i);
+  onnx::NodeProto& n = *g.add_node();
+  n.set_name("m:1");
+  n.set_op_type("MatMul");
+  n.add_input("x:0");
+  n.add_input("w:0");
+  n.add_output("y:0");
+  return model.SerializeAsString();
+}
+
+TEST(OnnxModel, ValueNamesWithColonsAreNotPorts) {
+  const std::string bytes = ColonNamedModel();
+  absl::StatusOr<Graph> graph = ParseOnnx(bytes, "colons.onnx");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  const NodeId mm = graph->FindId("m_1");
+  ASSERT_NE(mm, kNoNode);
+  const Node& n = graph->node(mm);
+  ASSERT_EQ(n.num_inputs(), 2);
+  EXPECT_EQ(graph->node(n.input(0).node).name(), "x_0");
+  EXPECT_EQ(graph->node(n.input(0).node).op(), "Placeholder");
+  EXPECT_EQ(graph->node(n.input(1).node).name(), "w_0");
+  EXPECT_EQ(OnnxOf(*graph)->ValueOf("w_0"), "w:0");
+  // Unchanged: the same bytes; a changed weight keeps its value name.
+  absl::StatusOr<std::string> again = SerializeOnnx(*graph);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, bytes);
+  Rewriter rewriter(*graph);
+  rewriter.Begin();
+  tf::AttrValue value = *graph->node(n.input(1).node).attr("value");
+  value.mutable_tensor()->set_float_val(0, 7.0f);
+  ASSERT_TRUE(rewriter.SetAttr(n.input(1).node, "value", value).ok());
+  rewriter.Commit();
+  onnx::ModelProto written;
+  ASSERT_TRUE(written.ParseFromString(*SerializeOnnx(*graph)));
+  ASSERT_EQ(written.graph().initializer_size(), 1);
+  EXPECT_EQ(written.graph().initializer(0).name(), "w:0");
+  EXPECT_EQ(written.graph().input(0).name(), "x:0");
+  EXPECT_EQ(written.graph().node(0).name(), "m:1");
+  EXPECT_EQ(written.graph().node(0).input(1), "w:0");
+}
+
+}  // namespace
+}  // namespace graft

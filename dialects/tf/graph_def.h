@@ -1,0 +1,43 @@
+// TensorFlow's GraphDef files, binary (`.pb`) and text (`.pbtxt`), onto the
+// graph IR and back.
+//
+// Binary graphs keep the bytes they were read from: saving a graph writes
+// every unmodified node and graph-level field back byte for byte, so a load
+// and save with no rewrite gives the identical file, and a rewrite changes
+// only the bytes of the nodes it touched. Modified and new nodes are
+// serialized deterministically (attrs sorted by name). Errors are located
+// (`source: error: what`, `source:line:col: error: what` for text).
+#ifndef GRAFT_DIALECTS_TF_GRAPH_DEF_H_
+#define GRAFT_DIALECTS_TF_GRAPH_DEF_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "engine/graph.h"
+
+namespace graft {
+
+// Binary GraphDef bytes that `owner` keeps alive as long as the graph (its
+// untouched nodes are written back from them); `fd`, when the bytes are a
+// mapping of an open file, lets a save copy them inside the kernel.
+absl::StatusOr<Graph> ParseGraphDef(std::shared_ptr<const void> owner,
+                                    absl::string_view bytes,
+                                    absl::string_view source, int fd = -1);
+absl::StatusOr<Graph> ParseGraphDefText(const std::string& text,
+                                        absl::string_view source);
+
+// Whether `path` names a text GraphDef: `.pbtxt`, `.txt`, `.prototxt`.
+bool IsTextGraphPath(absl::string_view path);
+
+// The graph as a GraphDef, binary or text.
+std::string SerializeGraphDef(const Graph& graph, bool text);
+// The same written atomically; a binary graph with a source streams its
+// unmodified bytes from it.
+absl::Status SaveGraphDef(const Graph& graph, const std::string& path, bool text);
+
+}  // namespace graft
+
+#endif  // GRAFT_DIALECTS_TF_GRAPH_DEF_H_
