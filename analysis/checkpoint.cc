@@ -161,7 +161,7 @@ std::vector<std::vector<NodeId>> SegmentsOf(
 
 // The graph's tensors as the checkpoint library leaves them before any
 // recomputation: the memory report's lifetimes, with the library's gradient
-// order (rules/gradient_order.graft) applied: a BiasAddGrad runs before the
+// order (rules/tf/gradient_order.graft) applied: a BiasAddGrad runs before the
 // matmuls that read the same gradient (so it no longer keeps the gradient
 // alive), and an early gradient op runs just before its first backward
 // reader.

@@ -1,6 +1,6 @@
 // The gradient-checkpointing planner: which forward tensors of a training
 // graph to keep for the backward pass (checkpoints), and which forward ops
-// to recompute, in segments, from them (rules/checkpoint.graft rewrites).
+// to recompute, in segments, from them (rules/tf/checkpoint.graft rewrites).
 //
 // Strategies: `list` (tensors whose node names match a regex), `speed`
 // (outputs of convolutions and matmuls), `memory` (about sqrt(N) of the N

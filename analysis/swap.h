@@ -1,7 +1,7 @@
 // The swap planner (TFLMS, IBM's Large Model Support): which forward
 // tensors to move to host memory between the forward and backward passes,
 // and when to bring each back so the transfer ends as its first backward
-// reader starts (rules/swap.graft rewrites).
+// reader starts (rules/tf/swap.graft rewrites).
 #ifndef GRAFT_ANALYSIS_SWAP_H_
 #define GRAFT_ANALYSIS_SWAP_H_
 

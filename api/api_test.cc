@@ -61,7 +61,7 @@ TEST(ApiTest, RuleTextThatDoesNotCompileIsALocatedError) {
 
 TEST(ApiTest, ABadParamIsTheCallersError) {
   RulesSpec spec;
-  spec.rule_files = {"rules/fold_batch_norms.graft"};
+  spec.rule_files = {"rules/tf/fold_batch_norms.graft"};
   spec.params = {{"no_such_param", "1"}};
   Result<std::shared_ptr<const Rules>> rules = CompileRules(spec);
   ASSERT_FALSE(rules.ok());
@@ -71,14 +71,14 @@ TEST(ApiTest, ABadParamIsTheCallersError) {
 TEST(ApiTest, OneSourceOfRules) {
   RulesSpec spec;
   EXPECT_TRUE(CompileRules(spec).error().usage);
-  spec.rule_files = {"rules/fold_batch_norms.graft"};
+  spec.rule_files = {"rules/tf/fold_batch_norms.graft"};
   spec.pipeline = "rules/pipelines/inference.yaml";
   EXPECT_TRUE(CompileRules(spec).error().usage);
 }
 
 TEST(ApiTest, ExplainListsEveryRuleAndItsMatches) {
   RulesSpec spec;
-  spec.rule_files = {"rules/fold_batch_norms.graft"};
+  spec.rule_files = {"rules/tf/fold_batch_norms.graft"};
   std::shared_ptr<const Rules> rules = Compile(spec);
   ASSERT_NE(rules, nullptr);
   Result<std::vector<ExplainedRule>> explained =
@@ -98,7 +98,7 @@ TEST(ApiTest, ExplainListsEveryRuleAndItsMatches) {
 
 TEST(ApiTest, ABadModelFailsWithItsName) {
   RulesSpec spec;
-  spec.rule_files = {"rules/fold_batch_norms.graft"};
+  spec.rule_files = {"rules/tf/fold_batch_norms.graft"};
   std::shared_ptr<const Rules> rules = Compile(spec);
   ASSERT_NE(rules, nullptr);
   Result<Applied> applied =
@@ -112,7 +112,7 @@ TEST(ApiTest, ABadModelFailsWithItsName) {
 
 TEST(ApiTest, BatchModelsMergeAsTheBatchReportsThem) {
   RulesSpec spec;
-  spec.rule_files = {"rules/fold_batch_norms.graft"};
+  spec.rule_files = {"rules/tf/fold_batch_norms.graft"};
   std::shared_ptr<const Rules> rules = Compile(spec);
   ASSERT_NE(rules, nullptr);
   BatchOptions options;

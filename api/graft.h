@@ -123,9 +123,9 @@ struct RulesSpec {
   std::string rule_text, rule_text_name = "<rules>";
   std::string pipeline;
   std::string transforms, gtt_inputs;  // GTT's --transforms and --inputs
-  // onnxoptimizer's pass names, comma-separated (rules/onnxoptimizer).
+  // onnxoptimizer's pass names, comma-separated (rules/onnx/onnxoptimizer).
   std::string onnxoptimizer_passes;
-  std::string program;                 // argv[0]: where to find rules/gtt
+  std::string program;                 // argv[0]: where to find rules/tf/gtt
   std::map<std::string, std::string> params;
   // Fetch nodes: GTT's outputs, and live to the end for the analyses.
   std::vector<std::string> outputs;

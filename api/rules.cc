@@ -68,7 +68,7 @@ Error CompileError(const dsl::Diagnostics& diagnostics) {
   return e;
 }
 
-// The pipeline steps of a GTT --transforms string over rules/gtt.
+// The pipeline steps of a GTT --transforms string over rules/tf/gtt.
 Result<std::vector<dsl::PipelineStep>> StepsFromTransforms(
     const RulesSpec& spec, const std::vector<std::string>& outputs,
     std::vector<std::string>* notes) {
@@ -76,7 +76,7 @@ Result<std::vector<dsl::PipelineStep>> StepsFromTransforms(
       dsl::ParseTransforms(spec.transforms);
   if (!calls.ok()) return Error::Usage(std::string(calls.status().message()));
   dsl::TransformOptions options;
-  options.rules_dir = dsl::FindTransformRules(spec.program);
+  options.rules_dir = dsl::FindTransformRules(spec.program, "tf/gtt");
   options.inputs = spec.gtt_inputs;
   options.outputs = absl::StrJoin(outputs, ",");
   absl::StatusOr<std::vector<dsl::PipelineStep>> steps =
@@ -86,14 +86,14 @@ Result<std::vector<dsl::PipelineStep>> StepsFromTransforms(
   return *std::move(steps);
 }
 
-// The pipeline steps of onnxoptimizer's pass names over rules/onnxoptimizer.
+// The pipeline steps of onnxoptimizer's pass names over rules/onnx/onnxoptimizer.
 Result<std::vector<dsl::PipelineStep>> StepsFromPasses(const RulesSpec& spec,
                                                        std::vector<std::string>* notes) {
   absl::StatusOr<std::vector<dsl::TransformCall>> calls =
       dsl::ParsePassList(spec.onnxoptimizer_passes);
   if (!calls.ok()) return Error::Usage(absl::StrCat("error: ", calls.status().message()));
   dsl::TransformOptions options;
-  options.rules_dir = dsl::FindTransformRules(spec.program, "onnxoptimizer");
+  options.rules_dir = dsl::FindTransformRules(spec.program, "onnx/onnxoptimizer");
   options.flag = "--onnxoptimizer-passes";
   options.kind = "pass";
   absl::StatusOr<std::vector<dsl::PipelineStep>> steps =

@@ -39,14 +39,21 @@ demo_nodes=$(grep -oE "nodes [0-9]+ -> [0-9]+" "$TMP/err" | grep -oE "[0-9]+ -> 
 demo_quants=$(grep -E "quantize_(weights|activation): [0-9]+ applied" "$TMP/err" | grep -oE "[0-9]+ applied" | grep -oE "[0-9]+" | awk '{s += $1} END {print s}')
 check "the README's demo node counts ($demo_nodes)" grep -q "node counts before and after ($demo_nodes)" README.md
 check "the README's demo fake-quant count ($demo_quants)" grep -q "and $demo_quants fake-quant ops inserted" README.md
-expect "the README's library fold" 0 "" -- "$GRAFT" apply -r rules/fold_batch_norms.graft "$EXAMPLE" -o "$TMP/lib_fold.pb"
+expect "the README's library fold" 0 "" -- "$GRAFT" apply -r rules/tf/fold_batch_norms.graft "$EXAMPLE" -o "$TMP/lib_fold.pb"
 lib_nodes=$(grep -oE "nodes [0-9]+ -> [0-9]+" "$TMP/err" | grep -oE "[0-9]+ -> [0-9]+")
 check "the README's library fold node counts ($lib_nodes)" grep -q "(4 folded, $lib_nodes nodes)" README.md
 expect "--version" 0 "" -- "$GRAFT" --version
 check "--version names graft" grep -q "^graft " "$TMP/out"
-expect "check every shipped library at once (checkpoint and swap share budget_bytes)" 0 "" -- "$GRAFT" check rules/checkpoint.graft rules/swap.graft
+expect "check every shipped library at once (checkpoint and swap share budget_bytes)" 0 "" -- "$GRAFT" check rules/tf/checkpoint.graft rules/tf/swap.graft
+# Libraries are grouped by dialect (rules/tf, rules/onnx); the paths from
+# before still name them.
+expect "an old library path (rules/fold_batch_norms.graft) still folds" 0 "" -- "$GRAFT" apply -r rules/fold_batch_norms.graft "$EXAMPLE" -o "$TMP/old_path.pb"
+check "... to the same bytes as rules/tf/" cmp -s "$TMP/old_path.pb" "$TMP/lib_fold.pb"
+expect "an old GTT path still checks" 0 "" -- "$GRAFT" check rules/gtt/fold_constants.graft
+expect "an old onnxoptimizer path still checks" 0 "" -- "$GRAFT" check rules/onnxoptimizer/eliminate_identity.graft
+expect "a path that names nothing, old or new, is still an error" 1 "rules/no_such_library.graft: error: cannot read the rule file" -- "$GRAFT" check rules/no_such_library.graft
 printf 'param budget_bytes: int = 5\nrule r { match { n = Relu(_) where budget_bytes > 1 } rewrite { erase n } }\n' > "$TMP/other_budget.graft"
-expect "one param declared differently in two files" 1 "param .budget_bytes. is declared here and in .rules/checkpoint.graft. \(line [0-9]+\) differently" -- "$GRAFT" check rules/checkpoint.graft "$TMP/other_budget.graft"
+expect "one param declared differently in two files" 1 "param .budget_bytes. is declared here and in .rules/tf/checkpoint.graft. \(line [0-9]+\) differently" -- "$GRAFT" check rules/tf/checkpoint.graft "$TMP/other_budget.graft"
 for sub in stats convert validate version; do
   expect "$sub --help" 0 "" -- "$GRAFT" "$sub" --help
   check "$sub --help prints usage" grep -q "Usage: graft $sub" "$TMP/out"
@@ -138,14 +145,14 @@ expect "apply needs rules or a pipeline" 2 "give rule files" -- "$GRAFT" apply $
 # A pipeline step that does not converge stops the pipeline: later steps do
 # not run, nothing is written (an existing output is left as it was), and the
 # message names the step and the rules still firing.
-expect "non-converging pipeline step" 1 "step 1 of 2 \(\`rules/fold_batch_norms.graft\`\) did not converge; 1 later step\(s\) not run: no fixpoint after 1 rewrites; still firing: \`fold_fused_batch_norm\`" -- "$GRAFT" apply --pipeline rules/pipelines/inference.yaml --max-rewrites 1 "$EXAMPLE" -o "$TMP/never_pipe.pb" --report "$TMP/never_pipe.json"
+expect "non-converging pipeline step" 1 "step 1 of 2 \(\`rules/tf/fold_batch_norms.graft\`\) did not converge; 1 later step\(s\) not run: no fixpoint after 1 rewrites; still firing: \`fold_fused_batch_norm\`" -- "$GRAFT" apply --pipeline rules/pipelines/inference.yaml --max-rewrites 1 "$EXAMPLE" -o "$TMP/never_pipe.pb" --report "$TMP/never_pipe.json"
 check "no output after a non-converging step" test ! -e "$TMP/never_pipe.pb"
 check "no report after a non-converging step" test ! -e "$TMP/never_pipe.json"
 check "later steps reported as not run" grep -q "step 2 of 2 .*: not run" "$TMP/err"
 echo "keep me" > "$TMP/kept.pb"
 expect "non-converging step leaves an existing output" 1 "did not converge" -- "$GRAFT" apply --pipeline rules/pipelines/inference.yaml --max-rewrites 1 "$EXAMPLE" -o "$TMP/kept.pb"
 check "existing output intact" grep -qx "keep me" "$TMP/kept.pb"
-expect "a non-converging -r run writes nothing" 1 "did not converge: no fixpoint" -- "$GRAFT" apply -r rules/fold_batch_norms.graft --max-rewrites 1 "$EXAMPLE" -o "$TMP/never_r.pb"
+expect "a non-converging -r run writes nothing" 1 "did not converge: no fixpoint" -- "$GRAFT" apply -r rules/tf/fold_batch_norms.graft --max-rewrites 1 "$EXAMPLE" -o "$TMP/never_r.pb"
 check "no output after a non-converging -r run" test ! -e "$TMP/never_r.pb"
 expect "apply reports skipped rewrites" 0 "skipped bypass_identity at \`output\`" -- "$GRAFT" apply -r $G/safety_skips_unsafe_rewrite/rules.graft $G/safety_skips_unsafe_rewrite/in.pbtxt -o "$TMP/s.pbtxt"
 
@@ -198,9 +205,9 @@ printf '# our runtime'"'"'s ops\nPlacehodler\n' > "$TMP/custom_ops.txt"
 expect "validate: custom ops from a file" 0 "" -- "$GRAFT" validate "$TMP/typo_op.pbtxt" --custom-ops "$TMP/custom_ops.txt"
 sed 's/s: "SAME"/s: "EXPLICT"/' $G/fold_bn_conv/in.pbtxt > "$TMP/explict.pbtxt"
 expect "validate: a padding its op does not allow" 1 "attr \`padding\` of \`conv\` \(Conv2D\) is \"EXPLICT\", not one of its op's values \(SAME, VALID, EXPLICIT\); did you mean \"EXPLICIT\"\?" -- "$GRAFT" validate "$TMP/explict.pbtxt"
-expect "apply writes no graph TensorFlow would refuse" 1 "nothing written: .*Placehodler" -- "$GRAFT" apply -r rules/fold_batch_norms.graft "$TMP/typo_op.pbtxt" -o "$TMP/typo_out.pbtxt"
+expect "apply writes no graph TensorFlow would refuse" 1 "nothing written: .*Placehodler" -- "$GRAFT" apply -r rules/tf/fold_batch_norms.graft "$TMP/typo_op.pbtxt" -o "$TMP/typo_out.pbtxt"
 check "... nothing written" test ! -e "$TMP/typo_out.pbtxt"
-expect "apply with the custom op declared" 0 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$TMP/typo_op.pbtxt" -o "$TMP/typo_out.pbtxt" --custom-op Placehodler
+expect "apply with the custom op declared" 0 "" -- "$GRAFT" apply -q -r rules/tf/fold_batch_norms.graft "$TMP/typo_op.pbtxt" -o "$TMP/typo_out.pbtxt" --custom-op Placehodler
 
 # A list item an attr cannot take is an error naming it, never dropped.
 sed 's/\[1, max(w) + 1, max(w) + 1, 1\]/[1, "two", max(w), 1]/' $G/rewrite_set_list_computed/rules.graft > "$TMP/bad_list.graft"
@@ -233,40 +240,40 @@ expect "explain --help" 0 "" -- "$GRAFT" explain --help
 expect "explain lists matches" 0 "" -- "$GRAFT" explain -r $G/fold_bn_conv/rules.graft $G/fold_bn_conv/in.pbtxt
 check "explain shows bindings" grep -q "^    w = \`w\`$" "$TMP/out"
 check "explain counts matches" grep -q "^fold_bn: 1 match(es)$" "$TMP/out"
-expect "explain why not" 0 "" -- "$GRAFT" explain -r rules/fold_batch_norms.graft "$EXAMPLE" --rule fold_unfused_batch_norm --node keras_cnn/add/add
+expect "explain why not" 0 "" -- "$GRAFT" explain -r rules/tf/fold_batch_norms.graft "$EXAMPLE" --rule fold_unfused_batch_norm --node keras_cnn/add/add
 check "explain names the failing operand" grep -q "no match: operand 0 of operand 1 of \`add\`: expected Const, found FusedBatchNormV3" "$TMP/out"
 expect "explain unknown node" 1 "no node \`nope\`" -- "$GRAFT" explain -r $G/fold_bn_conv/rules.graft $G/fold_bn_conv/in.pbtxt --node nope
 
 # quantize params are range-checked
-expect "bits outside 2..16" 2 "param \`bits\`: 20 is outside 2..16" -- "$GRAFT" apply -r rules/quantize.graft --param bits=20 $G/quantize_activations/in.pbtxt -o "$TMP/never3.pbtxt"
+expect "bits outside 2..16" 2 "param \`bits\`: 20 is outside 2..16" -- "$GRAFT" apply -r rules/tf/quantize.graft --param bits=20 $G/quantize_activations/in.pbtxt -o "$TMP/never3.pbtxt"
 check "nothing written after a bad param" test ! -e "$TMP/never3.pbtxt"
-expect "unknown quantize param" 2 "unknown param \`bitz\`" -- "$GRAFT" apply -r rules/quantize.graft --param bitz=8 $G/quantize_activations/in.pbtxt -o "$TMP/never4.pbtxt"
+expect "unknown quantize param" 2 "unknown param \`bitz\`" -- "$GRAFT" apply -r rules/tf/quantize.graft --param bitz=8 $G/quantize_activations/in.pbtxt -o "$TMP/never4.pbtxt"
 
 # calibrated ranges: bad files are located errors, nothing is written
 printf 'r6: [0, 5]\nr: [4, 1]\n' > "$TMP/minmax.yaml"
-expect "range file with min > max" 1 "minmax.yaml:2:1: error: \`r\`: min 4 is greater than max 1" -- "$GRAFT" apply -r rules/quantize.graft --param ranges="$TMP/minmax.yaml" $G/quantize_activations/in.pbtxt -o "$TMP/never4.pbtxt"
+expect "range file with min > max" 1 "minmax.yaml:2:1: error: \`r\`: min 4 is greater than max 1" -- "$GRAFT" apply -r rules/tf/quantize.graft --param ranges="$TMP/minmax.yaml" $G/quantize_activations/in.pbtxt -o "$TMP/never4.pbtxt"
 printf 'r6: [0, 5]\n\nconv2/Relu: [0, 1]\n' > "$TMP/unknown.yaml"
-expect "range file naming a tensor not in the graph" 1 "param \`ranges\`: $TMP/unknown.yaml:3:1: tensor \`conv2/Relu:0\` is not in the graph" -- "$GRAFT" apply -r rules/quantize.graft --param ranges="$TMP/unknown.yaml" $G/quantize_activations/in.pbtxt -o "$TMP/never4.pbtxt"
-expect "missing range file" 1 "cannot read the range file" -- "$GRAFT" apply -r rules/quantize.graft --param ranges="$TMP/nope.yaml" $G/quantize_activations/in.pbtxt -o "$TMP/never4.pbtxt"
+expect "range file naming a tensor not in the graph" 1 "param \`ranges\`: $TMP/unknown.yaml:3:1: tensor \`conv2/Relu:0\` is not in the graph" -- "$GRAFT" apply -r rules/tf/quantize.graft --param ranges="$TMP/unknown.yaml" $G/quantize_activations/in.pbtxt -o "$TMP/never4.pbtxt"
+expect "missing range file" 1 "cannot read the range file" -- "$GRAFT" apply -r rules/tf/quantize.graft --param ranges="$TMP/nope.yaml" $G/quantize_activations/in.pbtxt -o "$TMP/never4.pbtxt"
 check "nothing written after a bad range file" test ! -e "$TMP/never4.pbtxt"
 sed 's/input: "mw"/input: "mw" attr { key: "transpose_b" value { b: true } }/' $G/quantize_weights_per_channel/in.pbtxt > "$TMP/transposed.pbtxt"
-expect "per_channel on a transposed MatMul filter" 1 "rule \`per_channel_axis_unknown\` failed at \`mm\`: rules/quantize.graft:[0-9]+: per_channel: the output channels of \`mw\` are on axis 0" -- "$GRAFT" apply -r rules/quantize.graft --param per_channel=true "$TMP/transposed.pbtxt" -o "$TMP/never5.pbtxt"
+expect "per_channel on a transposed MatMul filter" 1 "rule \`per_channel_axis_unknown\` failed at \`mm\`: rules/tf/quantize.graft:[0-9]+: per_channel: the output channels of \`mw\` are on axis 0" -- "$GRAFT" apply -r rules/tf/quantize.graft --param per_channel=true "$TMP/transposed.pbtxt" -o "$TMP/never5.pbtxt"
 check "nothing written after a failed rule" test ! -e "$TMP/never5.pbtxt"
-expect "per tensor on a transposed MatMul filter" 0 "" -- "$GRAFT" apply -q -r rules/quantize.graft "$TMP/transposed.pbtxt" -o "$TMP/transposed_q.pbtxt"
+expect "per tensor on a transposed MatMul filter" 0 "" -- "$GRAFT" apply -q -r rules/tf/quantize.graft "$TMP/transposed.pbtxt" -o "$TMP/transposed_q.pbtxt"
 check "the transposed filter is quantized per tensor" grep -q 'name: "mw/weights_quant"' "$TMP/transposed_q.pbtxt"
 
 # graph surgery: pre-/post-processing grafts and their checks
 GIO=$G/graft_io_preprocessing
-expect "graft a preprocessing graph" 0 "add_preprocessing: 1 applied" -- "$GRAFT" apply -r rules/graft_io.graft --param preprocessing=$GIO/pre.pbtxt $GIO/in.pbtxt -o "$TMP/pre_out.pbtxt"
+expect "graft a preprocessing graph" 0 "add_preprocessing: 1 applied" -- "$GRAFT" apply -r rules/tf/graft_io.graft --param preprocessing=$GIO/pre.pbtxt $GIO/in.pbtxt -o "$TMP/pre_out.pbtxt"
 check "the input keeps its name, now uint8" grep -q "type: DT_UINT8" "$TMP/pre_out.pbtxt"
 sed 's/name: "image"/name: "pixels"/; s/input: "image"/input: "pixels"/' $GIO/pre.pbtxt > "$TMP/pre_other.pbtxt"
-expect "a placeholder that names no input" 1 "placeholder \`pixels\` names no input of the target graph \(its inputs: image\)" -- "$GRAFT" apply -r rules/graft_io.graft --param preprocessing="$TMP/pre_other.pbtxt" $GIO/in.pbtxt -o "$TMP/never6.pbtxt"
+expect "a placeholder that names no input" 1 "placeholder \`pixels\` names no input of the target graph \(its inputs: image\)" -- "$GRAFT" apply -r rules/tf/graft_io.graft --param preprocessing="$TMP/pre_other.pbtxt" $GIO/in.pbtxt -o "$TMP/never6.pbtxt"
 sed 's/image_preprocessed/image_scaled/' $GIO/pre.pbtxt > "$TMP/pre_nameless.pbtxt"
-expect "no <name>_preprocessed node" 1 "has no node \`image_preprocessed\` for its placeholder \`image\`" -- "$GRAFT" apply -r rules/graft_io.graft --param preprocessing="$TMP/pre_nameless.pbtxt" $GIO/in.pbtxt -o "$TMP/never6.pbtxt"
+expect "no <name>_preprocessed node" 1 "has no node \`image_preprocessed\` for its placeholder \`image\`" -- "$GRAFT" apply -r rules/tf/graft_io.graft --param preprocessing="$TMP/pre_nameless.pbtxt" $GIO/in.pbtxt -o "$TMP/never6.pbtxt"
 printf 'node { name: "s" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }\nnode { name: "s_postprocessed" op: "Neg" input: "s" attr { key: "T" value { type: DT_FLOAT } } }\n' > "$TMP/post_split.pbtxt"
 printf 'node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }\nnode { name: "axis" op: "Const" attr { key: "dtype" value { type: DT_INT32 } } attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }\nnode { name: "s" op: "Split" input: "axis" input: "x" attr { key: "num_split" value { i: 2 } } attr { key: "T" value { type: DT_FLOAT } } }\n' > "$TMP/split.pbtxt"
-expect "postprocessing an op with two outputs" 1 "\`s\` \(Split\) has 2 outputs; postprocessing takes an op with one output" -- "$GRAFT" apply -r rules/graft_io.graft --param postprocessing="$TMP/post_split.pbtxt" "$TMP/split.pbtxt" -o "$TMP/never6.pbtxt"
-expect "a graph param naming no file" 1 "cannot load the graph" -- "$GRAFT" apply -r rules/graft_io.graft --param preprocessing="$TMP/nope.pbtxt" $GIO/in.pbtxt -o "$TMP/never6.pbtxt"
+expect "postprocessing an op with two outputs" 1 "\`s\` \(Split\) has 2 outputs; postprocessing takes an op with one output" -- "$GRAFT" apply -r rules/tf/graft_io.graft --param postprocessing="$TMP/post_split.pbtxt" "$TMP/split.pbtxt" -o "$TMP/never6.pbtxt"
+expect "a graph param naming no file" 1 "cannot load the graph" -- "$GRAFT" apply -r rules/tf/graft_io.graft --param preprocessing="$TMP/nope.pbtxt" $GIO/in.pbtxt -o "$TMP/never6.pbtxt"
 check "nothing written after a bad graft" test ! -e "$TMP/never6.pbtxt"
 expect "a reroute between incompatible shapes is skipped, with the reason" 0 "their shapes differ" -- "$GRAFT" apply -r $G/surgery_compatibility/rules.graft $G/surgery_compatibility/in.pbtxt -o "$TMP/compat.pbtxt"
 check "... and changes nothing" "$GRAFT" diff --exit-code $G/surgery_compatibility/in.pbtxt "$TMP/compat.pbtxt"
@@ -291,7 +298,7 @@ BAD_CONCAT=fuzz/regressions/analyze_training/concatv2-n-disagrees-with-inputs.pb
 expect "mem refuses a node that does not match its op" 1 "attr \`N\` of \`c\` is 1; its op wants at least 2; \`c\` \(ConcatV2\) has 3 data input\(s\); its op takes 2" -- "$GRAFT" mem "$BAD_CONCAT"
 check "... and prints nothing" test ! -s "$TMP/out"
 expect "cost refuses it too" 1 "\`c\` \(ConcatV2\) has 3 data input" -- "$GRAFT" cost "$BAD_CONCAT"
-expect "the checkpoint plan refuses it" 1 "plan \`checkpoints\`: 1 node\(s\) do not match their op: attr \`N\` of \`c\`" -- "$GRAFT" apply -r rules/checkpoint.graft "$BAD_CONCAT" -o "$TMP/bad_concat.pbtxt"
+expect "the checkpoint plan refuses it" 1 "plan \`checkpoints\`: 1 node\(s\) do not match their op: attr \`N\` of \`c\`" -- "$GRAFT" apply -r rules/tf/checkpoint.graft "$BAD_CONCAT" -o "$TMP/bad_concat.pbtxt"
 check "... writing nothing" test ! -e "$TMP/bad_concat.pbtxt"
 expect "mem --skip-invalid-nodes analyses the rest and names the node" 0 "1 node\(s\) do not match their op; their outputs are unknown: \`c\`" -- "$GRAFT" mem --skip-invalid-nodes "$BAD_CONCAT"
 check "... leaving its shape unknown" grep -q "not fully known: c (ConcatV2)" "$TMP/out"
@@ -305,7 +312,7 @@ expect "cost on an unknown device" 1 "no device profile \`tpu\` \(shipped: a100,
 printf 'name: slow\npeak_tflops: {float32: 1}\nmemory_bandwidth_gbps: 10\nlaunch_overhead_us: 0\n' > "$TMP/slow.yaml"
 expect "cost with a profile file" 0 "" -- "$GRAFT" cost --json $D/mlp_train.pb --device "$TMP/slow.yaml"
 check "cost --json is JSON" python3 -c "import json; d=json.load(open('$TMP/out')); assert d['device'] == 'slow' and d['time_us'] > 0"
-expect "apply with an unknown cost device" 1 "no device profile \`tpu\`" -- "$GRAFT" apply -r rules/quantize.graft --device tpu $D/mlp_train.pb -o "$TMP/never7.pb"
+expect "apply with an unknown cost device" 1 "no device profile \`tpu\`" -- "$GRAFT" apply -r rules/tf/quantize.graft --device tpu $D/mlp_train.pb -o "$TMP/never7.pb"
 
 # fmt
 expect "fmt --help" 0 "" -- "$GRAFT" fmt --help
@@ -344,9 +351,9 @@ expect "cost with --input-shape" 0 "" -- "$GRAFT" cost "$EXAMPLE" --input-shape 
 check "the same with the input's shape" grep -q "0.0530 GFLOP" "$TMP/out"
 expect "mem with --batch" 0 "" -- "$GRAFT" mem "$EXAMPLE" --batch 8
 expect "an input shape for a node that is no input" 1 "\`keras_cnn/dense/MatMul\` is not a Placeholder of the graph" -- "$GRAFT" mem "$EXAMPLE" --input-shape keras_cnn/dense/MatMul=1,2
-expect "a bad dimension" 2 "\`x\` is not a dimension" -- "$GRAFT" apply -r rules/fold_batch_norms.graft "$EXAMPLE" -o "$TMP/shape.pb" --input-shape input=1,x
+expect "a bad dimension" 2 "\`x\` is not a dimension" -- "$GRAFT" apply -r rules/tf/fold_batch_norms.graft "$EXAMPLE" -o "$TMP/shape.pb" --input-shape input=1,x
 check "nothing written after a bad input shape" test ! -e "$TMP/shape.pb"
-expect "apply --loss names a node" 1 "no node \`nope\` \(given by --loss\)" -- "$GRAFT" apply -r rules/fold_batch_norms.graft "$EXAMPLE" -o "$TMP/shape.pb" --loss nope
+expect "apply --loss names a node" 1 "no node \`nope\` \(given by --loss\)" -- "$GRAFT" apply -r rules/tf/fold_batch_norms.graft "$EXAMPLE" -o "$TMP/shape.pb" --loss nope
 check "nothing written after a bad --loss" test ! -e "$TMP/shape.pb"
 expect "apply takes the analyses' options" 0 "" -- "$GRAFT" apply -r tests/golden/schedule_hooks/rules.graft tests/golden/schedule_hooks/in.pbtxt -o "$TMP/sched.pbtxt" --loss loss --seed gradients/Fill --batch 4
 check "the schedule hooks ran" grep -q "marks/gradient_of_dense_2_matmul" "$TMP/sched.pbtxt"
@@ -359,10 +366,10 @@ check "copies made" grep -q "/recompute\"" "$TMP/ck.pbtxt"
 check "the summary counts the recomputation" grep -qE "recomputed: [0-9]+ op\(s\), [0-9.]+ GFLOP on h100_sxm; peak 386 B -> [0-9]+ B" "$TMP/err"
 expect "the report has it too" 0 "" -- "$GRAFT" apply -q --pipeline rules/pipelines/training-memory.yaml "$CK" -o "$TMP/ck2.pbtxt" --report "$TMP/ck.json"
 check "recomputation in the report" grep -q '"peak_bytes_before": "386"' "$TMP/ck.json"
-expect "checkpoint budget within reach" 0 "" -- "$GRAFT" apply -r rules/checkpoint.graft --param strategy=budget --param budget_bytes=350 "$CK" -o "$TMP/ck_budget.pbtxt"
-expect "an unreachable budget" 1 "plan \`checkpoints\`: a peak of 200 bytes cannot be reached: the graph's peak is 386 bytes and the best the checkpoints reach is about [0-9]+ bytes" -- "$GRAFT" apply -r rules/checkpoint.graft --param strategy=budget --param budget_bytes=200 "$CK" -o "$TMP/ck_never.pbtxt"
+expect "checkpoint budget within reach" 0 "" -- "$GRAFT" apply -r rules/tf/checkpoint.graft --param strategy=budget --param budget_bytes=350 "$CK" -o "$TMP/ck_budget.pbtxt"
+expect "an unreachable budget" 1 "plan \`checkpoints\`: a peak of 200 bytes cannot be reached: the graph's peak is 386 bytes and the best the checkpoints reach is about [0-9]+ bytes" -- "$GRAFT" apply -r rules/tf/checkpoint.graft --param strategy=budget --param budget_bytes=200 "$CK" -o "$TMP/ck_never.pbtxt"
 check "nothing written for an unreachable budget" test ! -e "$TMP/ck_never.pbtxt"
-expect "an unknown strategy" 1 "unknown checkpoint strategy \`fast\`: expected list, speed, memory or budget" -- "$GRAFT" apply -r rules/checkpoint.graft --param strategy=fast "$CK" -o "$TMP/ck_never.pbtxt"
+expect "an unknown strategy" 1 "unknown checkpoint strategy \`fast\`: expected list, speed, memory or budget" -- "$GRAFT" apply -r rules/tf/checkpoint.graft --param strategy=fast "$CK" -o "$TMP/ck_never.pbtxt"
 
 # Swap insertion: host and accelerator peaks apart, a bad exclude regex.
 expect "swap pipeline" 0 "swap_to_host: [0-9]+ applied" -- "$GRAFT" apply --pipeline rules/pipelines/training-swap.yaml "$CK" -o "$TMP/swap.pbtxt" --device-default /device:GPU:0 --param threshold=1 --param min_distance=5
@@ -373,9 +380,9 @@ check "cost overlaps the copies" grep -qE "[0-9]+ copies between devices, [0-9.]
 expect "mem with a default device" 0 "" -- "$GRAFT" mem "$TMP/swap.pbtxt" --device-default /device:GPU:0
 check "the host's peak" grep -q "device /device:CPU:0: peak" "$TMP/out"
 check "and the accelerator's" grep -q "device /device:GPU:0: peak" "$TMP/out"
-expect "an unreachable swap budget" 1 "an accelerator peak of 300 bytes cannot be reached by swapping: /device:GPU:0 peaks at 386 bytes, and at best at about [0-9]+ bytes" -- "$GRAFT" apply -r rules/swap.graft "$CK" -o "$TMP/swap_never.pbtxt" --device-default /device:GPU:0 --param threshold=1 --param min_distance=5 --param budget_bytes=300
+expect "an unreachable swap budget" 1 "an accelerator peak of 300 bytes cannot be reached by swapping: /device:GPU:0 peaks at 386 bytes, and at best at about [0-9]+ bytes" -- "$GRAFT" apply -r rules/tf/swap.graft "$CK" -o "$TMP/swap_never.pbtxt" --device-default /device:GPU:0 --param threshold=1 --param min_distance=5 --param budget_bytes=300
 check "nothing written for an unreachable swap budget" test ! -e "$TMP/swap_never.pbtxt"
-expect "a bad exclude regex" 1 "plan \`candidates\`" -- "$GRAFT" apply -r rules/swap.graft "$CK" -o "$TMP/swap_never.pbtxt" --param "exclude=(("
+expect "a bad exclude regex" 1 "plan \`candidates\`" -- "$GRAFT" apply -r rules/tf/swap.graft "$CK" -o "$TMP/swap_never.pbtxt" --param "exclude=(("
 check "nothing written after a bad exclude" test ! -e "$TMP/swap_never.pbtxt"
 
 # Outputs: a symlink is written through (the link kept), `-` and
@@ -388,12 +395,12 @@ check "... keeps the link" test -L "$O/link.pbtxt"
 check "... and writes its target" grep -q 'op: "Placeholder"' "$O/target.pbtxt"
 echo "old" > "$O/target2.pbtxt"
 ln -s target2.pbtxt "$O/link2.pbtxt"
-expect "apply to a symlink of an existing file" 0 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$EXAMPLE" -o "$O/link2.pbtxt"
+expect "apply to a symlink of an existing file" 0 "" -- "$GRAFT" apply -q -r rules/tf/fold_batch_norms.graft "$EXAMPLE" -o "$O/link2.pbtxt"
 check "... replaces the target, keeps the link" test -L "$O/link2.pbtxt" -a "$(grep -c 'op: "FusedBatchNorm' "$O/target2.pbtxt")" -eq 0 -a -s "$O/target2.pbtxt"
 expect "convert to -" 0 "" -- "$GRAFT" convert "$EXAMPLE" - --output-format pbtxt
 check "... streams the graph" grep -q 'op: "Placeholder"' "$TMP/out"
 check "... and makes no file named -" test ! -e ./-
-expect "apply -o -" 0 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$EXAMPLE" -o - --output-format pbtxt
+expect "apply -o -" 0 "" -- "$GRAFT" apply -q -r rules/tf/fold_batch_norms.graft "$EXAMPLE" -o - --output-format pbtxt
 check "... streams the rewritten graph" test "$(grep -c 'op: "FusedBatchNorm' "$TMP/out")" -eq 0 -a "$(grep -c 'node {' "$TMP/out")" -gt 10
 expect "convert to /dev/stdout" 0 "" -- "$GRAFT" convert "$EXAMPLE" /dev/stdout --output-format pbtxt
 check "... streams it, /dev/stdout still a link" test -L /dev/stdout -a "$(grep -c 'node {' "$TMP/out")" -gt 10
@@ -403,7 +410,7 @@ expect "convert to a FIFO" 0 "" -- "$GRAFT" convert "$EXAMPLE" "$O/fifo"
 wait
 check "... writes through it" cmp -s "$O/from_fifo.pb" "$EXAMPLE"
 check "... and the FIFO stays" test -p "$O/fifo"
-expect "apply --report -" 0 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$EXAMPLE" -o "$O/r.pb" --report -
+expect "apply --report -" 0 "" -- "$GRAFT" apply -q -r rules/tf/fold_batch_norms.graft "$EXAMPLE" -o "$O/r.pb" --report -
 check "... prints the report" grep -q '"rewrites"' "$TMP/out"
 
 # Batch outputs: collisions refused before anything is written; the output
@@ -413,13 +420,13 @@ B="$TMP/batch_outputs"
 mkdir -p "$B/a" "$B/b" "$B/zoo" "$B/empty" "$B/sm/variables"
 cp "$EXAMPLE" "$B/a/m.pb"; cp "$EXAMPLE" "$B/b/m.pb"; cp "$EXAMPLE" "$B/zoo/x.pb"
 touch "$B/sm/saved_model.pb"
-expect "two inputs to one output" 1 "\`$B/a/m.pb\` and \`$B/b/m.pb\` would both be written to \`$B/out/m.pb\`" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/a/m.pb" "$B/b/m.pb" -o "$B/out"
+expect "two inputs to one output" 1 "\`$B/a/m.pb\` and \`$B/b/m.pb\` would both be written to \`$B/out/m.pb\`" -- "$GRAFT" apply -q -r rules/tf/fold_batch_norms.graft "$B/a/m.pb" "$B/b/m.pb" -o "$B/out"
 check "... writes nothing" test ! -e "$B/out"
-expect "an output folder inside the input folder" 0 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/zoo" -o "$B/zoo/out"
-expect "... is not read back next time" 0 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/zoo" -o "$B/zoo/out" --report "$B/zoo.json"
+expect "an output folder inside the input folder" 0 "" -- "$GRAFT" apply -q -r rules/tf/fold_batch_norms.graft "$B/zoo" -o "$B/zoo/out"
+expect "... is not read back next time" 0 "" -- "$GRAFT" apply -q -r rules/tf/fold_batch_norms.graft "$B/zoo" -o "$B/zoo/out" --report "$B/zoo.json"
 check "... one model, no out/out" test ! -e "$B/zoo/out/out" -a "$(grep -c '"input": ".*out/' "$B/zoo.json")" -eq 0
-expect "an empty folder" 1 "$B/empty: no models \(.pb, .pbtxt, .onnx files or SavedModels\) in this folder" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/empty" -o "$B/empty_out"
-expect "a SavedModel with an empty saved_model.pb" 1 "$B/sm/saved_model.pb: error: a SavedModel with no MetaGraph" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$B/sm" -o "$B/sm_out"
+expect "an empty folder" 1 "$B/empty: no models \(.pb, .pbtxt, .onnx files or SavedModels\) in this folder" -- "$GRAFT" apply -q -r rules/tf/fold_batch_norms.graft "$B/empty" -o "$B/empty_out"
+expect "a SavedModel with an empty saved_model.pb" 1 "$B/sm/saved_model.pb: error: a SavedModel with no MetaGraph" -- "$GRAFT" apply -q -r rules/tf/fold_batch_norms.graft "$B/sm" -o "$B/sm_out"
 check "... writes nothing" test ! -e "$B/sm_out"
 
 # SavedModels, read and written in place: a round trip loads the same
@@ -439,22 +446,22 @@ check "... its checkpoint functions untouched" bash -c "\"$GRAFT\" diff \"$SM\" 
 expect "... and again over its own output" 0 "" -- "$GRAFT" apply -q --saved-model in-place --pipeline rules/pipelines/inference.yaml "$SM" -o "$S/q"
 # In place, a function's variable reads are values to the rules: the
 # batch norm folds inside the model's function, the variables stay.
-expect "fold in place" 0 "function __inference__wrapped_model_142: 1 rewrite\(s\); nodes 18 -> 19; 6 variable read\(s\) folded into constants" -- "$GRAFT" apply -r rules/fold_batch_norms.graft --saved-model in-place "$SM" -o "$S/folded_in_place"
+expect "fold in place" 0 "function __inference__wrapped_model_142: 1 rewrite\(s\); nodes 18 -> 19; 6 variable read\(s\) folded into constants" -- "$GRAFT" apply -r rules/tf/fold_batch_norms.graft --saved-model in-place "$SM" -o "$S/folded_in_place"
 check "... variables byte for byte" cmp -s "$SM/variables/variables.data-00000-of-00001" "$S/folded_in_place/variables/variables.data-00000-of-00001"
 check "... the index too" cmp -s "$SM/variables/variables.index" "$S/folded_in_place/variables/variables.index"
 check "... the conv reads the folded filter, a constant of the body" bash -c "\"$GRAFT\" diff \"$SM\" \"$S/folded_in_place\" | grep -q '+ sequential/batch_normalization/FusedBatchNormV3/folded (Conv2D)'"
-expect "... with --functions none nothing folds" 0 "graft apply: 0 rewrite" -- "$GRAFT" apply -r rules/fold_batch_norms.graft --saved-model in-place --functions none "$SM" -o "$S/none_in_place"
+expect "... with --functions none nothing folds" 0 "graft apply: 0 rewrite" -- "$GRAFT" apply -r rules/tf/fold_batch_norms.graft --saved-model in-place --functions none "$SM" -o "$S/none_in_place"
 # Frozen (apply's default): the serving signature inlined, variables read
 # as constants, so folding sees the weights; written without variables/.
-expect "apply freezes a SavedModel" 0 "froze signature\(s\) serving_default: 2 call\(s\) inlined, 8 variable\(s\) as constants" -- "$GRAFT" apply -r rules/fold_batch_norms.graft "$SM" -o "$S/frozen"
+expect "apply freezes a SavedModel" 0 "froze signature\(s\) serving_default: 2 call\(s\) inlined, 8 variable\(s\) as constants" -- "$GRAFT" apply -r rules/tf/fold_batch_norms.graft "$SM" -o "$S/frozen"
 check "... the batch norm folded" bash -c "\"$GRAFT\" stats \"$S/frozen\" | grep -q 'Conv2D  *1' && ! \"$GRAFT\" stats \"$S/frozen\" | grep -q FusedBatchNorm"
 check "... no variables/ and no library" test ! -e "$S/frozen/variables" -a "$(\"$GRAFT\" stats --json "$S/frozen" | grep -c '"functions"')" -eq 0
 expect "diff freezes the original to compare" 0 "" -- "$GRAFT" diff "$SM" "$S/frozen"
 check "... only the fold differs (conv, bias and their 6 weights out)" grep -q "^3 added, 8 removed, 1 changed$" "$TMP/out"
 expect "convert to a frozen GraphDef" 0 "wrote $S/frozen.pb \(pb, 19 nodes\)" -- "$GRAFT" convert --saved-model freeze "$SM" "$S/frozen.pb"
 expect "... not in place: its variables would be lost" 1 "a SavedModel with variables is not written as a GraphDef file" -- "$GRAFT" convert "$SM" "$S/lost.pb"
-expect "an unknown signature" 1 "saved_model.pb: error: no signature \`predict\`; the SavedModel's signatures: serving_default" -- "$GRAFT" apply -r rules/fold_batch_norms.graft --signature predict "$SM" -o "$S/nosig"
-expect "an unknown tag" 1 "saved_model.pb: error: no MetaGraph tagged \`train\`; its MetaGraphs' tags: \[serve\]" -- "$GRAFT" apply -r rules/fold_batch_norms.graft --tag train "$SM" -o "$S/notag"
+expect "an unknown signature" 1 "saved_model.pb: error: no signature \`predict\`; the SavedModel's signatures: serving_default" -- "$GRAFT" apply -r rules/tf/fold_batch_norms.graft --signature predict "$SM" -o "$S/nosig"
+expect "an unknown tag" 1 "saved_model.pb: error: no MetaGraph tagged \`train\`; its MetaGraphs' tags: \[serve\]" -- "$GRAFT" apply -r rules/tf/fold_batch_norms.graft --tag train "$SM" -o "$S/notag"
 expect "--signature read in place" 2 "add --saved-model freeze" -- "$GRAFT" stats --signature serving_default "$SM"
 expect "--signature on a GraphDef" 2 "this is not one" -- "$GRAFT" stats --signature serving_default "$EXAMPLE"
 check "... nothing written by them" test ! -e "$S/lost.pb" -a ! -e "$S/nosig" -a ! -e "$S/notag"
@@ -462,16 +469,16 @@ expect "mem of the serving signature, frozen" 0 "" -- "$GRAFT" mem --batch 4 "$S
 check "... over the inlined graph" grep -q "cnn: 19 nodes" "$TMP/out"
 expect "cost of the serving signature, frozen" 0 "" -- "$GRAFT" cost --batch 4 "$SM"
 check "... counts the conv inside it" grep -q "Conv2D .*sequential/conv2d/Conv2D" "$TMP/out"
-expect "batch: a SavedModel beside a frozen graph, frozen" 0 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$SM" "$EXAMPLE" -o "$S/batch"
+expect "batch: a SavedModel beside a frozen graph, frozen" 0 "" -- "$GRAFT" apply -q -r rules/tf/fold_batch_norms.graft "$SM" "$EXAMPLE" -o "$S/batch"
 check "... written without variables/" test -e "$S/batch/cnn/saved_model.pb" -a ! -e "$S/batch/cnn/variables"
 mkdir -p "$S/zoo"; cp -rL "$SM" "$S/zoo/sm1"; cp -rL "$SM" "$S/zoo/sm2"; cp "$EXAMPLE" "$S/zoo/"
-expect "review over SavedModels and a frozen graph" 0 "" -- "$GRAFT" review --base rules/fold_batch_norms.graft --head-pipeline rules/pipelines/inference.yaml "$S/zoo"
+expect "review over SavedModels and a frozen graph" 0 "" -- "$GRAFT" review --base rules/tf/fold_batch_norms.graft --head-pipeline rules/pipelines/inference.yaml "$S/zoo"
 check "... names the changed functions of both SavedModels" test "$(grep -c '^function __inference__wrapped_model_142: changed' "$TMP/out")" -eq 2
 check "... and the frozen graph's nodes" grep -q "^== .*keras_cnn.pb" "$TMP/out"
 expect "a function that calls itself" 1 "function \`f\` calls itself: f -> g -> f" -- "$GRAFT" validate tests/data/libraries/recursive.pbtxt
-expect "... apply refuses it, naming the input" 1 "recursive.pbtxt: error: the function library: function \`f\` calls itself" -- "$GRAFT" apply -r rules/fold_batch_norms.graft tests/data/libraries/recursive.pbtxt -o "$S/rec.pbtxt"
+expect "... apply refuses it, naming the input" 1 "recursive.pbtxt: error: the function library: function \`f\` calls itself" -- "$GRAFT" apply -r rules/tf/fold_batch_norms.graft tests/data/libraries/recursive.pbtxt -o "$S/rec.pbtxt"
 expect "a call to a missing function" 1 "\`call\` calls function \`not_there\`, which the library does not hold" -- "$GRAFT" validate tests/data/libraries/missing_function.pbtxt
-expect "... apply refuses it" 1 "missing_function.pbtxt: error: the function library: \`call\` calls function \`not_there\`" -- "$GRAFT" apply -r rules/fold_batch_norms.graft tests/data/libraries/missing_function.pbtxt -o "$S/miss.pbtxt"
+expect "... apply refuses it" 1 "missing_function.pbtxt: error: the function library: \`call\` calls function \`not_there\`" -- "$GRAFT" apply -r rules/tf/fold_batch_norms.graft tests/data/libraries/missing_function.pbtxt -o "$S/miss.pbtxt"
 check "... nothing written" test ! -e "$S/rec.pbtxt" -a ! -e "$S/miss.pbtxt"
 bad_bundle() {  # name, then a command run in the copy's variables/
   rm -rf "$S/$1"; cp -rL "$SM" "$S/$1"; (cd "$S/$1/variables" && eval "$2")
@@ -517,7 +524,7 @@ check "... nothing written" test ! -e "$TMP/qdq_bad.onnx"
 expect "ONNX: fold a batch norm into Conv's bias" 0 "fold_conv_bias_batch_norm: 1 applied" -- "$GRAFT" apply -r rules/onnx/fold_batch_norms.graft "$X/conv_bn.onnx" -o "$XO/folded.onnx"
 expect "... the diff names it" 0 "" -- "$GRAFT" diff "$X/conv_bn.onnx" "$XO/folded.onnx"
 check "... BatchNormalization became the folded Conv" grep -q "op: BatchNormalization -> Conv" "$TMP/out"
-expect "ONNX: TensorFlow's rules refused" 1 "its rules are for tensorflow graphs; this is an onnx graph" -- "$GRAFT" apply -r rules/fold_batch_norms.graft "$X/conv_bn.onnx" -o "$XO/tf.onnx"
+expect "ONNX: TensorFlow's rules refused" 1 "its rules are for tensorflow graphs; this is an onnx graph" -- "$GRAFT" apply -r rules/tf/fold_batch_norms.graft "$X/conv_bn.onnx" -o "$XO/tf.onnx"
 expect "... and ONNX's on a GraphDef" 1 "its rules are for onnx graphs; this is a tensorflow graph" -- "$GRAFT" apply -r rules/onnx/fold_batch_norms.graft "$EXAMPLE" -o "$XO/onnx.pb"
 expect "ONNX: truncated" 1 "truncated.onnx: error: not a valid ONNX model" -- "$GRAFT" convert "$X/truncated.onnx" "$XO/t.onnx"
 expect "ONNX: an IR version graft does not read" 1 "ir99.onnx: error: IR version 99; graft reads ONNX IR versions 3 to 14" -- "$GRAFT" convert "$X/ir99.onnx" "$XO/i.onnx"
@@ -565,43 +572,43 @@ cp "$EXAMPLE" "$Z/sub/c.pb"
 cp $G/pattern_any_op/in.pbtxt "$Z/plain.pbtxt"
 echo "garbage" > "$Z/garbled.pbtxt"
 ln -s "$TMP/nowhere.pb" "$Z/unreadable.pb"
-expect "batch with bad models" 1 "6 model\(s\): 3 rewritten, 1 unchanged, 0 up to date, 2 failed" -- "$GRAFT" apply -r rules/fold_batch_norms.graft "$Z" -o "$TMP/zoo_out" --report "$TMP/zoo.json" --jobs 2
+expect "batch with bad models" 1 "6 model\(s\): 3 rewritten, 1 unchanged, 0 up to date, 2 failed" -- "$GRAFT" apply -r rules/tf/fold_batch_norms.graft "$Z" -o "$TMP/zoo_out" --report "$TMP/zoo.json" --jobs 2
 check "the good models written" test -e "$TMP/zoo_out/a.pbtxt" -a -e "$TMP/zoo_out/sub/b.pbtxt" -a -e "$TMP/zoo_out/sub/c.pb" -a -e "$TMP/zoo_out/plain.pbtxt"
 check "the bad ones not" test ! -e "$TMP/zoo_out/garbled.pbtxt" -a ! -e "$TMP/zoo_out/unreadable.pb"
 check "the report lists each model" test "$(grep -c '"input":' "$TMP/zoo.json")" -ge 6
 check "the garbled model's error" grep -qE "garbled.pbtxt:[0-9]+:[0-9]+: error" "$TMP/err"
-"$GRAFT" apply -q -r rules/fold_batch_norms.graft "$G/fold_bn_conv/in.pbtxt" -o "$TMP/single_a.pbtxt"
+"$GRAFT" apply -q -r rules/tf/fold_batch_norms.graft "$G/fold_bn_conv/in.pbtxt" -o "$TMP/single_a.pbtxt"
 check "batch output equals a single apply" cmp -s "$TMP/single_a.pbtxt" "$TMP/zoo_out/a.pbtxt"
-expect "resume skips what is up to date" 1 "0 rewritten, 0 unchanged, 4 up to date, 2 failed" -- "$GRAFT" apply -r rules/fold_batch_norms.graft "$Z" -o "$TMP/zoo_out" --skip-unchanged
-expect "shard 0/2" 0 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$Z" -o "$TMP/zoo_s0" --shard 0/2 --report "$TMP/s0.json"
-expect "shard 1/2" 1 "" -- "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$Z" -o "$TMP/zoo_s1" --shard 1/2 --report "$TMP/s1.json"
+expect "resume skips what is up to date" 1 "0 rewritten, 0 unchanged, 4 up to date, 2 failed" -- "$GRAFT" apply -r rules/tf/fold_batch_norms.graft "$Z" -o "$TMP/zoo_out" --skip-unchanged
+expect "shard 0/2" 0 "" -- "$GRAFT" apply -q -r rules/tf/fold_batch_norms.graft "$Z" -o "$TMP/zoo_s0" --shard 0/2 --report "$TMP/s0.json"
+expect "shard 1/2" 1 "" -- "$GRAFT" apply -q -r rules/tf/fold_batch_norms.graft "$Z" -o "$TMP/zoo_s1" --shard 1/2 --report "$TMP/s1.json"
 check "the shards cover every model once" test "$(cat "$TMP/s0.json" "$TMP/s1.json" | grep -c '"input":')" -eq "$(grep -c '"input":' "$TMP/zoo.json")"
 expect "report merge" 1 "6 model\(s\): 3 rewritten, 1 unchanged, 0 up to date, 2 failed" -- "$GRAFT" report merge "$TMP/s0.json" "$TMP/s1.json" -o "$TMP/merged.json"
-expect "a bad shard" 2 "expected i/n with 0 <= i < n" -- "$GRAFT" apply -r rules/fold_batch_norms.graft "$Z" -o "$TMP/zoo_s9" --shard 2/2
+expect "a bad shard" 2 "expected i/n with 0 <= i < n" -- "$GRAFT" apply -r rules/tf/fold_batch_norms.graft "$Z" -o "$TMP/zoo_s9" --shard 2/2
 
 # Reviewing a rule change: none, one that stops a fold, one that adds a
 # rewrite.
-expect "review of an unchanged rule set" 0 "" -- "$GRAFT" review --base rules/fold_batch_norms.graft --head rules/fold_batch_norms.graft "$Z/a.pbtxt" "$Z/sub" "$EXAMPLE"
+expect "review of an unchanged rule set" 0 "" -- "$GRAFT" review --base rules/tf/fold_batch_norms.graft --head rules/tf/fold_batch_norms.graft "$Z/a.pbtxt" "$Z/sub" "$EXAMPLE"
 check "says so in one line" test "$(cat "$TMP/out")" = "The change alters none of the 4 model(s)."
-sed -e 's|import "fold_constants.graft"|import "'"$(pwd)"'/rules/fold_constants.graft"|' \
+sed -e 's|import "fold_constants.graft"|import "'"$(pwd)"'/rules/tf/fold_constants.graft"|' \
     -e 's|    where bn.is_training == false and uses(conv) == 1 and uses(bias) == 1|    where bn.is_training == false and uses(conv) == 1 and uses(bias) == 1 and not name_matches(bn, ".*_1/.*")|' \
-    rules/fold_batch_norms.graft > "$TMP/fold_fewer.graft"
-expect "review of a change that stops a fold" 0 "" -- "$GRAFT" review --base rules/fold_batch_norms.graft --head "$TMP/fold_fewer.graft" "$Z/a.pbtxt" "$EXAMPLE" --report "$TMP/review.json"
+    rules/tf/fold_batch_norms.graft > "$TMP/fold_fewer.graft"
+expect "review of a change that stops a fold" 0 "" -- "$GRAFT" review --base rules/tf/fold_batch_norms.graft --head "$TMP/fold_fewer.graft" "$Z/a.pbtxt" "$EXAMPLE" --report "$TMP/review.json"
 check "the affected model named" grep -q "^== $EXAMPLE" "$TMP/out"
 check "and its rewrites" grep -q "fold_fused_batch_norm: 4 -> 3" "$TMP/out"
 check "the other model unchanged" test "$(grep -c '^== ' "$TMP/out")" -eq 1
 check "the node named" grep -q "keras_cnn/batch_normalization_1/FusedBatchNormV3" "$TMP/out"
 check "the JSON report" grep -q '"differs": true' "$TMP/review.json"
-expect "review of a change that adds a rewrite, as markdown" 0 "" -- "$GRAFT" review --base "$TMP/fold_fewer.graft" --head rules/fold_batch_norms.graft "$EXAMPLE" --format markdown
+expect "review of a change that adds a rewrite, as markdown" 0 "" -- "$GRAFT" review --base "$TMP/fold_fewer.graft" --head rules/tf/fold_batch_norms.graft "$EXAMPLE" --format markdown
 check "the markdown table" grep -q "| \`$EXAMPLE\` | 41 -> 33 | Identity -5, Const -3, BiasAdd +1, FusedBatchNormV3 -1 | drop_control_from_folded_read: 16 -> 21, fold_fused_batch_norm: 3 -> 4 | 42.3 KiB -> 42.1 KiB (-222 B) | same |" "$TMP/out"
 check "no node-level diff without --full" bash -c "! grep -q '^- keras_cnn' \"$TMP/out\""
-expect "the markdown review, --full" 0 "" -- "$GRAFT" review --base "$TMP/fold_fewer.graft" --head rules/fold_batch_norms.graft "$EXAMPLE" --format markdown --full
+expect "the markdown review, --full" 0 "" -- "$GRAFT" review --base "$TMP/fold_fewer.graft" --head rules/tf/fold_batch_norms.graft "$EXAMPLE" --format markdown --full
 check "the node-level diff folded under the table" grep -q "^<details><summary><code>$EXAMPLE</code>: 3 added, 11 removed, 2 changed</summary>" "$TMP/out"
-expect "review as one html page" 0 "" -- "$GRAFT" review --base "$TMP/fold_fewer.graft" --head rules/fold_batch_norms.graft "$EXAMPLE" --format html
+expect "review as one html page" 0 "" -- "$GRAFT" review --base "$TMP/fold_fewer.graft" --head rules/tf/fold_batch_norms.graft "$EXAMPLE" --format html
 check "with the drawing" grep -q "<svg" "$TMP/out"
-check "the text review ends with a summary" bash -c "\"$GRAFT\" review --base rules/fold_batch_norms.graft --head \"$TMP/fold_fewer.graft\" \"$EXAMPLE\" | tail -1 | grep -q '^Summary: the change alters 1 of 1 model(s); rewrites drop_control_from_folded_read: 21 -> 16, fold_fused_batch_norm: 4 -> 3.$'"
-check "a long diff is cut with a count" bash -c "\"$GRAFT\" review --base rules/fold_batch_norms.graft --head rules/gtt/obfuscate_names.graft tests/data/convnet_train.pb | grep -qE '^\\.\\.\\. [0-9]+ more line\\(s\\) of this diff \\(--full shows all\\)$'"
-check "--full shows it all" bash -c "! \"$GRAFT\" review --full --base rules/fold_batch_norms.graft --head rules/gtt/obfuscate_names.graft tests/data/convnet_train.pb | grep -q 'more line(s) of this diff'"
+check "the text review ends with a summary" bash -c "\"$GRAFT\" review --base rules/tf/fold_batch_norms.graft --head \"$TMP/fold_fewer.graft\" \"$EXAMPLE\" | tail -1 | grep -q '^Summary: the change alters 1 of 1 model(s); rewrites drop_control_from_folded_read: 21 -> 16, fold_fused_batch_norm: 4 -> 3.$'"
+check "a long diff is cut with a count" bash -c "\"$GRAFT\" review --base rules/tf/fold_batch_norms.graft --head rules/tf/gtt/obfuscate_names.graft tests/data/convnet_train.pb | grep -qE '^\\.\\.\\. [0-9]+ more line\\(s\\) of this diff \\(--full shows all\\)$'"
+check "--full shows it all" bash -c "! \"$GRAFT\" review --full --base rules/tf/fold_batch_norms.graft --head rules/tf/gtt/obfuscate_names.graft tests/data/convnet_train.pb | grep -q 'more line(s) of this diff'"
 
 # Models a review cannot read are listed as failed in every format, and
 # the review exits 1.
@@ -611,7 +618,7 @@ cp "$EXAMPLE" "$RV/good.pb"
 : > "$RV/empty.pb"
 head -c 500 "$EXAMPLE" > "$RV/truncated.pb"
 for format in text markdown html; do
-  expect "review with unreadable models ($format)" 1 "review: 2 model\(s\) failed" -- "$GRAFT" review --base rules/fold_batch_norms.graft --head "$TMP/fold_fewer.graft" "$RV" --format $format
+  expect "review with unreadable models ($format)" 1 "review: 2 model\(s\) failed" -- "$GRAFT" review --base rules/tf/fold_batch_norms.graft --head "$TMP/fold_fewer.graft" "$RV" --format $format
   check "... names the empty one ($format)" grep -q "empty.pb" "$TMP/out"
   check "... and the truncated one ($format)" grep -q "truncated.pb" "$TMP/out"
 done

@@ -79,7 +79,7 @@ struct ApplyCommandOptions {
   std::string transforms;           // GTT's --transforms string
   std::string onnxoptimizer_passes;  // onnxoptimizer's pass names
   std::string gtt_inputs;           // GTT's --inputs (with transforms)
-  std::string program;              // argv[0]: where to look for rules/gtt
+  std::string program;              // argv[0]: where to look for rules/tf/gtt
   std::vector<std::string> params;  // name=value
   std::string input;
   std::string output;
@@ -160,7 +160,7 @@ int RunTests(const TestCommandOptions& options);
 
 struct PipelineCommandOptions {
   std::string transforms, inputs, outputs, output;
-  std::string program;  // argv[0]: where to look for rules/gtt
+  std::string program;  // argv[0]: where to look for rules/tf/gtt
 };
 // A GTT --transforms string written as a pipeline file.
 int RunPipelineFromTransforms(const PipelineCommandOptions& options);

@@ -173,11 +173,11 @@ int main(int argc, char** argv) {
   apply_cmd->add_option(
       "--transforms", apply.transforms,
       "The Graph Transform Tool's transforms, as its --transforms takes them "
-      "(rules/gtt)");
+      "(rules/tf/gtt)");
   apply_cmd->add_option(
       "--onnxoptimizer-passes", apply.onnxoptimizer_passes,
       "onnxoptimizer's passes by name, comma separated, each a rule file "
-      "(rules/onnxoptimizer): 'fuse_bn_into_conv,eliminate_identity'");
+      "(rules/onnx/onnxoptimizer): 'fuse_bn_into_conv,eliminate_identity'");
   apply_cmd->add_option("--inputs", apply.gtt_inputs,
                         "With --transforms: GTT's --inputs (comma separated)");
   apply_cmd

@@ -19,7 +19,7 @@ struct Loc {
 
 // `path` as written in `file` (a rule file, pipeline): relative to the
 // file's folder unless absolute; `..` and `.` resolved, so that a file
-// imported by two spellings (`rules/x.graft`, `rules/gtt/../x.graft`) is one
+// imported by two spellings (`rules/x.graft`, `rules/tf/gtt/../x.graft`) is one
 // file.
 inline std::string PathRelativeTo(const std::string& file,
                                   const std::string& path) {

@@ -30,6 +30,34 @@ void CollectNames(const Expr& e, std::set<std::string>* out) {
   }
 }
 
+// A shipped library named by its path from before the libraries were
+// grouped by dialect (`rules/fold_batch_norms.graft`, `rules/gtt/x.graft`,
+// `rules/onnxoptimizer/x.graft`): the file under a dialect's folder
+// (`rules/tf/...`, `rules/onnx/...`; the default dialect's first). Any
+// other path as it is.
+std::string RenamedLibraryPath(const std::string& path) {
+  std::error_code ec;
+  if (path.empty() || std::filesystem::exists(path, ec)) return path;
+  const std::filesystem::path normal = std::filesystem::path(path).lexically_normal();
+  const std::vector<std::filesystem::path> parts(normal.begin(), normal.end());
+  std::vector<const Dialect*> dialects = {&DefaultDialect()};
+  for (const Dialect* d : Dialects()) {
+    if (d != dialects[0]) dialects.push_back(d);
+  }
+  for (size_t i = parts.size(); i-- > 0;) {
+    if (parts[i] != "rules") continue;
+    for (const Dialect* d : dialects) {
+      std::filesystem::path candidate;
+      for (size_t j = 0; j <= i; ++j) candidate /= parts[j];
+      candidate /= std::filesystem::path(std::string(d->rules_folder())).filename();
+      for (size_t j = i + 1; j < parts.size(); ++j) candidate /= parts[j];
+      if (std::filesystem::is_regular_file(candidate, ec)) return candidate.string();
+    }
+    break;
+  }
+  return path;
+}
+
 // Splits `a and b and c` into its conjuncts.
 void Conjuncts(const ExprPtr& e, std::vector<ExprPtr>* out) {
   if (e->kind == K::kBinary && e->text == "and") {
@@ -54,8 +82,9 @@ void Checker::Error(const RuleFile& f, Loc loc, std::string msg,
   d_->Error(f.path, loc, std::move(msg), std::move(notes));
 }
 
-void Checker::Load(const std::string& path, const std::string* text,
+void Checker::Load(const std::string& named, const std::string* text,
                    const std::string& from, Loc from_loc) {
+  const std::string path = text != nullptr ? named : RenamedLibraryPath(named);
   if (std::find(set_->files_.begin(), set_->files_.end(), path) !=
       set_->files_.end())
     return;

@@ -598,7 +598,7 @@ TEST(CompiledRuleTest, FoldingWeightsKeptApartEqualsFoldingInMemory) {
   ASSERT_TRUE(analysis::RegisterAnalysisHooks(hooks).ok());  // shapes
   std::vector<std::unique_ptr<RuleSet>> stages;
   for (const char* file :
-       {"rules/fold_batch_norms.graft", "rules/quantize.graft"}) {
+       {"rules/tf/fold_batch_norms.graft", "rules/tf/quantize.graft"}) {
     Diagnostics d;
     stages.push_back(CompileRuleFiles({file}, {}, hooks, &d));
     ASSERT_NE(stages.back(), nullptr) << d.Render();
@@ -806,7 +806,7 @@ TEST(RuleSetTest, SharedBetweenThreads) {
   ASSERT_TRUE(analysis::RegisterAnalysisHooks(hooks).ok());
   Diagnostics d;
   std::unique_ptr<RuleSet> set = CompileRuleFiles(
-      {"rules/fold_batch_norms.graft", "rules/quantize.graft"}, {}, hooks, &d);
+      {"rules/tf/fold_batch_norms.graft", "rules/tf/quantize.graft"}, {}, hooks, &d);
   ASSERT_NE(set, nullptr) << d.Render();
   const std::vector<std::string> models = {
       "tests/golden/fold_bn_lib_nchw_conv/in.pbtxt",

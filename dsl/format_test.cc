@@ -20,8 +20,8 @@ std::string Read(const std::string& path) {
 
 // Every shipped and golden rule file.
 std::vector<std::string> RuleFiles() {
-  std::vector<std::string> out = {"rules/fold_batch_norms.graft",
-                                  "rules/fold_constants.graft"};
+  std::vector<std::string> out = {"rules/tf/fold_batch_norms.graft",
+                                  "rules/tf/fold_constants.graft"};
   DIR* dir = opendir("tests/golden");
   while (dir != nullptr) {
     dirent* e = readdir(dir);

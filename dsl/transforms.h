@@ -4,7 +4,7 @@
 //   remove_nodes(op=Identity, op=CheckNumerics)
 //   fold_constants(ignore_errors=true) fold_batch_norms fold_old_batch_norms
 //
-// Each transform is a rule file, `rules/gtt/NAME.graft`; its `(k=v, ...)`
+// Each transform is a rule file, `rules/tf/gtt/NAME.graft`; its `(k=v, ...)`
 // are the file's params (a key given twice is one `a|b` param, as the rule
 // files read GTT's lists), and GTT's `--inputs` / `--outputs` go to the
 // files that declare `inputs` / `outputs` params. The same string can be
@@ -35,11 +35,11 @@ absl::StatusOr<std::vector<TransformCall>> ParseTransforms(
 
 // onnxoptimizer's pass names, as its `passes` list and graft's
 // `--onnxoptimizer-passes 'fuse_bn_into_conv,eliminate_identity'` take
-// them: one rule file per pass, `rules/onnxoptimizer/NAME.graft`, no params.
+// them: one rule file per pass, `rules/onnx/onnxoptimizer/NAME.graft`, no params.
 absl::StatusOr<std::vector<TransformCall>> ParsePassList(absl::string_view text);
 
 struct TransformOptions {
-  std::string rules_dir;  // holding the GTT rule files (rules/gtt)
+  std::string rules_dir;  // holding the GTT rule files (rules/tf/gtt)
   std::string inputs;     // GTT's --inputs, comma-separated
   std::string outputs;    // GTT's --outputs
   std::string flag = "--transforms";  // for errors
@@ -62,11 +62,11 @@ std::string PipelineYaml(const std::vector<PipelineStep>& steps,
                          const std::string& yaml_dir,
                          const std::string& transforms);
 
-// Where the GTT rule files are: `rules/gtt` beside the working directory or
-// above the running program (a build's runfiles or the source tree); with
-// `library`, `rules/LIBRARY` (onnxoptimizer's passes: "onnxoptimizer").
-std::string FindTransformRules(const std::string& program,
-                               const std::string& library = "gtt");
+// Where a folder of shipped rule files is: `rules/LIBRARY` (the GTT's
+// transforms: "tf/gtt"; onnxoptimizer's passes: "onnx/onnxoptimizer")
+// beside the working directory or above the running program (a build's
+// runfiles or the source tree).
+std::string FindTransformRules(const std::string& program, const std::string& library);
 
 }  // namespace graft::dsl
 

@@ -47,13 +47,13 @@ TEST(TransformsTest, ErrorsNameTheColumn) {
 }
 
 TEST(TransformsTest, StepsOverTheRuleFiles) {
-  TransformOptions options{"rules/gtt", "input", "softmax,logits"};
+  TransformOptions options{"rules/tf/gtt", "input", "softmax,logits"};
   std::vector<std::string> notes;
   absl::StatusOr<std::vector<PipelineStep>> steps =
       TransformSteps(*ParseTransforms(kDeployment), options, &notes);
   ASSERT_TRUE(steps.ok()) << steps.status();
   ASSERT_EQ(steps->size(), 5u);
-  EXPECT_EQ((*steps)[0].rule_files[0], "rules/gtt/strip_unused_nodes.graft");
+  EXPECT_EQ((*steps)[0].rule_files[0], "rules/tf/gtt/strip_unused_nodes.graft");
   EXPECT_EQ((*steps)[0].params.at("outputs"), "softmax,logits");
   // A repeated key is one `a|b` param; --inputs / --outputs where declared.
   EXPECT_EQ((*steps)[1].params.at("op"), "Identity|CheckNumerics");
@@ -65,7 +65,7 @@ TEST(TransformsTest, StepsOverTheRuleFiles) {
             std::string::npos);
 
   std::string yaml = PipelineYaml(*steps, "rules/pipelines", kDeployment);
-  EXPECT_NE(yaml.find("  - rules: ../gtt/remove_nodes.graft\n    params: "
+  EXPECT_NE(yaml.find("  - rules: ../tf/gtt/remove_nodes.graft\n    params: "
                       "{inputs: \"input\", op: \"Identity|CheckNumerics\", "
                       "outputs: \"softmax,logits\"}"),
             std::string::npos)
@@ -73,7 +73,7 @@ TEST(TransformsTest, StepsOverTheRuleFiles) {
 }
 
 TEST(TransformsTest, UnknownTransformsAndParamsListTheKnownOnes) {
-  TransformOptions options{"rules/gtt", "", ""};
+  TransformOptions options{"rules/tf/gtt", "", ""};
   std::vector<std::string> notes;
   absl::StatusOr<std::vector<PipelineStep>> steps = TransformSteps(
       *ParseTransforms("fold_batch_norms quantize_wieghts"), options, &notes);

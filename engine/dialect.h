@@ -59,7 +59,8 @@ struct AbsentInputNode {
 };
 
 // A graph nested in another (a TensorFlow library function, an ONNX node's
-// subgraph), as a diff or a report names it.
+// subgraph), as a diff or a report names it; `open` reads it while the
+// graph it came from lives.
 struct NestedBody {
   std::string label;
   std::string kind;   // "function" or "subgraph"

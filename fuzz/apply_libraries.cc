@@ -30,8 +30,8 @@ const Libraries& Load() {
     graft::RegisterBuiltinHooks(l->hooks);
     if (!graft::analysis::RegisterAnalysisHooks(l->hooks).ok()) std::abort();
     for (const char* file :
-         {"rules/fold_batch_norms.graft", "rules/fold_constants.graft",
-          "rules/quantize.graft", "rules/checkpoint.graft"}) {
+         {"rules/tf/fold_batch_norms.graft", "rules/tf/fold_constants.graft",
+          "rules/tf/quantize.graft", "rules/tf/checkpoint.graft"}) {
       graft::dsl::Diagnostics d;
       auto set = graft::dsl::CompileRuleFiles({file}, {}, l->hooks, &d);
       if (set == nullptr) std::abort();  // run from the repository root

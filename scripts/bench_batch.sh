@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Batch apply benchmark: 200 small models (the golden inputs under distinct
-# names) and 20 larger ones (4,000 nodes each), folded by rules/fold_batch_norms.graft with --jobs 1, --jobs 2,
+# names) and 20 larger ones (4,000 nodes each), folded by rules/tf/fold_batch_norms.graft with --jobs 1, --jobs 2,
 # and a shell loop of single applies. Prints seconds, models/s, the ratios,
 # and the batch's overhead per model beyond the models' own apply times.
 #
@@ -37,11 +37,11 @@ run() {  # label, command...: seconds
   end=$(date +%s.%N)
   calc "$end - $start"
 }
-t1=$(run jobs1 "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$work/zoo" -o "$work/out1" --jobs 1 --report "$work/r1.json")
-t2=$(run jobs2 "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$work/zoo" -o "$work/out2" --jobs 2)
+t1=$(run jobs1 "$GRAFT" apply -q -r rules/tf/fold_batch_norms.graft "$work/zoo" -o "$work/out1" --jobs 1 --report "$work/r1.json")
+t2=$(run jobs2 "$GRAFT" apply -q -r rules/tf/fold_batch_norms.graft "$work/zoo" -o "$work/out2" --jobs 2)
 loop() {
   for f in $(find "$work/zoo" -type f | sort); do
-    "$GRAFT" apply -q -r rules/fold_batch_norms.graft "$f" -o "$work/out3/$(basename "$f")" || true
+    "$GRAFT" apply -q -r rules/tf/fold_batch_norms.graft "$f" -o "$work/out3/$(basename "$f")" || true
   done
 }
 mkdir -p "$work/out3"

@@ -9,7 +9,7 @@
 // It prints each shape's measured time next to the roofline estimate of the
 // base profile and the mean error, then the copy bandwidth each way.
 // `graft cost --device profile.yaml` then uses the measured times for those
-// shapes, and the swap plan (rules/swap.graft) the measured link.
+// shapes, and the swap plan (rules/tf/swap.graft) the measured link.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>

@@ -261,11 +261,15 @@ def _shipped_pipeline(pipeline: str) -> str:
 
 
 def _shipped_rules(path: str) -> str:
-    if path and not os.path.exists(path) and os.sep not in path \
-            and not path.endswith(".graft"):
-        shipped = os.path.join(RULES_DIR, path + ".graft")
-        if os.path.exists(shipped):
-            return shipped
+    """A shipped library by name: ``"fold_batch_norms"`` (TensorFlow's, as
+    before the libraries were grouped by dialect), ``"tf/checkpoint"``,
+    ``"onnx/quantize_qdq"``, ``"gtt/fold_constants"``."""
+    if path and not os.path.exists(path) and not path.endswith(".graft") \
+            and not os.path.isabs(path):
+        for folder in ("", "tf", "onnx"):
+            shipped = os.path.join(RULES_DIR, folder, path + ".graft")
+            if os.path.exists(shipped):
+                return shipped
     return path
 
 
@@ -295,7 +299,7 @@ class RuleSet:
         a pipeline (a YAML path, or a shipped one by name: ``"inference"``,
         ``"training-memory"``), a GTT ``--transforms`` string or
         onnxoptimizer's pass names (``onnxoptimizer_passes=
-        "fuse_bn_into_conv,eliminate_identity"``, rules/onnxoptimizer/). ``params``
+        "fuse_bn_into_conv,eliminate_identity"``, rules/onnx/onnxoptimizer/). ``params``
         override the rules' defaults. The analysis settings (``device``,
         ``loss``, ``seed``, ``input_shapes``, ``batch``) are what the
         analysis hooks assume. Raises graft.Error with diagnostics."""

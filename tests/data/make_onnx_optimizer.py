@@ -1,5 +1,5 @@
 """Writes tests/data/onnx/opt_*.onnxtxt: the inputs of the test blocks of
-rules/onnxoptimizer/ (onnxoptimizer's passes as rule files), each a small
+rules/onnx/onnxoptimizer/ (onnxoptimizer's passes as rule files), each a small
 model with the pattern the pass removes or fuses and, where it matters, a
 look-alike it must leave.
 

@@ -1,4 +1,4 @@
-"""Test inputs of rules/onnxoptimizer/ passes written with the onnx package
+"""Test inputs of rules/onnx/onnxoptimizer/ passes written with the onnx package
 (tests/data/onnx/opt_<case>.onnxtxt): each a small model with one float
 input `x` holding what the pass removes and, beside it, what it must keep
 (a node named `real`). test_onnxoptimizer_passes.py runs every one in

@@ -1,5 +1,5 @@
 """Writes tests/golden/onnx_*: a golden case for every rule of the ONNX
-libraries (rules/onnx/, rules/onnx/transformers/, rules/onnxoptimizer/),
+libraries (rules/onnx/, rules/onnx/transformers/, rules/onnx/onnxoptimizer/),
 each the rule's file applied to the input of the rule's first test block
 (a small model from tests/data/onnx, copied as in.onnxtxt, with its params
 and range table). Then write the expected diffs, and read them:
@@ -13,7 +13,7 @@ import shutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-LIBRARIES = ["rules/onnx", "rules/onnx/transformers", "rules/onnxoptimizer"]
+LIBRARIES = ["rules/onnx", "rules/onnx/transformers", "rules/onnx/onnxoptimizer"]
 
 RULE = re.compile(r"^rule (\w+) \{", re.M)
 # A test block: on one line, or from its line to the line `  }`.
@@ -61,7 +61,7 @@ def main():
         if key in written:  # one case per rule file, input and params
             continue
         written.add(key)
-        prefix = "onnxoptimizer" if library == "rules/onnxoptimizer" else "onnx"
+        prefix = "onnxoptimizer" if library == "rules/onnx/onnxoptimizer" else "onnx"
         case = os.path.join(HERE, "%s_%s" % (prefix, rule))
         if os.path.exists(case):  # the rule's file on another input
             case += "_%d" % len(written)

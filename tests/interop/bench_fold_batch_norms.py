@@ -6,7 +6,7 @@ Python API) doing the same work on the same frozen graph, in the same run.
 
 Grappler's constant folding, arithmetic and remapper passes fold inference
 batch norms into the preceding convolutions (as fused convolutions); graft
-applies rules/fold_batch_norms.graft. TensorFlow's optimize_for_inference
+applies rules/tf/fold_batch_norms.graft. TensorFlow's optimize_for_inference
 (Python graph surgery) is timed too. All times include reading and
 writing the graph. The tools take turns, 10 runs each, so that both see the
 same machine; the best and the median are reported. Each run writes a new
@@ -52,7 +52,7 @@ def main():
     print("ResNet50 frozen: %d nodes, %.1f MB" % (len(graph_def.node), os.path.getsize(src) / 1e6))
 
     graft = os.path.join(ROOT, "bazel-bin", "cli", "graft")
-    rules = os.path.join(ROOT, "rules", "fold_batch_norms.graft")
+    rules = os.path.join(ROOT, "rules", "tf", "fold_batch_norms.graft")
 
     def run_graft(out):
         subprocess.run([graft, "apply", "-q", "-r", rules, src, "-o", out], check=True)

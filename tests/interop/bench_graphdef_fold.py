@@ -6,7 +6,7 @@ a large GraphDef's batch norms takes next to copying the file.
 
 tf-keras InceptionV3 (299x299, random weights and batch-norm statistics,
 frozen: 1,183 nodes, 95.6 MB) folded by `graft apply -r
-rules/fold_batch_norms.graft`, each run a fresh process writing a new file,
+rules/tf/fold_batch_norms.graft`, each run a fresh process writing a new file,
 taking turns with `cp` of the same file; peak resident memory (the child's
 ru_maxrss: its heap and the file pages it has mapped) and wall time, best
 and median of N runs, with the ratios to the file's size and to `cp`.
@@ -68,7 +68,7 @@ def main():
     nodes = int(subprocess.run([sys.executable, __file__, "--make", src], check=True,
                                capture_output=True, text=True).stdout.split()[-1])
     size = os.path.getsize(src)
-    rules = os.path.join(ROOT, "rules", "fold_batch_norms.graft")
+    rules = os.path.join(ROOT, "rules", "tf", "fold_batch_norms.graft")
     results = {"graft": [], "cp": []}
     for i in range(args.runs + 1):  # the first round warms the page cache
         out = os.path.join(tmp, "out%d.pb" % i)
@@ -83,7 +83,7 @@ def main():
     print("InceptionV3: %d nodes, %.1f MB (%s)" % (nodes, size / 1e6, os.path.relpath(args.graft, ROOT)))
     print("| run | time, best / median | peak RSS, median | RSS / file size |")
     print("|---|---:|---:|---:|")
-    for name, label in (("graft", "graft apply -r rules/fold_batch_norms.graft"), ("cp", "cp")):
+    for name, label in (("graft", "graft apply -r rules/tf/fold_batch_norms.graft"), ("cp", "cp")):
         times = [t for t, _ in results[name]]
         rss = statistics.median(r for _, r in results[name])
         print("| %s | %.3f / %.3f s | %.1f MiB | %.2f |" % (

@@ -1,5 +1,5 @@
 """Benchmark (prints numbers; not a test): every GTT transform graft ships
-(rules/gtt), each run alone through `graft apply --transforms` on tf-keras
+(rules/tf/gtt), each run alone through `graft apply --transforms` on tf-keras
 InceptionV3 (299x299, random weights and batch-norm statistics, frozen),
 then the README's deployment string; the best of 3 runs, reading and
 writing included.
@@ -38,7 +38,7 @@ def main():
         f.write(graph_def.SerializeToString())
     print("InceptionV3: %d nodes, %.1f MB" % (len(graph_def.node), os.path.getsize(src) / 1e6))
     rules = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))), "rules", "gtt")
+        os.path.abspath(__file__)))), "rules", "tf", "gtt")
     calls = {
         "remove_nodes": "remove_nodes(op=Identity, op=CheckNumerics)",
         "rename_node": "rename_node(old_node_name=%s, new_node_name=renamed)" % next(

@@ -1,4 +1,4 @@
-"""graft's rules/onnxoptimizer/ beside onnxoptimizer running the same passes
+"""graft's rules/onnx/onnxoptimizer/ beside onnxoptimizer running the same passes
 on the zoo (tests/interop/onnx_zoo.py): nodes left, time, largest output
 difference in onnxruntime relative to the largest output. graft's time is
 the whole command (start, read, rewrite, write); onnxoptimizer's is its
@@ -22,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from onnx_zoo import example_input, make  # noqa: E402
 
-PASSES = sorted(f[:-6] for f in os.listdir(os.path.join(ROOT, "rules", "onnxoptimizer"))
+PASSES = sorted(f[:-6] for f in os.listdir(os.path.join(ROOT, "rules", "onnx", "onnxoptimizer"))
                 if f.endswith(".graft"))
 MODELS = ["resnet50", "inception_v1", "inception_v2", "shufflenet", "squeezenet",
           "densenet121", "vgg19"]

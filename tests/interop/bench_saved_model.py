@@ -37,7 +37,7 @@ BATCH_NORMS = ("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
 def in_place_row(name, src, out, want, x):
     start = time.perf_counter()
     subprocess.run([graft_binary(), "apply", "-q", "-r",
-                    repo_path("rules", "fold_batch_norms.graft"), "--saved-model",
+                    repo_path("rules", "tf", "fold_batch_norms.graft"), "--saved-model",
                     "in-place", src, "-o", out], check=True)
     seconds = time.perf_counter() - start
     (got,) = serve(out, x).values()
@@ -61,7 +61,7 @@ def main(names):
             report = os.path.join(tmp, "report.json")
             start = time.perf_counter()
             subprocess.run([graft_binary(), "apply", "-q", "-r",
-                            repo_path("rules", "fold_batch_norms.graft"), src, "-o", out,
+                            repo_path("rules", "tf", "fold_batch_norms.graft"), src, "-o", out,
                             "--report", report], check=True)
             graft_s = time.perf_counter() - start
             r = json.load(open(report))

@@ -10,7 +10,7 @@ from tensorflow.python.framework import convert_to_constants
 
 from conftest import graft_binary, repo_path
 
-FOLD_RULES = repo_path("rules", "fold_batch_norms.graft")
+FOLD_RULES = repo_path("rules", "tf", "fold_batch_norms.graft")
 
 
 def random_stats(rng, shape):

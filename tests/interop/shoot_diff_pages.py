@@ -43,7 +43,7 @@ def main():
     src = os.path.join(tmp, "resnet50.pb")
     with open(src, "wb") as f:
         f.write(graph_def.SerializeToString())
-    rules = os.path.join(ROOT, "rules", "fold_batch_norms.graft")
+    rules = os.path.join(ROOT, "rules", "tf", "fold_batch_norms.graft")
     folded = os.path.join(tmp, "folded.pb")
     subprocess.run([GRAFT, "apply", "-q", "-r", rules, src, "-o", folded], check=True)
     page = os.path.join(tmp, "resnet50.html")
@@ -65,7 +65,7 @@ def main():
     guard = "where bn.is_training == false and uses(conv) == 1 and uses(bias) == 1"
     text = open(rules).read().replace(
         'import "fold_constants.graft"',
-        'import "%s"' % os.path.join(ROOT, "rules", "fold_constants.graft")).replace(
+        'import "%s"' % os.path.join(ROOT, "rules", "tf", "fold_constants.graft")).replace(
         guard, guard + ' and not name_matches(bn, ".*_1/.*")')
     assert guard in open(rules).read()
     with open(fewer, "w") as f:

@@ -1,4 +1,4 @@
-"""The checkpoint library (rules/checkpoint.graft) on TensorFlow training
+"""The checkpoint library (rules/tf/checkpoint.graft) on TensorFlow training
 graphs (tests/interop/training_graphs.py: a dense chain, ResNet-18, a U-Net,
 transformer blocks): for each strategy the rewritten graph imports and
 runs in TensorFlow, and every gradient it computes equals the original's."""
@@ -14,7 +14,7 @@ import tf_memory
 import training_graphs
 
 tf1 = tf.compat.v1
-RULES = repo_path("rules", "checkpoint.graft")
+RULES = repo_path("rules", "tf", "checkpoint.graft")
 
 
 def apply_rules(graph_def, tmp_path, rules, params, extra=()):
@@ -224,7 +224,7 @@ def test_budget_met_as_tensorflow_measures_it(tmp_path, fraction):
     original = training_graphs.resnet18(batch=8, size=64).as_graph_def()
     budget = int(fraction * graft_peak(original, tmp_path, "before", "--outputs", "train"))
     # as the training pipelines do: the early gradients moved first
-    early, _ = apply_rules(original, tmp_path, repo_path("rules", "early_gradients.graft"), [])
+    early, _ = apply_rules(original, tmp_path, repo_path("rules", "tf", "early_gradients.graft"), [])
     rewritten, log = checkpoint(early, tmp_path, "strategy=budget", "budget_bytes=%d" % budget)
     runs = tf_memory.stats([rewritten], tmp_path, runs=5, settings=((True, True),))[(True, True)][0]
     print("ResNet-18, budget %.1f MiB: TensorFlow's median %.1f MiB" % (

@@ -31,7 +31,7 @@ def screenshot(page, height):
 
 def test_html_diff_renders_in_chromium(graft, tmp_path):
     folded = tmp_path / "folded.pb"
-    graft("apply", "-q", "-r", repo_path("rules", "fold_batch_norms.graft"),
+    graft("apply", "-q", "-r", repo_path("rules", "tf", "fold_batch_norms.graft"),
           repo_path("examples", "keras_cnn.pb"), "-o", folded)
     html = graft("diff", "--format", "html", repo_path("examples", "keras_cnn.pb"), folded).stdout
     text = graft("diff", repo_path("examples", "keras_cnn.pb"), folded).stdout
@@ -57,7 +57,7 @@ def dump_dom(page):
 
 def test_clicking_a_node_shows_its_attrs_before_and_after(graft, tmp_path):
     folded = tmp_path / "folded.pb"
-    graft("apply", "-q", "-r", repo_path("rules", "fold_batch_norms.graft"),
+    graft("apply", "-q", "-r", repo_path("rules", "tf", "fold_batch_norms.graft"),
           repo_path("examples", "keras_cnn.pb"), "-o", folded)
     html = graft("diff", "--format", "html", repo_path("examples", "keras_cnn.pb"), folded).stdout
     # The batch norm that became a BiasAdd: its box id in the page's data.
@@ -85,13 +85,13 @@ def test_clicking_a_node_shows_its_attrs_before_and_after(graft, tmp_path):
 
 
 def test_review_page_renders_in_chromium(graft, tmp_path):
-    rules = repo_path("rules", "fold_batch_norms.graft")
+    rules = repo_path("rules", "tf", "fold_batch_norms.graft")
     fewer = tmp_path / "fold_fewer.graft"
     guard = "where bn.is_training == false and uses(conv) == 1 and uses(bias) == 1"
     text = open(rules).read()
     assert guard in text
     fewer.write_text(text.replace(
-        'import "fold_constants.graft"', 'import "%s"' % repo_path("rules", "fold_constants.graft"))
+        'import "fold_constants.graft"', 'import "%s"' % repo_path("rules", "tf", "fold_constants.graft"))
         .replace(guard, guard + ' and not name_matches(bn, ".*_1/.*")'))
     html = graft("review", "--base", rules, "--head", fewer, repo_path("examples", "keras_cnn.pb"),
                  "--format", "html").stdout

@@ -1,4 +1,4 @@
-"""Batch-norm folding (rules/fold_batch_norms.graft) on real TensorFlow models:
+"""Batch-norm folding (rules/tf/fold_batch_norms.graft) on real TensorFlow models:
 no foldable batch norm remains, and TensorFlow runs the folded graph with the
 same numbers (max |difference| <= 1e-4 x max |output|, float32)."""
 import subprocess

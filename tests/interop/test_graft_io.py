@@ -1,4 +1,4 @@
-"""Pre- and post-processing grafts (rules/graft_io.graft) on a real model:
+"""Pre- and post-processing grafts (rules/tf/graft_io.graft) on a real model:
 a preprocessing graph (uint8 cast, bilinear resize, normalisation) and a
 postprocessing graph (softmax, top-k) are grafted onto the example Keras
 classifier; TensorFlow runs the result, fed and fetched by the original
@@ -10,7 +10,7 @@ import tensorflow as tf
 from conftest import repo_path, run_graph
 from models import graft_apply
 
-RULES = repo_path("rules", "graft_io.graft")
+RULES = repo_path("rules", "tf", "graft_io.graft")
 RNG = np.random.default_rng(5)
 
 

@@ -177,7 +177,7 @@ def test_commands_on_onnx(graft, zoo, tmp_path):
         + graft("explain", "-r", FOLD, src, "--rule", "fold_conv_batch_norm").stdout
     assert "matches" in explained
     # TensorFlow rules on an ONNX model, and the other way round, are refused.
-    bad = graft("apply", "-r", repo_path("rules", "fold_batch_norms.graft"), src, "-o",
+    bad = graft("apply", "-r", repo_path("rules", "tf", "fold_batch_norms.graft"), src, "-o",
                 str(tmp_path / "x.onnx"), check=False)
     assert bad.returncode == 1 and "tensorflow" in bad.stderr and "onnx" in bad.stderr
     assert not os.path.exists(tmp_path / "x.onnx")

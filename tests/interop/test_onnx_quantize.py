@@ -112,7 +112,7 @@ ZOO_CNNS = sorted(n for n, s in zoo.manifest(zoo.ZOO).items()
 @pytest.mark.parametrize("name", ZOO_CNNS)
 def test_qdq_on_real_cnn_exports(graft, tmp_path, name):
     folded = str(tmp_path / "folded.onnx")
-    graft("apply", "-r", repo_path("rules", "onnxoptimizer", "extract_constant_to_initializer.graft"),
+    graft("apply", "-r", repo_path("rules", "onnx", "onnxoptimizer", "extract_constant_to_initializer.graft"),
           "-r", repo_path("rules", "onnx", "fold_batch_norms.graft"),
           os.path.join(zoo.ZOO, name + ".onnx"), "-o", folded, "-q")
     (input_name, spec), = zoo.manifest(zoo.ZOO)[name]["inputs"].items()

@@ -1,4 +1,4 @@
-"""`graft apply --onnxoptimizer-passes` (rules/onnxoptimizer/) beside
+"""`graft apply --onnxoptimizer-passes` (rules/onnx/onnxoptimizer/) beside
 onnxoptimizer running the same passes on the same models: graft leaves no
 more nodes, and the outputs agree in onnxruntime. fuse_bn_into_conv is
 where the two differ by design: onnxoptimizer emits the folded weights'
@@ -15,7 +15,7 @@ import pytest
 from conftest import repo_path
 from onnx_zoo import example_input, make
 
-PASSES = sorted(f[:-6] for f in os.listdir(repo_path("rules", "onnxoptimizer"))
+PASSES = sorted(f[:-6] for f in os.listdir(repo_path("rules", "onnx", "onnxoptimizer"))
                 if f.endswith(".graft"))
 ZOO = ["resnet50", "inception_v1", "shufflenet", "squeezenet"]
 

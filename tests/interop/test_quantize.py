@@ -1,4 +1,4 @@
-"""Fake-quant insertion (rules/quantize.graft) on BN-folded tf-keras
+"""Fake-quant insertion (rules/tf/quantize.graft) on BN-folded tf-keras
 MobileNetV2 and ResNet50 and Keras 3's MobileNetV2: TensorFlow runs the quantized graphs; the number of
 fake-quant ops matches a count made here from the folded graph's own op
 list; the signal-to-quantization-noise ratio (SQNR) of the logits against
@@ -19,7 +19,7 @@ import tf_keras
 from conftest import numbers_report, repo_path, run_graph
 from models import FOLD_RULES, batch_norms_left, freeze, graft_apply, last_identity, randomize_batch_norms
 
-QUANTIZE_RULES = repo_path("rules", "quantize.graft")
+QUANTIZE_RULES = repo_path("rules", "tf", "quantize.graft")
 RNG = np.random.default_rng(11)
 CONVS = ("Conv2D", "DepthwiseConv2dNative", "MatMul")
 
@@ -96,7 +96,7 @@ MODELS = {  # tf-keras applications (fused batch norms) and Keras 3 (unfused)
 @pytest.fixture(scope="module")
 def folded_models(tmp_path_factory):
     """Each model frozen with random weights and BN statistics, then folded
-    by rules/fold_batch_norms.graft; outputs are logits."""
+    by rules/tf/fold_batch_norms.graft; outputs are logits."""
     out = {}
     tmp = tmp_path_factory.mktemp("folded")
     for name, (ctor, size, bn_class) in MODELS.items():

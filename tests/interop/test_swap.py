@@ -1,4 +1,4 @@
-"""The swap library (rules/swap.graft) on TensorFlow training graphs: the
+"""The swap library (rules/tf/swap.graft) on TensorFlow training graphs: the
 rewritten graph, its swap-outs on the host and swap-ins on the
 accelerator, runs in TensorFlow (soft placement puts the accelerator's ops
 on the CPU here) and computes every gradient the original does; graft
@@ -15,7 +15,7 @@ import training_graphs
 from test_checkpoint import GRADIENT_MODELS, MEMORY_MODELS, apply_rules, feeds, grappler_memory
 
 tf1 = tf.compat.v1
-RULES = repo_path("rules", "swap.graft")
+RULES = repo_path("rules", "tf", "swap.graft")
 GPU = "/device:GPU:0"
 
 

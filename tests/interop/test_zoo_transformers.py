@@ -176,7 +176,7 @@ def test_rule_folder_and_glob_mistake(graft, tmp_path):
     src = os.path.join(ZOO, "vit.dynamo.static.onnx")
     out = str(tmp_path / "out.onnx")
     folder = repo_path("rules", "onnx", "transformers")
-    graft("apply", "-r", repo_path("rules", "onnxoptimizer", "extract_constant_to_initializer.graft"),
+    graft("apply", "-r", repo_path("rules", "onnx", "onnxoptimizer", "extract_constant_to_initializer.graft"),
           "-r", folder, src, "-o", out, "-q")
     # the layers' 4 residuals and the learned positions' sum
     assert kinds(onnx.load(out))["SkipLayerNormalization"] == 5

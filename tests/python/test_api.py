@@ -51,7 +51,7 @@ def test_errors_are_located():
     assert (d.path, d.line) == ("nb.graft", 3) and "zz" in d.message
     assert "nb.graft:3:" in str(caught.value)
     with pytest.raises(graft.Error) as caught:
-        graft.RuleSet.compile(repo_path("rules", "fold_batch_norms.graft"),
+        graft.RuleSet.compile(repo_path("rules", "tf", "fold_batch_norms.graft"),
                               params={"no_such": 1})
     assert caught.value.usage
     with pytest.raises(graft.Error, match="upload.pb: error: not a valid binary GraphDef"):
@@ -61,6 +61,19 @@ def test_errors_are_located():
     # Errors survive pickling (process pools re-raise them).
     err = pickle.loads(pickle.dumps(caught.value))
     assert isinstance(err, graft.Error) and "no_such.pb" in str(err)
+
+
+def test_shipped_libraries_by_name_old_and_new():
+    # Grouped by dialect (rules/tf, rules/onnx); a bare name is TensorFlow's,
+    # as before, and the packaged copy is the one found.
+    by_name = {name: graft.RuleSet.compile(name) for name in
+               ("fold_batch_norms", "tf/fold_batch_norms", "onnx/fold_batch_norms",
+                "gtt/fold_constants", "onnxoptimizer/eliminate_identity")}
+    assert by_name["fold_batch_norms"].num_rules == by_name["tf/fold_batch_norms"].num_rules
+    assert by_name["onnx/fold_batch_norms"].num_rules != by_name["fold_batch_norms"].num_rules
+    assert all(r.num_rules > 0 for r in by_name.values())
+    with pytest.raises(graft.Error, match="cannot read the rule file"):
+        graft.RuleSet.compile("no_such_library")
 
 
 def test_a_failed_apply_writes_nothing(tmp_path):
@@ -90,21 +103,21 @@ def test_every_subcommand(tmp_path):
     assert graft.mem(model, batch=8)["devices"][0]["peak_bytes"] > \
         graft.mem(model, batch=1)["devices"][0]["peak_bytes"]
     assert graft.cost(model, batch=1)["flops"] > 0
-    explained = graft.explain(model, repo_path("rules", "fold_batch_norms.graft"),
+    explained = graft.explain(model, repo_path("rules", "tf", "fold_batch_norms.graft"),
                               rule="fold_fused_batch_norm")
     assert len(explained) == 1 and len(explained[0]["at"]) == 4
     assert all(e["matched"] for e in explained[0]["at"])
-    tests = graft.test(repo_path("rules", "fold_batch_norms.graft"))
+    tests = graft.test(repo_path("rules", "tf", "fold_batch_norms.graft"))
     assert tests and all(t["passed"] for t in tests)
     assert all(f["diff"] == "" for f in graft.fmt(repo_path("rules")))
     p = graft.pipeline_from_transforms("fold_constants strip_unused_nodes",
                                        inputs="x", outputs=["y"])
     assert p["steps"] == 2 and "fold_constants" in p["yaml"]
-    review = graft.review(repo_path("rules", "fold_batch_norms.graft"),
+    review = graft.review(repo_path("rules", "tf", "fold_batch_norms.graft"),
                           repo_path("rules", "pipelines", "inference.yaml"), [EXAMPLE])
     assert review["failed"] == 0 and len(review["models"]) == 1
     # quantization adds fake-quant ops: the comment leads with them
-    comment = graft.review(repo_path("rules", "fold_batch_norms.graft"),
+    comment = graft.review(repo_path("rules", "tf", "fold_batch_norms.graft"),
                            repo_path("rules", "pipelines", "inference.yaml"), [EXAMPLE],
                            format="markdown", full=True)["text"]
     assert re.search(r"\| [^|]*FakeQuantWithMinMaxVars \+10\b", comment), comment
@@ -127,7 +140,7 @@ def _chain(n):
 
 def test_the_gil_is_released_while_graft_works():
     model = _chain(60000)
-    rules = graft.RuleSet.compile(repo_path("rules", "fold_batch_norms.graft"))
+    rules = graft.RuleSet.compile(repo_path("rules", "tf", "fold_batch_norms.graft"))
     spans = []
 
     def work():
@@ -171,12 +184,12 @@ def test_saved_models(tmp_path):
 def test_saved_models_frozen(tmp_path):
     saved = repo_path("tests", "data", "saved_models", "cnn")
     # Applied frozen (the default): a GraphDef, the batch norm folded.
-    folded, report = graft.apply(graft.load(saved), repo_path("rules", "fold_batch_norms.graft"))
+    folded, report = graft.apply(graft.load(saved), repo_path("rules", "tf", "fold_batch_norms.graft"))
     assert folded.format == "pb" and report["freeze"]["variables"] == 8
     ops = folded.stats()["ops"]
     assert "FusedBatchNormV3" not in ops and "VarHandleOp" not in ops
     # ... or a SavedModel folder without variables.
-    out, _ = graft.apply(saved, repo_path("rules", "fold_batch_norms.graft"),
+    out, _ = graft.apply(saved, repo_path("rules", "tf", "fold_batch_norms.graft"),
                          output=tmp_path / "f")
     assert out.format == "saved_model" and not (tmp_path / "f" / "variables").exists()
     # Frozen on load: the signature's tensors become the Model's.
@@ -216,7 +229,7 @@ def test_onnx_models(tmp_path):
     assert graft.load(tmp_path / "f.onnx") == folded
     assert graft.diff(model, folded).differs
     with pytest.raises(graft.Error, match="its rules are for tensorflow graphs"):
-        graft.apply(model, repo_path("rules", "fold_batch_norms.graft"))
+        graft.apply(model, repo_path("rules", "tf", "fold_batch_norms.graft"))
 
 
 def test_onnxoptimizer_passes(tmp_path):

@@ -68,7 +68,7 @@ def test_frozen_model_saved_as_a_saved_model(tmp_path):
     model = randomized(keras.applications.MobileNetV2(
         weights=None, input_shape=(64, 64, 3), classes=10))
     folded, _ = graft.apply(graft.tf.freeze(model),
-                            repo_path("rules", "fold_batch_norms.graft"))
+                            repo_path("rules", "tf", "fold_batch_norms.graft"))
     folded.save(tmp_path / "served", format="saved_model")
     served = tf.saved_model.load(str(tmp_path / "served")).signatures["serving_default"]
     x = np.random.default_rng(2).standard_normal((2, 64, 64, 3)).astype(np.float32)
