@@ -14,10 +14,12 @@ using namespace graft::cli;  // NOLINT: the command table reads better.
 // The formats every command reads and writes, as its help says them.
 constexpr char kFormatHelp[] =
     "pb, pbtxt, onnx or auto (by extension: .pb, .pbtxt/.txt/.prototxt, "
-    ".onnx/.onnxtxt)";
+    ".onnx/.onnxtxt; a PyTorch ATen graph, .aten.pb/.aten.pbtxt, in its "
+    "GraphDef form)";
 constexpr char kModelHelp[] =
-    "Model: a GraphDef (.pb, .pbtxt), an ONNX model (.onnx, .onnxtxt) or a "
-    "SavedModel folder";
+    "Model: a GraphDef (.pb, .pbtxt), an ONNX model (.onnx, .onnxtxt), a "
+    "PyTorch ATen graph (.aten.pb, .aten.pbtxt: graft.aten) or a SavedModel "
+    "folder";
 
 // CLI11 check for --format values.
 std::string CheckFormat(const std::string& value) {
@@ -95,7 +97,7 @@ int main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   CLI::App app{
       "graft rewrites machine-learning graphs (TensorFlow GraphDefs and "
-      "SavedModels, ONNX models) by declarative rules.",
+      "SavedModels, ONNX models, PyTorch ATen graphs) by declarative rules.",
       "graft"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Help for every subcommand");

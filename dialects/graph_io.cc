@@ -8,9 +8,10 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "dialects/aten/aten_graph.h"
 #include "dialects/onnx/graph_io_onnx.h"
 #include "dialects/onnx/onnx_model.h"
-#include "dialects/tf/graph_def.h"
+#include "engine/graph_file.h"
 #include "dialects/tf/saved_model.h"
 #include "engine/dialect.h"
 #include "engine/files.h"
@@ -50,6 +51,13 @@ absl::StatusOr<Graph> ParseOnnxBytes(absl::string_view bytes,
   return ParseOnnx(*binary, source);
 }
 
+// Graph bytes in the IR's own file form whose name another dialect claims
+// (an ATen graph, `.aten.pbtxt`) are that dialect's graph.
+absl::StatusOr<Graph> Claimed(absl::StatusOr<Graph> graph, absl::string_view source_name) {
+  if (graph.ok() && IsAtenPath(source_name)) graph->set_origin(std::make_shared<AtenOrigin>());
+  return graph;
+}
+
 }  // namespace
 
 absl::StatusOr<Graph> ParseGraph(std::string bytes, GraphFormat format,
@@ -59,13 +67,13 @@ absl::StatusOr<Graph> ParseGraph(std::string bytes, GraphFormat format,
                    "larger than 2 GiB, the limit of a GraphDef file");
   }
   if (ResolveGraphFormat(source_name, format) == GraphFormat::kText) {
-    return ParseGraphDefText(bytes, source_name);
+    return Claimed(ParseGraphDefText(bytes, source_name), source_name);
   }
   if (ResolveGraphFormat(source_name, format) == GraphFormat::kOnnx)
     return ParseOnnxBytes(bytes, source_name, nullptr);
   auto owner = std::make_shared<const std::string>(std::move(bytes));
   absl::string_view view(*owner);
-  return ParseGraphDef(std::move(owner), view, source_name);
+  return Claimed(ParseGraphDef(std::move(owner), view, source_name), source_name);
 }
 
 absl::StatusOr<Graph> ParseGraphView(std::shared_ptr<const void> owner,
@@ -77,11 +85,11 @@ absl::StatusOr<Graph> ParseGraphView(std::shared_ptr<const void> owner,
                    "larger than 2 GiB, the limit of a GraphDef file");
   }
   if (ResolveGraphFormat(source_name, format) == GraphFormat::kText) {
-    return ParseGraphDefText(std::string(bytes), source_name);
+    return Claimed(ParseGraphDefText(std::string(bytes), source_name), source_name);
   }
   if (ResolveGraphFormat(source_name, format) == GraphFormat::kOnnx)
     return ParseOnnxBytes(bytes, source_name, std::move(owner));
-  return ParseGraphDef(std::move(owner), bytes, source_name);
+  return Claimed(ParseGraphDef(std::move(owner), bytes, source_name), source_name);
 }
 
 absl::StatusOr<Graph> LoadGraph(const std::string& path, GraphFormat format,

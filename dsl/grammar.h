@@ -28,9 +28,17 @@ struct domain_part
 // attr of `conv`.
 struct op_domain : p::seq<domain_part, p::plus<p::one<'.'>, domain_part>,
                           p::one<'.'>, p::at<p::range<'A', 'Z'>>> {};
+// A PyTorch op as torch.fx names it, `namespace.name.overload`
+// (`aten.conv2d.default`, `aten.add.Tensor`), in the aten dialect.
+struct torch_namespace : p::sor<TAO_PEGTL_STRING("aten"), TAO_PEGTL_STRING("prims")> {};
+struct torch_op : p::seq<torch_namespace, p::one<'.'>, p::identifier, p::one<'.'>,
+                         p::identifier> {};
+// The graph IR's own ops (`_Retval`; `_Absent`, an optional input left out).
+struct ir_op : p::seq<p::one<'_'>, p::range<'A', 'Z'>, p::star<ident_rest>> {};
 struct op_name
-    : p::seq<p::opt<op_domain>, p::range<'A', 'Z'>,
-             p::star<p::sor<ident_rest, p::one<'*'>>>> {};
+    : p::sor<torch_op, ir_op,
+             p::seq<p::opt<op_domain>, p::range<'A', 'Z'>,
+                    p::star<p::sor<ident_rest, p::one<'*'>>>>> {};
 struct wildcard : p::seq<p::one<'_'>, p::not_at<ident_rest>> {};
 // Attr names are TensorFlow's: `T`, `data_format`, `_output_shapes`.
 struct attr_ident : p::identifier {};

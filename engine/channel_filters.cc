@@ -46,8 +46,15 @@ absl::StatusOr<ChannelLayout> LayoutOf(const ConstTensor& filter,
       return absl::InvalidArgumentError(absl::StrCat(op, " weights are not 2-D"));
     return transpose_b ? ChannelLayout{s[0], s[1]} : ChannelLayout{s[1], 1};
   }
-  if (op == "Conv" || op == "ConvTranspose") {  // ONNX: [M, C/g, k...], [C, M, k...]
-    size_t axis = op == "Conv" ? 0 : 1;
+  if (op == "aten.linear.default") {  // ATen: [out, in]
+    if (s.size() != 2) return absl::InvalidArgumentError("linear weights are not 2-D");
+    return ChannelLayout{s[0], s[1]};
+  }
+  const bool aten_conv = op == "aten.conv1d.default" || op == "aten.conv2d.default" ||
+                         op == "aten.conv3d.default" || op == "aten.convolution.default";
+  if (op == "Conv" || op == "ConvTranspose" || aten_conv) {
+    // ONNX and ATen: [M, C/g, k...]; ONNX's ConvTranspose [C, M, k...].
+    size_t axis = op == "ConvTranspose" ? 1 : 0;
     if (s.size() < axis + 2) return absl::InvalidArgumentError("filter rank too low");
     int64_t inner = 1;
     for (size_t i = axis + 1; i < s.size(); ++i) inner *= s[i];

@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "engine/dialect.h"
+#include "google/protobuf/text_format.h"
 
 namespace graft {
 namespace {
@@ -72,6 +73,38 @@ std::optional<std::vector<tf::DataType>> ExpandArgs(
 }  // namespace
 
 const OpRegistry& OpRegistry::For(const Graph& graph) { return DialectOf(graph).Ops(); }
+
+namespace {
+
+// The graph IR's own ops (TensorFlow's signatures of them).
+constexpr char kIrOps[] = R"pb(
+  op {
+    name: "Const"
+    output_arg { name: "output" type_attr: "dtype" }
+    attr { name: "value" type: "tensor" }
+    attr { name: "dtype" type: "type" }
+  }
+  op {
+    name: "Placeholder"
+    output_arg { name: "output" type_attr: "dtype" }
+    attr { name: "dtype" type: "type" }
+    attr {
+      name: "shape"
+      type: "shape"
+      default_value { shape { unknown_rank: true } }
+    }
+  }
+)pb";
+
+
+}  // namespace
+
+void AddIrOps(tf::OpList* ops) {
+  tf::OpList ir;
+  google::protobuf::TextFormat::ParseFromString(kIrOps, &ir);
+  for (const tf::OpDef& def : ir.op()) *ops->add_op() = def;
+}
+
 
 const tf::OpDef* OpRegistry::FindAt(absl::string_view op, int64_t opset) const {
   // The newest version since at most `opset`.

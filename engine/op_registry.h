@@ -85,6 +85,10 @@ std::string ShapeText(const std::vector<int64_t>& shape);
 bool GlobMatch(absl::string_view pattern, absl::string_view text);
 
 // The value dtype of a reference dtype (DT_FLOAT_REF -> DT_FLOAT).
+// Adds the graph IR's own ops (Const, Placeholder) to a dialect's list: the
+// ops its weights and graph inputs are read as.
+void AddIrOps(tf::OpList* ops);
+
 tf::DataType BaseType(tf::DataType type);
 // Bytes per element of a dtype; 0 for resources, variants and strings.
 int64_t DataTypeSize(tf::DataType dtype);

@@ -13,7 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "dialects/tf/constant_args.h"
 #include "dialects/tf/function_body.h"
-#include "dialects/tf/graph_def.h"
+#include "engine/graph_file.h"
 #include "dialects/tf/saved_model.h"
 #include "dialects/tf/tf_ops.h"
 #include "dialects/tf/variable_reads.h"

@@ -1,4 +1,4 @@
-#include "dialects/tf/graph_def.h"
+#include "engine/graph_file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

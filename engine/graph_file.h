@@ -1,5 +1,7 @@
-// TensorFlow's GraphDef files, binary (`.pb`) and text (`.pbtxt`), onto the
-// graph IR and back.
+// The graph IR's own file form: a GraphDef (proto/graph.proto), binary
+// (`.pb`) or text (`.pbtxt`), which is also TensorFlow's file format.
+// Dialects whose graphs have no file form of their own are written in it
+// (an ATen graph: `.aten.pb`).
 //
 // Binary graphs keep the bytes they were read from: saving a graph writes
 // every unmodified node and graph-level field back byte for byte, so a load
@@ -7,8 +9,8 @@
 // only the bytes of the nodes it touched. Modified and new nodes are
 // serialized deterministically (attrs sorted by name). Errors are located
 // (`source: error: what`, `source:line:col: error: what` for text).
-#ifndef GRAFT_DIALECTS_TF_GRAPH_DEF_H_
-#define GRAFT_DIALECTS_TF_GRAPH_DEF_H_
+#ifndef GRAFT_ENGINE_GRAPH_FILE_H_
+#define GRAFT_ENGINE_GRAPH_FILE_H_
 
 #include <memory>
 #include <string>
@@ -40,4 +42,4 @@ absl::Status SaveGraphDef(const Graph& graph, const std::string& path, bool text
 
 }  // namespace graft
 
-#endif  // GRAFT_DIALECTS_TF_GRAPH_DEF_H_
+#endif  // GRAFT_ENGINE_GRAPH_FILE_H_
