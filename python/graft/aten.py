@@ -17,6 +17,7 @@ are Placeholders; the outputs are ``_Retval`` nodes.
 """
 import operator
 import re
+import struct
 
 ABSENT = "_absent"
 
@@ -48,37 +49,45 @@ def _dtype_name(dtype):
     return str(dtype).replace("torch.", "")
 
 
-def _tensor_text(t):
+def _enum(dtype):
+    return _DTYPES[_dtype_name(dtype)][0]
+
+
+# A message is a dict of field name -> list of values: messages are dicts,
+# strings bytes, enums their names, numbers and bools Python's (parsed text
+# gives numbers and bools as their tokens: readers take both).
+
+def _tensor_message(t):
     import torch
     t = t.detach().contiguous().cpu()
-    enum = _DTYPES[_dtype_name(t.dtype)][0]
-    shape = " ".join("dim { size: %d }" % d for d in t.shape)
     raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
-    return "tensor { dtype: %s tensor_shape { %s } tensor_content: %s }" % (enum, shape, _quote(raw))
+    return {"dtype": [_enum(t.dtype)],
+            "tensor_shape": [{"dim": [{"size": [d]} for d in t.shape]}],
+            "tensor_content": [raw]}
 
 
-def _attr_text(value):
-    """The AttrValue text of a non-tensor argument, or None to leave it out."""
+def _attr_message(value):
+    """The AttrValue of a non-tensor argument, or None to leave it out."""
     import torch
     if value is None:
         return None
     if isinstance(value, bool):
-        return "b: %s" % ("true" if value else "false")
+        return {"b": [value]}
     if isinstance(value, int):
-        return "i: %d" % value
+        return {"i": [value]}
     if isinstance(value, float):
-        return "f: %r" % value
+        return {"f": [value]}
     if isinstance(value, str):
-        return "s: %s" % _quote(value)
+        return {"s": [value.encode()]}
     if isinstance(value, torch.dtype):
-        return "type: %s" % _DTYPES[_dtype_name(value)][0]
+        return {"type": [_enum(value)]}
     if isinstance(value, (list, tuple)) and all(isinstance(v, bool) for v in value):
-        return "list { %s }" % " ".join("b: %s" % ("true" if v else "false") for v in value)
+        return {"list": [{"b": list(value)}]}
     if isinstance(value, (list, tuple)) and all(isinstance(v, int) for v in value):
-        return "list { %s }" % " ".join("i: %d" % v for v in value)
+        return {"list": [{"i": list(value)}]}
     if isinstance(value, (list, tuple)) and all(isinstance(v, (int, float)) for v in value):
-        return "list { %s }" % " ".join("f: %r" % float(v) for v in value)
-    return "s: %s" % _quote(str(value))  # devices, layouts, memory formats
+        return {"list": [{"f": [float(v) for v in value]}]}
+    return {"s": [str(value).encode()]}  # devices, layouts, memory formats
 
 
 def _is_tensor_type(t, torch):
@@ -91,29 +100,35 @@ def _is_tensor_type(t, torch):
     return isinstance(t, torch._C.TensorType)
 
 
-def to_aten_text(program):
-    """The text of an ExportedProgram's graph as an ATen graph file."""
+def _node(name, op, inputs=(), attrs=()):
+    return {"name": [name.encode()], "op": [op.encode()],
+            "input": [i.encode() for i in inputs],
+            "attr": [{"key": [k.encode()], "value": [v]} for k, v in attrs]}
+
+
+def graph_message(program):
+    """An ExportedProgram's graph as the GraphDef message of its ATen graph
+    file (the dict form `to_aten_text` and `to_aten_bytes` write)."""
     import torch
     from torch.export.graph_signature import InputKind
     specs = {s.arg.name: s for s in program.graph_signature.input_specs}
     state = dict(program.state_dict)
     state.update(program.constants)
     alias = {}   # getitem node -> "producer:i"
-    lines = []
+    nodes = []
     absent = []
 
     def ref(value):
         if value is None:
             if not absent:
                 absent.append(True)
-                lines.insert(0, 'node { name: "%s" op: "_Absent" }' % ABSENT)
+                nodes.insert(0, _node(ABSENT, "_Absent"))
             return ABSENT
         if isinstance(value, (bool, int, float)):  # a Python number as a Tensor argument
-            name = "_scalar_%d" % len(lines)
+            name = "_scalar_%d" % len(nodes)
             t = torch.tensor(value)
-            lines.append('node { name: "%s" op: "Const" attr { key: "dtype" value { type: %s } }'
-                         ' attr { key: "value" value { %s } } }'
-                         % (name, _DTYPES[_dtype_name(t.dtype)][0], _tensor_text(t)))
+            nodes.append(_node(name, "Const", (), [("dtype", {"type": [_enum(t.dtype)]}),
+                                                   ("value", {"tensor": [_tensor_message(t)]})]))
             return name
         return alias.get(value.name, value.name)
 
@@ -122,18 +137,15 @@ def to_aten_text(program):
             spec = specs.get(node.name)
             if spec is not None and spec.kind != InputKind.USER_INPUT:
                 value = state[spec.target]
-                lines.append('node { name: "%s" op: "Const" attr { key: "_target" value { s: %s } }'
-                             ' attr { key: "dtype" value { type: %s } }'
-                             ' attr { key: "value" value { %s } } }'
-                             % (node.name, _quote(spec.target),
-                                _DTYPES[_dtype_name(value.dtype)][0], _tensor_text(value)))
+                nodes.append(_node(node.name, "Const", (), [
+                    ("_target", {"s": [spec.target.encode()]}),
+                    ("dtype", {"type": [_enum(value.dtype)]}),
+                    ("value", {"tensor": [_tensor_message(value)]})]))
                 continue
             val = node.meta.get("val")
-            dims = " ".join("dim { size: %d }" % (d if isinstance(d, int) else -1)
-                            for d in val.shape)
-            lines.append('node { name: "%s" op: "Placeholder" attr { key: "dtype" value { type: %s } }'
-                         ' attr { key: "shape" value { shape { %s } } } }'
-                         % (node.name, _DTYPES[_dtype_name(val.dtype)][0], dims))
+            dims = [{"size": [d if isinstance(d, int) else -1]} for d in val.shape]
+            nodes.append(_node(node.name, "Placeholder", (), [
+                ("dtype", {"type": [_enum(val.dtype)]}), ("shape", {"shape": [{"dim": dims}]})]))
         elif node.op == "call_function" and node.target is operator.getitem:
             alias[node.name] = "%s:%d" % (ref(node.args[0]), node.args[1])
         elif node.op == "call_function":
@@ -149,24 +161,188 @@ def to_aten_text(program):
                 if _is_tensor_type(arg.type, torch):
                     if isinstance(value, (list, tuple)):
                         inputs += [ref(v) for v in value]
-                        attrs.append(("N_" + arg.name, "i: %d" % len(value)))
+                        attrs.append(("N_" + arg.name, {"i": [len(value)]}))
                     else:
                         inputs.append(ref(value))
                     continue
-                text = _attr_text(value)
-                if text is not None:
-                    attrs.append((arg.name, text))
-            lines.append('node { name: "%s" op: "%s" %s %s }' % (
-                node.name, str(node.target),
-                " ".join("input: %s" % _quote(x) for x in inputs),
-                " ".join('attr { key: "%s" value { %s } }' % kv for kv in attrs)))
+                message = _attr_message(value)
+                if message is not None:
+                    attrs.append((arg.name, message))
+            nodes.append(_node(node.name, str(node.target), inputs, attrs))
         elif node.op == "output":
             for i, value in enumerate(node.args[0]):
-                lines.append('node { name: "output_%d" op: "_Retval" input: %s'
-                             ' attr { key: "index" value { i: %d } } }' % (i, _quote(ref(value)), i))
+                nodes.append(_node("output_%d" % i, "_Retval", [ref(value)],
+                                   [("index", {"i": [i]})]))
         else:
             raise ValueError("graft.aten: %s nodes (`%s`) are not read yet" % (node.op, node.name))
-    return "\n".join(lines) + "\n"
+    return {"node": nodes}
+
+
+def _text(message, indent=""):
+    out = []
+    for field, values in message.items():
+        for v in values:
+            if isinstance(v, dict):
+                out.append("%s%s {\n%s%s}\n" % (indent, field, _text(v, indent + "  "), indent))
+            elif isinstance(v, bytes):
+                out.append("%s%s: %s\n" % (indent, field, _quote(v)))
+            elif isinstance(v, bool):
+                out.append("%s%s: %s\n" % (indent, field, "true" if v else "false"))
+            elif isinstance(v, float):
+                out.append("%s%s: %r\n" % (indent, field, v))
+            else:
+                out.append("%s%s: %s\n" % (indent, field, v))
+    return "".join(out)
+
+
+def to_aten_text(program):
+    """An ExportedProgram's graph as an ATen graph file's text (`.aten.pbtxt`)."""
+    return _text(graph_message(program))
+
+
+def to_aten_bytes(program):
+    """The same in binary (`.aten.pb`): what graft reads without a copy of
+    the weights."""
+    return _encode(graph_message(program), "GraphDef")
+
+
+# ---- the binary wire form: the fields of proto/graph.proto graft writes ----
+
+# message -> field -> (number, kind, message type); kinds: "msg", "bytes",
+# "int", "float", "double", "bool", "enum"; packed scalars where repeated.
+_SCHEMA = {
+    "GraphDef": {"node": (1, "msg", "NodeDef")},
+    "NodeDef": {"name": (1, "bytes", None), "op": (2, "bytes", None), "input": (3, "bytes", None),
+                "device": (4, "bytes", None), "attr": (5, "msg", "AttrEntry")},
+    "AttrEntry": {"key": (1, "bytes", None), "value": (2, "msg", "AttrValue")},
+    "AttrValue": {"list": (1, "msg", "ListValue"), "s": (2, "bytes", None), "i": (3, "int", None),
+                  "f": (4, "float", None), "b": (5, "bool", None), "type": (6, "enum", None),
+                  "shape": (7, "msg", "TensorShape"), "tensor": (8, "msg", "Tensor")},
+    "ListValue": {"s": (2, "bytes", None), "i": (3, "int", None), "f": (4, "float", None),
+                  "b": (5, "bool", None), "type": (6, "enum", None),
+                  "shape": (7, "msg", "TensorShape"), "tensor": (8, "msg", "Tensor")},
+    "TensorShape": {"dim": (2, "msg", "Dim"), "unknown_rank": (3, "bool", None)},
+    "Dim": {"size": (1, "int", None), "name": (2, "bytes", None)},
+    "Tensor": {"dtype": (1, "enum", None), "tensor_shape": (2, "msg", "TensorShape"),
+               "version_number": (3, "int", None), "tensor_content": (4, "bytes", None),
+               "float_val": (5, "float", None), "double_val": (6, "double", None),
+               "int_val": (7, "int", None), "string_val": (8, "bytes", None),
+               "int64_val": (10, "int", None), "bool_val": (11, "bool", None),
+               "half_val": (13, "int", None)},
+}
+_ENUM_NUMBERS = {v[0]: v[1] for v in _DTYPES.values()}
+_ENUM_NAMES = {n: name for name, n in _ENUM_NUMBERS.items()}
+_PACKED_LISTS = {("ListValue", "i"), ("ListValue", "f"), ("ListValue", "b"),
+                 ("ListValue", "type"), ("Tensor", "float_val"), ("Tensor", "double_val"),
+                 ("Tensor", "int_val"), ("Tensor", "int64_val"), ("Tensor", "bool_val"),
+                 ("Tensor", "half_val")}
+
+
+def _varint(n):
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _scalar_bytes(kind, v):
+    if kind == "float":
+        return struct.pack("<f", float(v))
+    if kind == "double":
+        return struct.pack("<d", float(v))
+    if kind == "bool":
+        return _varint(1 if v in (True, "true") else 0)
+    if kind == "enum":
+        return _varint(_ENUM_NUMBERS[v] if isinstance(v, str) else int(v))
+    return _varint(int(v))
+
+
+def _encode(message, kind):
+    fields = _SCHEMA[kind]
+    out = []
+    for name, values in message.items():
+        number, k, sub = fields[name]
+        if (kind, name) in _PACKED_LISTS:
+            payload = b"".join(_scalar_bytes(k, v) for v in values)
+            out += [_varint(number << 3 | 2), _varint(len(payload)), payload]
+            continue
+        for v in values:
+            if k == "msg":
+                payload = _encode(v, sub)
+                out += [_varint(number << 3 | 2), _varint(len(payload)), payload]
+            elif k == "bytes":
+                out += [_varint(number << 3 | 2), _varint(len(v)), v]
+            elif k == "float":
+                out += [_varint(number << 3 | 5), _scalar_bytes(k, v)]
+            elif k == "double":
+                out += [_varint(number << 3 | 1), _scalar_bytes(k, v)]
+            else:
+                out += [_varint(number << 3), _scalar_bytes(k, v)]
+    return b"".join(out)
+
+
+def _read_varint(data, pos):
+    shift = result = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, pos
+        shift += 7
+
+
+def _decode_scalar(kind, data, pos, wire):
+    if wire == 5:
+        return struct.unpack_from("<f", data, pos)[0], pos + 4
+    if wire == 1:
+        return struct.unpack_from("<d", data, pos)[0], pos + 8
+    v, pos = _read_varint(data, pos)
+    if kind == "bool":
+        return bool(v), pos
+    if kind == "enum":
+        return _ENUM_NAMES.get(v, v), pos
+    if v >= 1 << 63:
+        v -= 1 << 64
+    return v, pos
+
+
+def _decode(data, kind, start=0, end=None):
+    end = len(data) if end is None else end
+    by_number = {num: (name, k, sub) for name, (num, k, sub) in _SCHEMA[kind].items()}
+    out, pos = {}, start
+    while pos < end:
+        key, pos = _read_varint(data, pos)
+        number, wire = key >> 3, key & 7
+        name, k, sub = by_number.get(number, (None, None, None))
+        if wire == 2:
+            length, pos = _read_varint(data, pos)
+            if name is None:
+                pos += length
+                continue
+            if k == "msg":
+                value = _decode(data, sub, pos, pos + length)
+                out.setdefault(name, []).append(value)
+            elif k == "bytes":
+                out.setdefault(name, []).append(bytes(data[pos:pos + length]))
+            else:  # packed scalars
+                p, stop = pos, pos + length
+                wire_of = {"float": 5, "double": 1}.get(k, 0)
+                while p < stop:
+                    v, p = _decode_scalar(k, data, p, wire_of)
+                    out.setdefault(name, []).append(v)
+            pos += length
+        else:
+            v, pos = _decode_scalar(k, data, pos, wire)
+            if name is not None:
+                out.setdefault(name, []).append(v)
+    return out
 
 
 # ---- reading the file form back ----
@@ -245,11 +421,15 @@ def _tensor_value(tensor):
     return torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape).clone()
 
 
+def _truth(v):
+    return v is True or v == "true"
+
+
 def _attr_value(attr):
     import torch
     if "list" in attr:
         lst = attr["list"][0]
-        for key, cast in (("i", int), ("f", float), ("b", lambda v: v == "true")):
+        for key, cast in (("i", int), ("f", float), ("b", _truth)):
             if key in lst:
                 return [cast(v) for v in lst[key]]
         return []
@@ -258,7 +438,7 @@ def _attr_value(attr):
     if "f" in attr:
         return float(attr["f"][0])
     if "b" in attr:
-        return attr["b"][0] == "true"
+        return _truth(attr["b"][0])
     if "type" in attr:
         name = next(k for k, v in _DTYPES.items() if v[0] == attr["type"][0])
         return getattr(torch, name)
@@ -292,17 +472,27 @@ def _topological(nodes):
 
 
 def from_aten_text(text):
-    """A GraphModule running an ATen graph file's graph: Consts become its
-    parameters and buffers (by their `_target`, `_` for `.`; new ones by
-    node name), Placeholders its inputs in file order, `_Retval`s its
-    outputs in `index` order."""
+    """A GraphModule running an ATen graph file's graph (text): Consts
+    become its buffers (by their `_target`, new ones by node name),
+    Placeholders its inputs in file order, `_Retval`s its outputs in
+    `index` order."""
+    return graph_module(parse_text_proto(text))
+
+
+def from_aten_bytes(data):
+    """The same from the binary form (`.aten.pb`)."""
+    return graph_module(_decode(memoryview(data), "GraphDef"))
+
+
+def graph_module(graph_def, single_output=False):
+    """A GraphModule running a GraphDef message of the aten dialect; with
+    `single_output`, its one output alone rather than a tuple."""
     import torch
     import torch.fx
-    graph_def = parse_text_proto(text)
     nodes = _topological(graph_def.get("node", []))
     graph = torch.fx.Graph()
     root = torch.nn.Module()
-    env, outputs = {}, []
+    env, outputs, multi = {}, [], set()  # multi: ops returning several values
 
     def attrs(n):
         return {a["key"][0].decode(): a["value"][0] for a in n.get("attr", [])}
@@ -312,6 +502,8 @@ def from_aten_text(text):
         if base == ABSENT:
             return None
         value = env[base]
+        if not port and base in multi:  # `x` is `x:0`, as graft writes it
+            port = "0"
         return graph.call_function(operator.getitem, (value, int(port))) if port else value
 
     for n in nodes:
@@ -353,5 +545,8 @@ def from_aten_text(text):
                 else:
                     args.append(None)
             env[name] = graph.call_function(target, tuple(args), kwargs)
-    graph.output(tuple(v for _, v in sorted(outputs, key=lambda p: p[0])))
+            if len(target._schema.returns) > 1:
+                multi.add(name)
+    ordered = tuple(v for _, v in sorted(outputs, key=lambda p: p[0]))
+    graph.output(ordered[0] if single_output and len(ordered) == 1 else ordered)
     return torch.fx.GraphModule(root, graph)

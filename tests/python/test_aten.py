@@ -21,9 +21,9 @@ def test_both_export_forms_fold(tmp_path):
         before = ops_of(open(model).read())
         out = tmp_path / "folded.aten.pbtxt"
         _, report = graft.apply(model, graft.RuleSet.compile(FOLD), output=out)
-        assert report["rewrites"] == 2
+        assert report["rewrites"] == 3
         after = ops_of(out.read_text())
-        assert before.count(bn) == 2 and after.count(bn) == 0
+        assert before.count(bn) == 3 and after.count(bn) == 0
         # The batch norms' parameters went with them; the convs took new ones.
         assert after.count("Const") < before.count("Const")
 
@@ -39,7 +39,7 @@ def test_read_back_in_dependency_order(tmp_path):
         seen.add(n["name"][0].decode())
     # The folded convs kept the batch norms' names, and their tensors read back.
     convs = [n for n in nodes if n["op"][0] == b"aten.conv2d.default"]
-    assert sorted(n["name"][0] for n in convs) == [b"batch_norm", b"batch_norm_1"]
+    assert sorted(n["name"][0] for n in convs) == [b"batch_norm", b"batch_norm_1", b"batch_norm_2"]
     weights = {n["name"][0]: n for n in nodes}[convs[0]["input"][1]]
     tensor = weights["attr"][[a["key"][0] for a in weights["attr"]].index(b"value")]
     content = tensor["value"][0]["tensor"][0]["tensor_content"][0]

@@ -15,7 +15,7 @@ named. An argument the op writes (`Tensor(a!)`) says "mutated" in its
 description, and the op's summary says "mutates" (in-place ops and
 out= variants), so rules and analyses can tell them from pure ones.
 
-  .venv-export/bin/python dialects/aten/ops/gen_aten_ops.py > dialects/aten/ops/aten_ops.pbtxt
+  .venv/bin/python dialects/aten/ops/gen_aten_ops.py > dialects/aten/ops/aten_ops.pbtxt
 """
 import sys
 

@@ -1,9 +1,8 @@
-"""Makes the ATen graphs of tests/data/aten/ with torch.export (torch 2.15
-in the export venv: scripts/export_zoo.sh makes it), and checks each one
-graft folds against torch itself: the graph read back by graft.aten runs
-eagerly and gives the model's outputs.
+"""Makes the ATen graphs of tests/data/aten/ with torch.export (torch 2.15,
+in .venv), and checks each one graft folds against torch itself: the
+graph read back by graft.aten runs eagerly and gives the model's outputs.
 
-  .venv-export/bin/python tests/data/aten/make_aten_graphs.py [GRAFT]
+  .venv/bin/python tests/data/aten/make_aten_graphs.py [GRAFT]
 
 GRAFT is the graft binary (default bazel-bin/cli/graft); the check is
 skipped without one.
@@ -25,7 +24,8 @@ spec.loader.exec_module(aten)
 
 
 class ConvBn(torch.nn.Module):
-    """Two conv + batch norm blocks, one conv with a bias, a residual add."""
+    """Three conv + batch norm blocks: one conv with a bias, one 1x1 whose
+    call gives no bias argument at all; a residual add."""
 
     def __init__(self):
         super().__init__()
@@ -33,10 +33,12 @@ class ConvBn(torch.nn.Module):
         self.bn1 = torch.nn.BatchNorm2d(4)
         self.conv2 = torch.nn.Conv2d(4, 4, 3, padding=1, bias=True)
         self.bn2 = torch.nn.BatchNorm2d(4)
+        self.conv3 = torch.nn.Conv2d(4, 4, 1, bias=False)
+        self.bn3 = torch.nn.BatchNorm2d(4)
 
     def forward(self, x):
         y = torch.relu(self.bn1(self.conv1(x)))
-        return torch.relu(self.bn2(self.conv2(y)) + y)
+        return self.bn3(self.conv3(torch.relu(self.bn2(self.conv2(y)) + y)))
 
 
 def randomized(model):
@@ -45,6 +47,8 @@ def randomized(model):
     model.bn1.running_var.uniform_(0.5, 2)
     model.bn2.running_mean.uniform_(-1, 1)
     model.bn2.running_var.uniform_(0.5, 2)
+    model.bn3.running_mean.uniform_(-1, 1)
+    model.bn3.running_var.uniform_(0.5, 2)
     with torch.no_grad():
         model.bn1.weight.uniform_(0.5, 1.5)
         model.bn2.bias.uniform_(-0.5, 0.5)

@@ -1,0 +1,77 @@
+"""graft.torch.apply on programs torch.export writes, run in torch: a
+torchvision ResNet-18 in eval mode (both export forms) folds every batch
+norm, gives the model's outputs, and runs through ExportedProgram.module()."""
+import pytest
+import torch
+import torchvision
+
+import graft
+import graft.torch
+from graft import aten
+
+
+def resnet18():
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18()
+    for m in model.modules():  # stats a trained model has, not the defaults
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+            with torch.no_grad():
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.2, 0.2)
+    return model.eval()
+
+
+def batch_norms(program):
+    return [n for n in program.graph.nodes
+            if n.op == "call_function" and "batch_norm" in str(n.target)]
+
+
+@pytest.mark.parametrize("decomposed", [False, True])
+def test_resnet18_batch_norms_fold(decomposed):
+    model = resnet18()
+    x = torch.randn(2, 3, 64, 64)
+    program = torch.export.export(model, (x,))
+    if decomposed:
+        program = program.run_decompositions()
+    assert len(batch_norms(program)) == 20
+    folded = graft.torch.apply(program, "aten/fold_batch_norms")
+    assert batch_norms(folded) == []
+    assert graft.torch.last_report()["rewrites"] == 20
+    with torch.no_grad():
+        want = model(x)
+        got = folded.module()(x)
+    assert got.shape == want.shape
+    assert torch.allclose(got, want, rtol=1e-5, atol=1e-5), (got - want).abs().max()
+    # Fewer parameters: the batch norms' went with them.
+    assert len(folded.state_dict) + len(folded.constants) < \
+        len(program.state_dict) + len(program.constants)
+
+
+def test_the_file_form_reads_back_as_written():
+    program = torch.export.export(resnet18(), (torch.randn(1, 3, 32, 32),))
+    data = aten.to_aten_bytes(program)
+    module = aten.from_aten_bytes(data)
+    text_module = aten.from_aten_text(aten.to_aten_text(program))
+    x = torch.randn(1, 3, 32, 32)
+    with torch.no_grad():
+        want = program.module()(x)
+        assert torch.equal(module(x)[0], want) and torch.equal(text_module(x)[0], want)
+
+
+def test_training_programs_are_left_or_refused():
+    program = torch.export.export(resnet18().train(), (torch.randn(2, 3, 32, 32),))
+    # torch.export's default form: batch norms that train are not folded.
+    kept = graft.torch.apply(program, "aten/fold_batch_norms")
+    assert graft.torch.last_report()["rewrites"] == 0 and len(batch_norms(kept)) == 20
+    # Decomposed, their running statistics are outputs that mutate buffers:
+    # refused, not silently dropped.
+    with pytest.raises(ValueError, match="mutates"):
+        graft.torch.apply(program.run_decompositions(), "aten/fold_batch_norms")
+
+
+def test_rules_of_another_dialect_are_refused():
+    program = torch.export.export(resnet18(), (torch.randn(1, 3, 32, 32),))
+    with pytest.raises(graft.Error, match="its rules are for tensorflow graphs; this is an aten graph"):
+        graft.torch.apply(program, "fold_batch_norms")
