@@ -1,5 +1,5 @@
-"""graft in one process with TensorFlow, onnx and onnxruntime, imported in
-either order: each carries its own protobuf, and graft's must not bind to
+"""graft in one process with TensorFlow, onnx, onnxruntime and torch,
+imported in either order: each carries its own protobuf, and graft's must not bind to
 theirs (or theirs to graft's). Each order runs in a fresh interpreter."""
 import os
 import subprocess
@@ -39,12 +39,27 @@ if "onnx" in sys.modules:
         import numpy as np, onnxruntime
         s = onnxruntime.InferenceSession(m.SerializeToString())
         assert s.run(None, {{"x": np.array([-1.0], np.float32)}})[0][0] == 0
+if "torch" in sys.modules:
+    import torch, graft.torch
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv, self.bn = torch.nn.Conv2d(2, 2, 3), torch.nn.BatchNorm2d(2)
+        def forward(self, x):
+            return self.bn(self.conv(x))
+    net, x = Net().eval(), torch.randn(1, 2, 5, 5)
+    folded = graft.torch.apply(torch.export.export(net, (x,)), "aten/fold_batch_norms")
+    assert torch.allclose(folded.module()(x), net(x), atol=1e-6)
 print("ok")
 '''
 
 ORDERS = [
     ["tensorflow"], ["onnx"], ["onnxruntime"], ["onnx", "onnxruntime"],
     ["tensorflow", "onnx", "onnxruntime"],
+    # torch beside onnx and onnxruntime; not beside TensorFlow: torch.export
+    # and TensorFlow in one process abort (their LLVMs register the same
+    # options), graft or not.
+    ["torch"], ["torch", "onnx", "onnxruntime"],
 ]
 
 
