@@ -43,6 +43,7 @@ std::string DimsText(const std::vector<int64_t>& d) {
 const std::set<std::string>& NoKernel() {
   static const std::set<std::string> ops = {"Const",
                                             "Placeholder",
+                                            "_Absent",  // an optional input left out
                                             "PlaceholderWithDefault",
                                             "NoOp",
                                             "Identity",
@@ -63,8 +64,17 @@ const std::set<std::string>& NoKernel() {
   return ops;
 }
 
+// PyTorch's ATen ops that run on matrix units (the aten dialect).
+bool IsAtenMatrixOp(const std::string& op) {
+  static const std::set<std::string> kOps = {
+      "aten.conv1d.default", "aten.conv2d.default", "aten.conv3d.default",
+      "aten.convolution.default", "aten.linear.default", "aten.mm.default",
+      "aten.addmm.default", "aten.bmm.default", "aten.baddbmm.default", "aten.matmul.default"};
+  return kOps.count(op) > 0;
+}
+
 bool UsesMatrixUnits(const std::string& op) {
-  return op.rfind("Conv2D", 0) == 0 ||
+  return IsAtenMatrixOp(op) || op.rfind("Conv2D", 0) == 0 ||
          op.rfind("DepthwiseConv2dNative", 0) == 0 || op == "MatMul" ||
          op == "Conv" || op == "ConvInteger" || op == "Gemm" ||
          op == "BatchMatMul" || op == "BatchMatMulV2";
@@ -245,6 +255,28 @@ double Flops(const ShapeMap& shapes, const Node& n) {
     if (!out.fully_known() || !w.fully_known() || w.dims.size() < 3) return -1;
     return 2 * prod(out.dims) * prod(w.dims, 1);
   }
+  // ATen's (torch.utils.flop_counter's counts): a convolution's filter is
+  // [M, C/group, k...]; linear's weight [N, K]; mm, addmm, bmm, baddbmm and
+  // matmul multiply [.., M, K] by [.., K, N] (addmm's and baddbmm's
+  // matrices are inputs 1 and 2).
+  if (op == "aten.conv1d.default" || op == "aten.conv2d.default" ||
+      op == "aten.conv3d.default" || op == "aten.convolution.default") {
+    const TensorInfo& w = in(1);
+    const tf::AttrValue* transposed = n.attr("transposed");
+    if (transposed != nullptr && transposed->b()) {  // each input reads the whole window
+      const TensorInfo& x = in(0);
+      if (!x.fully_known() || !w.fully_known() || w.dims.size() < 3) return -1;
+      return 2 * prod(x.dims) * prod(w.dims, 1);
+    }
+    if (!out.fully_known() || !w.fully_known() || w.dims.size() < 3) return -1;
+    return 2 * prod(out.dims) * prod(w.dims, 1);
+  }
+  if (IsAtenMatrixOp(op)) {
+    const bool bias_first = op == "aten.addmm.default" || op == "aten.baddbmm.default";
+    const TensorInfo& a = in(bias_first ? 1 : 0);
+    if (!out.fully_known() || !a.fully_known() || a.dims.empty()) return -1;
+    return 2 * prod(out.dims) * static_cast<double>(a.dims.back());
+  }
   if (op == "Gemm") {
     const TensorInfo& a = in(0);
     if (!out.fully_known() || !a.fully_known() || a.dims.size() != 2) return -1;
@@ -260,7 +292,9 @@ double Flops(const ShapeMap& shapes, const Node& n) {
     double k = static_cast<double>(a.dims[a.dims.size() - (ta ? 2 : 1)]);
     return 2 * prod(out.dims) * k;
   }
-  if (op.rfind("FusedBatchNorm", 0) == 0 || op == "BatchNormalization") {
+  if (op.rfind("FusedBatchNorm", 0) == 0 || op == "BatchNormalization" ||
+      op == "aten.batch_norm.default" ||
+      op == "aten._native_batch_norm_legit_no_training.default") {
     const TensorInfo& x = in(op.find("Grad") != std::string::npos ? 1 : 0);
     return x.fully_known() ? 8 * prod(x.dims) : -1;
   }
@@ -302,7 +336,8 @@ NodeCost RooflineModel::Cost(const Graph& graph, const ShapeMap& shapes,
     return c;
   }
   for (Endpoint e : n.inputs()) {
-    if (e.node == kNoNode) continue;
+    // An optional input left out (ONNX's and ATen's `_Absent`) reads nothing.
+    if (e.node == kNoNode || graph.node(e.node).op() == "_Absent") continue;
     int64_t b = shapes.at(e).bytes();
     if (b < 0)
       c.known = false;

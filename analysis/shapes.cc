@@ -1,5 +1,4 @@
 #include "analysis/shapes.h"
-#include "dialects/tf/tf_ops.h"
 
 #include <algorithm>
 #include <functional>
@@ -228,7 +227,14 @@ class Inferrer {
   void InferNode(const Node& n, bool attrs_only = false) {
     const bool onnx = OnnxOf(graph_) != nullptr;
     std::optional<std::vector<tf::DataType>> types =
-        onnx ? OnnxOutputTypes(n) : TensorflowOps().OutputTypes(n);
+        onnx ? OnnxOutputTypes(n) : OpRegistry::For(graph_).OutputTypes(n);
+    // `_output_types`: what the exporter knew (an ATen graph's, from
+    // torch.export), where the signature leaves them open.
+    if (const tf::AttrValue* given = n.attr("_output_types"); given != nullptr && !types) {
+      types.emplace();
+      for (int t : given->list().type()) types->push_back(static_cast<tf::DataType>(t));
+      types->resize(std::max<size_t>(types->size(), n.num_used_ports()), tf::DT_INVALID);
+    }
     int count = types ? static_cast<int>(types->size()) : n.num_used_ports();
     std::vector<TensorInfo>& out = out_[n.id()];
     out.assign(count, TensorInfo());

@@ -1,9 +1,11 @@
 #include "api/analyses.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analysis/cost.h"
 #include "analysis/memory.h"
@@ -229,18 +231,30 @@ Result<CostReport> Cost(const Model& model, const AnalysisSettings& settings) {
   return out;
 }
 
+namespace {
+
+// A count (FLOPs, bytes) in full: an integral value as an integer, not
+// rounded to six digits as a double prints.
+std::string JsonCount(double v) {
+  if (std::isfinite(v) && std::abs(v) < 9007199254740992.0 && v == std::floor(v))
+    return absl::StrFormat("%.0f", v);
+  return absl::StrFormat("%.17g", v);
+}
+
+}  // namespace
+
 std::string CostJson(const CostReport& r) {
   std::vector<std::string> ops;
   for (const CostRow& row : r.ops) {
     ops.push_back(absl::StrCat(
         "{\"node\": ", JsonString(row.node), ", \"op\": ", JsonString(row.op),
-        ", \"flops\": ", row.flops, ", \"bytes\": ", row.bytes,
+        ", \"flops\": ", JsonCount(row.flops), ", \"bytes\": ", JsonCount(row.bytes),
         ", \"time_us\": ", row.time_us, ", \"bound\": ", JsonString(row.bound),
         "}"));
   }
   return absl::StrCat(
-      "{\"device\": ", JsonString(r.device), ", \"flops\": ", r.flops,
-      ", \"bytes\": ", r.bytes, ", \"time_us\": ", r.time_us,
+      "{\"device\": ", JsonString(r.device), ", \"flops\": ", JsonCount(r.flops),
+      ", \"bytes\": ", JsonCount(r.bytes), ", \"time_us\": ", r.time_us,
       ", \"unknown_ops\": ", r.unknown_ops, ", \"copies\": ", r.copies,
       ", \"copy_us\": ", r.copy_us,
       ", \"step_overlapped_us\": ", r.step_overlapped_us, ", \"ops\": [",

@@ -11,7 +11,8 @@ In the file, a call_function node is a node whose op is its target as
 torch.fx prints it (``aten.conv2d.default``), its Tensor arguments its
 inputs in the schema's order (a ``None`` one reads ``_absent``), every other
 argument an attr of the same name. ``getitem(x, i)`` is no node: its
-readers read ``x:i``. Parameters, buffers and lifted constants are Consts
+readers read ``x:i``; what torch.export knew of its outputs is in
+``_output_shapes`` and ``_output_types``. Parameters, buffers and lifted constants are Consts
 holding their values (attr ``_target``: the state-dict entry); user inputs
 are Placeholders; the outputs are ``_Retval`` nodes.
 """
@@ -106,6 +107,20 @@ def _node(name, op, inputs=(), attrs=()):
             "attr": [{"key": [k.encode()], "value": [v]} for k, v in attrs]}
 
 
+def _output_attrs(val):
+    """`_output_shapes` and `_output_types` of a node whose meta["val"] is
+    `val` (a tensor or a tuple of them; a symbolic dim is -1), as graft's
+    shape inference and cost model read them; none when not all tensors."""
+    import torch
+    vals = list(val) if isinstance(val, (list, tuple)) else [val]
+    if not vals or not all(isinstance(v, torch.Tensor) for v in vals):
+        return []
+    shapes = [{"dim": [{"size": [d if isinstance(d, int) else -1]} for d in v.shape]}
+              for v in vals]
+    return [("_output_shapes", {"list": [{"shape": shapes}]}),
+            ("_output_types", {"list": [{"type": [_enum(v.dtype) for v in vals]}]})]
+
+
 def graph_message(program):
     """An ExportedProgram's graph as the GraphDef message of its ATen graph
     file (the dict form `to_aten_text` and `to_aten_bytes` write)."""
@@ -168,7 +183,8 @@ def graph_message(program):
                 message = _attr_message(value)
                 if message is not None:
                     attrs.append((arg.name, message))
-            nodes.append(_node(node.name, str(node.target), inputs, attrs))
+            nodes.append(_node(node.name, str(node.target), inputs,
+                               attrs + _output_attrs(node.meta.get("val"))))
         elif node.op == "output":
             for i, value in enumerate(node.args[0]):
                 nodes.append(_node("output_%d" % i, "_Retval", [ref(value)],

@@ -75,3 +75,40 @@ def test_rules_of_another_dialect_are_refused():
     program = torch.export.export(resnet18(), (torch.randn(1, 3, 32, 32),))
     with pytest.raises(graft.Error, match="its rules are for tensorflow graphs; this is an aten graph"):
         graft.torch.apply(program, "fold_batch_norms")
+
+
+class Attention(torch.nn.Module):
+    """A transformer block's matrix work: projections, scores, values, MLP."""
+
+    def __init__(self, width=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(width, 3 * width)
+        self.out = torch.nn.Linear(width, width)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(width, 4 * width), torch.nn.GELU(),
+                                       torch.nn.Linear(4 * width, width))
+
+    def forward(self, x):
+        b, s, w = x.shape
+        q, k, v = self.qkv(x).reshape(b, s, 3, self.heads, w // self.heads).permute(2, 0, 3, 1, 4)
+        scores = torch.softmax(q @ k.transpose(-1, -2) / (w // self.heads) ** 0.5, dim=-1)
+        y = self.out((scores @ v).transpose(1, 2).reshape(b, s, w)) + x
+        return self.mlp(y) + y
+
+
+@pytest.mark.parametrize("name", ["resnet18", "attention"])
+def test_cost_counts_matrix_flops_as_torch_does(tmp_path, name):
+    model, x = ((resnet18(), torch.randn(2, 3, 64, 64)) if name == "resnet18"
+                else (Attention().eval(), torch.randn(2, 16, 32)))
+    program = torch.export.export(model, (x,))
+    path = tmp_path / "m.aten.pb"
+    path.write_bytes(aten.to_aten_bytes(program))
+    cost = graft.cost(graft.load(path), device="cpu")
+    from torch.utils.flop_counter import FlopCounterMode
+    counter = FlopCounterMode(display=False)
+    with counter, torch.no_grad():
+        model(x)
+    matrix = sum(op["flops"] for op in cost["ops"]
+                 if any(k in op["op"] for k in ("conv", "linear", "mm", "matmul")))
+    assert matrix == counter.get_total_flops() > 0
+    assert cost["unknown_ops"] == 0, [o for o in cost["ops"] if o["flops"] < 0]
