@@ -101,6 +101,13 @@ def _is_tensor_type(t, torch):
     return isinstance(t, torch._C.TensorType)
 
 
+def _holds_node(value):
+    import torch.fx
+    if isinstance(value, (list, tuple)):
+        return any(_holds_node(v) for v in value)
+    return isinstance(value, torch.fx.Node)
+
+
 def _node(name, op, inputs=(), attrs=()):
     return {"name": [name.encode()], "op": [op.encode()],
             "input": [i.encode() for i in inputs],
@@ -180,6 +187,11 @@ def graph_message(program):
                     else:
                         inputs.append(ref(value))
                     continue
+                if _holds_node(value):
+                    raise ValueError(
+                        "graft.aten: `%s` (%s) takes `%s` from the graph as its argument "
+                        "`%s`: symbolic shapes are not read yet (export with static "
+                        "shapes)" % (node.name, node.target, value, arg.name))
                 message = _attr_message(value)
                 if message is not None:
                     attrs.append((arg.name, message))

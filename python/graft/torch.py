@@ -10,7 +10,7 @@ program's own example inputs, so ``.module()`` runs it.
 
 Programs that mutate their buffers or inputs (batch norms in training,
 in-place updates of state) are refused: their mutations are outputs the
-re-export would not keep. ``last_report()`` is the last apply's report.
+re-export would not keep. So are programs with symbolic shapes (for now). ``last_report()`` is the last apply's report.
 """
 from typing import Any, Mapping, Optional, Union
 
@@ -54,6 +54,10 @@ def apply(program, rules: Union[str, "graft.RuleSet"], *,
     if mutated:
         raise ValueError("graft.torch.apply: the program mutates %s (a batch norm in "
                          "training?); rewrite it in eval mode" % ", ".join(map(str, mutated)))
+    if program.range_constraints:
+        raise ValueError("graft.torch.apply: the program has symbolic shapes (%s); export "
+                         "it with static shapes: the rewritten graph is exported again with "
+                         "its example inputs" % ", ".join(sorted(map(str, program.range_constraints))))
     rule_set = rules if isinstance(rules, graft.RuleSet) else \
         graft.RuleSet.compile(rules, params=dict(params or {}))
     model = graft.load(aten.to_aten_bytes(program), format="pb", name=name + ".aten.pb")

@@ -71,6 +71,26 @@ def test_training_programs_are_left_or_refused():
         graft.torch.apply(program.run_decompositions(), "aten/fold_batch_norms")
 
 
+def test_symbolic_shapes_are_refused_not_guessed():
+    batch = torch.export.Dim("batch", min=2, max=64)
+    program = torch.export.export(resnet18(), (torch.randn(2, 3, 32, 32),),
+                                  dynamic_shapes={"x": {0: batch}})
+    with pytest.raises(ValueError, match="symbolic shapes"):
+        graft.torch.apply(program, "aten/fold_batch_norms")
+    # A symbolic dimension is written unknown (-1); a size computed from one
+    # and passed as an argument is refused by the file form, never guessed.
+    assert "size: -1" in aten.to_aten_text(program)
+
+    class Flatten(torch.nn.Module):
+        def forward(self, x):
+            return x.reshape(x.shape[0], -1) * 2
+
+    flat = torch.export.export(Flatten(), (torch.randn(2, 3, 4),),
+                               dynamic_shapes={"x": {0: batch}})
+    with pytest.raises(ValueError, match="symbolic shapes are not read yet"):
+        aten.to_aten_text(flat)
+
+
 def test_rules_of_another_dialect_are_refused():
     program = torch.export.export(resnet18(), (torch.randn(1, 3, 32, 32),))
     with pytest.raises(graft.Error, match="its rules are for tensorflow graphs; this is an aten graph"):
