@@ -1,5 +1,4 @@
 #include "analysis/checkpoint.h"
-#include "dialects/tf/tf_ops.h"
 
 #include <algorithm>
 #include <cmath>
@@ -357,7 +356,7 @@ bool Recomputable(const TrainingGraph& g, NodeId id) {
       "Enter",       "Exit",          "Merge",
       "Switch",      "NextIteration", "LoopCond"};
   if (kNever.contains(n.op())) return false;
-  const tf::OpDef* def = TensorflowOps().Find(n.op());
+  const tf::OpDef* def = OpRegistry::For(g.graph).Find(n.op());
   return def != nullptr && !def->is_stateful();
 }
 

@@ -1,5 +1,4 @@
 #include "analysis/cost.h"
-#include "dialects/tf/tf_ops.h"
 
 #include <fstream>
 #include <set>
@@ -364,7 +363,7 @@ NodeCost RooflineModel::Cost(const Graph& graph, const ShapeMap& shapes,
     return c;
   }
   std::optional<std::vector<tf::DataType>> types =
-      TensorflowOps().OutputTypes(n);
+      OpRegistry::For(graph).OutputTypes(n);
   std::string dtype = types && !types->empty()
                           ? DataTypeName(BaseType((*types)[0]))
                           : "float32";

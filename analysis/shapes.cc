@@ -13,10 +13,9 @@
 #include "absl/strings/str_split.h"
 #include "analysis/schedule.h"
 #include "analysis/shape_functions.h"
-#include "dialects/onnx/validate_onnx.h"
 #include "analysis/shape_functions_internal.h"
 #include "engine/const_tensor.h"
-#include "dialects/onnx/onnx_model.h"
+#include "engine/dialect.h"
 #include "engine/op_registry.h"
 #include "engine/validate.h"
 
@@ -24,21 +23,15 @@ namespace graft::analysis {
 
 namespace {
 
-// The shape an ONNX model's value_info declares for a node's output
-// (symbolic dimensions as SymbolicDim), or an unknown rank.
+// The shape the graph's dialect declares for a tensor (ONNX's value_info;
+// symbolic dimensions as SymbolicDim), or an unknown rank.
 TensorInfo DeclaredShape(const Graph& graph, Endpoint tensor) {
   TensorInfo out;
-  const std::string name = OnnxValueName(graph, tensor);
-  if (name.empty()) return out;
-  auto it = OnnxOf(graph)->value_info.find(name);
-  if (it == OnnxOf(graph)->value_info.end()) return out;
-  const auto& type = it->second.type().tensor_type();
-  if (!type.has_shape()) return out;
+  std::optional<tf::TensorShapeProto> shape = DialectOf(graph).DeclaredShape(graph, tensor);
+  if (!shape.has_value()) return out;
   out.known_rank = true;
-  for (const auto& d : type.shape().dim()) {
-    out.dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value()
-                       : !d.dim_param().empty()               ? SymbolicDim(d.dim_param())
-                                                              : -1);
+  for (const auto& d : shape->dim()) {
+    out.dims.push_back(d.size() >= 0 ? d.size() : !d.name().empty() ? SymbolicDim(d.name()) : -1);
   }
   return out;
 }
@@ -225,9 +218,15 @@ class Inferrer {
 
  private:
   void InferNode(const Node& n, bool attrs_only = false) {
-    const bool onnx = OnnxOf(graph_) != nullptr;
+    const Dialect& dialect = DialectOf(graph_);
+    const bool onnx = dialect.name() == "onnx";  // its shape functions
     std::optional<std::vector<tf::DataType>> types =
-        onnx ? OnnxOutputTypes(n) : OpRegistry::For(graph_).OutputTypes(n);
+        dialect.OutputTypes(graph_, n, [&](Endpoint e) {
+          if (!e.valid() || e.node >= static_cast<NodeId>(out_.size()) ||
+              e.port >= static_cast<int>(out_[e.node].size()))
+            return tf::DT_INVALID;
+          return out_[e.node][e.port].dtype;
+        });
     // `_output_types`: what the exporter knew (an ATen graph's, from
     // torch.export), where the signature leaves them open.
     if (const tf::AttrValue* given = n.attr("_output_types"); given != nullptr && !types) {
@@ -260,7 +259,7 @@ class Inferrer {
     }
     // An ONNX model's value_info: what the exporter knew (symbolic
     // dimensions by name); kept where inference knows less.
-    if (OnnxOf(graph_) != nullptr) {
+    if (dialect.has_value_names()) {
       for (int p = 0; p < count; ++p) MergeDeclared(DeclaredShape(graph_, Endpoint{n.id(), p}), out[p]);
     }
     // `_output_shapes`: what the exporter knew; kept where inference knows
@@ -288,22 +287,6 @@ class Inferrer {
         t.value.reset();
       }
     }
-  }
-
-  // An ONNX node's element types, from its inputs' as inferred so far
-  // (dialects/onnx/validate_onnx.h), one per output read (at least one).
-  std::optional<std::vector<tf::DataType>> OnnxOutputTypes(const Node& n) const {
-    if (n.op() == "_Retval" || n.op() == "_Absent") return std::vector<tf::DataType>();
-    std::vector<tf::DataType> types = validate_onnx::OutputTypes(
-        graph_, n, [&](Endpoint e) {
-          if (!e.valid() || e.node >= static_cast<NodeId>(out_.size()) ||
-              e.port >= static_cast<int>(out_[e.node].size()))
-            return tf::DT_INVALID;
-          return out_[e.node][e.port].dtype;
-        });
-    // The outputs it has: those read (optional ones it leaves out are not).
-    types.resize(std::max(n.num_used_ports(), 1), tf::DT_INVALID);
-    return types;
   }
 
   // The shape the options give a Placeholder, or its batch dimension.

@@ -39,6 +39,12 @@ const tf::OpDef* Dialect::OpDefIn(const Graph& /*graph*/, absl::string_view op) 
   return Ops().Find(op);
 }
 
+std::optional<std::vector<tf::DataType>> Dialect::OutputTypes(
+    const Graph& /*graph*/, const Node& node,
+    const std::function<tf::DataType(Endpoint)>& /*type_of*/) const {
+  return Ops().OutputTypes(node);
+}
+
 std::string Dialect::TensorNameInFile(const Graph& graph, Endpoint tensor) const {
   return graph.TensorName(tensor);
 }

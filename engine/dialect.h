@@ -123,6 +123,19 @@ class Dialect {
   // The stand-in for a left-out optional input, where the dialect has them.
   virtual std::optional<AbsentInputNode> AbsentInput() const { return std::nullopt; }
 
+  // ---- shapes ----
+  // The dtypes of a node's outputs, its inputs' being `type_of` (as
+  // inferred so far); nullopt where unknown. By default its signature's.
+  virtual std::optional<std::vector<tf::DataType>> OutputTypes(
+      const Graph& graph, const Node& node,
+      const std::function<tf::DataType(Endpoint)>& type_of) const;
+  // The shape the dialect's file declares for a tensor (ONNX's value_info;
+  // a symbolic dimension is size -1 with its name), or nullopt.
+  virtual std::optional<tf::TensorShapeProto> DeclaredShape(const Graph& /*graph*/,
+                                                            Endpoint /*tensor*/) const {
+    return std::nullopt;
+  }
+
   // ---- checks ----
   virtual std::unique_ptr<NodeChecker> Checker(const Graph& graph,
                                                const ValidateOptions& options,

@@ -107,6 +107,34 @@ class OnnxDialect : public Dialect {
                              : OnnxOps().Find(op);
   }
   bool has_type_attrs() const override { return false; }
+
+  // Element types from the inputs' by ONNX's type constraints, one per
+  // output read (at least one; optional ones left out are not outputs).
+  std::optional<std::vector<tf::DataType>> OutputTypes(
+      const Graph& graph, const Node& node,
+      const std::function<tf::DataType(Endpoint)>& type_of) const override {
+    if (node.op() == "_Retval" || node.op() == "_Absent") return std::vector<tf::DataType>();
+    std::vector<tf::DataType> types = validate_onnx::OutputTypes(graph, node, type_of);
+    types.resize(std::max(node.num_used_ports(), 1), tf::DT_INVALID);
+    return types;
+  }
+  // The model's value_info (a symbolic dimension by its name).
+  std::optional<tf::TensorShapeProto> DeclaredShape(const Graph& graph,
+                                                    Endpoint tensor) const override {
+    const std::string name = OnnxValueName(graph, tensor);
+    if (name.empty()) return std::nullopt;
+    auto it = OnnxOf(graph)->value_info.find(name);
+    if (it == OnnxOf(graph)->value_info.end()) return std::nullopt;
+    const auto& type = it->second.type().tensor_type();
+    if (!type.has_shape()) return std::nullopt;
+    tf::TensorShapeProto shape;
+    for (const auto& d : type.shape().dim()) {
+      tf::TensorShapeProto::Dim* dim = shape.add_dim();
+      dim->set_size(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
+      if (!d.has_dim_value() && !d.dim_param().empty()) dim->set_name(d.dim_param());
+    }
+    return shape;
+  }
   // ONNX names anything (torch: `/layer.0/Add_1`); the IR keeps `:` for
   // ports and `^` for control inputs.
   bool IsValidNodeName(absl::string_view name) const override {
