@@ -49,6 +49,27 @@ std::string Dialect::TensorNameInFile(const Graph& graph, Endpoint tensor) const
   return graph.TensorName(tensor);
 }
 
+bool ModelDialect::IsValidNodeName(absl::string_view name) const {
+  return !name.empty() && name[0] != '^' && name.find(':') == absl::string_view::npos;
+}
+
+std::optional<AbsentInputNode> ModelDialect::AbsentInput() const {
+  return AbsentInputNode{"_absent", "_Absent"};
+}
+
+std::vector<std::string> ModelDialect::ModelOutputs(const Graph& graph) const {
+  std::vector<std::string> out;
+  graph.ForEachNode([&](const Node& node) {
+    if (node.op() == "_Retval") out.push_back(node.name());
+  });
+  return out;
+}
+
+bool ModelDialect::IsInterfaceNode(const Node& node) const {
+  const std::string& op = node.op();
+  return op == "Const" || op == "Placeholder" || op == "_Retval" || op == "_Absent";
+}
+
 void RegisterDialect(const Dialect* dialect, bool is_default) {
   Registry& r = TheRegistry();
   std::lock_guard<std::mutex> lock(r.mu);

@@ -181,6 +181,19 @@ class Dialect {
   }
 };
 
+// A dialect whose graphs are a model's with an explicit interface (ONNX's,
+// ATen's): its outputs are `_Retval` nodes; its weights (Const), inputs
+// (Placeholder), outputs and left-out optional inputs (`_absent`, an
+// `_Absent` node) are that interface, not ops; a node may have any name
+// the IR can hold (no `:`, which names ports, nor a leading `^`).
+class ModelDialect : public Dialect {
+ public:
+  bool IsValidNodeName(absl::string_view name) const override;
+  std::optional<AbsentInputNode> AbsentInput() const override;
+  std::vector<std::string> ModelOutputs(const Graph& graph) const override;
+  bool IsInterfaceNode(const Node& node) const override;
+};
+
 // Registers a dialect (at static initialization, by the dialect's own
 // library); `is_default`: graphs without an origin are its.
 void RegisterDialect(const Dialect* dialect, bool is_default = false);

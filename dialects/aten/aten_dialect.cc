@@ -20,9 +20,6 @@
 namespace graft {
 namespace {
 
-constexpr char kAbsent[] = "_absent";
-constexpr char kAbsentOp[] = "_Absent";
-
 // ATen's checks: the op is one of the installed torch's schemas, its data
 // inputs as many as the schema's Tensor arguments, its attrs of the
 // schema's types, its inputs in the graph. (Dtypes are torch's to check:
@@ -68,7 +65,7 @@ class AtenChecker : public NodeChecker {
   ValidateOptions options_;
 };
 
-class AtenDialect : public Dialect {
+class AtenDialect : public ModelDialect {
  public:
   absl::string_view name() const override { return "aten"; }
   absl::string_view graph_noun() const override { return "an aten graph"; }
@@ -83,31 +80,11 @@ class AtenDialect : public Dialect {
 
   const OpRegistry& Ops() const override { return AtenOps(); }
   bool has_type_attrs() const override { return false; }
-  // torch.fx names are Python identifiers; the IR keeps `:` for ports and
-  // `^` for control inputs.
-  bool IsValidNodeName(absl::string_view name) const override {
-    return !name.empty() && name[0] != '^' && name.find(':') == absl::string_view::npos;
-  }
-  std::optional<AbsentInputNode> AbsentInput() const override {
-    return AbsentInputNode{kAbsent, kAbsentOp};
-  }
-
   std::unique_ptr<NodeChecker> Checker(const Graph& graph, const ValidateOptions& options,
                                        const std::set<std::string>& /*functions*/) const override {
     return std::make_unique<AtenChecker>(graph, options);
   }
 
-  std::vector<std::string> ModelOutputs(const Graph& graph) const override {
-    std::vector<std::string> out;
-    graph.ForEachNode([&](const Node& node) {
-      if (node.op() == "_Retval") out.push_back(node.name());
-    });
-    return out;
-  }
-  bool IsInterfaceNode(const Node& node) const override {
-    return node.op() == "Const" || node.op() == "Placeholder" || node.op() == "_Retval" ||
-           node.op() == kAbsentOp;
-  }
   // A parameter no op reads any more (a folded batch norm's) goes with the
   // op; ATen ops compute their outputs alone, save the mutating ones.
   bool MayDropUnreadProducer(const Graph& /*graph*/, const Node& node) const override {

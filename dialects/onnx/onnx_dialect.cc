@@ -10,7 +10,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "dialects/onnx/onnx_bodies.h"
-#include "dialects/onnx/onnx_convert.h"
 #include "dialects/onnx/onnx_model.h"
 #include "dialects/onnx/onnx_ops.h"
 #include "dialects/onnx/validate_onnx.h"
@@ -67,7 +66,7 @@ class OnnxChecker : public NodeChecker {
   std::optional<validate_onnx::Types> types_;
 };
 
-class OnnxDialect : public Dialect {
+class OnnxDialect : public ModelDialect {
  public:
   absl::string_view name() const override { return "onnx"; }
   absl::string_view graph_noun() const override { return "an onnx graph"; }
@@ -135,32 +134,11 @@ class OnnxDialect : public Dialect {
     }
     return shape;
   }
-  // ONNX names anything (torch: `/layer.0/Add_1`); the IR keeps `:` for
-  // ports and `^` for control inputs.
-  bool IsValidNodeName(absl::string_view name) const override {
-    return !name.empty() && name[0] != '^' && name.find(':') == absl::string_view::npos;
-  }
-  std::optional<AbsentInputNode> AbsentInput() const override {
-    return AbsentInputNode{onnx_internal::kAbsent, onnx_internal::kAbsentOp};
-  }
-
   std::unique_ptr<NodeChecker> Checker(const Graph& graph, const ValidateOptions& options,
                                        const std::set<std::string>& /*functions*/) const override {
     return std::make_unique<OnnxChecker>(graph, options);
   }
 
-  // The model's outputs are its _Retval nodes; its initializers (Const),
-  // inputs (Placeholder) and outputs are its interface, not ops.
-  std::vector<std::string> ModelOutputs(const Graph& graph) const override {
-    std::vector<std::string> out;
-    graph.ForEachNode([&](const Node& node) {
-      if (node.op() == "_Retval") out.push_back(node.name());
-    });
-    return out;
-  }
-  bool IsInterfaceNode(const Node& node) const override {
-    return node.op() == "Const" || node.op() == "Placeholder" || node.op() == "_Retval";
-  }
   // ONNX ops compute their outputs alone, so an unread one can go; an
   // initializer that is also a graph input stays.
   bool MayDropUnreadProducer(const Graph& graph, const Node& node) const override {
