@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the house rules on layout:
 - sizes: no source file over 800 lines and no function over 120 lines in
-  dsl/, engine/, analysis/, batch/ and draw/ (tests and generated files
+  dsl/, engine/, dialects/, analysis/, batch/ and draw/ (tests and generated files
   aside);
 - layering: cli -> batch -> builtins -> dialects -> analysis, dsl, draw ->
   engine -> proto, nothing upward (an #include is a dependency); the core

@@ -68,11 +68,17 @@ echo "== Python face (import graft), oneDNN off"
 TF_ENABLE_ONEDNN_OPTS=0 .venv/bin/python -m pytest tests/python -q -p no:cacheprovider \
   --junitxml=bazel-testlogs-interop/junit_python.xml
 py_rc=$?
+# PyTorch (graft.torch, graft.aten, the device check's dry run) in a process
+# of its own: torch.export beside TensorFlow aborts (their LLVMs clash).
+echo "== PyTorch: graft.torch and the device check's dry run"
+.venv/bin/python -m pytest tests/torch -q -p no:cacheprovider -p no:logging \
+  --junitxml=bazel-testlogs-interop/junit_torch.xml
+torch_rc=$?
 echo "== Python face: graft.tf with oneDNN on"
 TF_ENABLE_ONEDNN_OPTS=1 .venv/bin/python -m pytest tests/python/test_tf.py -q -p no:cacheprovider \
   --junitxml=bazel-testlogs-interop/junit_python_onednn_on.xml
 py_on_rc=$?
-for rc in $py_rc $py_on_rc; do
+for rc in $py_rc $py_on_rc $torch_rc; do
   if [[ $rc -ne 0 ]]; then pytest_rc=$rc; fi
 done
 
