@@ -523,6 +523,24 @@ absl::StatusOr<Graph> ParseGraphDefText(const std::string& text,
   return GraphBuilder::FromText(text, source);
 }
 
+absl::StatusOr<Graph> ReadGraphFile(const std::string& path, bool text, bool allow_empty,
+                                    absl::string_view what) {
+  if (!text) {
+    if (std::optional<FileMapping> mapping = MapFile(path, /*populate=*/false))
+      return ParseGraphDef(std::move(mapping->owner), mapping->bytes, path, mapping->fd);
+  }
+  absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+  if (!bytes.ok()) return bytes.status();
+  if (bytes->empty() && !allow_empty) {
+    return Located(path, absl::StrCat("is empty (0 bytes), not ", what,
+                                      "; pass --allow-empty to read it as a graph of no nodes"));
+  }
+  if (text) return ParseGraphDefText(*bytes, path);
+  auto owner = std::make_shared<const std::string>(*std::move(bytes));
+  absl::string_view view(*owner);
+  return ParseGraphDef(std::move(owner), view, path);
+}
+
 std::string SerializeGraphDef(const Graph& graph, bool text) {
   if (text) {
     std::string out;

@@ -34,6 +34,14 @@ absl::StatusOr<Graph> ParseGraphDefText(const std::string& text,
 // Whether `path` names a text GraphDef: `.pbtxt`, `.txt`, `.prototxt`.
 bool IsTextGraphPath(absl::string_view path);
 
+// Reads a GraphDef file: binary from a read-only mapping (the graph keeps
+// it for the unmodified bytes it writes back), or text. Anything unusual (a
+// directory, an empty or huge file, no mmap) goes the plain way, which says
+// what is wrong; an empty file is an error naming `what` unless
+// `allow_empty`.
+absl::StatusOr<Graph> ReadGraphFile(const std::string& path, bool text, bool allow_empty,
+                                    absl::string_view what);
+
 // The graph as a GraphDef, binary or text.
 std::string SerializeGraphDef(const Graph& graph, bool text);
 // The same written atomically; a binary graph with a source streams its

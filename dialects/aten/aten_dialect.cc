@@ -74,8 +74,8 @@ class AtenDialect : public ModelDialect {
 
   bool Claims(absl::string_view path) const override { return IsAtenPath(path); }
   absl::StatusOr<Graph> Load(const std::string& path, absl::string_view /*format*/,
-                             bool /*allow_empty*/) const override {
-    return LoadAtenGraph(path);
+                             bool allow_empty) const override {
+    return LoadAtenGraph(path, allow_empty);
   }
 
   const OpRegistry& Ops() const override { return AtenOps(); }
@@ -106,22 +106,10 @@ bool IsAtenPath(absl::string_view path) {
   return absl::EndsWith(lower, ".aten.pb") || absl::EndsWith(lower, ".aten.pbtxt");
 }
 
-absl::StatusOr<Graph> LoadAtenGraph(const std::string& path) {
-  absl::StatusOr<Graph> graph;
-  if (absl::EndsWith(absl::AsciiStrToLower(path), ".pbtxt")) {
-    absl::StatusOr<std::string> text = ReadFileBytes(path, kMaxGraphFileBytes, "an ATen graph");
-    if (!text.ok()) return text.status();
-    graph = ParseGraphDefText(*text, path);
-  } else if (std::optional<FileMapping> mapping = MapFile(path, /*populate=*/false)) {
-    graph = ParseGraphDef(std::move(mapping->owner), mapping->bytes, path, mapping->fd);
-  } else {
-    absl::StatusOr<std::string> bytes = ReadFileBytes(path, kMaxGraphFileBytes, "an ATen graph");
-    if (!bytes.ok()) return bytes.status();
-    if (bytes->empty()) return Located(path, "is empty (0 bytes), not an ATen graph");
-    auto owner = std::make_shared<const std::string>(*std::move(bytes));
-    absl::string_view view(*owner);
-    graph = ParseGraphDef(std::move(owner), view, path);
-  }
+absl::StatusOr<Graph> LoadAtenGraph(const std::string& path, bool allow_empty) {
+  absl::StatusOr<Graph> graph =
+      ReadGraphFile(path, absl::EndsWith(absl::AsciiStrToLower(path), ".pbtxt"),
+                    allow_empty, "an ATen graph");
   if (!graph.ok()) return graph.status();
   graph->set_origin(std::make_shared<AtenOrigin>());
   return graph;

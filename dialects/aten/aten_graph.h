@@ -33,7 +33,7 @@ struct AtenOrigin : DialectOrigin {
 bool IsAtenPath(absl::string_view path);
 
 // Reads an ATen graph file (binary left in the file's mapping).
-absl::StatusOr<Graph> LoadAtenGraph(const std::string& path);
+absl::StatusOr<Graph> LoadAtenGraph(const std::string& path, bool allow_empty = false);
 
 }  // namespace graft
 

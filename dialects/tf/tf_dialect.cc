@@ -197,32 +197,12 @@ class TensorflowDialect : public Dialect {
 
   bool Claims(absl::string_view /*path*/) const override { return true; }
 
-  // A SavedModel folder, a text GraphDef (by extension or `format`), or a
-  // binary one read from a mapping of the file.
+  // A SavedModel folder, or a GraphDef, text by extension or `format`.
   absl::StatusOr<Graph> Load(const std::string& path, absl::string_view format,
                              bool allow_empty) const override {
     if (IsSavedModelDir(path)) return LoadSavedModel(path);
     const bool text = format.empty() ? IsTextGraphPath(path) : format == "pbtxt";
-    if (!text) {
-      // A read-only mapping of the file: no copy, no zeroed buffer; the
-      // graph keeps it for the unmodified bytes it writes back.
-      std::optional<FileMapping> mapping = MapFile(path, /*populate=*/false);
-      if (mapping.has_value())
-        return ParseGraphDef(std::move(mapping->owner), mapping->bytes, path, mapping->fd);
-    }
-    // Anything unusual (a directory, an empty or huge file, no mmap): the
-    // plain path says what is wrong.
-    absl::StatusOr<std::string> bytes = ReadFileBytes(path);
-    if (!bytes.ok()) return bytes.status();
-    if (bytes->empty() && !allow_empty) {
-      return Located(path,
-                     "is empty (0 bytes), not a graph; pass --allow-empty to "
-                     "read it as a graph of no nodes");
-    }
-    if (text) return ParseGraphDefText(*bytes, path);
-    auto owner = std::make_shared<const std::string>(*std::move(bytes));
-    absl::string_view view(*owner);
-    return ParseGraphDef(std::move(owner), view, path);
+    return ReadGraphFile(path, text, allow_empty, "a graph");
   }
 
   const OpRegistry& Ops() const override { return TensorflowOps(); }

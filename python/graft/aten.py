@@ -22,12 +22,12 @@ import struct
 
 ABSENT = "_absent"
 
-# torch dtype name -> the IR's DataType (proto/graph.proto), and its size.
+# torch dtype name -> the IR's DataType (proto/graph.proto): name, number.
 _DTYPES = {
-    "float32": ("DT_FLOAT", 1, "f"), "float64": ("DT_DOUBLE", 2, "d"),
-    "int32": ("DT_INT32", 3, "i"), "uint8": ("DT_UINT8", 4, "B"), "int16": ("DT_INT16", 5, "h"),
-    "int8": ("DT_INT8", 6, "b"), "int64": ("DT_INT64", 9, "q"), "bool": ("DT_BOOL", 10, "?"),
-    "bfloat16": ("DT_BFLOAT16", 14, None), "float16": ("DT_HALF", 19, "e"),
+    "float32": ("DT_FLOAT", 1), "float64": ("DT_DOUBLE", 2), "int32": ("DT_INT32", 3),
+    "uint8": ("DT_UINT8", 4), "int16": ("DT_INT16", 5), "int8": ("DT_INT8", 6),
+    "int64": ("DT_INT64", 9), "bool": ("DT_BOOL", 10), "bfloat16": ("DT_BFLOAT16", 14),
+    "float16": ("DT_HALF", 19),
 }
 
 

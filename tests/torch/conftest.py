@@ -6,13 +6,5 @@ options), with or without graft."""
 import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-STAGED = os.path.join(ROOT, "build", "python")
-if not os.path.exists(os.path.join(STAGED, "graft", "_graft.so")):
-    raise RuntimeError("build/python/graft is not staged: run scripts/build_wheel.sh")
-sys.path.insert(0, STAGED)
-os.environ["PYTHONPATH"] = STAGED + os.pathsep + os.environ.get("PYTHONPATH", "")
-
-
-def repo_path(*parts):
-    return os.path.join(ROOT, *parts)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from staged_graft import ROOT, repo_path  # noqa: E402,F401
