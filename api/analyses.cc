@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "analysis/cost.h"
 #include "analysis/memory.h"
+#include "analysis/partition.h"
 #include "analysis/regions.h"
 #include "analysis/schedule.h"
 #include "analysis/shapes.h"
@@ -354,6 +355,53 @@ bool CopiesBetweenDevices(const Graph& graph,
           (here.empty() ? default_device : here);
   });
   return any;
+}
+
+Result<PartitionReport> Partition(const Model& model,
+                                  const PartitionSettings& settings) {
+  Result<Graph> graph = Load(model, /*freeze_by_default=*/false);
+  if (!graph.ok()) return graph.error();
+  analysis::ShapeMap shapes = analysis::InferShapes(*graph);
+  analysis::PartitionOptions options;
+  options.backward_inputs = settings.backward_inputs;
+  options.pinned = settings.pinned;
+  options.budget_fraction = settings.budget_fraction;
+  options.budget_bytes = settings.budget_bytes;
+  absl::StatusOr<analysis::PartitionPlan> plan =
+      analysis::PlanPartition(*graph, shapes, options);
+  if (!plan.ok()) {
+    return Error::Input(
+        absl::StrCat(model.path, ": error: ", plan.status().message()));
+  }
+  PartitionReport out;
+  for (Endpoint t : plan->saved)
+    out.saved.push_back(absl::StrCat(graph->node(t.node).name(), ":", t.port));
+  for (NodeId id : plan->recomputed)
+    out.recomputed.push_back(graph->node(id).name());
+  out.saved_bytes = plan->saved_bytes;
+  out.default_bytes = plan->default_bytes;
+  out.least_bytes = plan->least_bytes;
+  out.budget_bytes = plan->budget_bytes;
+  out.budget_met = plan->budget_met;
+  out.recomputed_flops = plan->recomputed_flops;
+  out.cuts = plan->cuts;
+  return out;
+}
+
+std::string PartitionJson(const PartitionReport& r) {
+  auto strings = [](const std::vector<std::string>& v) {
+    std::vector<std::string> quoted;
+    for (const std::string& s : v) quoted.push_back(JsonString(s));
+    return absl::StrCat("[", absl::StrJoin(quoted, ", "), "]");
+  };
+  return absl::StrCat(
+      "{\"saved\": ", strings(r.saved), ", \"recomputed\": ",
+      strings(r.recomputed), ", \"saved_bytes\": ", r.saved_bytes,
+      ", \"default_bytes\": ", r.default_bytes, ", \"least_bytes\": ",
+      r.least_bytes, ", \"budget_bytes\": ", r.budget_bytes,
+      ", \"budget_met\": ", r.budget_met ? "true" : "false",
+      ", \"recomputed_flops\": ", JsonCount(r.recomputed_flops),
+      ", \"cuts\": ", r.cuts, "}");
 }
 
 }  // namespace graft::api

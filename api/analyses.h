@@ -80,6 +80,28 @@ struct CostReport {
 Result<CostReport> Cost(const Model& model, const AnalysisSettings& settings);
 std::string CostJson(const CostReport& report);
 
+// The forward/backward partition of a joint training graph (analysis/
+// partition.h): what the forward saves for the backward under a budget of
+// saved bytes, the rest recomputed in the backward.
+struct PartitionSettings {
+  std::vector<std::string> backward_inputs;  // the tangents
+  std::vector<std::string> pinned;           // never recomputed
+  double budget_fraction = 1.0;              // of saving all it reads
+  int64_t budget_bytes = -1;                 // >= 0: absolute
+};
+struct PartitionReport {
+  std::vector<std::string> saved;       // "node:port"
+  std::vector<std::string> recomputed;  // node names
+  int64_t saved_bytes = 0, default_bytes = 0, least_bytes = 0;
+  int64_t budget_bytes = 0;
+  bool budget_met = true;
+  double recomputed_flops = 0;
+  int cuts = 0;
+};
+Result<PartitionReport> Partition(const Model& model,
+                                  const PartitionSettings& settings);
+std::string PartitionJson(const PartitionReport& report);
+
 }  // namespace graft::api
 
 #endif  // GRAFT_API_ANALYSES_H_

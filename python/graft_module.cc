@@ -302,6 +302,17 @@ PYBIND11_MODULE(_graft, m) {
     py::gil_scoped_release release;
     return CostJson(Take(Cost(model, settings)));
   });
+  m.def("partition", [](const std::string& path, const py::object& data,
+                        const std::string& format,
+                        const std::vector<std::string>& backward_inputs,
+                        const std::vector<std::string>& pinned,
+                        double budget_fraction, int64_t budget_bytes) {
+    Model model = ModelOf(path, data, format);
+    PartitionSettings settings{backward_inputs, pinned, budget_fraction,
+                               budget_bytes};
+    py::gil_scoped_release release;
+    return PartitionJson(Take(Partition(model, settings)));
+  });
   m.def("review", [](const std::vector<std::string>& base_files,
                      const std::string& base_pipeline,
                      const std::vector<std::string>& head_files,

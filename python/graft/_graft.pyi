@@ -54,6 +54,9 @@ def mem(path: str, data: Optional[bytes], format: str,
         settings: AnalysisSettings, outputs: Sequence[str]) -> str: ...
 def cost(path: str, data: Optional[bytes], format: str,
          settings: AnalysisSettings) -> str: ...
+def partition(path: str, data: Optional[bytes], format: str,
+              backward_inputs: Sequence[str], pinned: Sequence[str],
+              budget_fraction: float, budget_bytes: int) -> str: ...
 def review(base_files: Sequence[str], base_pipeline: str,
            head_files: Sequence[str], head_pipeline: str,
            params: Dict[str, str], models: Sequence[str], format: str,

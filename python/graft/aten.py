@@ -128,82 +128,133 @@ def _output_attrs(val):
             ("_output_types", {"list": [{"type": [_enum(v.dtype) for v in vals]}]})]
 
 
+class _Writer:
+    """NodeDefs of an FX graph of ATen ops: getitems become ports of their
+    producer, None arguments one `_Absent` node, Python numbers passed as
+    Tensors `Const`s."""
+
+    def __init__(self):
+        self.alias = {}   # getitem node -> "producer:i"
+        self.nodes = []
+        self.absent = False
+
+    def ref(self, value):
+        import torch
+        if value is None:
+            if not self.absent:
+                self.absent = True
+                self.nodes.insert(0, _node(ABSENT, "_Absent"))
+            return ABSENT
+        if isinstance(value, (bool, int, float)):  # a Python number as a Tensor argument
+            name = "_scalar_%d" % len(self.nodes)
+            t = torch.tensor(value)
+            self.nodes.append(_node(name, "Const", (), [
+                ("dtype", {"type": [_enum(t.dtype)]}), ("value", {"tensor": [_tensor_message(t)]})]))
+            return name
+        return self.alias.get(value.name, value.name)
+
+    def placeholder(self, node):
+        val = node.meta.get("val")
+        dims = [{"size": [d if isinstance(d, int) else -1]} for d in val.shape]
+        self.nodes.append(_node(node.name, "Placeholder", (), [
+            ("dtype", {"type": [_enum(val.dtype)]}), ("shape", {"shape": [{"dim": dims}]})]))
+
+    def call(self, node):
+        """A call_function node: a getitem as a port, an ATen op by its
+        schema (Tensor arguments as inputs, the rest as attrs)."""
+        import torch
+        if node.target is operator.getitem:
+            self.alias[node.name] = "%s:%d" % (self.ref(node.args[0]), node.args[1])
+            return
+        schema = getattr(node.target, "_schema", None)
+        if schema is None:
+            raise ValueError("graft.aten: `%s` calls %s, not an ATen op" % (node.name, node.target))
+        inputs, attrs = [], []
+        for i, arg in enumerate(schema.arguments):
+            if i < len(node.args):
+                value = node.args[i]
+            elif arg.name in node.kwargs:
+                value = node.kwargs[arg.name]
+            else:
+                continue  # the schema's default
+            if _is_tensor_type(arg.type, torch):
+                if isinstance(value, (list, tuple)):
+                    inputs += [self.ref(v) for v in value]
+                    attrs.append(("N_" + arg.name, {"i": [len(value)]}))
+                else:
+                    inputs.append(self.ref(value))
+                continue
+            if _holds_node(value):
+                raise ValueError(
+                    "graft.aten: `%s` (%s) takes `%s` from the graph as its argument "
+                    "`%s`: symbolic shapes are not read yet (export with static "
+                    "shapes)" % (node.name, node.target, value, arg.name))
+            message = _attr_message(value)
+            if message is not None:
+                attrs.append((arg.name, message))
+        self.nodes.append(_node(node.name, str(node.target), inputs,
+                                attrs + _output_attrs(node.meta.get("val"))))
+
+    def outputs(self, values):
+        for i, value in values:
+            self.nodes.append(_node("output_%d" % i, "_Retval", [self.ref(value)],
+                                    [("index", {"i": [i]})]))
+
+
 def graph_message(program):
     """An ExportedProgram's graph as the GraphDef message of its ATen graph
     file (the dict form `to_aten_text` and `to_aten_bytes` write)."""
-    import torch
     from torch.export.graph_signature import InputKind
     specs = {s.arg.name: s for s in program.graph_signature.input_specs}
     state = dict(program.state_dict)
     state.update(program.constants)
-    alias = {}   # getitem node -> "producer:i"
-    nodes = []
-    absent = []
-
-    def ref(value):
-        if value is None:
-            if not absent:
-                absent.append(True)
-                nodes.insert(0, _node(ABSENT, "_Absent"))
-            return ABSENT
-        if isinstance(value, (bool, int, float)):  # a Python number as a Tensor argument
-            name = "_scalar_%d" % len(nodes)
-            t = torch.tensor(value)
-            nodes.append(_node(name, "Const", (), [("dtype", {"type": [_enum(t.dtype)]}),
-                                                   ("value", {"tensor": [_tensor_message(t)]})]))
-            return name
-        return alias.get(value.name, value.name)
-
+    w = _Writer()
     for node in program.graph.nodes:
         if node.op == "placeholder":
             spec = specs.get(node.name)
             if spec is not None and spec.kind != InputKind.USER_INPUT:
                 value = state[spec.target]
-                nodes.append(_node(node.name, "Const", (), [
+                w.nodes.append(_node(node.name, "Const", (), [
                     ("_target", {"s": [spec.target.encode()]}),
                     ("dtype", {"type": [_enum(value.dtype)]}),
                     ("value", {"tensor": [_tensor_message(value)]})]))
-                continue
-            val = node.meta.get("val")
-            dims = [{"size": [d if isinstance(d, int) else -1]} for d in val.shape]
-            nodes.append(_node(node.name, "Placeholder", (), [
-                ("dtype", {"type": [_enum(val.dtype)]}), ("shape", {"shape": [{"dim": dims}]})]))
-        elif node.op == "call_function" and node.target is operator.getitem:
-            alias[node.name] = "%s:%d" % (ref(node.args[0]), node.args[1])
+            else:
+                w.placeholder(node)
         elif node.op == "call_function":
-            schema = node.target._schema
-            inputs, attrs = [], []
-            for i, arg in enumerate(schema.arguments):
-                if i < len(node.args):
-                    value = node.args[i]
-                elif arg.name in node.kwargs:
-                    value = node.kwargs[arg.name]
-                else:
-                    continue  # the schema's default
-                if _is_tensor_type(arg.type, torch):
-                    if isinstance(value, (list, tuple)):
-                        inputs += [ref(v) for v in value]
-                        attrs.append(("N_" + arg.name, {"i": [len(value)]}))
-                    else:
-                        inputs.append(ref(value))
-                    continue
-                if _holds_node(value):
-                    raise ValueError(
-                        "graft.aten: `%s` (%s) takes `%s` from the graph as its argument "
-                        "`%s`: symbolic shapes are not read yet (export with static "
-                        "shapes)" % (node.name, node.target, value, arg.name))
-                message = _attr_message(value)
-                if message is not None:
-                    attrs.append((arg.name, message))
-            nodes.append(_node(node.name, str(node.target), inputs,
-                               attrs + _output_attrs(node.meta.get("val"))))
+            w.call(node)
         elif node.op == "output":
-            for i, value in enumerate(node.args[0]):
-                nodes.append(_node("output_%d" % i, "_Retval", [ref(value)],
-                                   [("index", {"i": [i]})]))
+            w.outputs(enumerate(node.args[0]))
         else:
             raise ValueError("graft.aten: %s nodes (`%s`) are not read yet" % (node.op, node.name))
-    return {"node": nodes}
+    return {"node": w.nodes}
+
+
+def joint_message(joint, num_fwd_outputs):
+    """A joint forward-backward graph (AOTAutograd's) as an ATen graph's
+    GraphDef message, for the partition planner: every placeholder (primals
+    and tangents) a Placeholder, weights not copied, and only the
+    backward's outputs (the gradients) as `_Retval`s. Also the map from
+    "node:port" to the FX node that holds that tensor."""
+    import torch.fx
+    w = _Writer()
+    for node in joint.graph.nodes:
+        if node.op == "placeholder":
+            w.placeholder(node)
+        elif node.op == "call_function":
+            w.call(node)
+        elif node.op == "output":
+            values = torch.fx.node.map_aggregate(node.args[0], lambda v: v)
+            flat = list(values) if isinstance(values, (list, tuple)) else [values]
+            w.outputs((i, v) for i, v in enumerate(flat)
+                      if i >= num_fwd_outputs and isinstance(v, torch.fx.Node))
+        else:
+            raise ValueError("graft.aten: %s nodes (`%s`) are not read yet" % (node.op, node.name))
+    holders = {}
+    for node in joint.graph.nodes:
+        if node.op in ("placeholder", "call_function"):
+            ref = w.alias.get(node.name, node.name)
+            holders[ref if ":" in ref else ref + ":0"] = node
+    return {"node": w.nodes}, holders
 
 
 def _text(message, indent=""):

@@ -68,3 +68,192 @@ def apply(program, rules: Union[str, "graft.RuleSet"], *,
                                single_output=single)
     args, kwargs = _example_inputs(program)
     return torch.export.export(module, args, kwargs)
+
+
+# ---- torch.compile: graft's partition of the forward and the backward ----
+
+_partition_reports = []
+
+
+def partition_reports():
+    """One dict per joint graph that ``backend`` partitioned in this
+    process, oldest first: ``saved_bytes`` (what the forward keeps for the
+    backward, inputs not counted), ``default_bytes`` (what torch's default
+    partitioner keeps), ``least_bytes``, ``budget_bytes``, ``budget_met``,
+    ``recomputed`` (ops), ``recomputed_flops``, ``fallback`` (why torch's
+    default partition was used instead, or None)."""
+    return list(_partition_reports)
+
+
+class _Undecided(Exception):
+    """What graft does not partition itself: torch's default does."""
+
+
+def _pinned_and_tangents(joint, num_fwd_outputs):
+    """Forward ops graft must not recompute, and the backward's inputs."""
+    import torch
+    from torch._functorch import partitioners as tp
+    from torch._functorch._aot_autograd.descriptors import InputMutationAOTOutput
+    placeholders = joint.graph.find_nodes(op="placeholder")
+    tangents = [n.name for n in placeholders if tp._is_tangent(n)]
+    if not tangents:
+        raise _Undecided("the joint graph has no tangents")
+    if any(tp._is_fwd_seed_offset(n) or tp._is_bwd_seed_offset(n) for n in placeholders):
+        raise _Undecided("the graph threads functionalized RNG seeds")
+    if tp.has_recomputable_ops(joint):
+        raise _Undecided("the model marks regions for torch.utils.checkpoint")
+    output = next(iter(joint.graph.find_nodes(op="output")))
+    descs = output.meta.get("desc")
+    if descs is None:
+        raise _Undecided("torch gave no output descriptors (which inputs are mutated)")
+    mutated_descs = [d.mutated_input for d in descs[:num_fwd_outputs]
+                     if isinstance(d, InputMutationAOTOutput)]
+    mutated = {n for n in placeholders if n.meta.get("desc") in mutated_descs}
+    pinned = []
+    for node in joint.graph.nodes:
+        if node.op != "call_function":
+            continue
+        reads_state = any(isinstance(a, torch.fx.Node) and a in mutated
+                          for a in node.all_input_nodes)
+        if (reads_state or tp.is_rng_op(node) or node.is_impure(impure_random=True)
+                or node.meta.get("recompute") is not None):
+            pinned.append(node.name)
+    return pinned, tangents
+
+
+def _saved_bytes(fw_module, num_fwd_outputs):
+    import torch
+    output = next(iter(fw_module.graph.find_nodes(op="output")))
+    saved = output.args[0][num_fwd_outputs:]
+    return sum(n.meta["val"].numel() * n.meta["val"].element_size() for n in saved
+               if isinstance(n, torch.fx.Node) and n.op != "placeholder"
+               and isinstance(n.meta.get("val"), torch.Tensor))
+
+
+def _graft_partition(joint, num_fwd_outputs, budget, budget_bytes, static_nodes):
+    """The forward and backward modules of graft's plan, and its report."""
+    from torch._functorch import partitioners as tp
+    from torch._functorch.compile_utils import raise_getitems
+    pinned, tangents = _pinned_and_tangents(joint, num_fwd_outputs)
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+    try:
+        with unset_fake_temporarily():  # AOTAutograd partitions under fake tensors
+            message, holders = aten.joint_message(joint, num_fwd_outputs)
+    except ValueError as e:
+        raise _Undecided(str(e))
+    model = graft.load(aten._encode(message, "GraphDef"), format="pb", name="joint.aten.pb")
+    plan = graft.partition(model, backward_inputs=tangents, pinned=pinned, budget=budget,
+                           budget_bytes=budget_bytes)
+    # Python numbers and None arguments (graft's Consts and _Absent) travel
+    # with the ops that read them: nothing to save.
+    saved = [holders[t] for t in plan["saved"] if t in holders]
+    unheld = [t for t in plan["saved"]
+              if t not in holders and not t.startswith(("_scalar_", aten.ABSENT + ":"))]
+    if unheld:
+        raise _Undecided("graft's plan saves %s, which no FX node holds" % ", ".join(unheld))
+    fw, bw = tp._extract_fwd_bwd_modules(
+        joint, saved, saved_sym_nodes=[], num_fwd_outputs=num_fwd_outputs,
+        static_lifetime_input_nodes=static_nodes)
+    fw.graph.eliminate_dead_code(is_impure_node=tp.is_not_collective)
+    bw.graph.eliminate_dead_code(is_impure_node=tp.is_not_collective)
+    if plan["recomputed"]:
+        bw = tp.reordering_to_mimic_autograd_engine(bw)
+    fw, bw = raise_getitems(fw), raise_getitems(bw)
+    report = {k: plan[k] for k in ("default_bytes", "least_bytes", "budget_bytes",
+                                   "budget_met", "recomputed", "recomputed_flops")}
+    report["saved_bytes"] = _saved_bytes(fw, num_fwd_outputs)
+    report["planned_bytes"] = plan["saved_bytes"]
+    return fw, bw, report
+
+
+def _partition_fn(budget, budget_bytes, inner):
+    """AOTAutograd's partition_fn: graft's plan, or torch's default
+    partition (said in the report) where graft cannot decide safely."""
+
+    def partition(joint, joint_inputs, *, num_fwd_outputs, static_lifetime_input_indices=None,
+                  **kwargs):
+        from torch._functorch import partitioners as tp
+        indices = static_lifetime_input_indices or []
+        info = tp.classify_nodes(joint, indices, num_fwd_outputs)
+        try:
+            fw, bw, report = _graft_partition(joint, num_fwd_outputs, budget, budget_bytes,
+                                              info.static_lifetime_input_nodes)
+            report["fallback"] = None
+        except (_Undecided, graft.Error) as e:
+            fw, bw = tp.default_partition(joint, joint_inputs, num_fwd_outputs=num_fwd_outputs,
+                                          static_lifetime_input_indices=indices)
+            saved = _saved_bytes(fw, num_fwd_outputs)
+            report = {"saved_bytes": saved, "default_bytes": saved, "fallback": str(e),
+                      "recomputed": [], "recomputed_flops": 0}
+        report["inner"] = inner
+        _partition_reports.append(report)
+        return fw, bw
+    return partition
+
+
+_partitioner_class = None
+
+
+def _inductor_partitioner():
+    """Inductor's hook for a partitioner (a CustomPartitionerFn, made on
+    first use so that importing graft.torch does not import torch)."""
+    global _partitioner_class
+    if _partitioner_class is None:
+        from torch._inductor.custom_graph_pass import CustomPartitionerFn
+
+        class _GraftPartitioner(CustomPartitionerFn):
+            def __init__(self, memory_budget, budget_bytes):
+                self.memory_budget, self.budget_bytes = memory_budget, budget_bytes
+
+            def __call__(self, joint, joint_inputs, **kwargs):
+                kwargs.pop("compiler", None)
+                return _partition_fn(self.memory_budget, self.budget_bytes, "inductor")(
+                    joint, joint_inputs, **kwargs)
+
+            def uuid(self):
+                return None  # not cached: each compile plans (and reports) again
+
+        _GraftPartitioner.__module__ = __name__
+        globals()["_GraftPartitioner"] = _partitioner_class = _GraftPartitioner
+    return _partitioner_class
+
+
+def backend(memory_budget: float = 1.0, *, budget_bytes: Optional[int] = None,
+            inner: str = "inductor"):
+    """A torch.compile backend whose forward saves, for the backward, at
+    most ``memory_budget`` x the bytes torch's default partitioner saves
+    (or ``budget_bytes``), recomputing the rest in the backward at the
+    least FLOPs graft's planner finds (analysis/partition.h): a minimum cut
+    that prices saved bytes against recomputed FLOPs, searched for the
+    budget.
+
+        torch.compile(model, backend=graft.torch.backend(0.5))
+
+    ``inner``: "inductor" (default) compiles the forward and backward
+    graphs with inductor (its joint-graph passes first, then graft's
+    partition); "eager" runs them as they are. Random ops (dropout) are
+    never recomputed, nor anything that reads state the step mutates (batch
+    norms' running statistics); graphs graft cannot read (symbolic shapes,
+    ops outside ATen, functionalized RNG, torch.utils.checkpoint regions)
+    get torch's default partition, said in ``partition_reports()``. A
+    budget below what any partition saves saves the least
+    (``budget_met``: False)."""
+    if inner not in ("inductor", "eager"):
+        raise ValueError("graft.torch.backend: inner is 'inductor' or 'eager', not %r" % (inner,))
+    if budget_bytes is None and not 0 <= memory_budget <= 1:
+        raise ValueError("graft.torch.backend: memory_budget is a fraction in [0, 1], not %r"
+                         % (memory_budget,))
+    partition = _partition_fn(memory_budget, budget_bytes, inner)
+
+    def compile_graph(gm, example_inputs):
+        if inner == "eager":
+            from torch._dynamo.backends.common import aot_autograd
+            from torch._functorch.compilers import nop
+            return aot_autograd(fw_compiler=nop, bw_compiler=nop,
+                                partition_fn=partition)(gm, example_inputs)
+        from torch._inductor import config as inductor_config
+        from torch._inductor.compile_fx import compile_fx
+        with inductor_config.patch(
+                custom_partitioner_fn=_inductor_partitioner()(memory_budget, budget_bytes)):
+            return compile_fx(gm, example_inputs)
+    return compile_graph

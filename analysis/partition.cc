@@ -1,0 +1,301 @@
+#include "analysis/partition.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "analysis/cost.h"
+#include "boost/graph/adjacency_list.hpp"
+#include "boost/graph/push_relabel_max_flow.hpp"
+#include "engine/op_registry.h"
+
+namespace graft::analysis {
+namespace {
+
+// The cut problem: the forward ops, and the tensors of theirs that forward
+// ops or the backward read.
+struct Problem {
+  struct Op {
+    NodeId node = kNoNode;
+    int64_t cost = -1;  // scaled; -1: never recomputed
+    double flops = 0;
+  };
+  struct Tensor {
+    Endpoint endpoint;
+    int op = 0;              // index into ops
+    int64_t bytes = 0;       // real bytes; 0 for graph inputs
+    int64_t scaled = 0;      // bytes in the cut's units
+    bool needed = false;     // the backward reads it
+    std::vector<int> readers;  // forward ops, by index
+  };
+  std::vector<Op> ops;
+  std::vector<Tensor> tensors;
+  int64_t default_bytes = 0;
+};
+
+// One cut's outcome.
+struct Cut {
+  std::vector<bool> recomputed;  // by op index
+  std::vector<bool> saved;       // by tensor index
+  int64_t bytes = 0;
+  double flops = 0;
+  int64_t cost = 0;  // scaled
+};
+
+constexpr int64_t kInfinite = int64_t{1} << 60;
+constexpr int kCostBits = 30;   // total recomputation cost ~ 2^30
+constexpr int kBytesBits = 20;  // the default's saved bytes ~ 2^20
+
+bool NeverRecomputed(const Graph& graph, const Node& n,
+                     const absl::flat_hash_set<std::string>& pinned) {
+  if (pinned.contains(n.name())) return true;
+  if (n.op() == "Placeholder" || n.op() == "Const" || n.op() == "_Absent")
+    return true;
+  const tf::OpDef* def = OpRegistry::For(graph).Find(n.op());
+  return def == nullptr || def->is_stateful() || def->summary() == "mutates";
+}
+
+bool IsGraphInput(const Node& n) {
+  return n.op() == "Placeholder" || n.op() == "Const" || n.op() == "_Absent";
+}
+
+absl::StatusOr<Problem> BuildProblem(const Graph& graph, const ShapeMap& shapes,
+                                     const PartitionOptions& options) {
+  // The backward: what depends on its inputs, and the gradients' _Retvals.
+  std::vector<bool> backward(graph.id_limit(), false);
+  std::deque<NodeId> todo;
+  for (const std::string& name : options.backward_inputs) {
+    NodeId id = graph.FindId(name);
+    if (id == kNoNode) continue;
+    backward[id] = true;
+    todo.push_back(id);
+  }
+  if (todo.empty()) {
+    return absl::InvalidArgumentError(
+        "partition: none of the backward's inputs is in the graph (a joint "
+        "forward-backward graph, its tangents named)");
+  }
+  while (!todo.empty()) {
+    const Node& n = graph.node(todo.front());
+    todo.pop_front();
+    for (int p = 0; p < n.num_used_ports(); ++p) {
+      for (InputSlot s : n.consumers(p)) {
+        if (!backward[s.node]) {
+          backward[s.node] = true;
+          todo.push_back(s.node);
+        }
+      }
+    }
+  }
+  graph.ForEachNode([&](const Node& n) {
+    if (n.op() == "_Retval") backward[n.id()] = true;
+  });
+
+  absl::flat_hash_set<std::string> pinned(options.pinned.begin(),
+                                          options.pinned.end());
+  Problem problem;
+  std::vector<int> op_index(graph.id_limit(), -1);
+  double total_cost = 0;
+  graph.ForEachNode([&](const Node& n) {
+    if (backward[n.id()]) return;
+    op_index[n.id()] = static_cast<int>(problem.ops.size());
+    Problem::Op op;
+    op.node = n.id();
+    if (!NeverRecomputed(graph, n, pinned)) {
+      op.flops = std::max(0.0, Flops(shapes, n));
+      double written = 0;
+      for (int p = 0; p < n.num_used_ports(); ++p)
+        written += std::max<int64_t>(0, shapes.at({n.id(), p}).bytes());
+      op.cost = 1;  // rescaled below
+      total_cost += op.flops + written / 1000 + 1;
+    }
+    problem.ops.push_back(op);
+  });
+  // Costs in units of 2^-30 of all recomputation (at least 1).
+  double cost_scale = std::ldexp(1.0, kCostBits) / std::max(total_cost, 1.0);
+  for (Problem::Op& op : problem.ops) {
+    if (op.cost < 0) continue;
+    const Node& n = graph.node(op.node);
+    double written = 0;
+    for (int p = 0; p < n.num_used_ports(); ++p)
+      written += std::max<int64_t>(0, shapes.at({n.id(), p}).bytes());
+    op.cost = std::max<int64_t>(
+        1, std::llround((op.flops + written / 1000 + 1) * cost_scale));
+  }
+
+  for (const Problem::Op& op : problem.ops) {
+    const Node& n = graph.node(op.node);
+    for (int p = 0; p < n.num_used_ports(); ++p) {
+      Problem::Tensor t;
+      t.endpoint = {n.id(), p};
+      t.op = op_index[n.id()];
+      for (InputSlot s : n.consumers(p)) {
+        if (backward[s.node]) {
+          t.needed = true;
+        } else {
+          t.readers.push_back(op_index[s.node]);
+        }
+      }
+      if (!t.needed && t.readers.empty()) continue;
+      if (!IsGraphInput(n)) {
+        t.bytes = shapes.at(t.endpoint).bytes();
+        if (t.bytes < 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "partition: the size of ", n.name(), ":", p, " (", n.op(),
+              ") is not known (", shapes.at(t.endpoint).ShapeString(), ")"));
+        }
+      }
+      if (t.needed) problem.default_bytes += t.bytes;
+      problem.tensors.push_back(std::move(t));
+    }
+  }
+  // Bytes in units of 2^-20 of the default's saved bytes (a saved tensor at
+  // least 1).
+  double bytes_scale = std::ldexp(1.0, kBytesBits) /
+                       std::max<double>(problem.default_bytes, 1.0);
+  for (Problem::Tensor& t : problem.tensors) {
+    t.scaled = t.bytes == 0 ? 0
+                            : std::max<int64_t>(1, std::llround(t.bytes * bytes_scale));
+  }
+  return problem;
+}
+
+using FlowTraits = boost::adjacency_list_traits<boost::vecS, boost::vecS,
+                                                boost::directedS>;
+using FlowGraph = boost::adjacency_list<
+    boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+    boost::property<
+        boost::edge_capacity_t, int64_t,
+        boost::property<boost::edge_residual_capacity_t, int64_t,
+                        boost::property<boost::edge_reverse_t,
+                                        FlowTraits::edge_descriptor>>>>;
+
+// The minimum cut of `problem` where saving a tensor costs lambda x its
+// scaled bytes: vertices S, T, one per op ("recomputed" when on T's side)
+// and one per tensor ("available to the backward" when on T's side).
+// S -> op: the op's cost (cut: recomputed); op -> tensor: lambda x bytes
+// (cut: saved); tensor -> reader op and needed tensor -> T: infinite (what
+// a recomputed op or the backward reads is available).
+Cut SolveCut(const Problem& problem, double lambda) {
+  const int ops = static_cast<int>(problem.ops.size());
+  const int n = 2 + ops + static_cast<int>(problem.tensors.size());
+  FlowGraph g(n);
+  auto capacity = boost::get(boost::edge_capacity, g);
+  auto reverse = boost::get(boost::edge_reverse, g);
+  auto residual = boost::get(boost::edge_residual_capacity, g);
+  auto add = [&](int u, int v, int64_t cap) {
+    auto e = boost::add_edge(u, v, g).first;
+    auto r = boost::add_edge(v, u, g).first;
+    capacity[e] = cap;
+    capacity[r] = 0;
+    reverse[e] = r;
+    reverse[r] = e;
+  };
+  const int source = 0, sink = 1;
+  for (int i = 0; i < ops; ++i) {
+    add(source, 2 + i, problem.ops[i].cost < 0 ? kInfinite : problem.ops[i].cost);
+  }
+  for (size_t j = 0; j < problem.tensors.size(); ++j) {
+    const Problem::Tensor& t = problem.tensors[j];
+    int v = 2 + ops + static_cast<int>(j);
+    double save = lambda * static_cast<double>(t.scaled);
+    add(2 + t.op, v, static_cast<int64_t>(std::min(save, std::ldexp(1.0, 52))));
+    for (int r : t.readers) add(v, 2 + r, kInfinite);
+    if (t.needed) add(v, sink, kInfinite);
+  }
+  boost::push_relabel_max_flow(g, source, sink);
+  // S's side: what the residual graph reaches from S.
+  std::vector<bool> reached(n, false);
+  std::deque<int> todo = {source};
+  reached[source] = true;
+  while (!todo.empty()) {
+    int u = todo.front();
+    todo.pop_front();
+    for (auto [e, end] = boost::out_edges(u, g); e != end; ++e) {
+      int v = static_cast<int>(boost::target(*e, g));
+      if (!reached[v] && residual[*e] > 0) {
+        reached[v] = true;
+        todo.push_back(v);
+      }
+    }
+  }
+  Cut cut;
+  cut.recomputed.assign(ops, false);
+  cut.saved.assign(problem.tensors.size(), false);
+  for (int i = 0; i < ops; ++i) {
+    if (!reached[2 + i] && problem.ops[i].cost >= 0) {
+      cut.recomputed[i] = true;
+      cut.flops += problem.ops[i].flops;
+      cut.cost += problem.ops[i].cost;
+    }
+  }
+  for (size_t j = 0; j < problem.tensors.size(); ++j) {
+    const Problem::Tensor& t = problem.tensors[j];
+    if (cut.recomputed[t.op]) continue;
+    bool wanted = t.needed;
+    for (int r : t.readers) wanted = wanted || cut.recomputed[r];
+    if (!wanted) continue;
+    cut.saved[j] = true;
+    cut.bytes += t.bytes;
+  }
+  return cut;
+}
+
+}  // namespace
+
+absl::StatusOr<PartitionPlan> PlanPartition(const Graph& graph,
+                                            const ShapeMap& shapes,
+                                            const PartitionOptions& options) {
+  absl::StatusOr<Problem> problem = BuildProblem(graph, shapes, options);
+  if (!problem.ok()) return problem.status();
+  PartitionPlan plan;
+  plan.default_bytes = problem->default_bytes;
+  plan.budget_bytes =
+      options.budget_bytes >= 0
+          ? options.budget_bytes
+          : static_cast<int64_t>(std::floor(options.budget_fraction *
+                                            static_cast<double>(plan.default_bytes)));
+  // lambda = 0: saving is free, nothing is recomputed (the default); the
+  // largest lambda: any saved byte outweighs all recomputation (the least
+  // bytes). Between them a bisection over log2(lambda) for the cheapest
+  // cut that fits.
+  Cut best = SolveCut(*problem, 0);
+  Cut least = SolveCut(*problem, std::ldexp(1.0, kCostBits + 2));
+  plan.cuts = 2;
+  plan.least_bytes = least.bytes;
+  if (best.bytes > plan.budget_bytes) {
+    best = least;
+    if (least.bytes > plan.budget_bytes) {
+      plan.budget_met = false;
+    } else {
+      double lo = -kBytesBits - 4, hi = kCostBits + 2;
+      for (int i = 0; i < 40 && hi - lo > 1e-3; ++i) {
+        double mid = (lo + hi) / 2;
+        Cut cut = SolveCut(*problem, std::exp2(mid));
+        ++plan.cuts;
+        if (cut.bytes <= plan.budget_bytes) {
+          hi = mid;
+          if (cut.cost < best.cost ||
+              (cut.cost == best.cost && cut.bytes < best.bytes))
+            best = cut;
+        } else {
+          lo = mid;
+        }
+      }
+    }
+  }
+  for (size_t j = 0; j < problem->tensors.size(); ++j) {
+    if (best.saved[j]) plan.saved.push_back(problem->tensors[j].endpoint);
+  }
+  for (size_t i = 0; i < problem->ops.size(); ++i) {
+    if (best.recomputed[i]) plan.recomputed.push_back(problem->ops[i].node);
+  }
+  plan.saved_bytes = best.bytes;
+  plan.recomputed_flops = best.flops;
+  return plan;
+}
+
+}  // namespace graft::analysis

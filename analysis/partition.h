@@ -1,0 +1,60 @@
+// The forward/backward partition of a joint training graph (forward and
+// backward in one graph, the backward fed by its own inputs, as
+// AOTAutograd traces one): which forward tensors the forward saves for the
+// backward; every other forward tensor the backward reads is recomputed
+// there from what is saved.
+//
+// The choice is a minimum cut (after Checkmate's and torch's min-cut
+// partitioners) that prices both sides: saving a tensor costs lambda x its
+// bytes, recomputing an op costs its FLOPs (plus a thousandth of a FLOP per
+// byte it writes, so that among equal FLOPs fewer ops are recomputed). A
+// search over lambda finds the least recomputation whose saved bytes fit a
+// budget. Inputs of the graph (parameters, the batch) are held anyway:
+// saving them costs nothing.
+#ifndef GRAFT_ANALYSIS_PARTITION_H_
+#define GRAFT_ANALYSIS_PARTITION_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analysis/shapes.h"
+#include "engine/graph.h"
+
+namespace graft::analysis {
+
+struct PartitionOptions {
+  // The backward pass's inputs (AOTAutograd's tangents): the backward is
+  // what depends on them, and every `_Retval` (the gradients).
+  std::vector<std::string> backward_inputs;
+  // Forward ops never recomputed (random draws, reads of state the step
+  // mutates); stateful and mutating ops of the registry are never either.
+  std::vector<std::string> pinned;
+  // Saved bytes to fit: budget_bytes when >= 0, else budget_fraction of
+  // what saving every tensor the backward reads keeps.
+  double budget_fraction = 1.0;
+  int64_t budget_bytes = -1;
+};
+
+struct PartitionPlan {
+  std::vector<Endpoint> saved;        // forward tensors the backward reads
+  std::vector<NodeId> recomputed;     // forward ops run again
+  int64_t saved_bytes = 0;            // of `saved`, inputs not counted
+  int64_t default_bytes = 0;          // saving all the backward reads
+  int64_t least_bytes = 0;            // the fewest any partition saves
+  int64_t budget_bytes = 0;
+  bool budget_met = true;             // false: `least_bytes` > budget
+  double recomputed_flops = 0;
+  int cuts = 0;                       // minimum cuts solved
+};
+
+// The plan for `options`. Fails when no backward input is in the graph or
+// a forward tensor the backward reads has an unknown size.
+absl::StatusOr<PartitionPlan> PlanPartition(const Graph& graph,
+                                            const ShapeMap& shapes,
+                                            const PartitionOptions& options);
+
+}  // namespace graft::analysis
+
+#endif  // GRAFT_ANALYSIS_PARTITION_H_

@@ -1,0 +1,89 @@
+#include "analysis/partition.h"
+
+#include "engine/test_graphs.h"
+#include "gtest/gtest.h"
+
+namespace graft::analysis {
+namespace {
+
+using ::graft::testing::GraphFromText;
+using ::graft::testing::OpNode;
+using ::graft::testing::PlaceholderNode;
+
+// x -> mm = x w -> relu -> out; the backward (from the tangent t) reads mm
+// and relu: 256 KiB each.
+const std::string kJoint =
+    PlaceholderNode("x", {256, 256}) + PlaceholderNode("w", {256, 256}) +
+    OpNode("mm", "MatMul", {"x", "w"}) + OpNode("relu", "Relu", {"mm"}) +
+    PlaceholderNode("t", {256, 256}) + OpNode("g1", "Mul", {"t", "relu"}) +
+    OpNode("g2", "Mul", {"g1", "mm"}) + OpNode("grad", "_Retval", {"g2"});
+
+std::vector<std::string> Names(const Graph& g, const std::vector<Endpoint>& ts) {
+  std::vector<std::string> out;
+  for (Endpoint t : ts) out.push_back(g.node(t.node).name());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+absl::StatusOr<PartitionPlan> Plan(const Graph& g, double fraction,
+                                   std::vector<std::string> pinned = {}) {
+  PartitionOptions options;
+  options.backward_inputs = {"t"};
+  options.pinned = std::move(pinned);
+  options.budget_fraction = fraction;
+  return PlanPartition(g, InferShapes(g), options);
+}
+
+TEST(PartitionTest, FullBudgetSavesWhatTheBackwardReads) {
+  Graph g = GraphFromText(kJoint);
+  absl::StatusOr<PartitionPlan> plan = Plan(g, 1.0);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Names(g, plan->saved), (std::vector<std::string>{"mm", "relu"}));
+  EXPECT_EQ(plan->default_bytes, 2 * 256 * 256 * 4);
+  EXPECT_EQ(plan->saved_bytes, plan->default_bytes);
+  EXPECT_TRUE(plan->recomputed.empty());
+  EXPECT_EQ(plan->least_bytes, 0);  // x and w are held anyway
+}
+
+TEST(PartitionTest, HalfBudgetRecomputesTheCheapOp) {
+  Graph g = GraphFromText(kJoint);
+  absl::StatusOr<PartitionPlan> plan = Plan(g, 0.5);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // relu(mm) costs a FLOP per element, mm 2 x 256^3: keep mm.
+  EXPECT_EQ(Names(g, plan->saved), (std::vector<std::string>{"mm"}));
+  ASSERT_EQ(plan->recomputed.size(), 1u);
+  EXPECT_EQ(g.node(plan->recomputed[0]).name(), "relu");
+  EXPECT_EQ(plan->saved_bytes, 256 * 256 * 4);
+  EXPECT_TRUE(plan->budget_met);
+}
+
+TEST(PartitionTest, ZeroBudgetRecomputesFromTheInputs) {
+  Graph g = GraphFromText(kJoint);
+  absl::StatusOr<PartitionPlan> plan = Plan(g, 0.0);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Names(g, plan->saved), (std::vector<std::string>{"w", "x"}));
+  EXPECT_EQ(plan->saved_bytes, 0);
+  EXPECT_EQ(plan->recomputed.size(), 2u);
+  EXPECT_DOUBLE_EQ(plan->recomputed_flops, 2.0 * 256 * 256 * 256 + 256 * 256);
+}
+
+TEST(PartitionTest, PinnedOpsAreSavedAndABudgetBelowTheLeastSaysSo) {
+  Graph g = GraphFromText(kJoint);
+  absl::StatusOr<PartitionPlan> plan = Plan(g, 0.0, {"mm"});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->budget_met);
+  EXPECT_EQ(plan->least_bytes, 256 * 256 * 4);
+  EXPECT_EQ(Names(g, plan->saved), (std::vector<std::string>{"mm"}));
+}
+
+TEST(PartitionTest, NoBackwardInputIsAnError) {
+  Graph g = GraphFromText(kJoint);
+  PartitionOptions options;
+  options.backward_inputs = {"missing"};
+  absl::StatusOr<PartitionPlan> plan = PlanPartition(g, InferShapes(g), options);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("backward's inputs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace graft::analysis
