@@ -72,14 +72,22 @@ bool IsAtenMatrixOp(const std::string& op) {
   return kOps.count(op) > 0;
 }
 
+// ATen's fused attention (scaled_dot_product_attention and the kernels it
+// dispatches to), forward only.
+bool IsAtenAttentionOp(const std::string& op) {
+  return (op.rfind("aten._scaled_dot_product_", 0) == 0 ||
+          op == "aten.scaled_dot_product_attention.default") &&
+         op.find("backward") == std::string::npos;
+}
+
+}  // namespace
+
 bool UsesMatrixUnits(const std::string& op) {
-  return IsAtenMatrixOp(op) || op.rfind("Conv2D", 0) == 0 ||
+  return IsAtenMatrixOp(op) || IsAtenAttentionOp(op) || op.rfind("Conv2D", 0) == 0 ||
          op.rfind("DepthwiseConv2dNative", 0) == 0 || op == "MatMul" ||
          op == "Conv" || op == "ConvInteger" || op == "Gemm" ||
          op == "BatchMatMul" || op == "BatchMatMulV2";
 }
-
-}  // namespace
 
 absl::StatusOr<DeviceProfile> ParseDeviceProfile(const std::string& text,
                                                  const std::string& origin) {
@@ -269,6 +277,14 @@ double Flops(const ShapeMap& shapes, const Node& n) {
     }
     if (!out.fully_known() || !w.fully_known() || w.dims.size() < 3) return -1;
     return 2 * prod(out.dims) * prod(w.dims, 1);
+  }
+  if (IsAtenAttentionOp(op)) {  // q k^T, then by v: q [.., L, E], k [.., S, E], v [.., S, Ev]
+    const TensorInfo &q = in(0), &k = in(1), &v = in(2);
+    if (!q.fully_known() || !k.fully_known() || !v.fully_known() || q.dims.size() < 2 ||
+        k.dims.size() < 2 || v.dims.empty())
+      return -1;
+    double s = static_cast<double>(k.dims[k.dims.size() - 2]);
+    return 2 * prod(q.dims) * s + 2 * prod(q.dims) / q.dims.back() * s * v.dims.back();
   }
   if (IsAtenMatrixOp(op)) {
     const bool bias_first = op == "aten.addmm.default" || op == "aten.baddbmm.default";

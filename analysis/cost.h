@@ -93,6 +93,10 @@ StepTime EstimateStepTime(const Graph& graph, const ShapeMap& shapes,
 // window element, batch norm 8 and softmax 5 per element.
 double Flops(const ShapeMap& shapes, const Node& node);
 
+// Whether an op runs on a device's matrix units (convolutions, matrix
+// products, fused attention): what a recomputation's FLOPs are counted of.
+bool UsesMatrixUnits(const std::string& op);
+
 // "Conv2D x=[8,32,32,3] w=[3,3,3,16] strides=[1,1,1,1] SAME NHWC",
 // "MatMul a=[32,64] b=[64,10] ta=0 tb=0"; empty for other ops or unknown
 // shapes. The CUDA profiler writes its measurements under these keys.

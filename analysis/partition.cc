@@ -21,6 +21,7 @@ struct Problem {
   struct Op {
     NodeId node = kNoNode;
     int64_t cost = -1;  // scaled; -1: never recomputed
+    bool light = false; // no matrix FLOPs: an element-wise op, say
     double flops = 0;
   };
   struct Tensor {
@@ -33,7 +34,6 @@ struct Problem {
   };
   std::vector<Op> ops;
   std::vector<Tensor> tensors;
-  int64_t default_bytes = 0;
 };
 
 // One cut's outcome.
@@ -45,9 +45,19 @@ struct Cut {
   int64_t cost = 0;  // scaled
 };
 
+// Capacities, in three tiers: matrix FLOPs in units of 2^-24 of all of
+// them, times 2^17; bytes in units of 2^-16 of all the tensors'; an op
+// without matrix FLOPs 1. At lambda = 1 all bytes together weigh less than
+// one FLOP unit and a tensor more than an element-wise op: the fewest
+// FLOPs, then the fewest bytes, then the fewest element-wise ops
+// recomputed. At lambda = 2^43 one byte unit outweighs all recomputation
+// (the least bytes); lambda x bytes stays below 2^59.
 constexpr int64_t kInfinite = int64_t{1} << 60;
-constexpr int kCostBits = 30;   // total recomputation cost ~ 2^30
-constexpr int kBytesBits = 20;  // the default's saved bytes ~ 2^20
+constexpr int kCostBits = 24;
+constexpr int kTieBits = 17;
+constexpr int kBytesBits = 16;
+constexpr double kLeastLambdaLog2 = kCostBits + kTieBits + 2;
+constexpr int64_t kLightCost = 1;
 
 bool NeverRecomputed(const Graph& graph, const Node& n,
                      const absl::flat_hash_set<std::string>& pinned) {
@@ -70,6 +80,12 @@ absl::StatusOr<Problem> BuildProblem(const Graph& graph, const ShapeMap& shapes,
   for (const std::string& name : options.backward_inputs) {
     NodeId id = graph.FindId(name);
     if (id == kNoNode) continue;
+    backward[id] = true;
+    todo.push_back(id);
+  }
+  for (const std::string& name : options.backward_ops) {
+    NodeId id = graph.FindId(name);
+    if (id == kNoNode || backward[id]) continue;
     backward[id] = true;
     todo.push_back(id);
   }
@@ -96,34 +112,31 @@ absl::StatusOr<Problem> BuildProblem(const Graph& graph, const ShapeMap& shapes,
 
   absl::flat_hash_set<std::string> pinned(options.pinned.begin(),
                                           options.pinned.end());
+  absl::flat_hash_set<std::string> free(options.free.begin(),
+                                        options.free.end());
   Problem problem;
   std::vector<int> op_index(graph.id_limit(), -1);
-  double total_cost = 0;
+  double total_flops = 0;
   graph.ForEachNode([&](const Node& n) {
     if (backward[n.id()]) return;
     op_index[n.id()] = static_cast<int>(problem.ops.size());
     Problem::Op op;
     op.node = n.id();
-    if (!NeverRecomputed(graph, n, pinned)) {
-      op.flops = std::max(0.0, Flops(shapes, n));
-      double written = 0;
-      for (int p = 0; p < n.num_used_ports(); ++p)
-        written += std::max<int64_t>(0, shapes.at({n.id(), p}).bytes());
-      op.cost = 1;  // rescaled below
-      total_cost += op.flops + written / 1000 + 1;
+    if (!NeverRecomputed(graph, n, pinned) && free.contains(n.name())) {
+      op.cost = 0;
+    } else if (!NeverRecomputed(graph, n, pinned)) {
+      op.flops = UsesMatrixUnits(n.op()) ? std::max(0.0, Flops(shapes, n)) : 0;
+      op.light = op.flops <= 0;
+      op.cost = op.light ? kLightCost : 1;  // a matrix op's: rescaled below
+      total_flops += op.flops;
     }
     problem.ops.push_back(op);
   });
-  // Costs in units of 2^-30 of all recomputation (at least 1).
-  double cost_scale = std::ldexp(1.0, kCostBits) / std::max(total_cost, 1.0);
+  // Matrix FLOPs in units of 2^-24 of all of them (at least 1), times 2^17.
+  double cost_scale = std::ldexp(1.0, kCostBits) / std::max(total_flops, 1.0);
   for (Problem::Op& op : problem.ops) {
-    if (op.cost < 0) continue;
-    const Node& n = graph.node(op.node);
-    double written = 0;
-    for (int p = 0; p < n.num_used_ports(); ++p)
-      written += std::max<int64_t>(0, shapes.at({n.id(), p}).bytes());
-    op.cost = std::max<int64_t>(
-        1, std::llround((op.flops + written / 1000 + 1) * cost_scale));
+    if (op.cost <= 0 || op.light) continue;
+    op.cost = std::max<int64_t>(1, std::llround(op.flops * cost_scale)) << kTieBits;
   }
 
   for (const Problem::Op& op : problem.ops) {
@@ -148,14 +161,13 @@ absl::StatusOr<Problem> BuildProblem(const Graph& graph, const ShapeMap& shapes,
               ") is not known (", shapes.at(t.endpoint).ShapeString(), ")"));
         }
       }
-      if (t.needed) problem.default_bytes += t.bytes;
       problem.tensors.push_back(std::move(t));
     }
   }
-  // Bytes in units of 2^-20 of the default's saved bytes (a saved tensor at
-  // least 1).
-  double bytes_scale = std::ldexp(1.0, kBytesBits) /
-                       std::max<double>(problem.default_bytes, 1.0);
+  // Bytes in units of 2^-16 of all the tensors' (a tensor at least 1).
+  double all_bytes = 0;
+  for (const Problem::Tensor& t : problem.tensors) all_bytes += t.bytes;
+  double bytes_scale = std::ldexp(1.0, kBytesBits) / std::max(all_bytes, 1.0);
   for (Problem::Tensor& t : problem.tensors) {
     t.scaled = t.bytes == 0 ? 0
                             : std::max<int64_t>(1, std::llround(t.bytes * bytes_scale));
@@ -179,7 +191,8 @@ using FlowGraph = boost::adjacency_list<
 // S -> op: the op's cost (cut: recomputed); op -> tensor: lambda x bytes
 // (cut: saved); tensor -> reader op and needed tensor -> T: infinite (what
 // a recomputed op or the backward reads is available).
-Cut SolveCut(const Problem& problem, double lambda) {
+Cut SolveCut(const Problem& problem, double lambda, bool keep_light = false,
+             const std::vector<bool>* kept = nullptr) {
   const int ops = static_cast<int>(problem.ops.size());
   const int n = 2 + ops + static_cast<int>(problem.tensors.size());
   FlowGraph g(n);
@@ -196,13 +209,16 @@ Cut SolveCut(const Problem& problem, double lambda) {
   };
   const int source = 0, sink = 1;
   for (int i = 0; i < ops; ++i) {
-    add(source, 2 + i, problem.ops[i].cost < 0 ? kInfinite : problem.ops[i].cost);
+    const Problem::Op& op = problem.ops[i];
+    bool never = op.cost < 0 || (keep_light && op.light) ||
+                 (kept != nullptr && (*kept)[i]);
+    add(source, 2 + i, never ? kInfinite : op.cost);
   }
   for (size_t j = 0; j < problem.tensors.size(); ++j) {
     const Problem::Tensor& t = problem.tensors[j];
     int v = 2 + ops + static_cast<int>(j);
     double save = lambda * static_cast<double>(t.scaled);
-    add(2 + t.op, v, static_cast<int64_t>(std::min(save, std::ldexp(1.0, 52))));
+    add(2 + t.op, v, static_cast<int64_t>(std::min(save, std::ldexp(1.0, 59))));
     for (int r : t.readers) add(v, 2 + r, kInfinite);
     if (t.needed) add(v, sink, kInfinite);
   }
@@ -226,7 +242,7 @@ Cut SolveCut(const Problem& problem, double lambda) {
   cut.recomputed.assign(ops, false);
   cut.saved.assign(problem.tensors.size(), false);
   for (int i = 0; i < ops; ++i) {
-    if (!reached[2 + i] && problem.ops[i].cost >= 0) {
+    if (!reached[2 + i] && problem.ops[i].cost >= 0) {  // a free op too
       cut.recomputed[i] = true;
       cut.flops += problem.ops[i].flops;
       cut.cost += problem.ops[i].cost;
@@ -244,6 +260,36 @@ Cut SolveCut(const Problem& problem, double lambda) {
   return cut;
 }
 
+// The cuts lambda reaches lie on the convex hull of (bytes, FLOPs): a
+// budget between two of them gets the one below it, often with bytes to
+// spare. Spends them: each recomputed matrix op, the costliest first, is
+// kept (computed once, its output saved) when the cut at `lambda` with it
+// kept still fits and recomputes less.
+Cut SpendTheSlack(const Problem& problem, double lambda, int64_t budget,
+                  Cut best, int* cuts) {
+  std::vector<int> candidates;
+  for (size_t i = 0; i < problem.ops.size(); ++i) {
+    if (best.recomputed[i] && !problem.ops[i].light && problem.ops[i].cost > 0)
+      candidates.push_back(static_cast<int>(i));
+  }
+  std::sort(candidates.begin(), candidates.end(), [&](int a, int b) {
+    return problem.ops[a].cost > problem.ops[b].cost;
+  });
+  std::vector<bool> kept(problem.ops.size(), false);
+  for (int i : candidates) {
+    if (!best.recomputed[i]) continue;
+    kept[i] = true;
+    Cut cut = SolveCut(problem, lambda, false, &kept);
+    ++*cuts;
+    if (cut.bytes <= budget && cut.cost < best.cost) {
+      best = std::move(cut);
+    } else {
+      kept[i] = false;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 absl::StatusOr<PartitionPlan> PlanPartition(const Graph& graph,
@@ -252,26 +298,27 @@ absl::StatusOr<PartitionPlan> PlanPartition(const Graph& graph,
   absl::StatusOr<Problem> problem = BuildProblem(graph, shapes, options);
   if (!problem.ok()) return problem.status();
   PartitionPlan plan;
-  plan.default_bytes = problem->default_bytes;
+  // The default: nothing recomputed but free ops (views), the fewest bytes
+  // so. lambda = 1: no matrix FLOPs recomputed, the fewest bytes so; the
+  // largest lambda: any saved byte outweighs all recomputation (the least
+  // bytes). Between them a bisection over log2(lambda) for the cheapest
+  // cut that fits.
+  plan.default_bytes = SolveCut(*problem, 1, /*keep_light=*/true).bytes;
+  Cut best = SolveCut(*problem, 1);
+  Cut least = SolveCut(*problem, std::exp2(kLeastLambdaLog2));
+  plan.cuts = 3;
+  plan.least_bytes = least.bytes;
   plan.budget_bytes =
       options.budget_bytes >= 0
           ? options.budget_bytes
           : static_cast<int64_t>(std::floor(options.budget_fraction *
                                             static_cast<double>(plan.default_bytes)));
-  // lambda = 0: saving is free, nothing is recomputed (the default); the
-  // largest lambda: any saved byte outweighs all recomputation (the least
-  // bytes). Between them a bisection over log2(lambda) for the cheapest
-  // cut that fits.
-  Cut best = SolveCut(*problem, 0);
-  Cut least = SolveCut(*problem, std::ldexp(1.0, kCostBits + 2));
-  plan.cuts = 2;
-  plan.least_bytes = least.bytes;
   if (best.bytes > plan.budget_bytes) {
     best = least;
     if (least.bytes > plan.budget_bytes) {
       plan.budget_met = false;
     } else {
-      double lo = -kBytesBits - 4, hi = kCostBits + 2;
+      double lo = 0, hi = kLeastLambdaLog2, best_lambda = hi;
       for (int i = 0; i < 40 && hi - lo > 1e-3; ++i) {
         double mid = (lo + hi) / 2;
         Cut cut = SolveCut(*problem, std::exp2(mid));
@@ -279,12 +326,16 @@ absl::StatusOr<PartitionPlan> PlanPartition(const Graph& graph,
         if (cut.bytes <= plan.budget_bytes) {
           hi = mid;
           if (cut.cost < best.cost ||
-              (cut.cost == best.cost && cut.bytes < best.bytes))
+              (cut.cost == best.cost && cut.bytes < best.bytes)) {
             best = cut;
+            best_lambda = mid;
+          }
         } else {
           lo = mid;
         }
       }
+      best = SpendTheSlack(*problem, std::exp2(best_lambda), plan.budget_bytes,
+                           std::move(best), &plan.cuts);
     }
   }
   for (size_t j = 0; j < problem->tensors.size(); ++j) {

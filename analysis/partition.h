@@ -6,8 +6,10 @@
 //
 // The choice is a minimum cut (after Checkmate's and torch's min-cut
 // partitioners) that prices both sides: saving a tensor costs lambda x its
-// bytes, recomputing an op costs its FLOPs (plus a thousandth of a FLOP per
-// byte it writes, so that among equal FLOPs fewer ops are recomputed). A
+// bytes, recomputing an op costs its matrix FLOPs (convolutions, matrix
+// products, attention: what a compiler cannot fuse away; element-wise ops
+// none) plus a thousandth of a FLOP per byte it writes (so that among equal
+// FLOPs fewer and smaller ops are recomputed). A
 // search over lambda finds the least recomputation whose saved bytes fit a
 // budget. Inputs of the graph (parameters, the batch) are held anyway:
 // saving them costs nothing.
@@ -28,11 +30,18 @@ struct PartitionOptions {
   // The backward pass's inputs (AOTAutograd's tangents): the backward is
   // what depends on them, and every `_Retval` (the gradients).
   std::vector<std::string> backward_inputs;
+  // Ops of the backward that need none of its inputs (a weight's
+  // transpose, a mask's complement) but that it computes itself, as the
+  // trace that made the graph placed them.
+  std::vector<std::string> backward_ops;
   // Forward ops never recomputed (random draws, reads of state the step
   // mutates); stateful and mutating ops of the registry are never either.
   std::vector<std::string> pinned;
+  // Forward ops whose recomputation costs nothing (views and aliases: new
+  // metadata over their input's bytes).
+  std::vector<std::string> free;
   // Saved bytes to fit: budget_bytes when >= 0, else budget_fraction of
-  // what saving every tensor the backward reads keeps.
+  // `default_bytes`.
   double budget_fraction = 1.0;
   int64_t budget_bytes = -1;
 };
@@ -42,6 +51,7 @@ struct PartitionPlan {
   std::vector<NodeId> recomputed;     // forward ops run again
   int64_t saved_bytes = 0;            // of `saved`, inputs not counted
   int64_t default_bytes = 0;          // saving all the backward reads
+                                      // (views recomputed from their base)
   int64_t least_bytes = 0;            // the fewest any partition saves
   int64_t budget_bytes = 0;
   bool budget_met = true;             // false: `least_bytes` > budget

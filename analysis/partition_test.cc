@@ -34,15 +34,24 @@ absl::StatusOr<PartitionPlan> Plan(const Graph& g, double fraction,
   return PlanPartition(g, InferShapes(g), options);
 }
 
-TEST(PartitionTest, FullBudgetSavesWhatTheBackwardReads) {
+TEST(PartitionTest, FullBudgetRecomputesNoMatrixFlops) {
   Graph g = GraphFromText(kJoint);
   absl::StatusOr<PartitionPlan> plan = Plan(g, 1.0);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_EQ(Names(g, plan->saved), (std::vector<std::string>{"mm", "relu"}));
+  // The default saves what the backward reads; at no FLOPs' cost relu is
+  // recomputed from mm rather than saved beside it.
   EXPECT_EQ(plan->default_bytes, 2 * 256 * 256 * 4);
-  EXPECT_EQ(plan->saved_bytes, plan->default_bytes);
-  EXPECT_TRUE(plan->recomputed.empty());
+  EXPECT_EQ(Names(g, plan->saved), (std::vector<std::string>{"mm"}));
+  EXPECT_EQ(plan->recomputed_flops, 0);
   EXPECT_EQ(plan->least_bytes, 0);  // x and w are held anyway
+}
+
+TEST(PartitionTest, PinnedElementWiseOpsAreSaved) {
+  Graph g = GraphFromText(kJoint);
+  absl::StatusOr<PartitionPlan> plan = Plan(g, 1.0, {"relu"});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Names(g, plan->saved), (std::vector<std::string>{"mm", "relu"}));
+  EXPECT_TRUE(plan->recomputed.empty());
 }
 
 TEST(PartitionTest, HalfBudgetRecomputesTheCheapOp) {
@@ -64,7 +73,7 @@ TEST(PartitionTest, ZeroBudgetRecomputesFromTheInputs) {
   EXPECT_EQ(Names(g, plan->saved), (std::vector<std::string>{"w", "x"}));
   EXPECT_EQ(plan->saved_bytes, 0);
   EXPECT_EQ(plan->recomputed.size(), 2u);
-  EXPECT_DOUBLE_EQ(plan->recomputed_flops, 2.0 * 256 * 256 * 256 + 256 * 256);
+  EXPECT_DOUBLE_EQ(plan->recomputed_flops, 2.0 * 256 * 256 * 256);  // relu: none
 }
 
 TEST(PartitionTest, PinnedOpsAreSavedAndABudgetBelowTheLeastSaysSo) {
@@ -74,6 +83,40 @@ TEST(PartitionTest, PinnedOpsAreSavedAndABudgetBelowTheLeastSaysSo) {
   EXPECT_FALSE(plan->budget_met);
   EXPECT_EQ(plan->least_bytes, 256 * 256 * 4);
   EXPECT_EQ(Names(g, plan->saved), (std::vector<std::string>{"mm"}));
+}
+
+TEST(PartitionTest, FreeOpsAreRecomputedFromTheirBase) {
+  // The backward also reads an alias of relu: recomputed from relu for free
+  // rather than saved beside it.
+  Graph g = GraphFromText(kJoint + OpNode("alias", "Identity", {"relu"}) +
+                          OpNode("g3", "Mul", {"t", "alias"}) +
+                          OpNode("grad3", "_Retval", {"g3"}));
+  PartitionOptions options;
+  options.backward_inputs = {"t"};
+  options.free = {"alias"};
+  options.pinned = {"relu"};
+  absl::StatusOr<PartitionPlan> plan = PlanPartition(g, InferShapes(g), options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Names(g, plan->saved), (std::vector<std::string>{"mm", "relu"}));
+  EXPECT_EQ(plan->default_bytes, 2 * 256 * 256 * 4);
+  ASSERT_EQ(plan->recomputed.size(), 1u);
+  EXPECT_EQ(g.node(plan->recomputed[0]).name(), "alias");
+}
+
+TEST(PartitionTest, ABudgetBetweenHullPointsIsSpent) {
+  // Two equal matrix products the backward reads: lambda saves both or
+  // recomputes both; half the bytes fit one saved, one recomputed.
+  Graph g = GraphFromText(
+      PlaceholderNode("x", {256, 256}) + PlaceholderNode("w", {256, 256}) +
+      PlaceholderNode("v", {256, 256}) + OpNode("a", "MatMul", {"x", "w"}) +
+      OpNode("b", "MatMul", {"x", "v"}) + PlaceholderNode("t", {256, 256}) +
+      OpNode("ga", "Mul", {"t", "a"}) + OpNode("gb", "Mul", {"ga", "b"}) +
+      OpNode("grad", "_Retval", {"gb"}));
+  absl::StatusOr<PartitionPlan> plan = Plan(g, 0.5);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->saved_bytes, 256 * 256 * 4);
+  EXPECT_EQ(plan->recomputed.size(), 1u);
+  EXPECT_DOUBLE_EQ(plan->recomputed_flops, 2.0 * 256 * 256 * 256);
 }
 
 TEST(PartitionTest, NoBackwardInputIsAnError) {

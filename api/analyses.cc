@@ -364,7 +364,9 @@ Result<PartitionReport> Partition(const Model& model,
   analysis::ShapeMap shapes = analysis::InferShapes(*graph);
   analysis::PartitionOptions options;
   options.backward_inputs = settings.backward_inputs;
+  options.backward_ops = settings.backward_ops;
   options.pinned = settings.pinned;
+  options.free = settings.free;
   options.budget_fraction = settings.budget_fraction;
   options.budget_bytes = settings.budget_bytes;
   absl::StatusOr<analysis::PartitionPlan> plan =

@@ -85,7 +85,9 @@ std::string CostJson(const CostReport& report);
 // saved bytes, the rest recomputed in the backward.
 struct PartitionSettings {
   std::vector<std::string> backward_inputs;  // the tangents
+  std::vector<std::string> backward_ops;     // placed in the backward
   std::vector<std::string> pinned;           // never recomputed
+  std::vector<std::string> free;             // recomputed at no cost
   double budget_fraction = 1.0;              // of saving all it reads
   int64_t budget_bytes = -1;                 // >= 0: absolute
 };

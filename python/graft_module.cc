@@ -305,11 +305,13 @@ PYBIND11_MODULE(_graft, m) {
   m.def("partition", [](const std::string& path, const py::object& data,
                         const std::string& format,
                         const std::vector<std::string>& backward_inputs,
+                        const std::vector<std::string>& backward_ops,
                         const std::vector<std::string>& pinned,
+                        const std::vector<std::string>& free,
                         double budget_fraction, int64_t budget_bytes) {
     Model model = ModelOf(path, data, format);
-    PartitionSettings settings{backward_inputs, pinned, budget_fraction,
-                               budget_bytes};
+    PartitionSettings settings{backward_inputs, backward_ops, pinned, free,
+                               budget_fraction, budget_bytes};
     py::gil_scoped_release release;
     return PartitionJson(Take(Partition(model, settings)));
   });

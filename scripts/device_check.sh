@@ -2,9 +2,11 @@
 # The prepared check for a machine with an NVIDIA GPU (under 8 minutes on
 # one H100): graft's CUDA profile (cuDNN and cuBLAS timings of the shapes
 # analysis/cuda profiles) beside the roofline cost model, and what
-# torch.compile's partitioners save for backward, peak memory
-# (torch.cuda.max_memory_allocated) and step time on ResNet-18 and a
-# GPT-style model (tests/bench/torch_partitions.py). Results go to
+# torch.compile's partitioners and graft's (graft.torch.backend) save for
+# backward, peak memory (torch.cuda.max_memory_allocated) and step time,
+# eagerly and under inductor, on ResNet-18/50, GPT-2, a LLaMA-style decoder
+# and a U-Net (tests/bench/torch_partitions.py; graft from build/python,
+# scripts/build_wheel.sh). Results go to
 # $OUT (default build/device_check); commit their numbers to
 # docs/benchmarks.md.
 #
@@ -22,8 +24,12 @@ out="${OUT:-build/device_check}"
 mkdir -p "$out" || exit 1
 python=".venv/bin/python"
 [[ -x "$python" ]] || python="$(command -v python3)"
-if ! "$python" -c "import torch, torchvision" 2>/dev/null; then
-  echo "device_check: torch and torchvision are needed (scripts/setup.sh installs them into .venv)" >&2
+if ! "$python" -c "import torch, torchvision, transformers" 2>/dev/null; then
+  echo "device_check: torch, torchvision and transformers are needed (scripts/setup.sh installs them into .venv)" >&2
+  exit 1
+fi
+if [[ ! -f build/python/graft/__init__.py ]]; then
+  echo "device_check: graft is not staged in build/python (scripts/build_wheel.sh)" >&2
   exit 1
 fi
 

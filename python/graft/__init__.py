@@ -559,19 +559,21 @@ def cost(model: Union[Model, PathLike, bytes], *, device: str = "h100_sxm",
 
 
 def partition(model: Union[Model, PathLike, bytes], *,
-              backward_inputs: Sequence[str], pinned: Sequence[str] = (),
-              budget: float = 1.0, budget_bytes: Optional[int] = None) -> Dict[str, Any]:
+              backward_inputs: Sequence[str], backward_ops: Sequence[str] = (),
+              pinned: Sequence[str] = (),
+              free: Sequence[str] = (), budget: float = 1.0, budget_bytes: Optional[int] = None) -> Dict[str, Any]:
     """The forward/backward partition of a joint training graph: which
     forward tensors the forward saves (``saved``, "node:port") so that
     their bytes fit ``budget`` x what saving every tensor the backward reads
     keeps (or ``budget_bytes``), the rest recomputed in the backward
     (``recomputed``) at the least FLOPs graft finds. ``backward_inputs``
-    name the backward's inputs (the tangents); ``pinned`` ops are never
-    recomputed. ``budget_met`` is false when no partition fits: the plan
+    name the backward's inputs (the tangents), ``backward_ops`` ops the
+    backward computes though they need none of them; ``pinned`` ops are never
+    recomputed, ``free`` ops (views) are recomputed at no cost. ``budget_met`` is false when no partition fits: the plan
     then saves the least (``least_bytes``)."""
     model = _model(model)
     return json.loads(_graft.partition(
-        *model._args(), list(backward_inputs), list(pinned), float(budget),
+        *model._args(), list(backward_inputs), list(backward_ops), list(pinned), list(free), float(budget),
         -1 if budget_bytes is None else int(budget_bytes)))
 
 

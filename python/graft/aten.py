@@ -101,6 +101,11 @@ def _is_tensor_type(t, torch):
     return isinstance(t, torch._C.TensorType)
 
 
+def _is_tensor_value(value):
+    import torch
+    return isinstance(value, torch.Tensor)
+
+
 def _holds_node(value):
     import torch.fx
     if isinstance(value, (list, tuple)):
@@ -238,7 +243,9 @@ def joint_message(joint, num_fwd_outputs):
     import torch.fx
     w = _Writer()
     for node in joint.graph.nodes:
-        if node.op == "placeholder":
+        if node.op in ("placeholder", "get_attr"):  # a module's constant: held anyway
+            if not _is_tensor_value(node.meta.get("val")):
+                raise ValueError("graft.aten: `%s` holds no tensor" % node.name)
             w.placeholder(node)
         elif node.op == "call_function":
             w.call(node)
@@ -249,7 +256,7 @@ def joint_message(joint, num_fwd_outputs):
                       if i >= num_fwd_outputs and isinstance(v, torch.fx.Node))
         else:
             raise ValueError("graft.aten: %s nodes (`%s`) are not read yet" % (node.op, node.name))
-    holders = {}
+    holders = {}  # get_attr nodes are not saved: the backward reads them itself
     for node in joint.graph.nodes:
         if node.op in ("placeholder", "call_function"):
             ref = w.alias.get(node.name, node.name)

@@ -89,8 +89,12 @@ class _Undecided(Exception):
     """What graft does not partition itself: torch's default does."""
 
 
-def _pinned_and_tangents(joint, num_fwd_outputs):
-    """Forward ops graft must not recompute, and the backward's inputs."""
+def _roles(joint, num_fwd_outputs):
+    """What the planner needs to know of a joint graph's nodes: the
+    backward's inputs (tangents), the ops the trace placed in the backward
+    (as torch's default partition reads the graph: after the forward's last
+    op), forward ops graft must not recompute, and those that cost nothing
+    to (views and aliases)."""
     import torch
     from torch._functorch import partitioners as tp
     from torch._functorch._aot_autograd.descriptors import InputMutationAOTOutput
@@ -109,7 +113,16 @@ def _pinned_and_tangents(joint, num_fwd_outputs):
     mutated_descs = [d.mutated_input for d in descs[:num_fwd_outputs]
                      if isinstance(d, InputMutationAOTOutput)]
     mutated = {n for n in placeholders if n.meta.get("desc") in mutated_descs}
-    pinned = []
+    last = None
+    for node in joint.graph.nodes:
+        if tp._has_tag_is_forward(node) or tp._is_primal(node):
+            last = node
+    backward_ops, in_backward = [], False
+    for node in joint.graph.nodes:
+        if in_backward and node.op == "call_function":
+            backward_ops.append(node.name)
+        in_backward = in_backward or node is last
+    pinned, free = [], []
     for node in joint.graph.nodes:
         if node.op != "call_function":
             continue
@@ -118,7 +131,11 @@ def _pinned_and_tangents(joint, num_fwd_outputs):
         if (reads_state or tp.is_rng_op(node) or node.is_impure(impure_random=True)
                 or node.meta.get("recompute") is not None):
             pinned.append(node.name)
-    return pinned, tangents
+        elif getattr(node.target, "is_view", False) or node.target in (
+                torch.ops.aten.detach.default, torch.ops.aten.alias.default):
+            free.append(node.name)
+    return {"backward_inputs": tangents, "backward_ops": backward_ops, "pinned": pinned,
+            "free": free}
 
 
 def _saved_bytes(fw_module, num_fwd_outputs):
@@ -134,7 +151,7 @@ def _graft_partition(joint, num_fwd_outputs, budget, budget_bytes, static_nodes)
     """The forward and backward modules of graft's plan, and its report."""
     from torch._functorch import partitioners as tp
     from torch._functorch.compile_utils import raise_getitems
-    pinned, tangents = _pinned_and_tangents(joint, num_fwd_outputs)
+    roles = _roles(joint, num_fwd_outputs)
     from torch._subclasses.fake_tensor import unset_fake_temporarily
     try:
         with unset_fake_temporarily():  # AOTAutograd partitions under fake tensors
@@ -142,13 +159,13 @@ def _graft_partition(joint, num_fwd_outputs, budget, budget_bytes, static_nodes)
     except ValueError as e:
         raise _Undecided(str(e))
     model = graft.load(aten._encode(message, "GraphDef"), format="pb", name="joint.aten.pb")
-    plan = graft.partition(model, backward_inputs=tangents, pinned=pinned, budget=budget,
-                           budget_bytes=budget_bytes)
+    plan = graft.partition(model, budget=budget, budget_bytes=budget_bytes, **roles)
     # Python numbers and None arguments (graft's Consts and _Absent) travel
     # with the ops that read them: nothing to save.
     saved = [holders[t] for t in plan["saved"] if t in holders]
-    unheld = [t for t in plan["saved"]
-              if t not in holders and not t.startswith(("_scalar_", aten.ABSENT + ":"))]
+    constants = {n.name + ":0" for n in joint.graph.find_nodes(op="get_attr")}
+    unheld = [t for t in plan["saved"] if t not in holders and t not in constants
+              and not t.startswith(("_scalar_", aten.ABSENT + ":"))]
     if unheld:
         raise _Undecided("graft's plan saves %s, which no FX node holds" % ", ".join(unheld))
     fw, bw = tp._extract_fwd_bwd_modules(

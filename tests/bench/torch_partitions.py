@@ -1,162 +1,287 @@
-"""What torch.compile's partitioners save for backward, and what it costs:
-per model and budget, the bytes the forward keeps for backward (beyond
-its inputs), the
-backward's FLOPs, whether the gradients equal eager's, and (on a CUDA
-device) peak memory (torch.cuda.max_memory_allocated) and step time.
+"""What torch.compile's partitioners and graft's save for backward, and
+what it costs: per model and budget, the bytes the forward keeps for
+backward (beyond its inputs), the backward's FLOPs with recomputation,
+whether the gradients (and batch norms' running statistics) equal eager's,
+and on a CUDA device peak memory (torch.cuda.max_memory_allocated) and step
+time.
 
-Partitioners: torch's default (save what the backward reads), its min-cut
-with activation_memory_budget (1.0, 0.5, 0.3, 0.1), run eagerly
-(aot_eager: only the partition differs) and, on CUDA, under inductor.
-graft's own partitioner (issue: graft's checkpoint planner as
-torch.compile's partitioner) joins as a column when it exists.
+Partitioners: torch's default (save what the backward reads); torch's
+min-cut with activation_memory_budget (1.0, 0.5, 0.3, 0.1); graft's
+(graft.torch.backend at the same budgets). Each runs eagerly (the compiled
+graphs run as they are: only the partition differs) and, where asked or on
+CUDA, under inductor (random ops as eager draws them, so gradients compare).
 
-    .venv/bin/python tests/bench/torch_partitions.py [--dry-run] [--json FILE]
+    .venv/bin/python tests/bench/torch_partitions.py [--dry-run] [--inductor] [--json FILE]
 
---dry-run: tiny models, two steps, CPU (what the tests run).
+--dry-run: tiny models, budgets 1.0 and 0.3, CPU (what the tests run).
 """
 import argparse
 import json
+import os
 import sys
 import time
 
 import torch
 import torch._functorch.config as functorch_config
+import torch._inductor.config as inductor_config
 import torchvision
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.compilers import nop
 from torch._functorch.partitioners import default_partition, min_cut_rematerialization_partition
 from torch.utils.flop_counter import FlopCounterMode
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "build", "python"))
+import graft.torch  # noqa: E402
 
-class Block(torch.nn.Module):
-    """A GPT-style block: attention (causal) and an MLP, pre-norm."""
 
-    def __init__(self, width, heads):
+class UNet(torch.nn.Module):
+    """A U-Net: conv + batch norm + ReLU blocks, max-pool down, transposed
+    conv up, skip concatenations."""
+
+    def __init__(self, width, depth=3):
         super().__init__()
-        self.heads = heads
-        self.norm1, self.norm2 = torch.nn.LayerNorm(width), torch.nn.LayerNorm(width)
-        self.qkv, self.proj = torch.nn.Linear(width, 3 * width), torch.nn.Linear(width, width)
-        self.mlp = torch.nn.Sequential(torch.nn.Linear(width, 4 * width), torch.nn.GELU(),
-                                       torch.nn.Linear(4 * width, width), torch.nn.Dropout(0.1))
+
+        def block(cin, cout):
+            return torch.nn.Sequential(
+                torch.nn.Conv2d(cin, cout, 3, padding=1), torch.nn.BatchNorm2d(cout),
+                torch.nn.ReLU(), torch.nn.Conv2d(cout, cout, 3, padding=1),
+                torch.nn.BatchNorm2d(cout), torch.nn.ReLU())
+
+        widths = [width * 2 ** i for i in range(depth + 1)]
+        self.down = torch.nn.ModuleList(
+            [block(3, widths[0])] + [block(widths[i], widths[i + 1]) for i in range(depth)])
+        self.up = torch.nn.ModuleList(
+            [torch.nn.ConvTranspose2d(widths[i + 1], widths[i], 2, stride=2)
+             for i in reversed(range(depth))])
+        self.merge = torch.nn.ModuleList(
+            [block(2 * widths[i], widths[i]) for i in reversed(range(depth))])
+        self.head = torch.nn.Conv2d(widths[0], 1, 1)
 
     def forward(self, x):
-        b, s, w = x.shape
-        q, k, v = self.qkv(self.norm1(x)).reshape(b, s, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
-        a = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.proj(a.transpose(1, 2).reshape(b, s, w))
-        return x + self.mlp(self.norm2(x))
+        skips = []
+        for i, b in enumerate(self.down):
+            x = b(x if i == 0 else torch.nn.functional.max_pool2d(x, 2))
+            skips.append(x)
+        skips.pop()
+        for up, merge in zip(self.up, self.merge):
+            x = merge(torch.cat([up(x), skips.pop()], dim=1))
+        return self.head(x)
 
 
-class Gpt(torch.nn.Module):
-    def __init__(self, layers, width, heads):
+class CausalLM(torch.nn.Module):
+    """A transformers causal LM whose forward is its training loss."""
+
+    def __init__(self, model):
         super().__init__()
-        self.blocks = torch.nn.Sequential(*[Block(width, heads) for _ in range(layers)])
+        self.model = model
 
-    def forward(self, x):
-        return self.blocks(x).square().mean()
+    def forward(self, ids):
+        return self.model(input_ids=ids, labels=ids).loss
 
 
-def models(dry_run, device):
+def models(dry_run):
+    """name -> (module, input): random weights, train mode."""
+    import transformers
+    transformers.logging.set_verbosity_error()
     torch.manual_seed(0)
-    if dry_run:
-        return {"resnet18": (torchvision.models.resnet18(num_classes=10), (2, 3, 32, 32)),
-                "gpt": (Gpt(2, 64, 4), (2, 32, 64))}
-    return {"resnet18": (torchvision.models.resnet18(), (32, 3, 224, 224)),
-            "gpt": (Gpt(6, 768, 12), (8, 512, 768))}
+    tiny = dry_run
+    gpt2 = transformers.GPT2Config(
+        n_layer=2 if tiny else 4, n_embd=64 if tiny else 256, n_head=4 if tiny else 8,
+        vocab_size=256 if tiny else 1024, n_positions=128)
+    llama = transformers.LlamaConfig(
+        num_hidden_layers=2 if tiny else 4, hidden_size=64 if tiny else 256,
+        intermediate_size=128 if tiny else 704, num_attention_heads=4 if tiny else 8,
+        num_key_value_heads=2 if tiny else 4, vocab_size=256 if tiny else 1024,
+        max_position_embeddings=128, attention_dropout=0.0)
+    seq, batch = (32, 2) if tiny else (128, 4)
+    out = {
+        "resnet18": (torchvision.models.resnet18(num_classes=10),
+                     torch.randn(2, 3, 32, 32) if tiny else torch.randn(8, 3, 128, 128)),
+        "gpt2": (CausalLM(transformers.GPT2LMHeadModel(gpt2)),
+                 torch.randint(0, gpt2.vocab_size, (batch, seq))),
+        "llama": (CausalLM(transformers.LlamaForCausalLM(llama)),
+                  torch.randint(0, llama.vocab_size, (batch, seq))),
+        "unet": (UNet(8 if tiny else 32, 2 if tiny else 3),
+                 torch.randn(2, 3, 32, 32) if tiny else torch.randn(4, 3, 128, 128)),
+    }
+    if not tiny:
+        out["resnet50"] = (torchvision.models.resnet50(num_classes=10),
+                           torch.randn(4, 3, 128, 128))
+    return out
 
 
-def partition_fn(kind, budget, record):
+def saved_bytes(fw, num_fwd_outputs):
+    """What a forward module keeps for backward beyond its own inputs
+    (parameters and the batch are held anyway)."""
+    outputs = next(iter(fw.graph.find_nodes(op="output"))).args[0]
+    return sum(n.meta["val"].numel() * n.meta["val"].element_size()
+               for n in outputs[num_fwd_outputs:]
+               if isinstance(n, torch.fx.Node) and n.op != "placeholder"
+               and isinstance(n.meta.get("val"), torch.Tensor))
+
+
+def torch_partition(kind, budget, record, compiler=None):
     def partition(joint, joint_inputs, **kwargs):
+        if compiler:
+            kwargs["compiler"] = compiler
         if kind == "default":
+            kwargs.pop("compiler", None)
             fw, bw = default_partition(joint, joint_inputs, **kwargs)
         else:
             with functorch_config.patch(activation_memory_budget=budget):
                 fw, bw = min_cut_rematerialization_partition(joint, joint_inputs, **kwargs)
-        outputs = next(n for n in fw.graph.nodes if n.op == "output").args[0]
-        saved = outputs[kwargs["num_fwd_outputs"]:]
-        # What the forward keeps beyond its own inputs (parameters and the
-        # batch are held anyway).
-        record["saved_bytes"] += sum(
-            n.meta["val"].numel() * n.meta["val"].element_size() for n in saved
-            if isinstance(n, torch.fx.Node) and n.op != "placeholder"
-            and isinstance(n.meta.get("val"), torch.Tensor))
+        record["saved_bytes"] += saved_bytes(fw, kwargs["num_fwd_outputs"])
         return fw, bw
     return partition
 
 
-def measure(model, shape, kind, budget, device, steps, inner):
+class RecordingPartitioner(torch._inductor.custom_graph_pass.CustomPartitionerFn):
+    """Inductor's hook, for torch's own partitioners (their bytes recorded)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, joint, joint_inputs, **kwargs):
+        return self.fn(joint, joint_inputs, **kwargs)
+
+    def uuid(self):
+        return None
+
+
+def backend_for(kind, budget, inner, record):
+    if kind == "graft":
+        return graft.torch.backend(budget, inner=inner)
+    if inner == "eager":
+        return aot_autograd(fw_compiler=nop, bw_compiler=nop,
+                            partition_fn=torch_partition(kind, budget, record))
+    from torch._inductor.compile_fx import compile_fx
+
+    def compile_graph(gm, example_inputs):
+        fn = torch_partition(kind, budget, record, compiler="inductor")
+        with inductor_config.patch(custom_partitioner_fn=RecordingPartitioner(fn)):
+            return compile_fx(gm, example_inputs)
+    return compile_graph
+
+
+def close(got, want):
+    return all(torch.allclose(g, w, rtol=1e-4, atol=1e-5) for g, w in zip(got, want))
+
+
+def measure(name, model, x, kind, budget, inner, device, steps):
     record = {"saved_bytes": 0}
     torch._dynamo.reset()
-    eager_model = model.to(device)
-    x = torch.randn(*shape, device=device)
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    model = model.to(device)
+    x = x.to(device)
 
     def loss_of(m):
         out = m(x)
         return out if out.dim() == 0 else out.square().mean()
 
     torch.manual_seed(1)
-    loss_of(eager_model).backward()
-    want = [p.grad.clone() for p in eager_model.parameters()]
-    eager_model.zero_grad()
-    if inner == "eager":
-        backend = aot_autograd(fw_compiler=nop, bw_compiler=nop,
-                               partition_fn=partition_fn(kind, budget, record))
-    else:  # inductor: its own min-cut, at the budget
-        backend = "inductor"
-    row = {"partitioner": kind if kind == "default" else "min_cut", "budget": budget,
-           "inner": inner}
+    loss_of(model).backward()
+    want = [p.grad.clone() for p in model.parameters()]
+    want_buffers = [b.clone() for b in model.buffers()]
+    model.load_state_dict(state)
+    model.zero_grad()
+    row = {"model": name, "partitioner": kind, "budget": budget, "inner": inner,
+           "device": device}
+    reports_before = len(graft.torch.partition_reports())
     try:
-        with functorch_config.patch(activation_memory_budget=budget):
-            compiled = torch.compile(eager_model, backend=backend)
-            torch.manual_seed(1)
-            loss = loss_of(compiled)
-            counter = FlopCounterMode(display=False)
-            with counter:
-                loss.backward()
+        compiled = torch.compile(model, backend=backend_for(kind, budget, inner, record))
+        torch.manual_seed(1)
+        loss = loss_of(compiled)
+        counter = FlopCounterMode(display=False)
+        with counter:
+            loss.backward()
+        if inner == "eager":  # inductor's kernels run past the counter
             row["backward_flops"] = counter.get_total_flops()
-            got = [p.grad.clone() for p in eager_model.parameters()]
-            row["grads_equal"] = all(torch.allclose(g, w, rtol=1e-4, atol=1e-5)
-                                     for g, w in zip(got, want))
-            if device == "cuda":
-                torch.cuda.synchronize()
-                torch.cuda.reset_peak_memory_stats()
-                start = time.perf_counter()
-                for _ in range(steps):
-                    eager_model.zero_grad()
-                    loss_of(compiled).backward()
-                torch.cuda.synchronize()
-                row["step_ms"] = (time.perf_counter() - start) / steps * 1e3
-                row["peak_mib"] = torch.cuda.max_memory_allocated() / 2**20
+        row["grads_equal"] = close([p.grad for p in model.parameters()], want)
+        row["buffers_equal"] = close(list(model.buffers()), want_buffers)
+        if device == "cuda":
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            start = time.perf_counter()
+            for _ in range(steps):
+                model.zero_grad()
+                loss_of(compiled).backward()
+            torch.cuda.synchronize()
+            row["step_ms"] = (time.perf_counter() - start) / steps * 1e3
+            row["peak_mib"] = torch.cuda.max_memory_allocated() / 2**20
     except Exception as e:  # a partition that does not run is a finding
-        row["error"] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:200])
-    eager_model.zero_grad()
-    if inner == "eager":
-        row["saved_mib"] = record["saved_bytes"] / 2**20
+        row["error"] = "%s: %s" % (type(e).__name__, (str(e).splitlines() or [""])[0][:200])
+    reports = graft.torch.partition_reports()[reports_before:]
+    if kind == "graft":
+        record["saved_bytes"] = sum(r["saved_bytes"] for r in reports)
+        row["graphs"] = len(reports)
+        row["budget_met"] = all(r.get("budget_met", True) for r in reports)
+        fallbacks = [r["fallback"] for r in reports if r["fallback"]]
+        if fallbacks:
+            row["fallback"] = fallbacks[0]
+        row["graft_default_mib"] = sum(r["default_bytes"] for r in reports) / 2**20
+        row["least_mib"] = sum(r.get("least_bytes", r["saved_bytes"]) for r in reports) / 2**20
+    row["saved_mib"] = record["saved_bytes"] / 2**20
+    model.load_state_dict(state)
+    model.zero_grad()
     return row
+
+
+def verdicts(rows):
+    """Per model, inner and budget: graft within budget x default (x1.05)
+    or saving the least it can, and no torch budget row with both fewer or
+    equal saved bytes and over 1% fewer backward FLOPs."""
+    out = []
+    for r in rows:
+        if r["partitioner"] != "graft" or "error" in r:
+            continue
+        same = [s for s in rows if s["model"] == r["model"] and s["inner"] == r["inner"]]
+        default = next((s for s in same if s["partitioner"] == "default"), None)
+        if default is None or "error" in default:
+            continue
+        limit = r["budget"] * default["saved_mib"] * 1.05
+        within = r["saved_mib"] <= limit + 1e-9 or not r.get("budget_met", True)
+        dominated = [s for s in same if s["partitioner"] == "min_cut" and "error" not in s
+                     and s["budget"] == r["budget"] and s.get("grads_equal")
+                     and s["saved_mib"] <= r["saved_mib"] + 1e-9
+                     and "backward_flops" in s and "backward_flops" in r
+                     and s["backward_flops"] < 0.99 * r["backward_flops"]]
+        out.append({"model": r["model"], "inner": r["inner"], "budget": r["budget"],
+                    "within_budget": within, "grads_equal": r.get("grads_equal", False),
+                    "torch_dominates": bool(dominated)})
+    return out
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dry-run", action="store_true")
+    parser.add_argument("--inductor", action="store_true",
+                        help="also under inductor on CPU (always on CUDA)")
+    parser.add_argument("--models", help="comma-separated names (default: all)")
     parser.add_argument("--json")
     args = parser.parse_args()
     device = "cuda" if torch.cuda.is_available() and not args.dry_run else "cpu"
-    inners = ["eager"] + (["inductor"] if device == "cuda" else [])
-    budgets = [1.0, 0.5] if args.dry_run else [1.0, 0.5, 0.3, 0.1]
+    inners = ["eager"] + (["inductor"] if device == "cuda" or args.inductor else [])
+    budgets = [1.0, 0.3] if args.dry_run else [1.0, 0.5, 0.3, 0.1]
+    inductor_config.fallback_random = True  # inductor's dropout draws as eager's
     rows = []
-    for name, (model, shape) in models(args.dry_run, device).items():
+    for name, (model, x) in models(args.dry_run).items():
+        if args.models and name not in args.models.split(","):
+            continue
         model.train()
         for inner in inners:
-            configs = [("default", 1.0)] if inner == "eager" else []
-            configs += [("min_cut", b) for b in budgets]
+            configs = [("default", 1.0)] + [(k, b) for b in budgets for k in ("min_cut", "graft")]
             for kind, budget in configs:
-                row = measure(model, shape, kind, budget, device, 2 if args.dry_run else 10, inner)
-                row.update(model=name, device=device)
+                row = measure(name, model, x, kind, budget, inner, device,
+                              2 if args.dry_run else 10)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
+    checks = verdicts(rows)
+    for c in checks:
+        print(json.dumps(c), flush=True)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+            json.dump({"rows": rows, "verdicts": checks}, f, indent=1)
     return 0
 
 

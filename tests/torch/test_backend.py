@@ -1,0 +1,139 @@
+"""graft.torch.backend: torch.compile with graft's partition of the
+forward and the backward, run eagerly and under inductor, on a conv net
+with batch norms (running statistics the step mutates), dropout, and a
+residual add; its gradients and statistics against eager's, its saved bytes
+against the budget and torch's default partition."""
+import pytest
+import torch
+import torch._inductor.config as inductor_config
+from torch._dynamo.backends.common import aot_autograd
+from torch._functorch.compilers import nop
+from torch._functorch.partitioners import default_partition
+
+import graft.torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.bn1 = torch.nn.BatchNorm2d(16)
+        self.conv2 = torch.nn.Conv2d(16, 16, 3, padding=1)
+        self.bn2 = torch.nn.BatchNorm2d(16)
+        self.drop = torch.nn.Dropout(0.25)
+        self.head = torch.nn.Linear(16 * 16 * 16, 10)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = y + self.drop(torch.relu(self.bn2(self.conv2(y))))  # residual
+        return self.head(y.flatten(1)).square().mean()
+
+
+def step(model, backend, x):
+    compiled = model if backend is None else torch.compile(model, backend=backend)
+    torch.manual_seed(7)  # dropout's draws
+    compiled(x).backward()
+    return [p.grad.clone() for p in model.parameters()], [b.clone() for b in model.buffers()]
+
+
+def close(a, b):
+    return all(torch.allclose(x, y, rtol=1e-4, atol=1e-6) for x, y in zip(a, b))
+
+
+@pytest.fixture
+def net_and_input():
+    torch.manual_seed(0)
+    return Net().train(), torch.randn(4, 3, 16, 16)
+
+
+def default_saved_bytes(model, x):
+    """What torch's default partition saves for backward (inputs not counted)."""
+    saved = []
+
+    def partition(joint, joint_inputs, **kwargs):
+        fw, bw = default_partition(joint, joint_inputs, **kwargs)
+        saved.append(graft.torch._saved_bytes(fw, kwargs["num_fwd_outputs"]))
+        return fw, bw
+    torch._dynamo.reset()
+    step(model, aot_autograd(fw_compiler=nop, bw_compiler=nop, partition_fn=partition), x)
+    model.zero_grad()
+    return sum(saved)
+
+
+def run(model, x, backend):
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    want = step(model, None, x)
+    model.load_state_dict(state)
+    model.zero_grad()
+    torch._dynamo.reset()
+    before = len(graft.torch.partition_reports())
+    got = step(model, backend, x)
+    reports = graft.torch.partition_reports()[before:]
+    model.load_state_dict(state)
+    model.zero_grad()
+    return want, got, reports
+
+
+@pytest.mark.parametrize("budget", [1.0, 0.5, 0.2, 0.0])
+def test_eager_partition_is_correct_and_within_budget(net_and_input, budget):
+    model, x = net_and_input
+    default = default_saved_bytes(model, x)
+    (grads, stats), (got_grads, got_stats), reports = run(
+        model, x, graft.torch.backend(budget, inner="eager"))
+    assert close(got_grads, grads)
+    assert close(got_stats, stats)  # running statistics updated once, as eager does
+    [report] = reports
+    assert report["fallback"] is None
+    assert report["default_bytes"] <= default  # graft's reading of the default
+    if report["budget_met"]:
+        assert report["saved_bytes"] <= budget * default * 1.05
+    else:  # a budget below what any partition saves: the least, and said so
+        assert report["saved_bytes"] == report["least_bytes"] > budget * report["default_bytes"]
+    if budget < 1.0:
+        assert report["recomputed"] and report["saved_bytes"] < default
+    # the plan is what the forward module keeps
+    assert report["saved_bytes"] == report["planned_bytes"]
+
+
+def test_dropout_and_batch_norm_statistics_are_never_recomputed(net_and_input):
+    model, x = net_and_input
+    _, _, [report] = run(model, x, graft.torch.backend(0.0, inner="eager"))
+    recomputed = " ".join(report["recomputed"])
+    assert "dropout" not in recomputed and "batch_norm" not in recomputed
+    assert not report["budget_met"]
+
+
+def test_inductor_partition_is_correct(net_and_input):
+    model, x = net_and_input
+    with inductor_config.patch(fallback_random=True):  # dropout draws as eager's
+        (grads, stats), (got_grads, got_stats), [report] = run(
+            model, x, graft.torch.backend(0.3, inner="inductor"))
+    assert report["fallback"] is None and report["inner"] == "inductor"
+    assert report["recomputed"]
+    assert close(got_grads, grads) and close(got_stats, stats)
+
+
+def test_checkpointed_regions_get_torch_default_and_say_so():
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(32, 32)
+
+    def f(x):
+        return torch.utils.checkpoint.checkpoint(
+            lambda y: torch.tanh(layer(y)), x, use_reentrant=False).sum()
+    x = torch.randn(8, 32, requires_grad=True)
+    f(x).backward()
+    want = layer.weight.grad.clone()
+    layer.zero_grad()
+    torch._dynamo.reset()
+    before = len(graft.torch.partition_reports())
+    torch.compile(f, backend=graft.torch.backend(0.5, inner="eager"))(x).backward()
+    [report] = graft.torch.partition_reports()[before:]
+    assert "checkpoint" in report["fallback"]
+    assert torch.allclose(layer.weight.grad, want, rtol=1e-5, atol=1e-6)
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(ValueError, match="inner"):
+        graft.torch.backend(0.5, inner="cudagraphs")
+    with pytest.raises(ValueError, match="fraction"):
+        graft.torch.backend(1.5)
