@@ -80,6 +80,19 @@ bool IsAtenAttentionOp(const std::string& op) {
          op.find("backward") == std::string::npos;
 }
 
+// Attention's two products, q k^T and then by v: q [.., L, E], k [.., S, E],
+// v [.., S, Ev]; -1 when a shape is unknown.
+double AttentionFlops(const TensorInfo& q, const TensorInfo& k,
+                      const TensorInfo& v) {
+  if (!q.fully_known() || !k.fully_known() || !v.fully_known() ||
+      q.dims.size() < 2 || k.dims.size() < 2 || v.dims.empty())
+    return -1;
+  double rows = 1;  // .. x L
+  for (size_t i = 0; i + 1 < q.dims.size(); ++i) rows *= static_cast<double>(q.dims[i]);
+  double s = static_cast<double>(k.dims[k.dims.size() - 2]);
+  return 2 * rows * s * static_cast<double>(q.dims.back() + v.dims.back());
+}
+
 }  // namespace
 
 bool UsesMatrixUnits(const std::string& op) {
@@ -278,14 +291,7 @@ double Flops(const ShapeMap& shapes, const Node& n) {
     if (!out.fully_known() || !w.fully_known() || w.dims.size() < 3) return -1;
     return 2 * prod(out.dims) * prod(w.dims, 1);
   }
-  if (IsAtenAttentionOp(op)) {  // q k^T, then by v: q [.., L, E], k [.., S, E], v [.., S, Ev]
-    const TensorInfo &q = in(0), &k = in(1), &v = in(2);
-    if (!q.fully_known() || !k.fully_known() || !v.fully_known() || q.dims.size() < 2 ||
-        k.dims.size() < 2 || v.dims.empty())
-      return -1;
-    double s = static_cast<double>(k.dims[k.dims.size() - 2]);
-    return 2 * prod(q.dims) * s + 2 * prod(q.dims) / q.dims.back() * s * v.dims.back();
-  }
+  if (IsAtenAttentionOp(op)) return AttentionFlops(in(0), in(1), in(2));
   if (IsAtenMatrixOp(op)) {
     const bool bias_first = op == "aten.addmm.default" || op == "aten.baddbmm.default";
     const TensorInfo& a = in(bias_first ? 1 : 0);

@@ -182,6 +182,19 @@ else
   bad "... replaced, its target untouched" "the data went through the link"
 fi
 
+# ---- ATen graph files: cut short, empty, not a GraphDef ----
+A="$WORK/aten"
+mkdir -p "$A"
+printf 'node {\n  name: "x"\n  op: "Placeholder"\n}\nnode {\n  name: "r"\n  op: "aten.relu.default"\n  input: "x' >"$A/cut.aten.pbtxt"
+: >"$A/empty.aten.pb"
+printf '\x0b\x01\x02\x03garbage' >"$A/garbage.aten.pb"
+refused "aten text cut short" "cut.aten.pbtxt:[0-9]+:[0-9]+: error" -- \
+  "$GRAFT" apply -r "$ROOT/rules/aten/fold_batch_norms.graft" "$A/cut.aten.pbtxt" -o "$WORK/out/f.aten.pbtxt"
+refused "aten binary empty" "empty.aten.pb: error: is empty" -- \
+  "$GRAFT" apply -r "$ROOT/rules/aten/fold_batch_norms.graft" "$A/empty.aten.pb" -o "$WORK/out/f.aten.pb"
+refused "aten binary garbage" "garbage.aten.pb: error: not a valid binary GraphDef" -- \
+  "$GRAFT" stats "$A/garbage.aten.pb"
+
 # No output holds the secret (grep -r follows no link).
 if grep -rlF "$SECRET" "$WORK/hub_out" "$WORK/inside_out" "$OUT" "$DATA_OUT" | grep -q .; then
   bad "the secret in no output" "$(grep -rlF "$SECRET" "$WORK/hub_out" "$WORK/inside_out" "$OUT" "$DATA_OUT" | head -3)"

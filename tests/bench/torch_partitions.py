@@ -257,12 +257,19 @@ def main():
     parser.add_argument("--dry-run", action="store_true")
     parser.add_argument("--inductor", action="store_true",
                         help="also under inductor on CPU (always on CUDA)")
+    parser.add_argument("--inners", help="comma-separated: eager, inductor (default: eager, "
+                        "and inductor with --inductor or on CUDA)")
+    parser.add_argument("--budgets", help="comma-separated (default: 1.0,0.5,0.3,0.1)")
     parser.add_argument("--models", help="comma-separated names (default: all)")
     parser.add_argument("--json")
     args = parser.parse_args()
     device = "cuda" if torch.cuda.is_available() and not args.dry_run else "cpu"
     inners = ["eager"] + (["inductor"] if device == "cuda" or args.inductor else [])
+    if args.inners:
+        inners = args.inners.split(",")
     budgets = [1.0, 0.3] if args.dry_run else [1.0, 0.5, 0.3, 0.1]
+    if args.budgets:
+        budgets = [float(b) for b in args.budgets.split(",")]
     inductor_config.fallback_random = True  # inductor's dropout draws as eager's
     rows = []
     for name, (model, x) in models(args.dry_run).items():

@@ -116,10 +116,24 @@ class Attention(torch.nn.Module):
         return self.mlp(y) + y
 
 
-@pytest.mark.parametrize("name", ["resnet18", "attention"])
+class FusedAttention(Attention):
+    """The same through scaled_dot_product_attention (grouped key/value
+    width differing from the queries' is not needed: torch counts q k^T
+    and the product by v)."""
+
+    def forward(self, x):
+        b, s, w = x.shape
+        q, k, v = self.qkv(x).reshape(b, s, 3, self.heads, w // self.heads).permute(2, 0, 3, 1, 4)
+        a = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = self.out(a.transpose(1, 2).reshape(b, s, w)) + x
+        return self.mlp(y) + y
+
+
+@pytest.mark.parametrize("name", ["resnet18", "attention", "sdpa"])
 def test_cost_counts_matrix_flops_as_torch_does(tmp_path, name):
-    model, x = ((resnet18(), torch.randn(2, 3, 64, 64)) if name == "resnet18"
-                else (Attention().eval(), torch.randn(2, 16, 32)))
+    model, x = {"resnet18": lambda: (resnet18(), torch.randn(2, 3, 64, 64)),
+                "attention": lambda: (Attention().eval(), torch.randn(2, 16, 32)),
+                "sdpa": lambda: (FusedAttention().eval(), torch.randn(2, 16, 32))}[name]()
     program = torch.export.export(model, (x,))
     path = tmp_path / "m.aten.pb"
     path.write_bytes(aten.to_aten_bytes(program))
@@ -129,6 +143,7 @@ def test_cost_counts_matrix_flops_as_torch_does(tmp_path, name):
     with counter, torch.no_grad():
         model(x)
     matrix = sum(op["flops"] for op in cost["ops"]
-                 if any(k in op["op"] for k in ("conv", "linear", "mm", "matmul")))
+                 if any(k in op["op"] for k in ("conv", "linear", "mm", "matmul",
+                                                "scaled_dot_product")))
     assert matrix == counter.get_total_flops() > 0
     assert cost["unknown_ops"] == 0, [o for o in cost["ops"] if o["flops"] < 0]
