@@ -7,7 +7,8 @@ time.
 
 Partitioners: torch's default (save what the backward reads); torch's
 min-cut with activation_memory_budget (1.0, 0.5, 0.3, 0.1); graft's
-(graft.torch.backend at the same budgets). Each runs eagerly (the compiled
+(graft.torch.backend at the same budgets); with --milp, the optimum under
+graft's rules (a MILP over the same joint graph, eager only). Each runs eagerly (the compiled
 graphs run as they are: only the partition differs) and, where asked or on
 CUDA, under inductor (random ops as eager draws them, so gradients compare).
 
@@ -136,6 +137,139 @@ def torch_partition(kind, budget, record, compiler=None):
     return partition
 
 
+def matrix_flops(node):
+    """The FLOPs torch's flop counter counts for one node (0 for the ops it
+    does not count: element-wise, views)."""
+    from torch.utils.flop_counter import flop_registry
+    packet = getattr(node.target, "overloadpacket", None)
+    if packet not in flop_registry:
+        return 0
+    val = lambda v: v.meta.get("val") if isinstance(v, torch.fx.Node) else v  # noqa: E731
+    args = torch.fx.node.map_aggregate(node.args, val)
+    kwargs = torch.fx.node.map_aggregate(node.kwargs, val)
+    return flop_registry[packet](*args, out_val=node.meta.get("val"), **kwargs)
+
+
+def milp_partition(budget, record, time_limit=120):
+    """The optimal partition under the same rules as graft's (what never
+    recomputes, views free, the backward as the trace placed it): a MILP
+    (scipy's HiGHS) that minimizes recomputed matrix FLOPs, then saved
+    bytes, then recomputed ops, with saved bytes within budget x the
+    default (nothing recomputed but views, the fewest bytes so)."""
+    import numpy as np
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from torch._functorch import partitioners as tp
+    from torch._functorch.compile_utils import raise_getitems
+
+    def partition(joint, joint_inputs, *, num_fwd_outputs, static_lifetime_input_indices=None,
+                  **kwargs):
+        roles = graft.torch._roles(joint, num_fwd_outputs)
+        backward = set(roles["backward_inputs"]) | set(roles["backward_ops"])
+        for node in joint.graph.nodes:  # and what depends on the tangents
+            if node.op != "output" and any(a.name in backward for a in node.all_input_nodes):
+                backward.add(node.name)
+        output = next(iter(joint.graph.find_nodes(op="output")))
+        gradients = {v for v in output.args[0][num_fwd_outputs:] if isinstance(v, torch.fx.Node)}
+        pinned, free = set(roles["pinned"]), set(roles["free"])
+        fwd = [n for n in joint.graph.nodes if n.name not in backward and n.op != "output"]
+        held = {n for n in fwd if n.op in ("placeholder", "get_attr")}
+        ops = [n for n in fwd if n.op == "call_function"]
+        tensor = {n for n in ops if isinstance(n.meta.get("val"), torch.Tensor)}
+        idx = {}
+        for n in ops:  # r (recompute) then s (save) per op
+            idx[("r", n)] = len(idx)
+            if n in tensor:
+                idx[("s", n)] = len(idx)
+        size = len(idx)
+        nbytes = {n: n.meta["val"].numel() * n.meta["val"].element_size() for n in tensor}
+        total_flops = max(1, sum(matrix_flops(n) for n in ops))
+        total_bytes = max(1, sum(nbytes.values()))
+        rows, lo = [], []
+
+        def avail(u, coef, row):  # s_u + r_u, or 1 for what is held anyway
+            if ("r", u) not in idx:
+                return coef
+            row[idx[("r", u)]] += coef
+            if ("s", u) in idx:
+                row[idx[("s", u)]] += coef
+            return 0
+
+        for n in ops:
+            r = idx[("r", n)]
+            if n in gradients or any(u.name in backward for u in n.users):  # the backward reads it
+                row = np.zeros(size)
+                const = avail(n, 1.0, row)
+                rows.append(row)
+                lo.append(1.0 - const)
+            for u in n.all_input_nodes:  # a recomputed op's inputs are there
+                if u.name in backward:
+                    continue
+                row = np.zeros(size)
+                const = avail(u, 1.0, row)
+                row[r] -= 1.0
+                rows.append(row)
+                lo.append(-const)
+        upper = np.ones(size)
+        for n in ops:
+            if n.name in pinned:
+                upper[idx[("r", n)]] = 0
+
+        def solve(bytes_limit, default, least=False):
+            # the default: nothing but views recomputed, the fewest bytes;
+            # least: the fewest bytes, then matrix FLOPs; else matrix FLOPs,
+            # then bytes, then recomputed ops.
+            up = upper.copy()
+            cost = np.zeros(size)
+            flop_weight, byte_weight = (0, 1) if default else (1e-4, 1) if least else (1, 1e-3)
+            for n in ops:
+                f = matrix_flops(n)
+                if default and n.name not in free:
+                    up[idx[("r", n)]] = 0
+                cost[idx[("r", n)]] = (0 if n.name in free else
+                                       flop_weight * f / total_flops if f else 1e-9)
+                if ("s", n) in idx:
+                    cost[idx[("s", n)]] = byte_weight * nbytes[n] / total_bytes
+            cons = [LinearConstraint(np.array(rows), np.array(lo), np.inf)]
+            byte_row = np.zeros(size)
+            for n in tensor:
+                byte_row[idx[("s", n)]] = nbytes[n]
+            if bytes_limit is not None:
+                cons.append(LinearConstraint(byte_row, -np.inf, bytes_limit))
+            res = milp(cost, constraints=cons, integrality=np.ones(size),
+                       bounds=Bounds(np.zeros(size), up),
+                       options={"time_limit": time_limit, "mip_rel_gap": 0})
+            if res.x is None:
+                return None
+            return np.round(res.x), res
+        default = solve(None, True)
+        x, _ = default
+        default_bytes = sum(nbytes[n] for n in tensor if x[idx[("s", n)]])
+        found = solve(budget * default_bytes, False)
+        if found is None:  # below what any partition saves: the least
+            found = solve(None, False, least=True)
+            record["milp_status"] = "least"
+        else:
+            record["milp_status"] = "optimal" if found[1].status == 0 else found[1].message
+        x = found[0]
+        saved = [n for n in tensor if x[idx[("s", n)]]]
+        recomputed = [n for n in ops if x[idx[("r", n)]]]
+        needed = {u for n in recomputed for u in n.all_input_nodes if u in held}
+        needed |= {n for n in held if any(u.name in backward for u in n.users)}
+        saved += [n for n in fwd if n in needed and n.op == "placeholder"]
+        info = tp.classify_nodes(joint, static_lifetime_input_indices or [], num_fwd_outputs)
+        fw, bw = tp._extract_fwd_bwd_modules(
+            joint, saved, saved_sym_nodes=[], num_fwd_outputs=num_fwd_outputs,
+            static_lifetime_input_nodes=info.static_lifetime_input_nodes)
+        fw.graph.eliminate_dead_code(is_impure_node=tp.is_not_collective)
+        bw.graph.eliminate_dead_code(is_impure_node=tp.is_not_collective)
+        if recomputed:
+            bw = tp.reordering_to_mimic_autograd_engine(bw)
+        fw, bw = raise_getitems(fw), raise_getitems(bw)
+        record["saved_bytes"] += saved_bytes(fw, num_fwd_outputs)
+        return fw, bw
+    return partition
+
+
 class RecordingPartitioner(torch._inductor.custom_graph_pass.CustomPartitionerFn):
     """Inductor's hook, for torch's own partitioners (their bytes recorded)."""
 
@@ -152,6 +286,9 @@ class RecordingPartitioner(torch._inductor.custom_graph_pass.CustomPartitionerFn
 def backend_for(kind, budget, inner, record):
     if kind == "graft":
         return graft.torch.backend(budget, inner=inner)
+    if kind == "milp":
+        return aot_autograd(fw_compiler=nop, bw_compiler=nop,
+                            partition_fn=milp_partition(budget, record))
     if inner == "eager":
         return aot_autograd(fw_compiler=nop, bw_compiler=nop,
                             partition_fn=torch_partition(kind, budget, record))
@@ -168,7 +305,11 @@ def close(got, want):
     return all(torch.allclose(g, w, rtol=1e-4, atol=1e-5) for g, w in zip(got, want))
 
 
-def measure(name, model, x, kind, budget, inner, device, steps):
+def measure(name, model, x, kind, budget, inner, device, steps, reference=None):
+    """One partition's row; `reference`: the same compiler's default
+    partition's gradients (inductor's kernels differ from eager's by more
+    than rtol 1e-4 on their own: what a partition changes is measured
+    against them). Returns the row and the gradients."""
     record = {"saved_bytes": 0}
     torch._dynamo.reset()
     state = {k: v.clone() for k, v in model.state_dict().items()}
@@ -197,7 +338,10 @@ def measure(name, model, x, kind, budget, inner, device, steps):
             loss.backward()
         if inner == "eager":  # inductor's kernels run past the counter
             row["backward_flops"] = counter.get_total_flops()
-        row["grads_equal"] = close([p.grad for p in model.parameters()], want)
+        got = [p.grad.clone() for p in model.parameters()]
+        row["grads_equal"] = close(got, want)
+        if reference is not None:
+            row["grads_equal_default"] = close(got, reference)
         row["buffers_equal"] = close(list(model.buffers()), want_buffers)
         if device == "cuda":
             torch.cuda.synchronize()
@@ -221,10 +365,12 @@ def measure(name, model, x, kind, budget, inner, device, steps):
             row["fallback"] = fallbacks[0]
         row["graft_default_mib"] = sum(r["default_bytes"] for r in reports) / 2**20
         row["least_mib"] = sum(r.get("least_bytes", r["saved_bytes"]) for r in reports) / 2**20
+    if "milp_status" in record:
+        row["milp_status"] = record["milp_status"]
     row["saved_mib"] = record["saved_bytes"] / 2**20
     model.load_state_dict(state)
     model.zero_grad()
-    return row
+    return row, (got if "error" not in row else None)
 
 
 def verdicts(rows):
@@ -242,13 +388,21 @@ def verdicts(rows):
         limit = r["budget"] * default["saved_mib"] * 1.05
         within = r["saved_mib"] <= limit + 1e-9 or not r.get("budget_met", True)
         dominated = [s for s in same if s["partitioner"] == "min_cut" and "error" not in s
-                     and s["budget"] == r["budget"] and s.get("grads_equal")
+                     and s["budget"] == r["budget"]
+                     and s.get("grads_equal_default" if s["inner"] != "eager" else "grads_equal")
                      and s["saved_mib"] <= r["saved_mib"] + 1e-9
                      and "backward_flops" in s and "backward_flops" in r
                      and s["backward_flops"] < 0.99 * r["backward_flops"]]
-        out.append({"model": r["model"], "inner": r["inner"], "budget": r["budget"],
-                    "within_budget": within, "grads_equal": r.get("grads_equal", False),
-                    "torch_dominates": bool(dominated)})
+        correct = r.get("grads_equal_default" if r["inner"] != "eager" else "grads_equal", False)
+        verdict = {"model": r["model"], "inner": r["inner"], "budget": r["budget"],
+                   "within_budget": within, "grads_equal": correct,
+                   "torch_dominates": bool(dominated)}
+        optimum = next((s for s in same if s["partitioner"] == "milp" and "error" not in s
+                        and s["budget"] == r["budget"]), None)
+        if optimum and "backward_flops" in r:  # graft's backward FLOPs over the optimum's
+            verdict["flops_over_milp"] = r["backward_flops"] / optimum["backward_flops"]
+            verdict["milp_status"] = optimum.get("milp_status")
+        out.append(verdict)
     return out
 
 
@@ -261,6 +415,8 @@ def main():
                         "and inductor with --inductor or on CUDA)")
     parser.add_argument("--budgets", help="comma-separated (default: 1.0,0.5,0.3,0.1)")
     parser.add_argument("--models", help="comma-separated names (default: all)")
+    parser.add_argument("--milp", action="store_true",
+                        help="also the optimal partition under graft's rules (scipy's HiGHS)")
     parser.add_argument("--json")
     args = parser.parse_args()
     device = "cuda" if torch.cuda.is_available() and not args.dry_run else "cpu"
@@ -277,10 +433,15 @@ def main():
             continue
         model.train()
         for inner in inners:
-            configs = [("default", 1.0)] + [(k, b) for b in budgets for k in ("min_cut", "graft")]
+            kinds = ("min_cut", "graft") + (("milp",) if inner == "eager" and args.milp else ())
+            configs = [("default", 1.0)] + [(k, b) for b in budgets for k in kinds]
+            reference = None
             for kind, budget in configs:
-                row = measure(name, model, x, kind, budget, inner, device,
-                              2 if args.dry_run else 10)
+                row, grads = measure(name, model, x, kind, budget, inner, device,
+                                     2 if args.dry_run else 10,
+                                     reference if inner != "eager" else None)
+                if kind == "default":
+                    reference = grads
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     checks = verdicts(rows)
