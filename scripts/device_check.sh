@@ -34,7 +34,7 @@ if [[ ! -f build/python/graft/__init__.py ]]; then
 fi
 
 if ((dry_run)); then
-  exec "$python" tests/bench/torch_partitions.py --dry-run --json "$out/partitions.json"
+  exec "$python" tests/bench/torch_partitions.py --dry-run --milp --json "$out/partitions.json"
 fi
 
 rc=0

@@ -137,3 +137,13 @@ def test_bad_arguments_are_refused():
         graft.torch.backend(0.5, inner="cudagraphs")
     with pytest.raises(ValueError, match="fraction"):
         graft.torch.backend(1.5)
+
+
+def test_an_absolute_budget_is_met(net_and_input):
+    model, x = net_and_input
+    limit = default_saved_bytes(model, x) // 2
+    (grads, _), (got, _), [report] = run(
+        model, x, graft.torch.backend(budget_bytes=limit, inner="eager"))
+    assert report["budget_bytes"] == limit and report["budget_met"]
+    assert report["saved_bytes"] <= limit
+    assert close(got, grads)
