@@ -113,6 +113,15 @@ def _roles(joint, num_fwd_outputs):
     mutated_descs = [d.mutated_input for d in descs[:num_fwd_outputs]
                      if isinstance(d, InputMutationAOTOutput)]
     mutated = {n for n in placeholders if n.meta.get("desc") in mutated_descs}
+    # and inputs mutated in the graph itself (inductor keeps the copy_ into
+    # a batch norm's running statistics in its forward)
+    for node in joint.graph.nodes:
+        schema = getattr(node.target, "_schema", None)
+        if node.op != "call_function" or schema is None or not schema.is_mutable:
+            continue
+        for arg, value in zip(schema.arguments, node.args):
+            if arg.alias_info is not None and arg.alias_info.is_write and value in placeholders:
+                mutated.add(value)
     last = None
     for node in joint.graph.nodes:
         if tp._has_tag_is_forward(node) or tp._is_primal(node):
