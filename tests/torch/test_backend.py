@@ -161,3 +161,28 @@ def test_inductor_partition_is_exact_in_float64(net_and_input):
     assert report["fallback"] is None and report["recomputed_flops"] > 0
     assert all(torch.allclose(a, b, rtol=1e-9, atol=1e-12) for a, b in zip(got_grads, grads))
     assert all(torch.allclose(a, b, rtol=1e-9, atol=1e-12) for a, b in zip(got_stats, stats))
+
+
+class Autocast(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return self.model(x).float()
+
+
+def test_mixed_precision_gradients_are_torch_defaults(net_and_input):
+    # Under bf16 autocast a compiled step rounds otherwise than eager's
+    # (torch's own default partition too): graft's partition, recomputing
+    # everything it may, gives torch's default partition's gradients bit
+    # for bit.
+    model, x = net_and_input
+    model = Autocast(model)
+    _, (want, want_stats), _ = run(model, x, aot_autograd(
+        fw_compiler=nop, bw_compiler=nop, partition_fn=default_partition))
+    _, (got, got_stats), [report] = run(model, x, graft.torch.backend(0.0, inner="eager"))
+    assert report["fallback"] is None and report["recomputed"]
+    assert all(torch.equal(a, b) for a, b in zip(got, want))
+    assert all(torch.equal(a, b) for a, b in zip(got_stats, want_stats))
