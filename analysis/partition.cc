@@ -5,7 +5,6 @@
 #include <deque>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/cost.h"
 #include "boost/graph/adjacency_list.hpp"
@@ -59,17 +58,17 @@ constexpr int kBytesBits = 16;
 constexpr double kLeastLambdaLog2 = kCostBits + kTieBits + 2;
 constexpr int64_t kLightCost = 1;
 
-bool NeverRecomputed(const Graph& graph, const Node& n,
-                     const absl::flat_hash_set<std::string>& pinned) {
-  if (pinned.contains(n.name())) return true;
-  if (n.op() == "Placeholder" || n.op() == "Const" || n.op() == "_Absent")
-    return true;
-  const tf::OpDef* def = OpRegistry::For(graph).Find(n.op());
-  return def == nullptr || def->is_stateful() || def->summary() == "mutates";
-}
-
+// What the step holds anyway (parameters, the batch, constants): saving
+// it costs nothing, recomputing it means nothing.
 bool IsGraphInput(const Node& n) {
   return n.op() == "Placeholder" || n.op() == "Const" || n.op() == "_Absent";
+}
+
+bool NeverRecomputed(const Graph& graph, const Node& n,
+                     const absl::flat_hash_set<std::string>& pinned) {
+  if (pinned.contains(n.name()) || IsGraphInput(n)) return true;
+  const tf::OpDef* def = OpRegistry::For(graph).Find(n.op());
+  return def == nullptr || def->is_stateful() || def->summary() == "mutates";
 }
 
 absl::StatusOr<Problem> BuildProblem(const Graph& graph, const ShapeMap& shapes,
@@ -122,9 +121,10 @@ absl::StatusOr<Problem> BuildProblem(const Graph& graph, const ShapeMap& shapes,
     op_index[n.id()] = static_cast<int>(problem.ops.size());
     Problem::Op op;
     op.node = n.id();
-    if (!NeverRecomputed(graph, n, pinned) && free.contains(n.name())) {
+    bool never = NeverRecomputed(graph, n, pinned);
+    if (!never && free.contains(n.name())) {
       op.cost = 0;
-    } else if (!NeverRecomputed(graph, n, pinned)) {
+    } else if (!never) {
       op.flops = UsesMatrixUnits(n.op()) ? std::max(0.0, Flops(shapes, n)) : 0;
       op.light = op.flops <= 0;
       op.cost = op.light ? kLightCost : 1;  // a matrix op's: rescaled below

@@ -242,3 +242,30 @@ def test_onnxoptimizer_passes(tmp_path):
         graft.RuleSet.compile(onnxoptimizer_passes="eliminate_nothing")
     rules = graft.RuleSet.compile(onnxoptimizer_passes="eliminate_identity,fuse_bn_into_conv")
     assert pickle.loads(pickle.dumps(rules)).num_rules == rules.num_rules
+
+
+def test_partition_plans_a_joint_graph():
+    # x -> mm = x w -> relu; the backward (from the tangent t) reads both.
+    def node(name, op, inputs=(), shape=None):
+        attrs = 'attr { key: "T" value { type: DT_FLOAT } }' if op != "Placeholder" else (
+            'attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "shape" value { shape { '
+            + " ".join("dim { size: %d }" % d for d in shape) + " } } }")
+        return 'node { name: "%s" op: "%s" %s %s }' % (
+            name, op, " ".join('input: "%s"' % i for i in inputs), attrs)
+    text = "\n".join([
+        node("x", "Placeholder", shape=(64, 64)), node("w", "Placeholder", shape=(64, 64)),
+        node("mm", "MatMul", ("x", "w")), node("relu", "Relu", ("mm",)),
+        node("t", "Placeholder", shape=(64, 64)), node("g1", "Mul", ("t", "relu")),
+        node("g2", "Mul", ("g1", "mm"))])
+    model = graft.Model(text.encode(), "pbtxt", "joint")
+    plan = graft.partition(model, backward_inputs=["t"], budget=1.0)
+    # relu costs no matrix FLOPs: recomputed from mm rather than saved
+    assert plan["saved"] == ["mm:0"] and plan["recomputed"] == ["relu"]
+    assert plan["default_bytes"] == 2 * 64 * 64 * 4 and plan["saved_bytes"] == 64 * 64 * 4
+    least = graft.partition(model, backward_inputs=["t"], budget=0.0)
+    assert least["saved_bytes"] == 0 and least["budget_met"]
+    assert least["recomputed_flops"] == 2 * 64 ** 3
+    pinned = graft.partition(model, backward_inputs=["t"], pinned=["mm"], budget=0.0)
+    assert not pinned["budget_met"] and pinned["least_bytes"] == 64 * 64 * 4
+    with pytest.raises(graft.Error, match="backward's inputs"):
+        graft.partition(model, backward_inputs=["nothing"])
