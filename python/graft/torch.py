@@ -78,8 +78,9 @@ _partition_reports = []
 def partition_reports():
     """One dict per joint graph that ``backend`` partitioned in this
     process, oldest first: ``saved_bytes`` (what the forward keeps for the
-    backward, inputs not counted), ``default_bytes`` (what torch's default
-    partitioner keeps), ``least_bytes``, ``budget_bytes``, ``budget_met``,
+    backward, inputs not counted), ``default_bytes`` (what the backward
+    reads, nothing recomputed but views: at most what torch's default
+    partition keeps), ``least_bytes``, ``budget_bytes``, ``budget_met``,
     ``recomputed`` (ops), ``recomputed_flops``, ``fallback`` (why torch's
     default partition was used instead, or None)."""
     return list(_partition_reports)
@@ -160,8 +161,8 @@ def _graft_partition(joint, num_fwd_outputs, budget, budget_bytes, static_nodes)
     """The forward and backward modules of graft's plan, and its report."""
     from torch._functorch import partitioners as tp
     from torch._functorch.compile_utils import raise_getitems
-    roles = _roles(joint, num_fwd_outputs)
     from torch._subclasses.fake_tensor import unset_fake_temporarily
+    roles = _roles(joint, num_fwd_outputs)
     try:
         with unset_fake_temporarily():  # AOTAutograd partitions under fake tensors
             message, holders = aten.joint_message(joint, num_fwd_outputs)
