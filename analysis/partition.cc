@@ -65,10 +65,12 @@ bool IsGraphInput(const Node& n) {
 }
 
 bool NeverRecomputed(const Graph& graph, const Node& n,
-                     const absl::flat_hash_set<std::string>& pinned) {
+                     const absl::flat_hash_set<std::string>& pinned,
+                     const absl::flat_hash_set<std::string>& functional) {
   if (pinned.contains(n.name()) || IsGraphInput(n)) return true;
   const tf::OpDef* def = OpRegistry::For(graph).Find(n.op());
-  return def == nullptr || def->is_stateful() || def->summary() == "mutates";
+  if (def == nullptr) return !functional.contains(n.name());
+  return def->is_stateful() || def->summary() == "mutates";
 }
 
 absl::StatusOr<Problem> BuildProblem(const Graph& graph, const ShapeMap& shapes,
@@ -113,6 +115,8 @@ absl::StatusOr<Problem> BuildProblem(const Graph& graph, const ShapeMap& shapes,
                                           options.pinned.end());
   absl::flat_hash_set<std::string> free(options.free.begin(),
                                         options.free.end());
+  absl::flat_hash_set<std::string> functional(options.functional.begin(),
+                                              options.functional.end());
   Problem problem;
   std::vector<int> op_index(graph.id_limit(), -1);
   double total_flops = 0;
@@ -121,7 +125,7 @@ absl::StatusOr<Problem> BuildProblem(const Graph& graph, const ShapeMap& shapes,
     op_index[n.id()] = static_cast<int>(problem.ops.size());
     Problem::Op op;
     op.node = n.id();
-    bool never = NeverRecomputed(graph, n, pinned);
+    bool never = NeverRecomputed(graph, n, pinned, functional);
     if (!never && free.contains(n.name())) {
       op.cost = 0;
     } else if (!never) {

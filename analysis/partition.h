@@ -40,6 +40,10 @@ struct PartitionOptions {
   // Forward ops whose recomputation costs nothing (views and aliases: new
   // metadata over their input's bytes).
   std::vector<std::string> free;
+  // Ops outside the dialect's registry that the caller knows to be pure
+  // functions of their inputs (a compiler's own prims): recomputable; other
+  // unknown ops are not.
+  std::vector<std::string> functional;
   // Saved bytes to fit: budget_bytes when >= 0, else budget_fraction of
   // `default_bytes`.
   double budget_fraction = 1.0;

@@ -119,6 +119,30 @@ TEST(PartitionTest, ABudgetBetweenHullPointsIsSpent) {
   EXPECT_DOUBLE_EQ(plan->recomputed_flops, 2.0 * 256 * 256 * 256);
 }
 
+TEST(PartitionTest, OpsOutsideTheRegistryAreRecomputedOnlyWhenPure) {
+  // p = SomePrim(mm), an op the registry lacks (its shape and type
+  // declared), read by the backward beside mm.
+  const std::string shape =
+      "attr { key: \"_output_shapes\" value { list { shape { dim { size: 256 } "
+      "dim { size: 256 } } } } } attr { key: \"_output_types\" value { list { type: "
+      "DT_FLOAT } } }";
+  Graph g = GraphFromText(
+      PlaceholderNode("x", {256, 256}) + PlaceholderNode("w", {256, 256}) +
+      OpNode("mm", "MatMul", {"x", "w"}) +
+      "node { name: \"p\" op: \"SomePrim\" input: \"mm\" " + shape + " }\n" +
+      PlaceholderNode("t", {256, 256}) + OpNode("g1", "Mul", {"t", "p"}) +
+      OpNode("g2", "Mul", {"g1", "mm"}) + OpNode("grad", "_Retval", {"g2"}));
+  PartitionOptions options;
+  options.backward_inputs = {"t"};
+  absl::StatusOr<PartitionPlan> plan = PlanPartition(g, InferShapes(g), options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Names(g, plan->saved), (std::vector<std::string>{"mm", "p"}));
+  options.functional = {"p"};
+  plan = PlanPartition(g, InferShapes(g), options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Names(g, plan->saved), (std::vector<std::string>{"mm"}));
+}
+
 TEST(PartitionTest, NoBackwardInputIsAnError) {
   Graph g = GraphFromText(kJoint);
   PartitionOptions options;

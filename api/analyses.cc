@@ -367,6 +367,7 @@ Result<PartitionReport> Partition(const Model& model,
   options.backward_ops = settings.backward_ops;
   options.pinned = settings.pinned;
   options.free = settings.free;
+  options.functional = settings.functional;
   options.budget_fraction = settings.budget_fraction;
   options.budget_bytes = settings.budget_bytes;
   absl::StatusOr<analysis::PartitionPlan> plan =

@@ -88,6 +88,7 @@ struct PartitionSettings {
   std::vector<std::string> backward_ops;     // placed in the backward
   std::vector<std::string> pinned;           // never recomputed
   std::vector<std::string> free;             // recomputed at no cost
+  std::vector<std::string> functional;       // unknown ops, pure
   double budget_fraction = 1.0;              // of saving all it reads
   int64_t budget_bytes = -1;                 // >= 0: absolute
 };

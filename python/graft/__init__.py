@@ -561,7 +561,7 @@ def cost(model: Union[Model, PathLike, bytes], *, device: str = "h100_sxm",
 def partition(model: Union[Model, PathLike, bytes], *,
               backward_inputs: Sequence[str], backward_ops: Sequence[str] = (),
               pinned: Sequence[str] = (),
-              free: Sequence[str] = (), budget: float = 1.0, budget_bytes: Optional[int] = None) -> Dict[str, Any]:
+              free: Sequence[str] = (), functional: Sequence[str] = (), budget: float = 1.0, budget_bytes: Optional[int] = None) -> Dict[str, Any]:
     """The forward/backward partition of a joint training graph: which
     forward tensors the forward saves (``saved``, "node:port") so that
     their bytes fit ``budget`` x what saving every tensor the backward reads
@@ -569,11 +569,14 @@ def partition(model: Union[Model, PathLike, bytes], *,
     (``recomputed``) at the least FLOPs graft finds. ``backward_inputs``
     name the backward's inputs (the tangents), ``backward_ops`` ops the
     backward computes though they need none of them; ``pinned`` ops are never
-    recomputed, ``free`` ops (views) are recomputed at no cost. ``budget_met`` is false when no partition fits: the plan
+    recomputed, ``free`` ops (views) are recomputed at no cost, and ops
+    outside the dialect's registry are never recomputed unless listed in
+    ``functional``. ``budget_met`` is false when no partition fits: the plan
     then saves the least (``least_bytes``)."""
     model = _model(model)
     return json.loads(_graft.partition(
-        *model._args(), list(backward_inputs), list(backward_ops), list(pinned), list(free), float(budget),
+        *model._args(), list(backward_inputs), list(backward_ops), list(pinned), list(free),
+        list(functional), float(budget),
         -1 if budget_bytes is None else int(budget_bytes)))
 
 

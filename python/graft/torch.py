@@ -94,8 +94,10 @@ def _roles(joint, num_fwd_outputs):
     """What the planner needs to know of a joint graph's nodes: the
     backward's inputs (tangents), the ops the trace placed in the backward
     (as torch's default partition reads the graph: after the forward's last
-    op), forward ops graft must not recompute, and those that cost nothing
-    to (views and aliases)."""
+    op), forward ops graft must not recompute, those that cost nothing to
+    (views and aliases), and the pure ones (a schema that writes nothing),
+    which graft may recompute though its registry lacks them (inductor's
+    prims)."""
     import torch
     from torch._functorch import partitioners as tp
     from torch._functorch._aot_autograd.descriptors import InputMutationAOTOutput
@@ -132,10 +134,11 @@ def _roles(joint, num_fwd_outputs):
         if in_backward and node.op == "call_function":
             backward_ops.append(node.name)
         in_backward = in_backward or node is last
-    pinned, free = [], []
+    pinned, free, functional = [], [], []
     for node in joint.graph.nodes:
         if node.op != "call_function":
             continue
+        schema = getattr(node.target, "_schema", None)
         reads_state = any(isinstance(a, torch.fx.Node) and a in mutated
                           for a in node.all_input_nodes)
         if (reads_state or tp.is_rng_op(node) or node.is_impure(impure_random=True)
@@ -144,8 +147,10 @@ def _roles(joint, num_fwd_outputs):
         elif getattr(node.target, "is_view", False) or node.target in (
                 torch.ops.aten.detach.default, torch.ops.aten.alias.default):
             free.append(node.name)
+        elif schema is not None and not schema.is_mutable:  # inductor's prims too
+            functional.append(node.name)
     return {"backward_inputs": tangents, "backward_ops": backward_ops, "pinned": pinned,
-            "free": free}
+            "free": free, "functional": functional}
 
 
 def _saved_bytes(fw_module, num_fwd_outputs):
@@ -273,14 +278,20 @@ def backend(memory_budget: float = 1.0, *, budget_bytes: Optional[int] = None,
     partition = _partition_fn(memory_budget, budget_bytes, inner)
 
     def compile_graph(gm, example_inputs):
-        if inner == "eager":
-            from torch._dynamo.backends.common import aot_autograd
-            from torch._functorch.compilers import nop
-            return aot_autograd(fw_compiler=nop, bw_compiler=nop,
-                                partition_fn=partition)(gm, example_inputs)
+        # No compile caches: their keys do not hold the partition (a cached
+        # graph of another budget, or of torch's partitioner, would come
+        # back), and each graph's report comes from planning it.
+        import torch._functorch.config as functorch_config
         from torch._inductor import config as inductor_config
-        from torch._inductor.compile_fx import compile_fx
-        with inductor_config.patch(
-                custom_partitioner_fn=_inductor_partitioner()(memory_budget, budget_bytes)):
-            return compile_fx(gm, example_inputs)
+        with functorch_config.patch(enable_autograd_cache=False), \
+                inductor_config.patch(fx_graph_cache=False):
+            if inner == "eager":
+                from torch._dynamo.backends.common import aot_autograd
+                from torch._functorch.compilers import nop
+                return aot_autograd(fw_compiler=nop, bw_compiler=nop,
+                                    partition_fn=partition)(gm, example_inputs)
+            from torch._inductor.compile_fx import compile_fx
+            with inductor_config.patch(
+                    custom_partitioner_fn=_inductor_partitioner()(memory_budget, budget_bytes)):
+                return compile_fx(gm, example_inputs)
     return compile_graph

@@ -296,7 +296,9 @@ def backend_for(kind, budget, inner, record):
 
     def compile_graph(gm, example_inputs):
         fn = torch_partition(kind, budget, record, compiler="inductor")
-        with inductor_config.patch(custom_partitioner_fn=RecordingPartitioner(fn)):
+        # no compile caches: a cached graph would skip the partition
+        with functorch_config.patch(enable_autograd_cache=False), inductor_config.patch(
+                custom_partitioner_fn=RecordingPartitioner(fn), fx_graph_cache=False):
             return compile_fx(gm, example_inputs)
     return compile_graph
 
