@@ -162,10 +162,24 @@ def _saved_bytes(fw_module, num_fwd_outputs):
                and isinstance(n.meta.get("val"), torch.Tensor))
 
 
-def _graft_partition(joint, num_fwd_outputs, budget, budget_bytes, static_nodes):
-    """The forward and backward modules of graft's plan, and its report."""
+def _modules_saving(joint, saved, num_fwd_outputs, static_nodes, recomputes):
+    """The forward and backward modules of `joint` whose forward saves the
+    FX nodes `saved` (the backward recomputes what else it reads), finished
+    as torch's default partition finishes its own."""
     from torch._functorch import partitioners as tp
     from torch._functorch.compile_utils import raise_getitems
+    fw, bw = tp._extract_fwd_bwd_modules(
+        joint, saved, saved_sym_nodes=[], num_fwd_outputs=num_fwd_outputs,
+        static_lifetime_input_nodes=static_nodes)
+    fw.graph.eliminate_dead_code(is_impure_node=tp.is_not_collective)
+    bw.graph.eliminate_dead_code(is_impure_node=tp.is_not_collective)
+    if recomputes:
+        bw = tp.reordering_to_mimic_autograd_engine(bw)
+    return raise_getitems(fw), raise_getitems(bw)
+
+
+def _graft_partition(joint, num_fwd_outputs, budget, budget_bytes, static_nodes):
+    """The forward and backward modules of graft's plan, and its report."""
     from torch._subclasses.fake_tensor import unset_fake_temporarily
     roles = _roles(joint, num_fwd_outputs)
     try:
@@ -183,14 +197,8 @@ def _graft_partition(joint, num_fwd_outputs, budget, budget_bytes, static_nodes)
               and not t.startswith(("_scalar_", aten.ABSENT + ":"))]
     if unheld:
         raise _Undecided("graft's plan saves %s, which no FX node holds" % ", ".join(unheld))
-    fw, bw = tp._extract_fwd_bwd_modules(
-        joint, saved, saved_sym_nodes=[], num_fwd_outputs=num_fwd_outputs,
-        static_lifetime_input_nodes=static_nodes)
-    fw.graph.eliminate_dead_code(is_impure_node=tp.is_not_collective)
-    bw.graph.eliminate_dead_code(is_impure_node=tp.is_not_collective)
-    if plan["recomputed"]:
-        bw = tp.reordering_to_mimic_autograd_engine(bw)
-    fw, bw = raise_getitems(fw), raise_getitems(bw)
+    fw, bw = _modules_saving(joint, saved, num_fwd_outputs, static_nodes,
+                             recomputes=bool(plan["recomputed"]))
     report = {k: plan[k] for k in ("default_bytes", "least_bytes", "budget_bytes",
                                    "budget_met", "recomputed", "recomputed_flops")}
     report["saved_bytes"] = _saved_bytes(fw, num_fwd_outputs)

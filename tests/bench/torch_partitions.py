@@ -112,14 +112,9 @@ def models(dry_run):
     return out
 
 
-def saved_bytes(fw, num_fwd_outputs):
-    """What a forward module keeps for backward beyond its own inputs
-    (parameters and the batch are held anyway)."""
-    outputs = next(iter(fw.graph.find_nodes(op="output"))).args[0]
-    return sum(n.meta["val"].numel() * n.meta["val"].element_size()
-               for n in outputs[num_fwd_outputs:]
-               if isinstance(n, torch.fx.Node) and n.op != "placeholder"
-               and isinstance(n.meta.get("val"), torch.Tensor))
+# What a forward module keeps for backward beyond its own inputs
+# (parameters and the batch are held anyway): graft's own count.
+saved_bytes = graft.torch._saved_bytes
 
 
 def torch_partition(kind, budget, record, compiler=None):
@@ -159,7 +154,6 @@ def milp_partition(budget, record, time_limit=120):
     import numpy as np
     from scipy.optimize import Bounds, LinearConstraint, milp
     from torch._functorch import partitioners as tp
-    from torch._functorch.compile_utils import raise_getitems
 
     def partition(joint, joint_inputs, *, num_fwd_outputs, static_lifetime_input_indices=None,
                   **kwargs):
@@ -257,14 +251,9 @@ def milp_partition(budget, record, time_limit=120):
         needed |= {n for n in held if any(u.name in backward for u in n.users)}
         saved += [n for n in fwd if n in needed and n.op == "placeholder"]
         info = tp.classify_nodes(joint, static_lifetime_input_indices or [], num_fwd_outputs)
-        fw, bw = tp._extract_fwd_bwd_modules(
-            joint, saved, saved_sym_nodes=[], num_fwd_outputs=num_fwd_outputs,
-            static_lifetime_input_nodes=info.static_lifetime_input_nodes)
-        fw.graph.eliminate_dead_code(is_impure_node=tp.is_not_collective)
-        bw.graph.eliminate_dead_code(is_impure_node=tp.is_not_collective)
-        if recomputed:
-            bw = tp.reordering_to_mimic_autograd_engine(bw)
-        fw, bw = raise_getitems(fw), raise_getitems(bw)
+        fw, bw = graft.torch._modules_saving(joint, saved, num_fwd_outputs,
+                                             info.static_lifetime_input_nodes,
+                                             recomputes=bool(recomputed))
         record["saved_bytes"] += saved_bytes(fw, num_fwd_outputs)
         return fw, bw
     return partition
