@@ -1,5 +1,7 @@
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "analysis/kernel_scratch.h"
 #include "analysis/memory.h"
 #include "analysis/regions.h"
 #include "analysis/schedule.h"
@@ -292,6 +294,113 @@ TEST(ScheduleTest, LoopsOfTf1ControlFlowSchedule) {
       GraphFromText(OpNode("a", "Relu", {"b"}) + OpNode("b", "Relu", {"a"}));
   EXPECT_EQ(ExecutorOrder(cyclic).status().message(),
             "the graph has a cycle: 2 node(s) never become ready");
+}
+
+// TensorFlow runs inexpensive kernels (a Shape, a constant) inline as soon
+// as they are ready; a Shape of a forward tensor does not keep it alive
+// until the stack unwinds.
+TEST(ScheduleTest, InexpensiveOpsRunWhenReady) {
+  Graph g = GraphFromText(
+      PlaceholderNode("x", {1024}) + OpNode("a", "Relu", {"x"}) +
+      OpNode("shape", "Shape", {"a"}) + OpNode("b", "Relu", {"a"}) +
+      OpNode("c", "Relu", {"b"}) + OpNode("d", "Relu", {"c"}) +
+      OpNode("out", "AddN", {"d", "shape"}));
+  absl::StatusOr<std::vector<NodeId>> order = ExecutorOrder(g);
+  ASSERT_TRUE(order.ok()) << order.status();
+  std::vector<std::string> names;
+  for (NodeId id : *order) names.push_back(g.node(id).name());
+  EXPECT_EQ(names, (std::vector<std::string>{"x", "a", "shape", "b", "c", "d",
+                                             "out"}));
+}
+
+std::string ConvGradAttrs(int stride) {
+  return absl::StrCat(
+      " attr { key: \"strides\" value { list { i: 1 i: ", stride, " i: ",
+      stride, " i: 1 } } } attr { key: \"padding\" value { s: \"SAME\" } }");
+}
+
+// The im2col buffers of Eigen's convolution gradients, as TensorFlow 2.21
+// without oneDNN allocates them (its allocation records: 19906560 and
+// 25362432 bytes for these filter gradients).
+TEST(KernelScratchTest, EigenConvolutionGradients) {
+  Graph g = GraphFromText(
+      PlaceholderNode("x", {8, 64, 64, 3}) +
+      PlaceholderNode("dy", {8, 64, 64, 16}) +
+      IntConstNode("w_sizes", {3, 3, 3, 16}) +
+      OpNode("dw", "Conv2DBackpropFilter", {"x", "w_sizes", "dy"},
+             ConvGradAttrs(1)) +
+      PlaceholderNode("x2", {8, 32, 32, 16}) +
+      PlaceholderNode("dy2", {8, 32, 32, 32}) +
+      IntConstNode("w2_sizes", {3, 3, 16, 32}) +
+      OpNode("dw2", "Conv2DBackpropFilter", {"x2", "w2_sizes", "dy2"},
+             ConvGradAttrs(1)) +
+      // One image per step where each thread has enough work in it.
+      IntConstNode("in_sizes", {8, 64, 64, 16}) +
+      PlaceholderNode("w", {3, 3, 16, 16}) +
+      OpNode("dx", "Conv2DBackpropInput", {"in_sizes", "w", "dy"},
+             ConvGradAttrs(1)) +
+      // Otherwise as many images as fill 30 MiB.
+      IntConstNode("small_sizes", {8, 16, 16, 32}) +
+      PlaceholderNode("w3", {3, 3, 32, 64}) +
+      PlaceholderNode("dy3", {8, 16, 16, 64}) +
+      OpNode("dx3", "Conv2DBackpropInput", {"small_sizes", "w3", "dy3"},
+             ConvGradAttrs(1)));
+  ShapeMap s = InferShapes(g);
+  auto scratch = [&](const std::string& name, CpuKernels kernels) {
+    return KernelScratchBytes(g.node(Id(g, name)), s, kernels, 2);
+  };
+  EXPECT_EQ(scratch("dw", CpuKernels::kEigen), 19906560);
+  EXPECT_EQ(scratch("dw2", CpuKernels::kEigen), 25362432);
+  EXPECT_EQ(scratch("dx", CpuKernels::kEigen), 4096 * 144 * 4);
+  EXPECT_EQ(scratch("dx3", CpuKernels::kEigen), 73 * 256 * 288 * 4);
+  EXPECT_EQ(scratch("dw", CpuKernels::kOneDnn), 0);
+  EXPECT_EQ(scratch("x", CpuKernels::kEigen), 0);
+  EXPECT_TRUE(ParseCpuKernels("eigen").ok());
+  EXPECT_EQ(ParseCpuKernels("mkl").status().message(),
+            "cpu kernels: expected onednn or eigen, got \"mkl\"");
+}
+
+// graft mem with Eigen's kernels: a convolution's two gradients, both ready
+// when its output's gradient is, run at once on two threads, their scratch
+// live together; on one thread, one at a time.
+TEST(MemoryTest, EigenScratchOfGradientsRunTogether) {
+  Graph g = GraphFromText(
+      PlaceholderNode("x", {8, 32, 32, 16}) +
+      PlaceholderNode("w", {3, 3, 16, 32}) +
+      OpNode("y", "Conv2D", {"x", "w"}, ConvGradAttrs(1)) +
+      OpNode("dy", "Relu", {"y"}) +
+      IntConstNode("in_sizes", {8, 32, 32, 16}) +
+      IntConstNode("w_sizes", {3, 3, 16, 32}) +
+      OpNode("dx", "Conv2DBackpropInput", {"in_sizes", "w", "dy"},
+             ConvGradAttrs(1)) +
+      OpNode("dw", "Conv2DBackpropFilter", {"x", "w_sizes", "dy"},
+             ConvGradAttrs(1)));
+  ShapeMap s = InferShapes(g);
+  MemoryOptions options;
+  options.outputs = {"dx", "dw"};
+  absl::StatusOr<MemoryReport> onednn = SimulateMemory(g, s, options);
+  ASSERT_TRUE(onednn.ok()) << onednn.status();
+  EXPECT_EQ(onednn->devices[0].scratch_at_peak, 0);
+  options.cpu_kernels = CpuKernels::kEigen;
+  options.threads = 1;
+  absl::StatusOr<MemoryReport> one = SimulateMemory(g, s, options);
+  ASSERT_TRUE(one.ok()) << one.status();
+  const int64_t dx = KernelScratchBytes(g.node(Id(g, "dx")), s,
+                                        CpuKernels::kEigen, 1);
+  const int64_t dw = KernelScratchBytes(g.node(Id(g, "dw")), s,
+                                        CpuKernels::kEigen, 1);
+  const int64_t alone = one->devices[0].scratch_at_peak;
+  EXPECT_TRUE(alone == dx || alone == dw) << alone;
+  EXPECT_GE(one->devices[0].peak_bytes,
+            onednn->devices[0].peak_bytes + std::min(dx, dw));
+  EXPECT_LE(one->devices[0].peak_bytes,
+            onednn->devices[0].peak_bytes + std::max(dx, dw));
+  options.threads = 2;
+  absl::StatusOr<MemoryReport> two = SimulateMemory(g, s, options);
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ(two->devices[0].scratch_at_peak,
+            KernelScratchBytes(g.node(Id(g, "dx")), s, CpuKernels::kEigen, 2) +
+                KernelScratchBytes(g.node(Id(g, "dw")), s, CpuKernels::kEigen, 2));
 }
 
 TEST(RegionsTest, ForwardAndBackwardByReachability) {

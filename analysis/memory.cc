@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <set>
+#include <thread>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "engine/surgery.h"
@@ -47,12 +49,23 @@ std::vector<bool> RunByFetches(const Graph& graph,
   return runs;
 }
 
+// The step after which `n` is ready: its last input's (data or control).
+int ReadyAfter(const Node& n, const std::vector<int>& step_of) {
+  int last = -1;
+  for (Endpoint e : n.inputs()) {
+    if (e.node != kNoNode) last = std::max(last, step_of[e.node]);
+  }
+  for (NodeId c : n.control_inputs()) last = std::max(last, step_of[c]);
+  return last;
+}
+
 // A buffer: each tensor owns one, or shares its input's (aliases).
 struct Buffer {
   Endpoint owner;
   int64_t bytes = 0;
   int alloc = 0, free = 0;
   bool persistent = false;
+  bool scratch = false;  // a kernel's, while it runs
   std::string device;
 };
 
@@ -93,8 +106,14 @@ std::vector<DeviceMemory> SweepDevices(const std::vector<Buffer>& buffers,
       }
       std::vector<const Buffer*> at_peak;
       for (const Buffer& b : buffers) {
-        if (b.device == dev && !b.persistent && b.bytes > 0 &&
-            b.alloc <= m.peak_step && m.peak_step <= b.free) {
+        if (b.device != dev || b.persistent || b.bytes <= 0 ||
+            b.alloc > m.peak_step || m.peak_step > b.free) {
+          continue;
+        }
+        if (b.scratch) {
+          m.scratch_at_peak += b.bytes;
+          m.scratch_node = b.owner.node;
+        } else {
           at_peak.push_back(&b);
         }
       }
@@ -130,6 +149,13 @@ absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,
 
   std::vector<Buffer> buffers;
   absl::flat_hash_map<Endpoint, int> buffer_of;
+  // Ops with scratch by the step after which they were ready.
+  absl::flat_hash_map<int, std::vector<std::pair<int64_t, NodeId>>>
+      ready_together;
+  const int threads =
+      options.threads > 0
+          ? options.threads
+          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   auto device_of = [&](const Node& n) {
     if (!n.device().empty()) return n.device();
     return options.default_device.empty() ? std::string("(unplaced)")
@@ -180,6 +206,30 @@ absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,
       buffer_of[t] = buffer;
       if (life.bytes < 0 && !life.aliased) ++report.unknown_tensors;
       report.tensors.push_back(life);
+    }
+    int64_t scratch =
+        runs[id] ? KernelScratchBytes(n, shapes, options.cpu_kernels, threads)
+                 : 0;
+    if (scratch > 0) {
+      // Ops with scratch made ready by the same step run at once, one per
+      // thread (a convolution's two gradients): this one's step counts the
+      // largest scratch of up to threads - 1 of them scheduled before it.
+      std::vector<std::pair<int64_t, NodeId>>& beside =
+          ready_together[ReadyAfter(n, report.step_of)];
+      std::sort(beside.rbegin(), beside.rend());
+      std::vector<std::pair<int64_t, NodeId>> at_once = {{scratch, id}};
+      for (size_t i = 0; i < beside.size() && i + 1 < static_cast<size_t>(threads); ++i)
+        at_once.push_back(beside[i]);
+      beside.push_back({scratch, id});
+      for (const auto& [bytes, owner] : at_once) {
+        Buffer b;
+        b.owner = {owner, 0};
+        b.bytes = bytes;
+        b.alloc = b.free = step;
+        b.scratch = true;
+        b.device = device_of(n);
+        buffers.push_back(b);
+      }
     }
   }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analysis/kernel_scratch.h"
 #include "analysis/schedule.h"
 #include "analysis/shapes.h"
 #include "engine/graph.h"
@@ -38,6 +39,10 @@ struct DeviceMemory {
   int peak_step = 0;                   // the step at which the peak is reached
   std::vector<Endpoint> live_at_peak;  // largest first
   int64_t persistent_bytes = 0;
+  // A kernel's scratch in the peak (analysis/kernel_scratch.h), and the
+  // node that allocated it (kNoNode: none).
+  int64_t scratch_at_peak = 0;
+  NodeId scratch_node = kNoNode;
 };
 
 struct MemoryReport {
@@ -58,6 +63,12 @@ struct MemoryOptions {
   // "(unplaced)"). A tensor an op on another device reads through an
   // Identity gets its own buffer there (a copy), never the producer's.
   std::string default_device;
+  // The CPU kernels whose scratch each op allocates while it runs, and
+  // TensorFlow's threads (0: this machine's cores), which size that scratch
+  // and, when several, let an op with scratch run beside the op scheduled
+  // after it unless that one waits for it.
+  CpuKernels cpu_kernels = CpuKernels::kOneDnn;
+  int threads = 0;
 };
 
 absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,

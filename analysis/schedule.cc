@@ -1,39 +1,70 @@
 #include "analysis/schedule.h"
 
+#include <deque>
+
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "engine/graph_algorithms.h"
 
 namespace graft::analysis {
+namespace {
+
+// Ops whose kernels TensorFlow's executor counts inexpensive: it runs them
+// inline, first in first out, as soon as they are ready (constants when the
+// step starts), where other ops wait on its stack.
+bool Inexpensive(const std::string& op) {
+  static const absl::flat_hash_set<std::string> kOps = {
+      "Const",         "HostConst", "VarHandleOp", "NoOp",
+      "ControlTrigger", "Identity", "IdentityN",   "StopGradient",
+      "PreventGradient", "Shape",   "ShapeN",      "Size",
+      "Rank",          "Reshape",   "ExpandDims",  "Squeeze",
+      "BroadcastGradientArgs",      "Switch",      "Merge",
+      "Enter",         "Exit",      "NextIteration"};
+  return kOps.contains(op);
+}
+
+}  // namespace
 
 absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph) {
   std::vector<int> pending(graph.id_limit(), 0);
-  std::vector<NodeId> ready;  // last readied runs first
+  std::deque<NodeId> inline_ready;  // inexpensive: first in, first out
+  std::vector<NodeId> ready;        // the others: last readied runs first
+  auto make_ready = [&](NodeId id) {
+    if (Inexpensive(graph.node(id).op())) {
+      inline_ready.push_back(id);
+    } else {
+      ready.push_back(id);
+    }
+  };
   graph.ForEachNode([&](const Node& n) {
     int count = static_cast<int>(n.control_inputs().size());
     for (Endpoint e : n.inputs()) {
       count += e.node != kNoNode && !IsBackEdge(graph, e.node, n.id()) ? 1 : 0;
     }
     pending[n.id()] = count;
-    if (count == 0) ready.push_back(n.id());
+    if (count == 0) make_ready(n.id());
   });
   std::vector<NodeId> order;
-  std::vector<NodeId> newly;
-  while (!ready.empty()) {
-    NodeId id = ready.back();
-    ready.pop_back();
+  while (!inline_ready.empty() || !ready.empty()) {
+    NodeId id;
+    if (!inline_ready.empty()) {
+      id = inline_ready.front();
+      inline_ready.pop_front();
+    } else {
+      id = ready.back();
+      ready.pop_back();
+    }
     order.push_back(id);
     const Node& n = graph.node(id);
     for (int p = 0; p < n.num_used_ports(); ++p) {
       for (InputSlot s : n.consumers(p)) {
         if (!IsBackEdge(graph, id, s.node) && --pending[s.node] == 0)
-          newly.push_back(s.node);
+          make_ready(s.node);
       }
     }
     for (NodeId c : n.control_consumers()) {
-      if (--pending[c] == 0) newly.push_back(c);
+      if (--pending[c] == 0) make_ready(c);
     }
-    ready.insert(ready.end(), newly.begin(), newly.end());
-    newly.clear();
   }
   if (static_cast<int>(order.size()) != graph.num_nodes()) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -80,7 +80,7 @@ void InferConv2D(const ShapeInputs& in, const Node& n,
                      pads.size() == 8 ? pads[2 * l.w + 1] : 0);
   if (wk) {
     y[l.c] =
-        op == "Conv2D"
+        op == "Conv2D" || op == "_FusedConv2D"
             ? w.dims[3]
             : MulDims(w.dims[2], w.dims[3]);
   }
@@ -174,9 +174,11 @@ const struct {
 } kNnOps[] = {
     {"BiasAddGrad", InferBiasAddGrad},
     {"MatMul", InferMatMul},
+    {"_FusedMatMul", InferMatMul},  // Grappler's remapper: MatMul + BiasAdd
     {"BatchMatMulV2", InferBatchMatMul},
     {"BatchMatMul", InferBatchMatMul},
     {"Conv2D", InferConv2D},
+    {"_FusedConv2D", InferConv2D},  // Grappler's remapper: Conv2D + BiasAdd
     {"DepthwiseConv2dNative", InferConv2D},
     {"Conv2DBackpropInput", InferConvBackpropInput},
     {"DepthwiseConv2dNativeBackpropInput", InferConvBackpropInput},
@@ -185,6 +187,7 @@ const struct {
     {"FusedBatchNorm", InferFusedBatchNorm},
     {"FusedBatchNormV2", InferFusedBatchNorm},
     {"FusedBatchNormV3", InferFusedBatchNorm},
+    {"_FusedBatchNormEx", InferFusedBatchNorm},  // + side input, activation
     {"FusedBatchNormGrad", InferFusedBatchNormGrad},
     {"FusedBatchNormGradV2", InferFusedBatchNormGrad},
     {"FusedBatchNormGradV3", InferFusedBatchNormGrad},

@@ -82,9 +82,15 @@ Result<MemReport> Mem(const Model& model, const AnalysisSettings& settings,
   if (!regions.ok() && want_regions)
     return Error::Input(
         absl::StrCat(model.path, ": error: ", regions.status().message()));
+  absl::StatusOr<analysis::CpuKernels> kernels =
+      analysis::ParseCpuKernels(settings.cpu_kernels);
+  if (!kernels.ok())
+    return Error::Usage(absl::StrCat("error: ", kernels.status().message()));
   analysis::MemoryOptions memory_options;
   memory_options.outputs = outputs;
   memory_options.default_device = settings.default_device;
+  memory_options.cpu_kernels = *kernels;
+  memory_options.threads = settings.threads;
   absl::StatusOr<analysis::MemoryReport> m =
       analysis::SimulateMemory(*graph, *shapes, memory_options);
   if (!m.ok())
@@ -93,10 +99,16 @@ Result<MemReport> Mem(const Model& model, const AnalysisSettings& settings,
   out.nodes = graph->num_nodes();
   out.schedule_steps = static_cast<int64_t>(m->schedule.size());
   out.schedule =
-      "one op at a time, in TensorFlow's executor order (a stack of ready nodes: "
-      "analysis/schedule.h); TensorFlow's graph optimizers (Grappler) and several "
-      "inter-op threads may run the graph otherwise (tests/interop/tf_memory.py "
-      "--report measures it)";
+      absl::StrCat(
+          "one op at a time, in TensorFlow's executor order (inexpensive ops "
+          "when ready, the others from a stack: analysis/schedule.h), with the "
+          "scratch of ", analysis::CpuKernelsName(*kernels), " CPU kernels",
+          *kernels == analysis::CpuKernels::kEigen
+              ? " (ops with scratch made ready together run at once, one per "
+                "thread)"
+              : "",
+          "; with Grappler on, TensorFlow runs the graph graft.tf.grappler "
+          "gives (tests/interop/tf_memory.py --report measures both)");
   out.unknown_sizes = m->unknown_tensors;
   for (Endpoint t : unknown) {
     out.unknown_shapes.push_back(absl::StrCat(graph->TensorName(t), " (",
@@ -136,6 +148,9 @@ Result<MemReport> Mem(const Model& model, const AnalysisSettings& settings,
     device.peak_bytes = d.peak_bytes;
     device.peak_step = d.peak_step;
     device.persistent_bytes = d.persistent_bytes;
+    device.scratch_at_peak = d.scratch_at_peak;
+    if (d.scratch_node != kNoNode)
+      device.scratch_node = graph->node(d.scratch_node).name();
     for (Endpoint t : d.live_at_peak) {
       const analysis::TensorInfo& info = shapes->at(t);
       device.live_at_peak.push_back({graph->TensorName(t), info.ShapeString(),
@@ -180,7 +195,9 @@ std::string MemJson(const MemReport& r) {
     parts.push_back(absl::StrCat(
         "{\"device\": ", JsonString(d.device), ", \"peak_bytes\": ",
         d.peak_bytes, ", \"peak_at\": ", JsonString(d.peak_at),
-        ", \"persistent_bytes\": ", d.persistent_bytes, ", \"live_at_peak\": [",
+        ", \"persistent_bytes\": ", d.persistent_bytes,
+        ", \"scratch_at_peak\": ", d.scratch_at_peak, ", \"scratch_node\": ",
+        JsonString(d.scratch_node), ", \"live_at_peak\": [",
         absl::StrJoin(live, ", "), "]}"));
   }
   absl::StrAppend(&out, ", \"devices\": [", absl::StrJoin(parts, ", "),

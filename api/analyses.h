@@ -24,6 +24,11 @@ struct AnalysisSettings {
   // Nodes that do not match their op: refused (false) or left unknown and
   // listed in `invalid_nodes` (true).
   bool skip_invalid_nodes = false;
+  // graft mem: the CPU kernels whose scratch counts ("onednn": none worth
+  // counting; "eigen": TensorFlow's without oneDNN) and their intra-op
+  // threads (0: this machine's).
+  std::string cpu_kernels = "onednn";
+  int threads = 0;
 };
 
 struct MemTensor {
@@ -34,6 +39,8 @@ struct MemDevice {
   std::string device, peak_at;  // peak_at: the node run at the peak
   int64_t peak_bytes = 0, peak_step = 0, persistent_bytes = 0;
   std::vector<MemTensor> live_at_peak;  // largest first
+  int64_t scratch_at_peak = 0;  // a kernel's scratch in the peak
+  std::string scratch_node;     // the node that allocated it ("": none)
 };
 struct MemNode {
   std::string name, region;

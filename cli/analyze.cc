@@ -39,6 +39,8 @@ int RunMem(const MemOptions& options) {
                options.skip_invalid_nodes);
   settings.loss = options.loss;
   settings.seed = options.seed;
+  settings.cpu_kernels = options.cpu_kernels;
+  settings.threads = options.threads;
   api::Result<api::MemReport> m =
       api::Mem(ModelArg(options.model, GraphFormat::kAuto, false,
                         options.saved_model),
@@ -97,6 +99,10 @@ int RunMem(const MemOptions& options) {
               << " (" << d.peak_bytes << " bytes) at step " << d.peak_step
               << " (`" << d.peak_at << "`); persistent (constants, variables) "
               << HumanSize(d.persistent_bytes) << "\n";
+    if (d.scratch_at_peak > 0) {
+      std::cout << "  scratch at the peak: " << HumanSize(d.scratch_at_peak)
+                << " (`" << d.scratch_node << "`, while it runs)\n";
+    }
     std::cout << "  live at the peak (" << d.live_at_peak.size()
               << " tensors), largest first:\n";
     for (size_t i = 0;

@@ -285,6 +285,10 @@ check "mem finds the regions" grep -q "regions: loss \`loss\`, seed \`gradients/
 check "mem reports the peak" grep -qE "device \(unplaced\): peak [0-9.]+ MiB \([0-9]+ bytes\) at step [0-9]+" "$TMP/out"
 check "mem names TensorFlow's unknown reserve space" grep -q "stem_bn:5 (FusedBatchNormV3)" "$TMP/out"
 check "mem states the schedule it assumes" grep -q "^schedule: one op at a time, in TensorFlow's executor order" "$TMP/out"
+expect "mem with Eigen's kernels" 0 "" -- "$GRAFT" mem --cpu-kernels eigen --threads 2 $D/convnet_train.pb --top 1
+check "... counts the convolution gradients' scratch" grep -qE "scratch at the peak: [0-9.]+ MiB \(.gradients/b[0-9]_c[0-9]_grad/Conv2DBackprop(Filter|Input)., while it runs\)" "$TMP/out"
+check "... and says so" grep -q "with the scratch of eigen CPU kernels (ops with scratch made ready together run at once" "$TMP/out"
+expect "mem --cpu-kernels takes onednn or eigen" 2 "cpu-kernels: mkl not in .onednn,eigen." -- "$GRAFT" mem --cpu-kernels mkl $D/convnet_train.pb
 expect "mem --json" 0 "" -- "$GRAFT" mem --json $D/mlp_train.pb
 check "mem --json is JSON with a peak" python3 -c "import json,sys; d=json.load(open('$TMP/out')); assert d['devices'][0]['peak_bytes'] > 0 and d['unknown_shapes'] == 0 and d['schedule'].startswith('one op at a time')"
 expect "mem with a loss that is not there" 1 "no loss node \`nope\`" -- "$GRAFT" mem --loss nope $D/mlp_train.pb
@@ -639,11 +643,11 @@ check "Identity and CheckNumerics removed" test "$(grep -c 'op: "CheckNumerics"'
 check "the output kept" grep -q 'name: "out"' "$TMP/gtt.pbtxt"
 check "an unneeded param said" grep -q "strip_unused_nodes: .type. changes nothing" "$TMP/err"
 expect "sort_by_execution_order" 0 "" -- "$GRAFT" apply --transforms sort_by_execution_order tests/golden/gtt_sort_by_execution_order/in.pbtxt -o "$TMP/sorted.pbtxt"
-check "nodes written after their inputs" test "$(grep -o 'name: "[a-z]*"' "$TMP/sorted.pbtxt" | tr -d '\n')" = 'name: "x"name: "r"name: "gate"name: "out"'
+check "nodes written after their inputs" test "$(grep -o 'name: "[a-z]*"' "$TMP/sorted.pbtxt" | tr -d '\n')" = 'name: "gate"name: "x"name: "r"name: "out"'
 "$GRAFT" convert tests/golden/gtt_sort_by_execution_order/in.pbtxt "$TMP/unsorted.pb" >/dev/null 2>&1
 expect "sort_by_execution_order, binary" 0 "" -- "$GRAFT" apply --transforms 'rename_node(old_node_name=r, new_node_name=q) sort_by_execution_order' "$TMP/unsorted.pb" -o "$TMP/sorted.pb"
 "$GRAFT" convert "$TMP/sorted.pb" "$TMP/sorted_pb.pbtxt" >/dev/null 2>&1
-check "binary output in execution order" test "$(grep -o 'name: "[a-z]*"' "$TMP/sorted_pb.pbtxt" | tr -d '\n')" = 'name: "x"name: "q"name: "gate"name: "out"'
+check "binary output in execution order" test "$(grep -o 'name: "[a-z]*"' "$TMP/sorted_pb.pbtxt" | tr -d '\n')" = 'name: "gate"name: "x"name: "q"name: "out"'
 FR=tests/golden/gtt_freeze_requantization_ranges
 expect "freeze_requantization_ranges needs its log" 1 "min_max_log_file: give the log" -- "$GRAFT" apply --transforms freeze_requantization_ranges $FR/in.pbtxt -o "$TMP/frozen.pbtxt"
 expect "a log naming a node the graph lacks" 1 "logs \`conv/requant_range\`, which is not in the graph" -- "$GRAFT" apply --transforms "freeze_requantization_ranges(min_max_log_file=$FR/min_max.log)" tests/golden/gtt_rename_op/in.pbtxt -o "$TMP/frozen.pbtxt"

@@ -210,6 +210,8 @@ struct MemOptions {
   // Nodes that do not match their op: refused (false) or left unknown and
   // listed (true).
   bool skip_invalid_nodes = false;
+  std::string cpu_kernels = "onednn";  // whose scratch counts: onednn, eigen
+  int threads = 0;                     // their intra-op threads (0: this machine's)
 };
 int RunMem(const MemOptions& options);
 

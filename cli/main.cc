@@ -306,6 +306,18 @@ int main(int argc, char** argv) {
                       "The device of ops the graph does not place (as "
                       "/device:GPU:0); a tensor read on another device is "
                       "a copy there");
+  mem_cmd
+      ->add_option("--cpu-kernels", mem.cpu_kernels,
+                   "TensorFlow's CPU kernels, whose scratch counts: onednn "
+                   "(TF_ENABLE_ONEDNN_OPTS=1) or eigen (=0: the convolution "
+                   "gradients' im2col buffers)")
+      ->check(CLI::IsMember({"onednn", "eigen"}))
+      ->capture_default_str();
+  mem_cmd
+      ->add_option("--threads", mem.threads,
+                   "The kernels' intra-op threads (0: this machine's)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
 
   CostOptions cost;
   CLI::App* cost_cmd = app.add_subcommand(

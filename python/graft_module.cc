@@ -80,8 +80,11 @@ AnalysisSettings Settings(const std::string& device, const std::string& loss,
                           const std::string& seed,
                           const std::vector<std::string>& input_shapes,
                           int64_t batch, const std::string& default_device,
-                          bool skip_invalid_nodes) {
+                          bool skip_invalid_nodes,
+                          const std::string& cpu_kernels, int threads) {
   AnalysisSettings s;
+  s.cpu_kernels = cpu_kernels;
+  s.threads = threads;
   s.device = device;
   s.loss = loss;
   s.seed = seed;

@@ -321,7 +321,7 @@ class RuleSet:
     def _from_spec(cls, spec: Dict[str, Any]) -> "RuleSet":
         settings = _graft.settings(spec["device"], spec["loss"], spec["seed"],
                                    spec["input_shapes"], spec["batch"],
-                                   spec["default_device"], False)
+                                   spec["default_device"], False, "onednn", 0)
         native = _graft.compile(
             spec["files"], spec["text"], spec["name"], spec["pipeline"],
             spec["transforms"], spec.get("onnxoptimizer_passes", ""), spec["gtt_inputs"],
@@ -528,22 +528,30 @@ def validate(model: Union[Model, PathLike, bytes], *,
 
 
 def _settings(device="h100_sxm", loss="", seed="", input_shapes=None,
-              batch=0, default_device="", skip_invalid_nodes=False):
+              batch=0, default_device="", skip_invalid_nodes=False,
+              cpu_kernels="onednn", threads=0):
     return _graft.settings(device, loss or "", seed or "",
                            _shape_items(input_shapes), int(batch),
-                           default_device, bool(skip_invalid_nodes))
+                           default_device, bool(skip_invalid_nodes),
+                           cpu_kernels, int(threads))
 
 
 def mem(model: Union[Model, PathLike, bytes], *, loss: str = "",
         seed: str = "", outputs: Sequence[str] = (), input_shapes=None,
         batch: int = 0, default_device: str = "",
-        skip_invalid_nodes: bool = False) -> Dict[str, Any]:
+        skip_invalid_nodes: bool = False, cpu_kernels: str = "onednn",
+        threads: int = 0) -> Dict[str, Any]:
     """Shapes, forward/backward regions, schedule and simulated peak memory
-    per device (``devices[i]["peak_bytes"]``), as ``graft mem --json``."""
+    per device (``devices[i]["peak_bytes"]``), as ``graft mem --json``.
+    ``cpu_kernels``: TensorFlow's CPU kernels whose scratch counts
+    (``"onednn"``, or ``"eigen"`` for TensorFlow without oneDNN: the
+    convolution gradients' im2col buffers, sized by ``threads``, 0 for this
+    machine's)."""
     model = _model(model)
     return json.loads(_graft.mem(
         *model._args(), _settings("h100_sxm", loss, seed, input_shapes, batch,
-                                  default_device, skip_invalid_nodes),
+                                  default_device, skip_invalid_nodes,
+                                  cpu_kernels, threads),
         list(outputs)))
 
 

@@ -16,7 +16,8 @@ class Rules:
 
 def settings(device: str, loss: str, seed: str, input_shapes: Sequence[str],
              batch: int, default_device: str,
-             skip_invalid_nodes: bool) -> AnalysisSettings: ...
+             skip_invalid_nodes: bool, cpu_kernels: str,
+             threads: int) -> AnalysisSettings: ...
 def compile(files: Sequence[str], text: str, text_name: str, pipeline: str,
             transforms: str, onnxoptimizer_passes: str, gtt_inputs: str,
             params: Dict[str, str],
