@@ -24,7 +24,7 @@ import graft
 _tf1 = tf.compat.v1
 
 __all__ = ["freeze", "to_function", "rewrite_train_step", "compare",
-           "TrainStep"]
+           "grappler", "TrainStep"]
 
 
 def _concrete(fn, input_signature):
@@ -62,6 +62,38 @@ def freeze(model_or_function, input_signature: Optional[Sequence] = None
     return graft.Model(graph_def.SerializeToString(), "pb", "<frozen>",
                        [t.name for t in frozen.inputs],
                        [t.name for t in frozen.outputs])
+
+
+def grappler(model: graft.Model, fetches: Sequence[str]) -> graft.Model:
+    """The graph TensorFlow's graph optimizers (Grappler, its default
+    passes) make of ``model`` for a session that fetches ``fetches`` (node
+    names): what a ``tf.compat.v1.Session`` runs with its defaults.
+    ``graft.mem`` of it estimates that session's peak, where ``graft.mem`` of
+    ``model`` estimates a session with Grappler off. Grappler's remapper
+    fuses otherwise with oneDNN on and off (``TF_ENABLE_ONEDNN_OPTS``, read
+    when TensorFlow is imported), as the session would."""
+    # pylint: disable=import-outside-toplevel
+    from tensorflow.core.protobuf import config_pb2
+    from tensorflow.python.grappler import tf_optimizer
+
+    fetches = [f.split(":")[0] for f in fetches]
+    if not fetches:
+        raise graft.Error("error: grappler: name the fetches (node names)",
+                          True)
+    graph = tf.Graph()
+    with graph.as_default():
+        _tf1.import_graph_def(model.to_graph_def(), name="")
+        known = {op.name for op in graph.get_operations()}
+        missing = [f for f in fetches if f not in known]
+        if missing:
+            raise graft.Error("error: grappler: no node named %s in %s" % (
+                ", ".join("`%s`" % m for m in missing), model.name), True)
+        meta_graph = _tf1.train.export_meta_graph(graph=graph)
+    meta_graph.collection_def["train_op"].node_list.value.extend(fetches)
+    optimized = tf_optimizer.OptimizeGraph(config_pb2.ConfigProto(),
+                                           meta_graph, graph_id=b"graft")
+    return graft.Model(optimized.SerializeToString(), "pb",
+                       model.name + " (Grappler)", model.inputs, fetches)
 
 
 def to_function(model: graft.Model, inputs: Optional[Sequence[str]] = None,

@@ -1,40 +1,40 @@
-"""TensorFlow's own peak memory of a training step: the CPU allocator's
-peak (`tf.config.experimental.get_memory_info`) over one `train` run, less
-what was allocated before it, the largest of several runs, with
-TensorFlow's default threading (as written: see below).
+"""TensorFlow's own peak memory of a training step, less what was
+allocated before it, with TensorFlow's default threading (as written: see
+below), beside graft mem's estimate of the graph TensorFlow runs.
 
 Each measurement runs in a fresh Python process: TensorFlow sizes its
 global inter-op thread pool from the first session a process opens, so a
 test that opened a one-thread session earlier would otherwise change the
 threading (and the schedule, and the peak) of every later one.
 
-The allocator is chosen explicitly in that process, never by the CPU's
+The kernels are chosen explicitly in that process, never by the CPU's
 default: TensorFlow turns its oneDNN path on by default only on some CPUs
 (many Intel servers, not AMD EPYC), and its kernels and allocator differ
-with it (without oneDNN the plain CPU allocator keeps no statistics, and
-the Eigen convolution gradients allocate large scratch buffers that graft
-does not model). The child runs with oneDNN on (`TF_ENABLE_ONEDNN_OPTS=1`,
-oneDNN's CPU allocator, whose peak is what is measured) on every machine.
+with it. With oneDNN on (`TF_ENABLE_ONEDNN_OPTS=1`) the peak is oneDNN's
+CPU allocator's (`tf.config.experimental.get_memory_info`). With it off
+the CPU allocator is malloc, which keeps no statistics: the peak is that
+of a traced step's allocation records, the bytes its kernels asked for
+(Eigen's convolution gradients' im2col buffers included), live at once.
 
     python tf_memory.py [--as-written] [--runs N] GRAPH.pb...   # JSON list of bytes
     python tf_memory.py --records MODEL   # JSON [peak, node start order]
     python tf_memory.py --report [--runs N] GRAPH.pb...   # the table below
+    python tf_memory.py --grappler IN.pb OUT.pb...   # Grappler's graphs
 
 `--report` (and `stats()`) measures each graph N times (5 by default) in
 each of four settings, TensorFlow's graph optimizers (Grappler) on and
 off, oneDNN on and off, each setting in its own process, and prints the
-smallest, median and largest peak beside graft mem's estimate of the same
-graph (its schedule: one op at a time, the executor's order). With oneDNN
-off the plain CPU allocator keeps no statistics, so those processes run
-TensorFlow's BFC allocator on the CPU (`TF_CPU_ALLOCATOR_USE_BFC`), whose
-peak is what is measured there.
+smallest, median and largest peak beside graft mem's estimate of the graph
+TensorFlow runs there (`estimates()`): the graph as given with Grappler
+off, the graph Grappler makes of it (graft.tf.grappler, with oneDNN on or
+off as the session) with Grappler on; oneDNN's kernels' scratch or Eigen's
+(`graft mem --cpu-kernels`, this machine's threads).
 
 `--as-written` turns TensorFlow's graph optimizers (Grappler) off, so that
 TensorFlow runs the graph it is given, one op at a time (one inter-op
-thread), which is what `graft mem` models, and gives the smallest peak of
-its runs (what the schedule needs; timing and the allocator's growth only
-add to it): a small graph's largest peak moved by 20-30% from process to
-process on 2 cores.
+thread), and gives the smallest peak of its runs (what the schedule needs;
+timing and the allocator's growth only add to it): a small graph's largest
+peak moved by 20-30% from process to process on 2 cores.
 `--records MODEL` runs one step of training_graphs.MODELS[MODEL] with one
 thread and full tracing, and gives the peak of its RunMetadata allocation
 records and the order its nodes started in.
@@ -61,12 +61,11 @@ def _child(args):
 def _child_env(onednn):
     env = dict(os.environ, **MEASURING_ENV)
     env["TF_ENABLE_ONEDNN_OPTS"] = "1" if onednn else "0"
-    if not onednn:
-        env["TF_CPU_ALLOCATOR_USE_BFC"] = "true"
+    env.pop("TF_CPU_ALLOCATOR_USE_BFC", None)
     return env
 
 
-def _write(graph_defs, tmp_path):
+def write_graphs(graph_defs, tmp_path):
     paths = []
     for i, graph_def in enumerate(graph_defs):
         path = os.path.join(str(tmp_path), "tf_memory_%d.pb" % i)
@@ -84,7 +83,7 @@ def stats(graph_defs, tmp_path, runs=5, settings=SETTINGS):
     """{(grappler, onednn): [every run's peak in bytes, per graph]}, each
     setting measured in one fresh process, `runs` training steps of each
     graph after a warm-up (TensorFlow's default threading)."""
-    paths = _write(graph_defs, tmp_path)
+    paths = write_graphs(graph_defs, tmp_path)
     out = {}
     for grappler, onednn in settings:
         args = ["--runs", str(runs), "--all"] + ([] if grappler else ["--no-grappler"]) + paths
@@ -104,7 +103,7 @@ def median(values):
 
 def peaks(graph_defs, tmp_path, as_written=False, runs=3):
     """The peaks (bytes) of `graph_defs`, measured in one fresh process."""
-    paths = _write(graph_defs, tmp_path)
+    paths = write_graphs(graph_defs, tmp_path)
     return _child(["--runs", str(runs)] + (["--as-written"] if as_written else []) + paths)
 
 
@@ -136,21 +135,33 @@ def _records(model):
         else:
             feed[labels] = np.eye(10, dtype=np.float32)[rng.integers(0, 10, labels.shape[0])]
         sess.run("train", feed)  # warm up
-        options = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE)
-        metadata = tf1.RunMetadata()
-        sess.run(["train", "loss:0"], feed, options=options, run_metadata=metadata)
-    events, starts = [], []
-    for dev in metadata.step_stats.dev_stats:
-        for node in dev.node_stats:
-            starts.append((node.all_start_micros, node.node_name))
-            for memory in node.memory:
-                events += [(r.alloc_micros, r.alloc_bytes) for r in memory.allocation_records]
+        metadata = _traced_run(sess, ["train", "loss:0"], feed)
+    starts = [(node.all_start_micros, node.node_name)
+              for dev in metadata.step_stats.dev_stats for node in dev.node_stats]
+    return [_records_peak(metadata), [name for _, name in sorted(starts)]]
+
+
+def _traced_run(sess, fetches, feed):
+    import tensorflow as tf
+    tf1 = tf.compat.v1
+    metadata = tf1.RunMetadata()
+    sess.run(fetches, feed, options=tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE),
+             run_metadata=metadata)
+    return metadata
+
+
+def _records_peak(metadata):
+    """The peak of a traced step's allocation records: the bytes its
+    kernels asked for (outputs and scratch), live at once."""
+    events = [(r.alloc_micros, r.alloc_bytes)
+              for dev in metadata.step_stats.dev_stats for node in dev.node_stats
+              for memory in node.memory for r in memory.allocation_records]
     assert events, "TensorFlow recorded no allocations"
     live = peak = 0
     for _, size in sorted(events):
         live += size
         peak = max(peak, live)
-    return [peak, [name for _, name in sorted(starts)]]
+    return peak
 
 
 def _measure(path, as_written, runs, grappler=True, every_run=False):
@@ -170,10 +181,16 @@ def _measure(path, as_written, runs, grappler=True, every_run=False):
         config.inter_op_parallelism_threads = 1
     feed = feeds(graph_def)
     measured = []
+    # Without oneDNN the CPU allocator is malloc, which keeps no statistics:
+    # the step's allocation records say what its kernels asked for.
+    records = os.environ.get("TF_ENABLE_ONEDNN_OPTS") == "0"
     with tf1.Session(graph=graph, config=config) as sess:
         sess.run("init")
         sess.run("train", feed)  # warm up
         for _ in range(runs):
+            if records:
+                measured.append(_records_peak(_traced_run(sess, "train", feed)))
+                continue
             tf.config.experimental.reset_memory_stats("CPU:0")
             before = tf.config.experimental.get_memory_info("CPU:0")["current"]
             sess.run("train", feed)
@@ -185,9 +202,47 @@ def _measure(path, as_written, runs, grappler=True, every_run=False):
     return min(measured) if as_written else max(measured)
 
 
-def _graft_peak(path):
+def grappler_graphs(paths, out_paths, onednn):
+    """Writes to `out_paths` the graphs Grappler makes of the graphs at
+    `paths` for a session fetching `train` (graft.tf.grappler), in one
+    child with oneDNN on or off (Grappler's remapper fuses otherwise)."""
+    proc = subprocess.run([sys.executable, os.path.join(HERE, "tf_memory.py"), "--grappler",
+                           *[p for pair in zip(paths, out_paths) for p in pair]],
+                          capture_output=True, text=True, timeout=600, env=_child_env(onednn))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def _write_grappler_graphs(pairs):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "build", "python"))
+    import graft
+    import graft.tf
+    for path, out_path in zip(pairs[::2], pairs[1::2]):
+        optimized = graft.tf.grappler(graft.load(path), ["train", "init"])
+        with open(out_path, "wb") as f:
+            f.write(optimized.data)
+
+
+def estimates(paths, tmp_dir, settings=SETTINGS):
+    """{setting: [graft mem's peak per graph]} of the graph TensorFlow runs
+    in each setting: the graph as given where Grappler is off, Grappler's
+    where it is on; with the scratch of oneDNN's kernels or, where oneDNN
+    is off, Eigen's (this machine's threads)."""
+    out = {}
+    for grappler, onednn in settings:
+        kernels = "onednn" if onednn else "eigen"
+        graphs = paths
+        if grappler:
+            graphs = [os.path.join(str(tmp_dir), "grappler_%d_%d.pb" % (onednn, i))
+                      for i in range(len(paths))]
+            grappler_graphs(paths, graphs, onednn)
+        out[(grappler, onednn)] = [_graft_peak(g, kernels) for g in graphs]
+    return out
+
+
+def _graft_peak(path, kernels="onednn"):
     graft = os.path.join(os.path.dirname(os.path.dirname(HERE)), "bazel-bin", "cli", "graft")
-    proc = subprocess.run([graft, "mem", "--json", path, "--outputs", "train"],
+    proc = subprocess.run([graft, "mem", "--json", path, "--outputs", "train",
+                           "--cpu-kernels", kernels],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         return None
@@ -202,23 +257,28 @@ def report(paths, runs):
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         measured = stats(graph_defs, tmp, runs)
+        ours = estimates(paths, tmp)
     mib = lambda b: b / 2**20  # noqa: E731
     print("| graph | Grappler | oneDNN | min | median | max (MiB) | graft mem | graft / median |")
     print("|---|---|---|---:|---:|---:|---:|---:|")
     for i, path in enumerate(paths):
-        ours = _graft_peak(path)
-        for (grappler, onednn), per_graph in measured.items():
-            runs_i = per_graph[i]
+        for setting, per_graph in measured.items():
+            grappler, onednn = setting
+            runs_i, estimate = per_graph[i], ours[setting][i]
             med = median(runs_i)
             print("| %s | %s | %s | %.1f | %.1f | %.1f | %s | %s |" % (
                 os.path.basename(path), "on" if grappler else "off", "on" if onednn else "off",
                 mib(min(runs_i)), mib(med), mib(max(runs_i)),
-                "%.1f" % mib(ours) if ours else "-", "%.2f" % (ours / med) if ours else "-"))
+                "%.1f" % mib(estimate) if estimate else "-",
+                "%.2f" % (estimate / med) if estimate else "-"))
 
 
 def main(argv):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     sys.path.insert(0, HERE)
+    if argv[:1] == ["--grappler"]:
+        _write_grappler_graphs(argv[1:])
+        return
     if argv[:1] == ["--records"]:
         print(json.dumps(_records(argv[1])))
         return

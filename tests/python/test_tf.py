@@ -128,3 +128,71 @@ def test_rewrite_train_step_trains_to_the_same_bits():
     before = graft.mem(step.original)["devices"][0]["peak_bytes"]
     after = graft.mem(step.model)["devices"][0]["peak_bytes"]
     assert after < before, (before, after)
+
+
+def conv_training_graph():
+    """A tf.compat.v1 training step (a convolution, a constant scale, SGD)
+    with fixed initial values: the same numbers in every session."""
+    tf1 = tf.compat.v1
+    rng = np.random.default_rng(1)
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf1.placeholder(tf.float32, [4, 16, 16, 3], name="x")
+        w = tf1.get_variable("w", initializer=rng.normal(0, 0.1, (3, 3, 3, 8)).astype(np.float32),
+                             use_resource=True)
+        y = tf.nn.relu(tf.nn.conv2d(x, w, 1, "SAME")) / 3.0
+        loss = tf.reduce_mean(tf.square(y), name="loss")
+        tf1.train.GradientDescentOptimizer(0.1).minimize(loss, name="train")
+        tf1.variables_initializer(tf1.global_variables(), name="init")
+    return graph.as_graph_def()
+
+
+def run_step(graph_def, feed):
+    """The loss after one training step, in a session with Grappler off."""
+    tf1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        tf1.import_graph_def(graph_def, name="")
+    config = tf1.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    with tf1.Session(graph=graph, config=config) as sess:
+        sess.run("init")
+        sess.run("train", {"x:0": feed})
+        return sess.run("loss:0", {"x:0": feed})
+
+
+def test_grappler_gives_the_graph_a_session_runs():
+    graph_def = conv_training_graph()
+    model = graft.Model.from_graph_def(graph_def, "step")
+    optimized = graft.tf.grappler(model, ["train", "loss", "init"])
+    assert optimized.outputs == ["train", "loss", "init"]
+    ops = {n.op for n in optimized.to_graph_def().node}
+    assert len(optimized.to_graph_def().node) < len(graph_def.node), ops
+    feed = np.random.default_rng(2).random((4, 16, 16, 3)).astype(np.float32)
+    want = run_step(graph_def, feed)
+    got = run_step(optimized.to_graph_def(), feed)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    # graft mem reads Grappler's graph (its fused ops' shapes included).
+    mem = graft.mem(optimized, outputs=["train"])
+    assert mem["unknown_sizes"] == 0, mem["unknown_sizes"]
+    with pytest.raises(graft.Error, match="no node named `nope` in step"):
+        graft.tf.grappler(model, ["nope"])
+
+
+def test_mem_counts_eigen_kernels_scratch():
+    model = graft.Model.from_graph_def(conv_training_graph(), "step")
+    onednn = graft.mem(model, outputs=["train"])["devices"][0]
+    eigen = graft.mem(model, outputs=["train"], cpu_kernels="eigen", threads=2)["devices"][0]
+    assert onednn["scratch_at_peak"] == 0 and onednn["scratch_node"] == ""
+    # Each gradient's im2col buffer: as many images as fill 30 MiB with each
+    # one's patches (16 x 16 pixels x 27 values), its output and the filter:
+    # ceil(30 MiB / 4 B / 9176) = 858 images. The input's gradient runs too
+    # (tf.gradients groups both): on two threads, beside the filter's.
+    im2col = 858 * 256 * 27 * 4
+    assert eigen["scratch_node"].startswith("gradients/Conv2D_grad/Conv2DBackprop"), eigen
+    assert eigen["scratch_at_peak"] == 2 * im2col
+    assert eigen["peak_bytes"] >= onednn["peak_bytes"] + im2col
+    one = graft.mem(model, outputs=["train"], cpu_kernels="eigen", threads=1)["devices"][0]
+    assert one["scratch_at_peak"] == im2col
+    with pytest.raises(graft.Error, match="expected onednn or eigen"):
+        graft.mem(model, cpu_kernels="mkl")
