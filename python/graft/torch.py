@@ -86,6 +86,16 @@ def partition_reports():
     return list(_partition_reports)
 
 
+def _has_symbolic_sizes(val):
+    """Whether a placeholder's value is a symbolic number or a tensor with a
+    symbolic size."""
+    import torch
+    if isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return True
+    return isinstance(val, torch.Tensor) and any(
+        not isinstance(d, int) for d in val.shape)
+
+
 class _Undecided(Exception):
     """What graft does not partition itself: torch's default does."""
 
@@ -109,6 +119,10 @@ def _roles(joint, num_fwd_outputs):
         raise _Undecided("the graph threads functionalized RNG seeds")
     if tp.has_recomputable_ops(joint):
         raise _Undecided("the model marks regions for torch.utils.checkpoint")
+    symbolic = [n.name for n in placeholders if _has_symbolic_sizes(n.meta.get("val"))]
+    if symbolic:
+        raise _Undecided("the graph has symbolic sizes (compiled for dynamic shapes: %s), "
+                         "which graft does not read yet" % ", ".join(symbolic[:3]))
     output = next(iter(joint.graph.find_nodes(op="output")))
     descs = output.meta.get("desc")
     if descs is None:
@@ -223,6 +237,8 @@ def _partition_fn(budget, budget_bytes, inner):
             fw, bw = tp.default_partition(joint, joint_inputs, num_fwd_outputs=num_fwd_outputs,
                                           static_lifetime_input_indices=indices)
             saved = _saved_bytes(fw, num_fwd_outputs)
+            if not isinstance(saved, int):  # symbolic sizes: a formula, as text
+                saved = str(saved)
             report = {"saved_bytes": saved, "default_bytes": saved, "fallback": str(e),
                       "recomputed": [], "recomputed_flops": 0}
         report["inner"] = inner

@@ -132,6 +132,31 @@ def test_checkpointed_regions_get_torch_default_and_say_so():
     assert torch.allclose(layer.weight.grad, want, rtol=1e-5, atol=1e-6)
 
 
+def test_symbolic_shapes_get_torch_default_and_say_so():
+    """A graph compiled for any batch size (symbolic sizes, which graft does
+    not read yet): torch's default partition, said so, the same gradients
+    at two batch sizes."""
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(32, 32)
+
+    def f(x):
+        return torch.tanh(layer(x)).square().sum()
+    compiled = torch.compile(f, backend=graft.torch.backend(0.5, inner="eager"), dynamic=True)
+    torch._dynamo.reset()
+    before = len(graft.torch.partition_reports())
+    for batch in (8, 5):
+        x = torch.randn(batch, 32)
+        layer.zero_grad()
+        f(x).backward()
+        want = layer.weight.grad.clone()
+        layer.zero_grad()
+        compiled(x).backward()
+        assert torch.allclose(layer.weight.grad, want, rtol=1e-5, atol=1e-6)
+    reports = graft.torch.partition_reports()[before:]
+    assert reports and all("symbolic sizes" in r["fallback"] for r in reports), reports
+    assert all(isinstance(r["saved_bytes"], (int, str)) for r in reports), reports
+
+
 def test_bad_arguments_are_refused():
     with pytest.raises(ValueError, match="inner"):
         graft.torch.backend(0.5, inner="cudagraphs")
