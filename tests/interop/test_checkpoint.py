@@ -3,6 +3,7 @@ graphs (tests/interop/training_graphs.py: a dense chain, ResNet-18, a U-Net,
 transformer blocks): for each strategy the rewritten graph imports and
 runs in TensorFlow, and every gradient it computes equals the original's."""
 import json
+import os
 import subprocess
 
 import numpy as np
@@ -122,6 +123,14 @@ def graft_flops(graph_def, tmp_path, name):
     return graft_json("cost", graph_def, tmp_path, name)["flops"]
 
 
+# Tests that measure TensorFlow in child processes choosing oneDNN on and
+# off themselves (tf_memory.py): the test command's second pass, oneDNN on
+# in this process, would measure the same again.
+measures_every_setting = pytest.mark.skipif(
+    os.environ.get("TF_ENABLE_ONEDNN_OPTS") == "1",
+    reason="measured in child processes with oneDNN on and off: once is enough")
+
+
 MEMORY_MODELS = {
     # 100 dense layers of 1 MiB activations (2048 x 128 floats)
     "dense_chain_100": lambda: training_graphs.dense_chain(100, batch=2048, width=128),
@@ -143,6 +152,7 @@ def memory_report():
         "training FLOPs (graft cost)")
 
 
+@measures_every_setting
 @pytest.mark.parametrize("name", list(MEMORY_MODELS))
 def test_memory_strategy_lowers_the_peak(tmp_path, memory_report, name):
     """The pipeline training-memory (the memory strategy, then the
@@ -218,6 +228,7 @@ def test_budget_strategy(tmp_path, name, fraction):
             float(np.max(np.abs(w))), 1e-30)
 
 
+@measures_every_setting
 @pytest.mark.parametrize("fraction", [0.75, 0.6])
 def test_budget_met_as_tensorflow_measures_it(tmp_path, fraction):
     """The budget strategy on ResNet-18 (batch 8, 64x64): TensorFlow's
@@ -308,6 +319,7 @@ def peer_report():
         "rewrite time")
 
 
+@measures_every_setting
 @pytest.mark.parametrize("name", ["dense_chain_100", "cifar_resnet_50"])
 def test_against_grappler(tmp_path, peer_report, name):
     original = MEMORY_MODELS[name]().as_graph_def()
