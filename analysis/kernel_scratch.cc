@@ -1,5 +1,7 @@
 #include "analysis/kernel_scratch.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace graft::analysis {
@@ -14,7 +16,18 @@ constexpr int64_t kPerThreadBytes = int64_t{256} << 10;
 
 bool Nhwc(const TensorInfo& t) { return t.fully_known() && t.dims.size() == 4; }
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t CeilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+
+// a * b, or -1 where it overflows (no kernel allocates that much).
+int64_t Times(int64_t a, int64_t b) {
+  int64_t out = 0;
+  return a < 0 || b < 0 || __builtin_mul_overflow(a, b, &out) ? -1 : out;
+}
+
+int64_t Plus(int64_t a, int64_t b) {
+  int64_t out = 0;
+  return a < 0 || b < 0 || __builtin_add_overflow(a, b, &out) ? -1 : out;
+}
 
 // The im2col buffer of Conv2DBackpropFilter or Conv2DBackpropInput:
 // `images` x (output pixels x filter_h * filter_w * in_depth) elements,
@@ -24,18 +37,19 @@ int64_t Im2colBytes(const Node& n, const TensorInfo& filter,
                     const TensorInfo& out_backprop, int64_t elem_bytes,
                     int threads) {
   const int64_t batch = out_backprop.dims[0];
-  const int64_t pixels = out_backprop.dims[1] * out_backprop.dims[2];
-  const int64_t patch = filter.dims[0] * filter.dims[1] * filter.dims[2];
+  const int64_t pixels = Times(out_backprop.dims[1], out_backprop.dims[2]);
+  const int64_t patch = Times(Times(filter.dims[0], filter.dims[1]), filter.dims[2]);
   const int64_t out_depth = filter.dims[3];
-  const int64_t work_unit = pixels * patch + pixels * out_depth + patch * out_depth;
-  if (work_unit <= 0) return 0;
+  const int64_t work_unit = Plus(Plus(Times(pixels, patch), Times(pixels, out_depth)),
+                                 Times(patch, out_depth));
+  if (work_unit <= 0 || elem_bytes <= 0) return 0;
   int64_t images = CeilDiv(kWorkingSetBytes / elem_bytes, work_unit);
   if (n.op() == "Conv2DBackpropInput" &&
       (batch == 1 ||
        work_unit / std::max(threads, 1) >= kPerThreadBytes / elem_bytes)) {
     images = 1;
   }
-  return images * pixels * patch * elem_bytes;
+  return std::max<int64_t>(0, Times(Times(Times(images, pixels), patch), elem_bytes));
 }
 
 }  // namespace

@@ -81,6 +81,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   });
   if (order.ok()) EstimateStepTime(*graph, shapes, *model, *order, "");
   absl::StatusOr<MemoryReport> memory = SimulateMemory(*graph, shapes);
+  // Eigen's scratch, several threads: never below the peak without it.
+  MemoryOptions eigen;
+  eigen.cpu_kernels = CpuKernels::kEigen;
+  eigen.threads = 4;
+  absl::StatusOr<MemoryReport> with_scratch =
+      SimulateMemory(*graph, shapes, eigen);
+  if (memory.ok() != with_scratch.ok()) std::abort();
+  if (memory.ok()) {
+    for (const DeviceMemory& d : memory->devices) {
+      bool found = false;
+      for (const DeviceMemory& s : with_scratch->devices) {
+        if (s.device != d.device) continue;
+        found = true;
+        if (s.peak_bytes < d.peak_bytes) std::abort();
+      }
+      if (!found) std::abort();
+    }
+  }
   absl::StatusOr<Regions> regions = FindRegions(*graph, shapes);
   if (memory.ok() && regions.ok())
     Plan(TrainingGraph{*graph, shapes, *regions, *memory}, *model);
