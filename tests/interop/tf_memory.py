@@ -50,12 +50,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MEASURING_ENV = {"TF_ENABLE_ONEDNN_OPTS": "1", "TF_CPP_MIN_LOG_LEVEL": "3"}
 
 
-def _child(args):
-    env = dict(os.environ, **MEASURING_ENV)
+def _child(args, onednn=True, timeout=600):
+    """Runs this script with `args` in a fresh process, oneDNN on or off:
+    the JSON its last line prints (None when it prints nothing)."""
     proc = subprocess.run([sys.executable, os.path.join(HERE, "tf_memory.py"), *args],
-                          capture_output=True, text=True, timeout=600, env=env)
+                          capture_output=True, text=True, timeout=timeout,
+                          env=_child_env(onednn))
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    lines = proc.stdout.strip().splitlines()
+    return json.loads(lines[-1]) if lines else None
 
 
 def _child_env(onednn):
@@ -87,11 +90,7 @@ def stats(graph_defs, tmp_path, runs=5, settings=SETTINGS):
     out = {}
     for grappler, onednn in settings:
         args = ["--runs", str(runs), "--all"] + ([] if grappler else ["--no-grappler"]) + paths
-        proc = subprocess.run([sys.executable, os.path.join(HERE, "tf_memory.py"), *args],
-                              capture_output=True, text=True, timeout=1200,
-                              env=_child_env(onednn))
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        out[(grappler, onednn)] = json.loads(proc.stdout.strip().splitlines()[-1])
+        out[(grappler, onednn)] = _child(args, onednn, timeout=1200)
     return out
 
 
@@ -206,10 +205,7 @@ def grappler_graphs(paths, out_paths, onednn):
     """Writes to `out_paths` the graphs Grappler makes of the graphs at
     `paths` for a session fetching `train` (graft.tf.grappler), in one
     child with oneDNN on or off (Grappler's remapper fuses otherwise)."""
-    proc = subprocess.run([sys.executable, os.path.join(HERE, "tf_memory.py"), "--grappler",
-                           *[p for pair in zip(paths, out_paths) for p in pair]],
-                          capture_output=True, text=True, timeout=600, env=_child_env(onednn))
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    _child(["--grappler", *[p for pair in zip(paths, out_paths) for p in pair]], onednn)
 
 
 def _write_grappler_graphs(pairs):
