@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -304,7 +305,8 @@ int64_t PlannedPeak(const TrainingGraph& g, const Lifetimes& base,
 }
 
 absl::StatusOr<std::vector<Endpoint>> ForBudget(const TrainingGraph& g,
-                                                int64_t budget) {
+                                                int64_t budget,
+                                                double headroom) {
   std::vector<Endpoint> saved = SavedTensors(g);
   int64_t peak = 0;
   for (const DeviceMemory& d : g.memory.devices)
@@ -314,16 +316,24 @@ absl::StatusOr<std::vector<Endpoint>> ForBudget(const TrainingGraph& g,
   if (peak <= budget) return saved;
   Lifetimes base = OrderedLifetimes(g);
   if (PlannedPeak(g, base, saved) <= budget) return saved;
+  // A planned rewrite aims below the budget by the headroom: the
+  // simulation models the rewrite, not the graph the runtime's passes make
+  // of it (ResNet-18's budget plans measured 3-10% above the simulation in
+  // TensorFlow with Grappler on).
+  const int64_t target = budget - static_cast<int64_t>(
+      std::clamp(headroom, 0.0, 0.9) * static_cast<double>(budget));
   int64_t best = peak;
-  size_t best_k = 0, best_of = 0;
-  auto planned = [&](const std::vector<Endpoint>& candidates, size_t k) {
-    int64_t p = PlannedPeak(g, base, Evenly(candidates, k));
+  std::vector<Endpoint> best_plan;
+  std::string best_of;
+  auto fits = [&](const std::vector<Endpoint>& candidates, size_t k) {
+    std::vector<Endpoint> plan = Evenly(candidates, k);
+    int64_t p = PlannedPeak(g, base, plan);
     if (p < best) {
       best = p;
-      best_k = k;
-      best_of = candidates.size();
+      best_plan = plan;
+      best_of = absl::StrCat(k, " checkpoints of ", candidates.size());
     }
-    return p;
+    return p <= target;
   };
   // The most checkpoints (the least recomputation) whose simulated peak
   // fits: first a few of the saved tensors recomputed, spread evenly (for a
@@ -332,15 +342,17 @@ absl::StatusOr<std::vector<Endpoint>> ForBudget(const TrainingGraph& g,
   // low budget).
   std::vector<Endpoint> bottlenecks = Bottlenecks(g);
   for (size_t k = saved.size(); k > bottlenecks.size(); --k) {
-    if (planned(saved, k) <= budget) return Evenly(saved, k);
+    if (fits(saved, k)) return Evenly(saved, k);
   }
   for (size_t k = bottlenecks.size(); k >= 1; --k) {
-    if (planned(bottlenecks, k) <= budget) return Evenly(bottlenecks, k);
+    if (fits(bottlenecks, k)) return Evenly(bottlenecks, k);
   }
+  // Within the budget but not its headroom: the lowest simulated peak.
+  if (best <= budget && !best_plan.empty()) return best_plan;
   return absl::FailedPreconditionError(absl::StrCat(
       "a peak of ", budget, " bytes cannot be reached: the graph's peak is ",
       peak, " bytes and the best the checkpoints reach is about ", best,
-      " bytes (", best_k, " checkpoints of ", best_of, ")"));
+      " bytes (", best_of.empty() ? "none planned" : best_of, ")"));
 }
 
 }  // namespace
@@ -402,7 +414,7 @@ absl::StatusOr<std::vector<Endpoint>> ChooseCheckpoints(
       return absl::InvalidArgumentError(
           "strategy `budget` needs budget_bytes > 0");
     }
-    return ForBudget(g, options.budget_bytes);
+    return ForBudget(g, options.budget_bytes, options.budget_headroom);
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown checkpoint strategy `", s,

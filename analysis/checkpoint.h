@@ -6,7 +6,7 @@
 // (outputs of convolutions and matmuls), `memory` (about sqrt(N) of the N
 // bottleneck tensors of the forward graph, evenly along the schedule, as
 // openai's memory_saving_gradients), `budget` (the fewest recomputed ops
-// whose estimated peak fits a byte budget). Stateful forward ops (random,
+// whose estimated peak fits a byte budget, less a headroom). Stateful forward ops (random,
 // assign, variable reads) are never recomputed: what they produce stays as
 // it is.
 #ifndef GRAFT_ANALYSIS_CHECKPOINT_H_
@@ -29,6 +29,10 @@ struct CheckpointOptions {
   std::string strategy = "memory";  // list, speed, memory or budget
   std::string names;                // list: a regex over node names
   int64_t budget_bytes = 0;         // budget: the peak to fit
+  // budget: the fraction of budget_bytes a planned rewrite leaves free for
+  // what its simulation does not see (the runtime's graph passes, thread
+  // timing); a graph whose estimate already fits is left as it is.
+  double budget_headroom = 0.1;
 };
 
 // What the planner reads of a graph.

@@ -111,15 +111,17 @@ void RegisterPlannerHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
   RegisterSwapHooks(r, cache);
   RegisterGradientOrderHooks(r, cache);
   AddBuiltinHook(
-      r, "checkpoint_tensors", {VT::kString, VT::kString, VT::kInt}, VT::kList,
+      r, "checkpoint_tensors", {VT::kString, VT::kString, VT::kInt, VT::kFloat},
+      VT::kList,
       "the forward tensors to keep for the backward pass: strategy list "
       "(node names matching `names`), speed (conv and matmul outputs), "
-      "memory (sqrt(N) bottlenecks) or budget (fit `budget_bytes`)",
+      "memory (sqrt(N) bottlenecks) or budget (fit `budget_bytes`, a "
+      "planned rewrite aiming `headroom` of it lower)",
       [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         return WithTrainingGraph(
             *cache, ctx.graph,
             [&](const TrainingGraph& g) -> absl::StatusOr<Value> {
-              CheckpointOptions options{a[0].s, a[1].s, a[2].i};
+              CheckpointOptions options{a[0].s, a[1].s, a[2].i, a[3].number()};
               absl::StatusOr<std::vector<Endpoint>> cps =
                   ChooseCheckpoints(g, options);
               if (!cps.ok()) return cps.status();

@@ -1,6 +1,7 @@
 // The training-memory planners' hooks for rules: checkpointing
 // (analysis/checkpoint.h)
-//   checkpoint_tensors(strategy, names, budget_bytes), recompute_segments(cps),
+//   checkpoint_tensors(strategy, names, budget_bytes, headroom),
+//   recompute_segments(cps),
 //   segment_outputs(segment), recompute_trigger(segment)
 // and swapping (analysis/swap.h)
 //   swap_candidates(threshold, min_distance, exclude), swap_trigger(t, lb, ub)
