@@ -355,6 +355,45 @@ absl::StatusOr<std::vector<Endpoint>> ForBudget(const TrainingGraph& g,
       " bytes (", best_of.empty() ? "none planned" : best_of, ")"));
 }
 
+// `checkpoints` with the tensors of each segment whose recomputation would
+// save nothing kept as well: the tensors the backward reads of it are no
+// larger than what the segment reads from outside that nothing else keeps
+// to the backward pass (a dense layer's sigmoid recomputed from its matmul
+// keeps the matmul's output instead of the sigmoid's, as large).
+std::vector<Endpoint> KeepWhereRecomputingSavesNothing(
+    const TrainingGraph& g, std::vector<Endpoint> checkpoints) {
+  absl::flat_hash_map<Endpoint, int64_t> bytes;
+  for (const TensorLife& t : g.memory.tensors)
+    bytes[t.tensor] = t.persistent || t.aliased ? 0 : t.bytes;
+  auto size = [&](Endpoint t) {
+    auto it = bytes.find(t);
+    return it == bytes.end() ? int64_t{0} : it->second;
+  };
+  auto read_by_backward = [&](Endpoint t) {
+    for (InputSlot s : g.graph.node(t.node).consumers(t.port))
+      if (g.regions.in_backward(s.node)) return true;
+    return false;
+  };
+  std::vector<Endpoint> kept = checkpoints;
+  for (const std::vector<NodeId>& segment : SegmentsOf(g, checkpoints)) {
+    absl::flat_hash_set<NodeId> in(segment.begin(), segment.end());
+    absl::flat_hash_set<Endpoint> held;
+    for (NodeId id : segment) {
+      for (Endpoint e : g.graph.node(id).inputs()) {
+        if (e.valid() && !in.contains(e.node) && !read_by_backward(e))
+          held.insert(e);
+      }
+    }
+    int64_t replaced = 0, holding = 0;
+    std::vector<Endpoint> outputs = SegmentOutputs(g, segment);
+    for (Endpoint t : outputs) replaced += size(t);
+    for (Endpoint t : held) holding += size(t);
+    if (holding >= replaced) kept.insert(kept.end(), outputs.begin(), outputs.end());
+  }
+  SortBySchedule(g, &kept);
+  return kept;
+}
+
 }  // namespace
 
 bool Recomputable(const TrainingGraph& g, NodeId id) {
@@ -407,7 +446,7 @@ absl::StatusOr<std::vector<Endpoint>> ChooseCheckpoints(
       for (int p = 0; p < n.num_used_ports(); ++p) out.push_back({n.id(), p});
     });
     SortBySchedule(g, &out);
-    return out;
+    return re ? out : KeepWhereRecomputingSavesNothing(g, std::move(out));
   }
   if (s == "budget") {
     if (options.budget_bytes <= 0) {
