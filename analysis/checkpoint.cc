@@ -558,14 +558,22 @@ std::vector<NodeId> RecomputeTrigger(const TrainingGraph& g,
   }
   std::vector<NodeId> out;
   if (first == kNoNode) return out;
-  for (Endpoint e : g.graph.node(first).inputs()) {
-    if (e.valid() && g.regions.in_backward(e.node) &&
-        std::find(out.begin(), out.end(), e.node) == out.end())
-      out.push_back(e.node);
+  auto wait_for = [&](NodeId id) {
+    if (g.regions.in_backward(id) &&
+        std::find(out.begin(), out.end(), id) == out.end())
+      out.push_back(id);
+  };
+  const Node& reader = g.graph.node(first);
+  for (Endpoint e : reader.inputs()) {
+    if (e.valid()) wait_for(e.node);
   }
-  // A first reader that reads no gradient (it runs on forward tensors
-  // alone, at the very start of the backward pass): the copies wait for
-  // the gradient seed, not run in the forward pass.
+  // A reader that reads forward tensors alone but waits for a backward op
+  // (an early gradient op held back: rules/tf/early_gradients.graft): the
+  // copies wait for the same op.
+  for (NodeId c : reader.control_inputs()) wait_for(c);
+  // A first reader that reads no gradient and waits for nothing (it runs
+  // on forward tensors alone, at the very start of the backward pass): the
+  // copies wait for the gradient seed, not run in the forward pass.
   if (out.empty() && g.regions.seed != kNoNode) out.push_back(g.regions.seed);
   return out;
 }

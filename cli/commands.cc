@@ -296,6 +296,14 @@ void PrintApplySummary(const report::ApplyReport& total) {
               << absl::StrFormat("%.4f GFLOP", r.flops() / 1e9) << " on "
               << r.device() << "; peak " << HumanSize(r.peak_bytes_before())
               << " -> " << HumanSize(r.peak_bytes_after()) << " (graft mem)\n";
+    if (r.peak_bytes_after() >
+        r.peak_bytes_before() - r.peak_bytes_before() / 100) {
+      std::cerr << "  note: the recomputation lowers graft mem's peak by "
+                   "less than 1%: what makes the peak is not what the forward keeps "
+                   "for the backward under this plan (`graft mem` names what "
+                   "is live there; the memory and budget strategies recompute "
+                   "more)\n";
+    }
   }
 }
 
