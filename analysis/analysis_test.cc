@@ -403,6 +403,51 @@ TEST(MemoryTest, EigenScratchOfGradientsRunTogether) {
                 KernelScratchBytes(g.node(Id(g, "dw")), s, CpuKernels::kEigen, 2));
 }
 
+// A layer's filter gradient still runs when the input gradients reach the
+// next layer's: on two threads their scratch is live together, unless the
+// next one waits for it.
+TEST(MemoryTest, EigenScratchOfFilterGradientsOfTwoLayers) {
+  auto graph = [](bool wait) {
+    return GraphFromText(
+        PlaceholderNode("x", {8, 32, 32, 16}) +
+        PlaceholderNode("w1", {3, 3, 16, 16}) +
+        PlaceholderNode("w2", {3, 3, 16, 16}) +
+        OpNode("y1", "Conv2D", {"x", "w1"}, ConvGradAttrs(1)) +
+        OpNode("h", "Relu", {"y1"}) +
+        OpNode("y2", "Conv2D", {"h", "w2"}, ConvGradAttrs(1)) +
+        OpNode("dy2", "Relu", {"y2"}) +
+        IntConstNode("in_sizes", {8, 32, 32, 16}) +
+        IntConstNode("w_sizes", {3, 3, 16, 16}) +
+        OpNode("dw2", "Conv2DBackpropFilter", {"h", "w_sizes", "dy2"},
+               ConvGradAttrs(1)) +
+        OpNode("dx2", "Conv2DBackpropInput", {"in_sizes", "w2", "dy2"},
+               ConvGradAttrs(1)) +
+        OpNode("dh", "Relu", {"dx2"}) +
+        OpNode("dw1", "Conv2DBackpropFilter",
+               wait ? std::vector<std::string>{"x", "w_sizes", "dh", "^dw2"}
+                    : std::vector<std::string>{"x", "w_sizes", "dh"},
+               ConvGradAttrs(1)));
+  };
+  MemoryOptions options;
+  options.outputs = {"dw1", "dw2"};
+  options.cpu_kernels = CpuKernels::kEigen;
+  options.threads = 2;
+  for (bool wait : {false, true}) {
+    Graph g = graph(wait);
+    ShapeMap s = InferShapes(g);
+    auto scratch = [&](const char* name) {
+      return KernelScratchBytes(g.node(Id(g, name)), s, CpuKernels::kEigen, 2);
+    };
+    ASSERT_GT(scratch("dw1"), scratch("dx2"));
+    absl::StatusOr<MemoryReport> r = SimulateMemory(g, s, options);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->devices[0].scratch_at_peak,
+              wait ? scratch("dx2") + scratch("dw2")
+                   : scratch("dw1") + scratch("dw2"))
+        << wait;
+  }
+}
+
 TEST(RegionsTest, ForwardAndBackwardByReachability) {
   Graph g = GraphFromText(Chain(3, 2, 2));
   ShapeMap shapes = InferShapes(g);

@@ -59,6 +59,74 @@ int ReadyAfter(const Node& n, const std::vector<int>& step_of) {
   return last;
 }
 
+// Whether `to` depends on `from`: a path of data or control edges among
+// the nodes scheduled no later than `to`.
+bool DependsOn(const Graph& graph, const std::vector<int>& step_of,
+               NodeId from, NodeId to) {
+  const int limit = step_of[to];
+  absl::flat_hash_set<NodeId> seen = {from};
+  std::vector<NodeId> todo = {from};
+  auto visit = [&](NodeId id) {
+    if (id == kNoNode || step_of[id] < 0 || step_of[id] > limit) return;
+    if (seen.insert(id).second) todo.push_back(id);
+  };
+  while (!todo.empty()) {
+    const Node& n = graph.node(todo.back());
+    todo.pop_back();
+    if (n.id() == to) return true;
+    for (int p = 0; p < n.num_used_ports(); ++p) {
+      for (InputSlot s : n.consumers(p)) visit(s.node);
+    }
+    for (NodeId c : n.control_consumers()) visit(c);
+  }
+  return false;
+}
+
+// The ops with scratch that run at once, as the schedule reaches each.
+class ScratchAtOnce {
+ public:
+  explicit ScratchAtOnce(int threads) : threads_(threads) {}
+
+  // `n`'s scratch and the largest of up to threads - 1 others running
+  // beside it: ops with scratch made ready by the same step run at once,
+  // one per thread (a convolution's two gradients); so does the nearest
+  // one before it that it does not depend on, among the 2 x threads
+  // before it, still running on another thread when it starts (a layer's
+  // filter gradient beside the next layer's, the input gradient between
+  // them done).
+  std::vector<std::pair<int64_t, NodeId>> Add(const Graph& graph,
+                                              const std::vector<int>& step_of,
+                                              const Node& n, int64_t bytes) {
+    const size_t threads = static_cast<size_t>(threads_);
+    std::vector<std::pair<int64_t, NodeId>>& beside =
+        ready_together_[ReadyAfter(n, step_of)];
+    std::vector<std::pair<int64_t, NodeId>> others = beside;
+    size_t found = 0;
+    for (size_t i = recent_.size(), looked = 0;
+         i-- > 0 && looked < 2 * threads && found + 1 < threads; ++looked) {
+      if (DependsOn(graph, step_of, recent_[i].second, n.id())) continue;
+      ++found;
+      if (std::find(others.begin(), others.end(), recent_[i]) == others.end())
+        others.push_back(recent_[i]);
+    }
+    std::sort(others.rbegin(), others.rend());
+    std::vector<std::pair<int64_t, NodeId>> at_once = {{bytes, n.id()}};
+    for (size_t i = 0; i < others.size() && i + 1 < threads; ++i)
+      at_once.push_back(others[i]);
+    beside.push_back({bytes, n.id()});
+    recent_.push_back({bytes, n.id()});
+    return at_once;
+  }
+
+ private:
+  int threads_;
+  // Ops with scratch by the step after which they were ready.
+  absl::flat_hash_map<int, std::vector<std::pair<int64_t, NodeId>>>
+      ready_together_;
+  // Ops with scratch, in schedule order.
+  std::vector<std::pair<int64_t, NodeId>> recent_;
+};
+
 // A buffer: each tensor owns one, or shares its input's (aliases).
 struct Buffer {
   Endpoint owner;
@@ -149,13 +217,11 @@ absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,
 
   std::vector<Buffer> buffers;
   absl::flat_hash_map<Endpoint, int> buffer_of;
-  // Ops with scratch by the step after which they were ready.
-  absl::flat_hash_map<int, std::vector<std::pair<int64_t, NodeId>>>
-      ready_together;
   const int threads =
       options.threads > 0
           ? options.threads
           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  ScratchAtOnce scratch_at_once{threads};
   auto device_of = [&](const Node& n) {
     if (!n.device().empty()) return n.device();
     return options.default_device.empty() ? std::string("(unplaced)")
@@ -211,16 +277,8 @@ absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,
         runs[id] ? KernelScratchBytes(n, shapes, options.cpu_kernels, threads)
                  : 0;
     if (scratch > 0) {
-      // Ops with scratch made ready by the same step run at once, one per
-      // thread (a convolution's two gradients): this one's step counts the
-      // largest scratch of up to threads - 1 of them scheduled before it.
-      std::vector<std::pair<int64_t, NodeId>>& beside =
-          ready_together[ReadyAfter(n, report.step_of)];
-      std::sort(beside.rbegin(), beside.rend());
-      std::vector<std::pair<int64_t, NodeId>> at_once = {{scratch, id}};
-      for (size_t i = 0; i < beside.size() && i + 1 < static_cast<size_t>(threads); ++i)
-        at_once.push_back(beside[i]);
-      beside.push_back({scratch, id});
+      std::vector<std::pair<int64_t, NodeId>> at_once =
+          scratch_at_once.Add(graph, report.step_of, n, scratch);
       for (const auto& [bytes, owner] : at_once) {
         Buffer b;
         b.owner = {owner, 0};
