@@ -81,8 +81,8 @@ def partition_reports():
     backward, inputs not counted), ``default_bytes`` (what the backward
     reads, nothing recomputed but views: at most what torch's default
     partition keeps), ``least_bytes``, ``budget_bytes``, ``budget_met``,
-    ``recomputed`` (ops), ``recomputed_flops``, ``fallback`` (why torch's
-    default partition was used instead, or None)."""
+    ``recomputed`` (ops), ``recomputed_flops``, ``strategy``, ``fallback``
+    (why torch's default partition was used instead, or None)."""
     return list(_partition_reports)
 
 
@@ -220,7 +220,7 @@ def _graft_partition(joint, num_fwd_outputs, budget, budget_bytes, static_nodes)
     return fw, bw, report
 
 
-def _partition_fn(budget, budget_bytes, inner):
+def _partition_fn(budget, budget_bytes, inner, strategy="budget"):
     """AOTAutograd's partition_fn: graft's plan, or torch's default
     partition (said in the report) where graft cannot decide safely."""
 
@@ -242,6 +242,10 @@ def _partition_fn(budget, budget_bytes, inner):
             report = {"saved_bytes": saved, "default_bytes": saved, "fallback": str(e),
                       "recomputed": [], "recomputed_flops": 0}
         report["inner"] = inner
+        report["strategy"] = strategy
+        if strategy == "memory" and report.get("least_bytes") is not None:
+            # the fewest bytes any partition saves is the budget it meets
+            report["budget_bytes"], report["budget_met"] = report["least_bytes"], True
         _partition_reports.append(report)
         return fw, bw
     return partition
@@ -258,13 +262,14 @@ def _inductor_partitioner():
         from torch._inductor.custom_graph_pass import CustomPartitionerFn
 
         class _GraftPartitioner(CustomPartitionerFn):
-            def __init__(self, memory_budget, budget_bytes):
+            def __init__(self, memory_budget, budget_bytes, strategy):
                 self.memory_budget, self.budget_bytes = memory_budget, budget_bytes
+                self.strategy = strategy
 
             def __call__(self, joint, joint_inputs, **kwargs):
                 kwargs.pop("compiler", None)
-                return _partition_fn(self.memory_budget, self.budget_bytes, "inductor")(
-                    joint, joint_inputs, **kwargs)
+                return _partition_fn(self.memory_budget, self.budget_bytes, "inductor",
+                                     self.strategy)(joint, joint_inputs, **kwargs)
 
             def uuid(self):
                 return None  # not cached: each compile plans (and reports) again
@@ -274,8 +279,11 @@ def _inductor_partitioner():
     return _partitioner_class
 
 
-def backend(memory_budget: float = 1.0, *, budget_bytes: Optional[int] = None,
-            inner: str = "inductor"):
+STRATEGIES = ("budget", "speed", "memory")
+
+
+def backend(memory_budget: Optional[float] = None, *, strategy: str = "budget",
+            budget_bytes: Optional[int] = None, inner: str = "inductor"):
     """A torch.compile backend whose forward saves, for the backward, at
     most ``memory_budget`` x the bytes torch's default partitioner saves
     (or ``budget_bytes``), recomputing the rest in the backward at the
@@ -293,13 +301,28 @@ def backend(memory_budget: float = 1.0, *, budget_bytes: Optional[int] = None,
     ops outside ATen, functionalized RNG, torch.utils.checkpoint regions)
     get torch's default partition, said in ``partition_reports()``. A
     budget below what any partition saves saves the least
-    (``budget_met``: False)."""
+    (``budget_met``: False).
+
+    ``strategy`` names the ends of the same search, as the TensorFlow
+    checkpoint library's strategies: "budget" (the default: fit
+    ``memory_budget``, 1.0 unless given, or ``budget_bytes``), "speed" (no
+    recomputed matrix FLOPs: the fewest saved bytes at no extra cost,
+    budget 1.0), "memory" (the fewest saved bytes any partition reaches,
+    at the least FLOPs for them)."""
     if inner not in ("inductor", "eager"):
         raise ValueError("graft.torch.backend: inner is 'inductor' or 'eager', not %r" % (inner,))
+    if strategy not in STRATEGIES:
+        raise ValueError("graft.torch.backend: strategy is one of %s, not %r"
+                         % (", ".join(STRATEGIES), strategy))
+    if strategy != "budget" and (memory_budget is not None or budget_bytes is not None):
+        raise ValueError("graft.torch.backend: strategy %r sets its own budget; give "
+                         "memory_budget or budget_bytes with strategy 'budget'" % (strategy,))
+    if memory_budget is None:
+        memory_budget = {"budget": 1.0, "speed": 1.0, "memory": 0.0}[strategy]
     if budget_bytes is None and not 0 <= memory_budget <= 1:
         raise ValueError("graft.torch.backend: memory_budget is a fraction in [0, 1], not %r"
                          % (memory_budget,))
-    partition = _partition_fn(memory_budget, budget_bytes, inner)
+    partition = _partition_fn(memory_budget, budget_bytes, inner, strategy)
 
     def compile_graph(gm, example_inputs):
         # No compile caches: their keys do not hold the partition (a cached
@@ -316,6 +339,7 @@ def backend(memory_budget: float = 1.0, *, budget_bytes: Optional[int] = None,
                                     partition_fn=partition)(gm, example_inputs)
             from torch._inductor.compile_fx import compile_fx
             with inductor_config.patch(
-                    custom_partitioner_fn=_inductor_partitioner()(memory_budget, budget_bytes)):
+                    custom_partitioner_fn=_inductor_partitioner()(
+                        memory_budget, budget_bytes, strategy)):
                 return compile_fx(gm, example_inputs)
     return compile_graph

@@ -164,6 +164,30 @@ def test_bad_arguments_are_refused():
         graft.torch.backend(1.5)
 
 
+def test_strategies_are_the_ends_of_the_budget_search(net_and_input):
+    """`speed` recomputes no matrix FLOPs and saves at most the default's
+    bytes; `memory` saves the fewest bytes any partition does (what budget
+    0 reaches); both give eager's gradients."""
+    model, x = net_and_input
+    default = default_saved_bytes(model, x)
+    (grads, _), (got, _), [speed] = run(
+        model, x, graft.torch.backend(strategy="speed", inner="eager"))
+    assert close(got, grads)
+    assert speed["strategy"] == "speed" and speed["recomputed_flops"] == 0
+    assert speed["saved_bytes"] <= default
+    (grads, _), (got, _), [memory] = run(
+        model, x, graft.torch.backend(strategy="memory", inner="eager"))
+    assert close(got, grads)
+    assert memory["saved_bytes"] == memory["least_bytes"] == memory["budget_bytes"]
+    assert memory["budget_met"] and memory["saved_bytes"] < speed["saved_bytes"]
+    _, _, [zero] = run(model, x, graft.torch.backend(0.0, inner="eager"))
+    assert zero["saved_bytes"] == memory["saved_bytes"]
+    with pytest.raises(ValueError, match="strategy is one of budget, speed, memory"):
+        graft.torch.backend(strategy="list")
+    with pytest.raises(ValueError, match="sets its own budget"):
+        graft.torch.backend(0.5, strategy="memory")
+
+
 def test_an_absolute_budget_is_met(net_and_input):
     model, x = net_and_input
     limit = default_saved_bytes(model, x) // 2
