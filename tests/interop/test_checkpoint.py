@@ -145,8 +145,8 @@ MEMORY_MODELS = {
 def memory_report():
     yield from numbers_report(
         "checkpoint_memory.txt",
-        "model: TensorFlow's median peak before -> after the memory strategy (oneDNN's "
-        "allocator's peak, or where oneDNN is off the allocation records' peak; 5 training "
+        "model: TensorFlow's median peak before -> after the memory strategy (the "
+        "allocation records' peak; 5 training "
         "steps in each setting, each in a fresh process; default threading; Grappler on/off, "
         "oneDNN on/off), graft mem's of the graph TensorFlow runs there (/ the median), extra "
         "training FLOPs (graft cost)")
