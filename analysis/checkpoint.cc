@@ -34,18 +34,26 @@ void SortBySchedule(const TrainingGraph& g, std::vector<Endpoint>* ts) {
   });
 }
 
+// Whether a backward op reads `t`.
+bool ReadByBackward(const TrainingGraph& g, Endpoint t) {
+  for (InputSlot s : g.graph.node(t.node).consumers(t.port)) {
+    if (g.regions.in_backward(s.node)) return true;
+  }
+  return false;
+}
+
+// The bytes a tensor adds to the peak: none when shared or persistent.
+int64_t CountedBytes(const TensorLife& t) {
+  return t.persistent || t.aliased ? 0 : t.bytes;
+}
+
 // The forward tensors of recomputable ops that backward ops read.
 std::vector<Endpoint> SavedTensors(const TrainingGraph& g) {
   std::vector<Endpoint> out;
   g.graph.ForEachNode([&](const Node& n) {
     if (!Recomputable(g, n.id())) return;
     for (int p = 0; p < n.num_used_ports(); ++p) {
-      for (InputSlot s : n.consumers(p)) {
-        if (g.regions.in_backward(s.node)) {
-          out.push_back({n.id(), p});
-          break;
-        }
-      }
+      if (ReadByBackward(g, {n.id(), p})) out.push_back({n.id(), p});
     }
   });
   SortBySchedule(g, &out);
@@ -185,8 +193,7 @@ Lifetimes OrderedLifetimes(const TrainingGraph& g) {
   absl::flat_hash_set<NodeId> early;
   for (NodeId id : EarlyGradientOps(g)) early.insert(id);
   for (const TensorLife& t : g.memory.tensors) {
-    Lifetimes::Span span{t.alloc, t.free,
-                         t.persistent || t.aliased ? 0 : t.bytes};
+    Lifetimes::Span span{t.alloc, t.free, CountedBytes(t)};
     const Node& n = g.graph.node(t.tensor.node);
     int first_reader = out.steps, last_other = -1, first_matmul = out.steps;
     bool bias_grad = false;
@@ -364,15 +371,10 @@ std::vector<Endpoint> KeepWhereRecomputingSavesNothing(
     const TrainingGraph& g, std::vector<Endpoint> checkpoints) {
   absl::flat_hash_map<Endpoint, int64_t> bytes;
   for (const TensorLife& t : g.memory.tensors)
-    bytes[t.tensor] = t.persistent || t.aliased ? 0 : t.bytes;
+    bytes[t.tensor] = CountedBytes(t);
   auto size = [&](Endpoint t) {
     auto it = bytes.find(t);
     return it == bytes.end() ? int64_t{0} : it->second;
-  };
-  auto read_by_backward = [&](Endpoint t) {
-    for (InputSlot s : g.graph.node(t.node).consumers(t.port))
-      if (g.regions.in_backward(s.node)) return true;
-    return false;
   };
   std::vector<Endpoint> kept = checkpoints;
   for (const std::vector<NodeId>& segment : SegmentsOf(g, checkpoints)) {
@@ -380,7 +382,7 @@ std::vector<Endpoint> KeepWhereRecomputingSavesNothing(
     absl::flat_hash_set<Endpoint> held;
     for (NodeId id : segment) {
       for (Endpoint e : g.graph.node(id).inputs()) {
-        if (e.valid() && !in.contains(e.node) && !read_by_backward(e))
+        if (e.valid() && !in.contains(e.node) && !ReadByBackward(g, e))
           held.insert(e);
       }
     }
@@ -388,7 +390,8 @@ std::vector<Endpoint> KeepWhereRecomputingSavesNothing(
     std::vector<Endpoint> outputs = SegmentOutputs(g, segment);
     for (Endpoint t : outputs) replaced += size(t);
     for (Endpoint t : held) holding += size(t);
-    if (holding >= replaced) kept.insert(kept.end(), outputs.begin(), outputs.end());
+    if (holding >= replaced)
+      kept.insert(kept.end(), outputs.begin(), outputs.end());
   }
   SortBySchedule(g, &kept);
   return kept;
@@ -508,12 +511,7 @@ std::vector<Endpoint> SegmentOutputs(const TrainingGraph& g,
     const Node& n = g.graph.node(id);
     if (!n.alive()) continue;
     for (int p = 0; p < n.num_used_ports(); ++p) {
-      for (InputSlot s : n.consumers(p)) {
-        if (g.regions.in_backward(s.node)) {
-          out.push_back({id, p});
-          break;
-        }
-      }
+      if (ReadByBackward(g, {id, p})) out.push_back({id, p});
     }
   }
   return out;

@@ -59,27 +59,25 @@ int ReadyAfter(const Node& n, const std::vector<int>& step_of) {
   return last;
 }
 
-// Whether `to` depends on `from`: a path of data or control edges among
-// the nodes scheduled no later than `to`.
-bool DependsOn(const Graph& graph, const std::vector<int>& step_of,
-               NodeId from, NodeId to) {
-  const int limit = step_of[to];
-  absl::flat_hash_set<NodeId> seen = {from};
-  std::vector<NodeId> todo = {from};
+// What `n` depends on through data or control edges, among the nodes
+// scheduled at or after step `since` (a path from one of them to `n` runs
+// through such nodes alone: the schedule is topological).
+absl::flat_hash_set<NodeId> AncestorsSince(const Graph& graph,
+                                           const std::vector<int>& step_of,
+                                           const Node& n, int since) {
+  absl::flat_hash_set<NodeId> seen;
+  std::vector<NodeId> todo = {n.id()};
   auto visit = [&](NodeId id) {
-    if (id == kNoNode || step_of[id] < 0 || step_of[id] > limit) return;
+    if (id == kNoNode || step_of[id] < since) return;
     if (seen.insert(id).second) todo.push_back(id);
   };
   while (!todo.empty()) {
-    const Node& n = graph.node(todo.back());
+    const Node& m = graph.node(todo.back());
     todo.pop_back();
-    if (n.id() == to) return true;
-    for (int p = 0; p < n.num_used_ports(); ++p) {
-      for (InputSlot s : n.consumers(p)) visit(s.node);
-    }
-    for (NodeId c : n.control_consumers()) visit(c);
+    for (Endpoint e : m.inputs()) visit(e.node);
+    for (NodeId c : m.control_inputs()) visit(c);
   }
-  return false;
+  return seen;
 }
 
 // The ops with scratch that run at once, as the schedule reaches each.
@@ -101,10 +99,17 @@ class ScratchAtOnce {
     std::vector<std::pair<int64_t, NodeId>>& beside =
         ready_together_[ReadyAfter(n, step_of)];
     std::vector<std::pair<int64_t, NodeId>> others = beside;
+    const size_t window = std::min(recent_.size(), 2 * threads);
+    absl::flat_hash_set<NodeId> ancestors;
+    if (window > 0 && threads > 1) {
+      ancestors = AncestorsSince(
+          graph, step_of, n,
+          std::max(0, step_of[recent_[recent_.size() - window].second]));
+    }
     size_t found = 0;
     for (size_t i = recent_.size(), looked = 0;
-         i-- > 0 && looked < 2 * threads && found + 1 < threads; ++looked) {
-      if (DependsOn(graph, step_of, recent_[i].second, n.id())) continue;
+         i-- > 0 && looked < window && found + 1 < threads; ++looked) {
+      if (ancestors.contains(recent_[i].second)) continue;
       ++found;
       if (std::find(others.begin(), others.end(), recent_[i]) == others.end())
         others.push_back(recent_[i]);

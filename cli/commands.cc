@@ -299,10 +299,10 @@ void PrintApplySummary(const report::ApplyReport& total) {
     if (r.peak_bytes_after() >
         r.peak_bytes_before() - r.peak_bytes_before() / 100) {
       std::cerr << "  note: the recomputation lowers graft mem's peak by "
-                   "less than 1%: what makes the peak is not what the forward keeps "
-                   "for the backward under this plan (`graft mem` names what "
-                   "is live there; the memory and budget strategies recompute "
-                   "more)\n";
+                   "less than 1%: what makes the peak is not what the "
+                   "forward keeps for the backward under this plan (`graft "
+                   "mem` names what is live there; the memory and budget "
+                   "strategies recompute more)\n";
     }
   }
 }
