@@ -119,16 +119,33 @@ def _node(name, op, inputs=(), attrs=()):
             "attr": [{"key": [k.encode()], "value": [v]} for k, v in attrs]}
 
 
-def _output_attrs(val):
+def _size(d, hinted):
+    """A dim as written: its number; a symbolic one -1, or with `hinted`
+    its hint (the size the compile traced with)."""
+    if isinstance(d, int):
+        return d
+    return _hint(d) if hinted else -1
+
+
+def _hint(value):
+    """The number a symbolic size, float or bool stands for in the example
+    being compiled; a ValueError for one that depends on data."""
+    hint = getattr(value, "hint", None)
+    if hint is None:
+        raise ValueError("graft.aten: the size `%s` depends on data (no hint to plan with)"
+                         % value)
+    return hint
+
+
+def _output_attrs(val, hinted=False):
     """`_output_shapes` and `_output_types` of a node whose meta["val"] is
-    `val` (a tensor or a tuple of them; a symbolic dim is -1), as graft's
-    shape inference and cost model read them; none when not all tensors."""
+    `val` (a tensor or a tuple of them), as graft's shape inference and cost
+    model read them; none when not all tensors."""
     import torch
     vals = list(val) if isinstance(val, (list, tuple)) else [val]
     if not vals or not all(isinstance(v, torch.Tensor) for v in vals):
         return []
-    shapes = [{"dim": [{"size": [d if isinstance(d, int) else -1]} for d in v.shape]}
-              for v in vals]
+    shapes = [{"dim": [{"size": [_size(d, hinted)]} for d in v.shape]} for v in vals]
     return [("_output_shapes", {"list": [{"shape": shapes}]}),
             ("_output_types", {"list": [{"type": [_enum(v.dtype) for v in vals]}]})]
 
@@ -136,12 +153,17 @@ def _output_attrs(val):
 class _Writer:
     """NodeDefs of an FX graph of ATen ops: getitems become ports of their
     producer, None arguments one `_Absent` node, Python numbers passed as
-    Tensors `Const`s."""
+    Tensors `Const`s. With `hinted`, symbolic sizes are planned at their
+    hints: a tensor's symbolic dims take them, and symbolic numbers (SymInt
+    placeholders, `sym_size` and the arithmetic on it) are not nodes but
+    the numbers they stand for, wherever they are read."""
 
-    def __init__(self):
+    def __init__(self, hinted=False):
         self.alias = {}   # getitem node -> "producer:i"
         self.nodes = []
         self.absent = False
+        self.hinted = hinted
+        self.numbers = {}  # symbolic node -> its hint
 
     def ref(self, value):
         import torch
@@ -150,6 +172,8 @@ class _Writer:
                 self.absent = True
                 self.nodes.insert(0, _node(ABSENT, "_Absent"))
             return ABSENT
+        if getattr(value, "name", None) in self.numbers:
+            value = self.numbers[value.name]
         if isinstance(value, (bool, int, float)):  # a Python number as a Tensor argument
             name = "_scalar_%d" % len(self.nodes)
             t = torch.tensor(value)
@@ -158,9 +182,29 @@ class _Writer:
             return name
         return self.alias.get(value.name, value.name)
 
-    def placeholder(self, node):
+    def number(self, node):
+        """Whether `node` is a symbolic number, taken as its hint."""
+        import torch
         val = node.meta.get("val")
-        dims = [{"size": [d if isinstance(d, int) else -1]} for d in val.shape]
+        if not (self.hinted and isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool))):
+            return False
+        self.numbers[node.name] = _hint(val)
+        return True
+
+    def argument(self, value):
+        """A non-tensor argument with its symbolic numbers as their hints."""
+        import torch.fx
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.argument(v) for v in value)
+        if isinstance(value, torch.fx.Node) and value.name in self.numbers:
+            return self.numbers[value.name]
+        return value
+
+    def placeholder(self, node):
+        if self.number(node):
+            return
+        val = node.meta.get("val")
+        dims = [{"size": [_size(d, self.hinted)]} for d in val.shape]
         self.nodes.append(_node(node.name, "Placeholder", (), [
             ("dtype", {"type": [_enum(val.dtype)]}), ("shape", {"shape": [{"dim": dims}]})]))
 
@@ -168,6 +212,8 @@ class _Writer:
         """A call_function node: a getitem as a port, an ATen op by its
         schema (Tensor arguments as inputs, the rest as attrs)."""
         import torch
+        if self.number(node):
+            return
         if node.target is operator.getitem:
             self.alias[node.name] = "%s:%d" % (self.ref(node.args[0]), node.args[1])
             return
@@ -189,6 +235,7 @@ class _Writer:
                 else:
                     inputs.append(self.ref(value))
                 continue
+            value = self.argument(value)
             if _holds_node(value):
                 raise ValueError(
                     "graft.aten: `%s` (%s) takes `%s` from the graph as its argument "
@@ -198,7 +245,7 @@ class _Writer:
             if message is not None:
                 attrs.append((arg.name, message))
         self.nodes.append(_node(node.name, str(node.target), inputs,
-                                attrs + _output_attrs(node.meta.get("val"))))
+                                attrs + _output_attrs(node.meta.get("val"), self.hinted)))
 
     def outputs(self, values):
         for i, value in values:
@@ -238,12 +285,15 @@ def joint_message(joint, num_fwd_outputs):
     """A joint forward-backward graph (AOTAutograd's) as an ATen graph's
     GraphDef message, for the partition planner: every placeholder (primals
     and tangents) a Placeholder, weights not copied, and only the
-    backward's outputs (the gradients) as `_Retval`s. Also the map from
-    "node:port" to the FX node that holds that tensor."""
+    backward's outputs (the gradients) as `_Retval`s; symbolic sizes at
+    their hints. Also the map from "node:port" to the FX node that holds
+    that tensor."""
     import torch.fx
-    w = _Writer()
+    w = _Writer(hinted=True)
     for node in joint.graph.nodes:
         if node.op in ("placeholder", "get_attr"):  # a module's constant: held anyway
+            if w.number(node):
+                continue
             if not _is_tensor_value(node.meta.get("val")):
                 raise ValueError("graft.aten: `%s` holds no tensor" % node.name)
             w.placeholder(node)
@@ -253,12 +303,13 @@ def joint_message(joint, num_fwd_outputs):
             values = torch.fx.node.map_aggregate(node.args[0], lambda v: v)
             flat = list(values) if isinstance(values, (list, tuple)) else [values]
             w.outputs((i, v) for i, v in enumerate(flat)
-                      if i >= num_fwd_outputs and isinstance(v, torch.fx.Node))
+                      if i >= num_fwd_outputs and isinstance(v, torch.fx.Node)
+                      and v.name not in w.numbers)
         else:
             raise ValueError("graft.aten: %s nodes (`%s`) are not read yet" % (node.op, node.name))
     holders = {}  # get_attr nodes are not saved: the backward reads them itself
     for node in joint.graph.nodes:
-        if node.op in ("placeholder", "call_function"):
+        if node.op in ("placeholder", "call_function") and node.name not in w.numbers:
             ref = w.alias.get(node.name, node.name)
             holders[ref if ":" in ref else ref + ":0"] = node
     return {"node": w.nodes}, holders

@@ -86,16 +86,6 @@ def partition_reports():
     return list(_partition_reports)
 
 
-def _has_symbolic_sizes(val):
-    """Whether a placeholder's value is a symbolic number or a tensor with a
-    symbolic size."""
-    import torch
-    if isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-        return True
-    return isinstance(val, torch.Tensor) and any(
-        not isinstance(d, int) for d in val.shape)
-
-
 class _Undecided(Exception):
     """What graft does not partition itself: torch's default does."""
 
@@ -111,6 +101,7 @@ def _roles(joint, num_fwd_outputs):
     import torch
     from torch._functorch import partitioners as tp
     from torch._functorch._aot_autograd.descriptors import InputMutationAOTOutput
+    from torch.fx.experimental.proxy_tensor import is_sym_node
     placeholders = joint.graph.find_nodes(op="placeholder")
     tangents = [n.name for n in placeholders if tp._is_tangent(n)]
     if not tangents:
@@ -119,10 +110,6 @@ def _roles(joint, num_fwd_outputs):
         raise _Undecided("the graph threads functionalized RNG seeds")
     if tp.has_recomputable_ops(joint):
         raise _Undecided("the model marks regions for torch.utils.checkpoint")
-    symbolic = [n.name for n in placeholders if _has_symbolic_sizes(n.meta.get("val"))]
-    if symbolic:
-        raise _Undecided("the graph has symbolic sizes (compiled for dynamic shapes: %s), "
-                         "which graft does not read yet" % ", ".join(symbolic[:3]))
     output = next(iter(joint.graph.find_nodes(op="output")))
     descs = output.meta.get("desc")
     if descs is None:
@@ -143,15 +130,15 @@ def _roles(joint, num_fwd_outputs):
     for node in joint.graph.nodes:
         if tp._has_tag_is_forward(node) or tp._is_primal(node):
             last = node
+    # symbolic numbers are not graft's nodes: sizes travel as numbers
+    ops = [n for n in joint.graph.nodes if n.op == "call_function" and not is_sym_node(n)]
     backward_ops, in_backward = [], False
     for node in joint.graph.nodes:
-        if in_backward and node.op == "call_function":
+        if in_backward and node in ops:
             backward_ops.append(node.name)
         in_backward = in_backward or node is last
     pinned, free, functional = [], [], []
-    for node in joint.graph.nodes:
-        if node.op != "call_function":
-            continue
+    for node in ops:
         schema = getattr(node.target, "_schema", None)
         reads_state = any(isinstance(a, torch.fx.Node) and a in mutated
                           for a in node.all_input_nodes)
@@ -168,12 +155,32 @@ def _roles(joint, num_fwd_outputs):
 
 
 def _saved_bytes(fw_module, num_fwd_outputs):
+    """The bytes of the tensors a forward module keeps for the backward
+    (inputs not counted); symbolic sizes at their hints (the example the
+    compile traced)."""
     import torch
     output = next(iter(fw_module.graph.find_nodes(op="output")))
     saved = output.args[0][num_fwd_outputs:]
-    return sum(n.meta["val"].numel() * n.meta["val"].element_size() for n in saved
-               if isinstance(n, torch.fx.Node) and n.op != "placeholder"
+    return sum(aten._size(n.meta["val"].numel(), True) * n.meta["val"].element_size()
+               for n in saved if isinstance(n, torch.fx.Node) and n.op != "placeholder"
                and isinstance(n.meta.get("val"), torch.Tensor))
+
+
+def _forward_numbers(joint):
+    """The joint graph's symbolic numbers that do not depend on a tangent
+    (sizes of inputs and of forward tensors, and arithmetic on them): the
+    forward keeps them for the backward, as torch's own partitions do,
+    and the backward's extraction drops those it does not read."""
+    from torch._functorch import partitioners as tp
+    from torch.fx.experimental.proxy_tensor import is_sym_node
+    backward = set()
+    numbers = []
+    for node in joint.graph.nodes:
+        if tp._is_tangent(node) or any(a in backward for a in node.all_input_nodes):
+            backward.add(node)
+        elif is_sym_node(node):
+            numbers.append(node)
+    return numbers
 
 
 def _modules_saving(joint, saved, num_fwd_outputs, static_nodes, recomputes):
@@ -183,7 +190,7 @@ def _modules_saving(joint, saved, num_fwd_outputs, static_nodes, recomputes):
     from torch._functorch import partitioners as tp
     from torch._functorch.compile_utils import raise_getitems
     fw, bw = tp._extract_fwd_bwd_modules(
-        joint, saved, saved_sym_nodes=[], num_fwd_outputs=num_fwd_outputs,
+        joint, saved, saved_sym_nodes=_forward_numbers(joint), num_fwd_outputs=num_fwd_outputs,
         static_lifetime_input_nodes=static_nodes)
     fw.graph.eliminate_dead_code(is_impure_node=tp.is_not_collective)
     bw.graph.eliminate_dead_code(is_impure_node=tp.is_not_collective)
@@ -237,8 +244,6 @@ def _partition_fn(budget, budget_bytes, inner, strategy="budget"):
             fw, bw = tp.default_partition(joint, joint_inputs, num_fwd_outputs=num_fwd_outputs,
                                           static_lifetime_input_indices=indices)
             saved = _saved_bytes(fw, num_fwd_outputs)
-            if not isinstance(saved, int):  # symbolic sizes: a formula, as text
-                saved = str(saved)
             report = {"saved_bytes": saved, "default_bytes": saved, "fallback": str(e),
                       "recomputed": [], "recomputed_flops": 0}
         report["inner"] = inner
@@ -297,11 +302,14 @@ def backend(memory_budget: Optional[float] = None, *, strategy: str = "budget",
     graphs with inductor (its joint-graph passes first, then graft's
     partition); "eager" runs them as they are. Random ops (dropout) are
     never recomputed, nor anything that reads state the step mutates (batch
-    norms' running statistics); graphs graft cannot read (symbolic shapes,
-    ops outside ATen, functionalized RNG, torch.utils.checkpoint regions)
-    get torch's default partition, said in ``partition_reports()``. A
-    budget below what any partition saves saves the least
-    (``budget_met``: False).
+    norms' running statistics); graphs graft cannot read (ops outside
+    ATen, functionalized RNG, torch.utils.checkpoint regions, sizes that
+    depend on data) get torch's default partition, said in
+    ``partition_reports()``. A budget below what any partition saves saves
+    the least (``budget_met``: False). A graph compiled for dynamic shapes
+    is planned at the sizes it was traced with (its symbolic sizes'
+    hints); the plan is correct at every size, and its bytes, like the
+    report's, scale with the sizes.
 
     ``strategy`` names the ends of the same search, as the TensorFlow
     checkpoint library's strategies: "budget" (the default: fit
