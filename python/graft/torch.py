@@ -199,9 +199,70 @@ def _modules_saving(joint, saved, num_fwd_outputs, static_nodes, recomputes):
     return raise_getitems(fw), raise_getitems(bw)
 
 
+def _batch_norms_apart_from_their_statistics(joint):
+    """Each training batch norm of an eager joint graph
+    (`_native_batch_norm_legit_functional`: it reads the running statistics
+    the step updates in place, so it is never recomputed) as a batch norm of
+    the batch's own statistics (`no_stats`, which reads no state and may
+    be recomputed; the same kernel, the same output) and the running
+    statistics' update from its mean and 1/std, as the kernel makes it:
+    mean' = m mean + (1 - m) mean_run, var' = m (1/invstd^2 - eps) n/(n-1)
+    + (1 - m) var_run. Batch norms of symbolic sizes, of statistics in
+    another dtype, or with a momentum computed in the graph are left as
+    they are. Returns how many were split."""
+    import operator
+    import torch
+    from torch._guards import detect_fake_mode
+    aten_ops = torch.ops.aten
+    graph, split = joint.graph, 0
+    for bn in list(graph.find_nodes(op="call_function",
+                                    target=aten_ops._native_batch_norm_legit_functional.default)):
+        x, weight, bias, mean_run, var_run, training, momentum, eps = bn.args
+        vals = [a.meta.get("val") for a in (x, mean_run, var_run)]
+        outputs = {u.args[1]: u for u in bn.users if u.target is operator.getitem}
+        if (not training or len(outputs) != len(bn.users)
+                or not all(isinstance(v, float) for v in (momentum, eps))
+                or not all(isinstance(v, torch.Tensor) for v in vals)
+                or not all(isinstance(d, int) for d in vals[0].shape)
+                or vals[1].dtype != bn.meta["val"][1].dtype):
+            continue
+        count = vals[0].numel() // vals[0].shape[1]  # values per channel
+        mode = detect_fake_mode(vals)
+
+        def call(target, *args):
+            node = graph.call_function(target, args)
+            node.meta = {k: v for k, v in bn.meta.items() if k != "val"}
+            args_vals = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args]
+            with mode:
+                node.meta["val"] = target(*args_vals)
+            return node
+        with graph.inserting_before(bn):
+            norm = call(aten_ops._native_batch_norm_legit.no_stats, x, weight, bias, True,
+                        momentum, eps)
+            out, mean, invstd = (call(operator.getitem, norm, i) for i in range(3))
+            var = call(aten_ops.sub.Tensor, call(aten_ops.reciprocal.default,
+                                                 call(aten_ops.mul.Tensor, invstd, invstd)), eps)
+            unbiased = call(aten_ops.mul.Tensor, var, count / max(count - 1, 1))
+            new_mean = call(aten_ops.add.Tensor, call(aten_ops.mul.Tensor, mean, momentum),
+                            call(aten_ops.mul.Tensor, mean_run, 1 - momentum))
+            new_var = call(aten_ops.add.Tensor, call(aten_ops.mul.Tensor, unbiased, momentum),
+                           call(aten_ops.mul.Tensor, var_run, 1 - momentum))
+        for i, node in enumerate((out, mean, invstd, new_mean, new_var)):
+            if i in outputs:
+                outputs[i].replace_all_uses_with(node)
+                graph.erase_node(outputs[i])
+        graph.erase_node(bn)
+        split += 1
+    if split:
+        graph.lint()
+        joint.recompile()
+    return split
+
+
 def _graft_partition(joint, num_fwd_outputs, budget, budget_bytes, static_nodes):
     """The forward and backward modules of graft's plan, and its report."""
     from torch._subclasses.fake_tensor import unset_fake_temporarily
+    _batch_norms_apart_from_their_statistics(joint)
     roles = _roles(joint, num_fwd_outputs)
     try:
         with unset_fake_temporarily():  # AOTAutograd partitions under fake tensors
