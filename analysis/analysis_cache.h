@@ -115,6 +115,7 @@ class Cache {
       MemoryOptions m;
       m.outputs = options_.outputs;
       m.default_device = options_.default_device;
+      m.threads = 1;  // plans are made for one op at a time, on any machine
       a.memory = SimulateMemory(*a.graph, a.shapes, m);
       if (a.memory->ok()) {
         for (size_t i = 0; i < (*a.memory)->tensors.size(); ++i) {

@@ -200,10 +200,12 @@ TEST(MemoryTest, OnlyWhatTheFetchesNeedRuns) {
       OpNode("c", "Relu", {"b"}) + OpNode("after", "NoOp", {"^c"}));
   ShapeMap shapes = InferShapes(g);
   MemoryOptions all;
+  all.threads = 1;  // one op at a time: `dead` waits on the stack
   absl::StatusOr<MemoryReport> m = SimulateMemory(g, shapes, all);
   ASSERT_TRUE(m.ok()) << m.status();
   const int64_t everything = m->devices[0].peak_bytes;
   MemoryOptions fetch;
+  fetch.threads = 1;
   fetch.outputs = {"after"};
   m = SimulateMemory(g, shapes, fetch);
   ASSERT_TRUE(m.ok()) << m.status();
@@ -311,6 +313,51 @@ TEST(ScheduleTest, InexpensiveOpsRunWhenReady) {
   for (NodeId id : *order) names.push_back(g.node(id).name());
   EXPECT_EQ(names, (std::vector<std::string>{"x", "a", "shape", "b", "c", "d",
                                              "out"}));
+}
+
+// With two threads, the consumers of one tensor that an op makes ready all
+// at once (a concatenation's gradient read by two Slices) run together, as
+// TensorFlow's thread pool runs them: the gradient dies before either
+// branch descends. One thread descends the last one's branch first.
+TEST(ScheduleTest, SiblingsTheThreadPoolRunsAtOnceRunTogether) {
+  Graph g = GraphFromText(
+      PlaceholderNode("x", {1024}) + OpNode("grad", "Relu", {"x"}) +
+      OpNode("left", "Relu", {"grad"}) + OpNode("right", "Tanh", {"grad"}) +
+      OpNode("left2", "Relu", {"left"}) + OpNode("right2", "Relu", {"right"}) +
+      OpNode("out", "AddN", {"left2", "right2"}));
+  auto names = [&](int threads) {
+    absl::StatusOr<std::vector<NodeId>> order = ExecutorOrder(g, threads);
+    std::vector<std::string> out;
+    if (order.ok()) {
+      for (NodeId id : *order) out.push_back(g.node(id).name());
+    }
+    return out;
+  };
+  EXPECT_EQ(names(1), (std::vector<std::string>{"x", "grad", "right", "right2",
+                                                "left", "left2", "out"}));
+  EXPECT_EQ(names(2), (std::vector<std::string>{"x", "grad", "left", "right",
+                                                "right2", "left2", "out"}));
+  ShapeMap shapes = InferShapes(g);
+  MemoryOptions one, two;
+  one.threads = 1;
+  two.threads = 2;
+  absl::StatusOr<MemoryReport> m1 = SimulateMemory(g, shapes, one);
+  absl::StatusOr<MemoryReport> m2 = SimulateMemory(g, shapes, two);
+  ASSERT_TRUE(m1.ok() && m2.ok());
+  EXPECT_EQ(m2->threads, 2);
+  // `grad` is freed once both siblings have run, before their branches.
+  EXPECT_LT(m2->step_of[g.FindId("right")], m2->step_of[g.FindId("right2")]);
+  EXPECT_LT(m2->step_of[g.FindId("left")], m2->step_of[g.FindId("right2")]);
+  EXPECT_GT(m1->step_of[g.FindId("left")], m1->step_of[g.FindId("right2")]);
+  // A tensor one of whose readers is not made ready with the others (an
+  // inexpensive Shape) changes nothing.
+  Graph h = GraphFromText(
+      PlaceholderNode("x", {1024}) + OpNode("grad", "Relu", {"x"}) +
+      OpNode("left", "Relu", {"grad"}) + OpNode("right", "Tanh", {"grad"}) +
+      OpNode("shape", "Shape", {"grad"}) + OpNode("left2", "Relu", {"left"}) +
+      OpNode("right2", "Relu", {"right"}) +
+      OpNode("out", "AddN", {"left2", "right2"}));
+  EXPECT_EQ(*ExecutorOrder(h, 2), *ExecutorOrder(h, 1));
 }
 
 std::string ConvGradAttrs(int stride) {

@@ -205,9 +205,14 @@ std::vector<DeviceMemory> SweepDevices(const std::vector<Buffer>& buffers,
 absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,
                                             const ShapeMap& shapes,
                                             const MemoryOptions& options) {
-  absl::StatusOr<std::vector<NodeId>> order = ExecutorOrder(graph);
+  const int threads =
+      options.threads > 0
+          ? options.threads
+          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  absl::StatusOr<std::vector<NodeId>> order = ExecutorOrder(graph, threads);
   if (!order.ok()) return order.status();
   MemoryReport report;
+  report.threads = threads;
   report.schedule = *order;
   report.step_of.assign(graph.id_limit(), -1);
   for (size_t i = 0; i < order->size(); ++i)
@@ -222,10 +227,6 @@ absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,
 
   std::vector<Buffer> buffers;
   absl::flat_hash_map<Endpoint, int> buffer_of;
-  const int threads =
-      options.threads > 0
-          ? options.threads
-          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   ScratchAtOnce scratch_at_once{threads};
   auto device_of = [&](const Node& n) {
     if (!n.device().empty()) return n.device();

@@ -51,6 +51,7 @@ struct MemoryReport {
   std::vector<TensorLife> tensors;    // every output of every scheduled node
   std::vector<DeviceMemory> devices;  // sorted by device name
   int unknown_tensors = 0;            // outputs whose size is unknown
+  int threads = 1;                    // the executor's threads assumed
 };
 
 struct MemoryOptions {
@@ -66,7 +67,8 @@ struct MemoryOptions {
   // The CPU kernels whose scratch each op allocates while it runs, and
   // TensorFlow's threads (0: this machine's cores), which size that scratch
   // and, when several, let an op with scratch run beside the op scheduled
-  // after it unless that one waits for it.
+  // after it unless that one waits for it, and siblings the thread pool
+  // runs at once run together (ExecutorOrder).
   CpuKernels cpu_kernels = CpuKernels::kOneDnn;
   int threads = 0;
 };

@@ -1,5 +1,6 @@
 #include "analysis/schedule.h"
 
+#include <algorithm>
 #include <deque>
 
 #include "absl/container/flat_hash_set.h"
@@ -23,17 +24,47 @@ bool Inexpensive(const std::string& op) {
   return kOps.contains(op);
 }
 
+// Moves from `ready` to `together` every consumer of an output of `n` when
+// all of them (two or more) were made ready by `n` just now: the thread pool
+// runs them at once.
+void RunSiblingsTogether(const Node& n,
+                         const std::vector<char>& readied_now,
+                         std::vector<NodeId>& ready,
+                         std::deque<NodeId>& together) {
+  for (int p = 0; p < n.num_used_ports(); ++p) {
+    const auto& consumers = n.consumers(p);
+    bool all_readied = true, several = false;
+    for (InputSlot s : consumers) {
+      all_readied = all_readied && readied_now[s.node];
+      several = several || s.node != consumers.front().node;
+    }
+    if (!all_readied || !several) continue;
+    for (InputSlot s : consumers) {
+      auto it = std::find(ready.begin(), ready.end(), s.node);
+      if (it == ready.end()) continue;  // already moved (it reads two ports)
+      ready.erase(it);
+      together.push_back(s.node);
+    }
+  }
+}
+
 }  // namespace
 
-absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph) {
+absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph,
+                                                  int threads) {
   std::vector<int> pending(graph.id_limit(), 0);
   std::deque<NodeId> inline_ready;  // inexpensive: first in, first out
   std::vector<NodeId> ready;        // the others: last readied runs first
+  std::deque<NodeId> together;      // siblings the thread pool runs at once
+  std::vector<char> readied_now(graph.id_limit(), 0);
+  std::vector<NodeId> readied;  // expensive ops the node just run made ready
   auto make_ready = [&](NodeId id) {
     if (Inexpensive(graph.node(id).op())) {
       inline_ready.push_back(id);
     } else {
       ready.push_back(id);
+      readied_now[id] = 1;
+      readied.push_back(id);
     }
   };
   graph.ForEachNode([&](const Node& n) {
@@ -44,12 +75,17 @@ absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph) {
     pending[n.id()] = count;
     if (count == 0) make_ready(n.id());
   });
+  for (NodeId r : readied) readied_now[r] = 0;
+  readied.clear();
   std::vector<NodeId> order;
-  while (!inline_ready.empty() || !ready.empty()) {
+  while (!inline_ready.empty() || !together.empty() || !ready.empty()) {
     NodeId id;
     if (!inline_ready.empty()) {
       id = inline_ready.front();
       inline_ready.pop_front();
+    } else if (!together.empty()) {
+      id = together.front();
+      together.pop_front();
     } else {
       id = ready.back();
       ready.pop_back();
@@ -65,6 +101,10 @@ absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph) {
     for (NodeId c : n.control_consumers()) {
       if (--pending[c] == 0) make_ready(c);
     }
+    if (threads > 1 && readied.size() >= 2)
+      RunSiblingsTogether(n, readied_now, ready, together);
+    for (NodeId r : readied) readied_now[r] = 0;
+    readied.clear();
   }
   if (static_cast<int>(order.size()) != graph.num_nodes()) {
     return absl::FailedPreconditionError(absl::StrCat(

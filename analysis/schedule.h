@@ -9,6 +9,16 @@
 // single-threaded executor does (docs/benchmarks.md). Loops of TF1 control
 // flow are cut at their back edges (NextIteration -> Merge), so a graph
 // with while loops schedules.
+//
+// With more than one thread, TensorFlow's executor runs one of the
+// expensive ops a finished op makes ready inline and hands the others to
+// its thread pool, which runs them at once. The schedule follows that where
+// it decides what dies when: an op that makes ready, at once, every
+// consumer of one of its outputs (two or more expensive ops: the Slices of
+// a concatenation's gradient) has them run one after another before the
+// schedule descends, so the tensor they read dies when the last ends,
+// rather than living while the stack works through the first one's
+// descendants.
 #ifndef GRAFT_ANALYSIS_SCHEDULE_H_
 #define GRAFT_ANALYSIS_SCHEDULE_H_
 
@@ -19,9 +29,11 @@
 
 namespace graft::analysis {
 
-// Live nodes in executor order; fails, counting them, when nodes sit on a
-// cycle that is not a loop's back edge.
-absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph);
+// Live nodes in executor order, for an executor with `threads` inter-op
+// threads; fails, counting them, when nodes sit on a cycle that is not a
+// loop's back edge.
+absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph,
+                                                  int threads = 1);
 
 }  // namespace graft::analysis
 

@@ -101,8 +101,14 @@ Result<MemReport> Mem(const Model& model, const AnalysisSettings& settings,
   out.schedule =
       absl::StrCat(
           "one op at a time, in TensorFlow's executor order (inexpensive ops "
-          "when ready, the others from a stack: analysis/schedule.h), with the "
-          "scratch of ", analysis::CpuKernelsName(*kernels), " CPU kernels",
+          "when ready, the others from a stack",
+          m->threads > 1 ? absl::StrCat(
+                               "; ", m->threads,
+                               " threads: siblings the thread pool runs at "
+                               "once run together")
+                         : std::string(),
+          ": analysis/schedule.h), with the scratch of ",
+          analysis::CpuKernelsName(*kernels), " CPU kernels",
           *kernels == analysis::CpuKernels::kEigen
               ? " (ops with scratch made ready together run at once, one per "
                 "thread)"

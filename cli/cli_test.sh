@@ -285,6 +285,10 @@ check "mem finds the regions" grep -q "regions: loss \`loss\`, seed \`gradients/
 check "mem reports the peak" grep -qE "device \(unplaced\): peak [0-9.]+ MiB \([0-9]+ bytes\) at step [0-9]+" "$TMP/out"
 check "mem names TensorFlow's unknown reserve space" grep -q "stem_bn:5 (FusedBatchNormV3)" "$TMP/out"
 check "mem states the schedule it assumes" grep -q "^schedule: one op at a time, in TensorFlow's executor order" "$TMP/out"
+expect "mem with two threads" 0 "" -- "$GRAFT" mem --threads 2 $D/convnet_train.pb --top 1
+check "... says siblings run together" grep -q "; 2 threads: siblings the thread pool runs at once run together" "$TMP/out"
+expect "mem with one thread" 0 "" -- "$GRAFT" mem --threads 1 $D/convnet_train.pb --top 1
+check "... says nothing of siblings" bash -c "! grep -q siblings '$TMP/out'"
 expect "mem with Eigen's kernels" 0 "" -- "$GRAFT" mem --cpu-kernels eigen --threads 2 $D/convnet_train.pb --top 1
 check "... counts the convolution gradients' scratch" grep -qE "scratch at the peak: [0-9.]+ MiB \(.gradients/b[0-9]_c[0-9]_grad/Conv2DBackprop(Filter|Input)., while it runs\)" "$TMP/out"
 check "... and says so" grep -q "with the scratch of eigen CPU kernels (ops with scratch made ready together run at once" "$TMP/out"
@@ -367,7 +371,7 @@ check "the schedule hooks ran" grep -q "marks/gradient_of_dense_2_matmul" "$TMP/
 CK=tests/golden/checkpoint_memory_chain/in.pbtxt
 expect "checkpoint pipeline" 0 "recompute_segment: [0-9]+ applied" -- "$GRAFT" apply --pipeline rules/pipelines/training-memory.yaml "$CK" -o "$TMP/ck.pbtxt"
 check "copies made" grep -q "/recompute\"" "$TMP/ck.pbtxt"
-check "the summary counts the recomputation" grep -qE "recomputed: [0-9]+ op\(s\), [0-9.]+ GFLOP on h100_sxm; peak 386 B -> [0-9]+ B" "$TMP/err"
+check "the summary counts the recomputation" grep -qE "recomputed: [0-9]+ op\(s\), [0-9.]+ GFLOP on h100_sxm; peak 386 B -> [0-9]+ B \(graft mem --threads 1\)" "$TMP/err"
 expect "the report has it too" 0 "" -- "$GRAFT" apply -q --pipeline rules/pipelines/training-memory.yaml "$CK" -o "$TMP/ck2.pbtxt" --report "$TMP/ck.json"
 check "recomputation in the report" grep -q '"peak_bytes_before": "386"' "$TMP/ck.json"
 expect "checkpoint budget within reach" 0 "" -- "$GRAFT" apply -r rules/tf/checkpoint.graft --param strategy=budget --param budget_bytes=350 "$CK" -o "$TMP/ck_budget.pbtxt"

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "analysis/checkpoint.h"
 #include "analysis/cost.h"
@@ -20,6 +21,7 @@
 #include "analysis/shapes.h"
 #include "analysis/swap.h"
 #include "dialects/graph_io.h"
+#include "engine/graph_algorithms.h"
 
 namespace {
 
@@ -80,7 +82,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)MeasurementKey(shapes, n);
   });
   if (order.ok()) EstimateStepTime(*graph, shapes, *model, *order, "");
-  absl::StatusOr<MemoryReport> memory = SimulateMemory(*graph, shapes);
+  // With several threads (siblings run together) the same nodes, each once,
+  // after their inputs.
+  absl::StatusOr<std::vector<NodeId>> threaded = ExecutorOrder(*graph, 2);
+  if (order.ok() != threaded.ok()) std::abort();
+  if (threaded.ok()) {
+    if (threaded->size() != order->size()) std::abort();
+    std::vector<int> step(graph->id_limit(), -1);
+    for (size_t i = 0; i < threaded->size(); ++i) {
+      if (step[(*threaded)[i]] != -1) std::abort();
+      step[(*threaded)[i]] = static_cast<int>(i);
+    }
+    for (NodeId id : *threaded) {
+      for (Endpoint e : graph->node(id).inputs()) {
+        if (e.node != kNoNode && !IsBackEdge(*graph, e.node, id) &&
+            step[e.node] > step[id])
+          std::abort();
+      }
+    }
+  }
+  MemoryOptions oned;
+  oned.threads = 4;  // the schedule Eigen's below assumes
+  absl::StatusOr<MemoryReport> memory = SimulateMemory(*graph, shapes, oned);
   // Eigen's scratch, several threads: never below the peak without it.
   MemoryOptions eigen;
   eigen.cpu_kernels = CpuKernels::kEigen;

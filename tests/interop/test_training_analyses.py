@@ -69,7 +69,8 @@ def test_training_graph(tmp_path, report, name):
     graph = training_graphs.MODELS[name]()
     plain = graph.as_graph_def()
     assert not any("_output_shapes" in n.attr for n in plain.node)
-    mem = graft_mem(plain, tmp_path, "--outputs", "train,loss")  # what the step fetches
+    # what the step fetches; one thread, as TensorFlow's run below
+    mem = graft_mem(plain, tmp_path, "--outputs", "train,loss", "--threads", "1")
 
     # Shapes: everything TensorFlow knows, graft knows the same.
     want = tf_shapes(graph)
