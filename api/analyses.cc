@@ -100,13 +100,13 @@ Result<MemReport> Mem(const Model& model, const AnalysisSettings& settings,
   out.schedule_steps = static_cast<int64_t>(m->schedule.size());
   out.schedule =
       absl::StrCat(
-          "one op at a time, in TensorFlow's executor order (inexpensive ops "
-          "when ready, the others from a stack",
-          m->threads > 1 ? absl::StrCat(
-                               "; ", m->threads,
-                               " threads: siblings the thread pool runs at "
-                               "once run together")
-                         : std::string(),
+          m->threads > 1
+              ? absl::StrCat("TensorFlow's executor order, ", m->threads,
+                             " threads (inexpensive ops when ready, the "
+                             "others from a stack, siblings the thread pool "
+                             "runs at once together")
+              : "one op at a time, in TensorFlow's executor order "
+                "(inexpensive ops when ready, the others from a stack",
           ": analysis/schedule.h), with the scratch of ",
           analysis::CpuKernelsName(*kernels), " CPU kernels",
           *kernels == analysis::CpuKernels::kEigen

@@ -284,17 +284,17 @@ expect "mem on a training graph" 0 "" -- "$GRAFT" mem $D/convnet_train.pb --top 
 check "mem finds the regions" grep -q "regions: loss \`loss\`, seed \`gradients/grad_ys_0\`" "$TMP/out"
 check "mem reports the peak" grep -qE "device \(unplaced\): peak [0-9.]+ MiB \([0-9]+ bytes\) at step [0-9]+" "$TMP/out"
 check "mem names TensorFlow's unknown reserve space" grep -q "stem_bn:5 (FusedBatchNormV3)" "$TMP/out"
-check "mem states the schedule it assumes" grep -q "^schedule: one op at a time, in TensorFlow's executor order" "$TMP/out"
+check "mem states the schedule it assumes" grep -q "^schedule: .*TensorFlow's executor order" "$TMP/out"
 expect "mem with two threads" 0 "" -- "$GRAFT" mem --threads 2 $D/convnet_train.pb --top 1
-check "... says siblings run together" grep -q "; 2 threads: siblings the thread pool runs at once run together" "$TMP/out"
+check "... says siblings run together" grep -q "^schedule: TensorFlow's executor order, 2 threads (.*siblings the thread pool runs at once together" "$TMP/out"
 expect "mem with one thread" 0 "" -- "$GRAFT" mem --threads 1 $D/convnet_train.pb --top 1
-check "... says nothing of siblings" bash -c "! grep -q siblings '$TMP/out'"
+check "... one op at a time" grep -q "^schedule: one op at a time, in TensorFlow's executor order" "$TMP/out"
 expect "mem with Eigen's kernels" 0 "" -- "$GRAFT" mem --cpu-kernels eigen --threads 2 $D/convnet_train.pb --top 1
 check "... counts the convolution gradients' scratch" grep -qE "scratch at the peak: [0-9.]+ MiB \(.gradients/b[0-9]_c[0-9]_grad/Conv2DBackprop(Filter|Input)., while it runs\)" "$TMP/out"
 check "... and says so" grep -q "with the scratch of eigen CPU kernels (ops with scratch made ready together run at once" "$TMP/out"
 expect "mem --cpu-kernels takes onednn or eigen" 2 "cpu-kernels: mkl not in .onednn,eigen." -- "$GRAFT" mem --cpu-kernels mkl $D/convnet_train.pb
 expect "mem --json" 0 "" -- "$GRAFT" mem --json $D/mlp_train.pb
-check "mem --json is JSON with a peak" python3 -c "import json,sys; d=json.load(open('$TMP/out')); assert d['devices'][0]['peak_bytes'] > 0 and d['unknown_shapes'] == 0 and d['schedule'].startswith('one op at a time')"
+check "mem --json is JSON with a peak" python3 -c "import json,sys; d=json.load(open('$TMP/out')); assert d['devices'][0]['peak_bytes'] > 0 and d['unknown_shapes'] == 0 and 'executor order' in d['schedule']"
 expect "mem with a loss that is not there" 1 "no loss node \`nope\`" -- "$GRAFT" mem --loss nope $D/mlp_train.pb
 expect "mem on a missing file" 1 "mem: $TMP/nope.pb: error: no such file" -- "$GRAFT" mem "$TMP/nope.pb"
 printf 'garbage' > "$TMP/garbage.pb"

@@ -546,7 +546,9 @@ def mem(model: Union[Model, PathLike, bytes], *, loss: str = "",
     ``cpu_kernels``: TensorFlow's CPU kernels whose scratch counts
     (``"onednn"``, or ``"eigen"`` for TensorFlow without oneDNN: the
     convolution gradients' im2col buffers, sized by ``threads``, 0 for this
-    machine's)."""
+    machine's). With more than one thread, the schedule runs together the
+    siblings TensorFlow's thread pool runs at once; ``threads=1`` is one op
+    at a time, the schedule the checkpoint planners plan for."""
     model = _model(model)
     return json.loads(_graft.mem(
         *model._args(), _settings("h100_sxm", loss, seed, input_shapes, batch,
