@@ -165,7 +165,7 @@ def test_memory_strategy_lowers_the_peak(tmp_path, memory_report, name):
     graph peaks above the original's median; in every setting graft mem's
     estimate of the graph TensorFlow runs there (Grappler's where it is on,
     Eigen's scratch where oneDNN is off) is within 25% of TensorFlow's
-    median (docs/benchmarks.md: within 15% but one of 32); at most about
+    median (docs/benchmarks.md: within 15% in all 32); at most about
     one extra forward pass."""
     original = MEMORY_MODELS[name]().as_graph_def()
     rewritten, log = pipeline(original, tmp_path, "training-memory")
