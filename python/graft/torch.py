@@ -207,9 +207,11 @@ def _batch_norms_apart_from_their_statistics(joint):
     be recomputed; the same kernel, the same output) and the running
     statistics' update from its mean and 1/std, as the kernel makes it:
     mean' = m mean + (1 - m) mean_run, var' = m (1/invstd^2 - eps) n/(n-1)
-    + (1 - m) var_run. Batch norms of symbolic sizes, of statistics in
-    another dtype, or with a momentum computed in the graph are left as
-    they are. Returns how many were split."""
+    + (1 - m) var_run (n, the values per channel, symbolic with the
+    sizes). Batch norms of statistics in another dtype (bf16 autocast: the
+    kernel updates them from float sums it does not return) or with a
+    momentum computed in the graph are left as they are. Returns how many
+    were split."""
     import operator
     import torch
     from torch._guards import detect_fake_mode
@@ -223,10 +225,8 @@ def _batch_norms_apart_from_their_statistics(joint):
         if (not training or len(outputs) != len(bn.users)
                 or not all(isinstance(v, float) for v in (momentum, eps))
                 or not all(isinstance(v, torch.Tensor) for v in vals)
-                or not all(isinstance(d, int) for d in vals[0].shape)
                 or vals[1].dtype != bn.meta["val"][1].dtype):
             continue
-        count = vals[0].numel() // vals[0].shape[1]  # values per channel
         mode = detect_fake_mode(vals)
 
         def call(target, *args):
@@ -242,7 +242,14 @@ def _batch_norms_apart_from_their_statistics(joint):
             out, mean, invstd = (call(operator.getitem, norm, i) for i in range(3))
             var = call(aten_ops.sub.Tensor, call(aten_ops.reciprocal.default,
                                                  call(aten_ops.mul.Tensor, invstd, invstd)), eps)
-            unbiased = call(aten_ops.mul.Tensor, var, count / max(count - 1, 1))
+            count = vals[0].numel() // vals[0].shape[1]  # values per channel
+            if isinstance(count, int):
+                unbias = count / max(count - 1, 1)
+            else:  # symbolic sizes: n / (n - 1) computed in the graph
+                count = call(operator.floordiv, call(aten_ops.sym_numel.default, x),
+                             call(aten_ops.sym_size.int, x, 1))
+                unbias = call(operator.truediv, count, call(operator.sub, count, 1))
+            unbiased = call(aten_ops.mul.Tensor, var, unbias)
             new_mean = call(aten_ops.add.Tensor, call(aten_ops.mul.Tensor, mean, momentum),
                             call(aten_ops.mul.Tensor, mean_run, 1 - momentum))
             new_var = call(aten_ops.add.Tensor, call(aten_ops.mul.Tensor, unbiased, momentum),
