@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <iterator>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -40,9 +41,10 @@ void RunSiblingsTogether(const Node& n,
     }
     if (!all_readied || !several) continue;
     for (InputSlot s : consumers) {
-      auto it = std::find(ready.begin(), ready.end(), s.node);
-      if (it == ready.end()) continue;  // already moved (it reads two ports)
-      ready.erase(it);
+      // just pushed: near the back of the stack
+      auto it = std::find(ready.rbegin(), ready.rend(), s.node);
+      if (it == ready.rend()) continue;  // already moved (it reads two ports)
+      ready.erase(std::next(it).base());
       together.push_back(s.node);
     }
   }

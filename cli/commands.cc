@@ -296,7 +296,7 @@ void PrintApplySummary(const report::ApplyReport& total) {
               << absl::StrFormat("%.4f GFLOP", r.flops() / 1e9) << " on "
               << r.device() << "; peak " << HumanSize(r.peak_bytes_before())
               << " -> " << HumanSize(r.peak_bytes_after())
-              << " (graft mem --threads 1)\n";
+              << " (graft mem, one op at a time)\n";
     if (r.peak_bytes_after() >
         r.peak_bytes_before() - r.peak_bytes_before() / 100) {
       std::cerr << "  note: the recomputation lowers graft mem's peak by "

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds everything (warnings are errors) and runs
 # every test: the C++ unit and CLI tests under Bazel, every fuzz target for
-# 20 s (GRAFT_FUZZ_SECONDS), the interop tests against TensorFlow, then the
+# 10 s (GRAFT_FUZZ_SECONDS), the interop tests against TensorFlow, then the
 # Python package (import graft) and its wheel.
 # Ends with one line: `N passed, N failed`.
 set -uo pipefail
@@ -31,7 +31,7 @@ fi
 
 echo "== fuzz every target briefly (scripts/fuzz.sh; long runs: docs/reliability.md)"
 if command -v clang-14 >/dev/null; then
-  scripts/fuzz.sh "${GRAFT_FUZZ_SECONDS:-20}"
+  scripts/fuzz.sh "${GRAFT_FUZZ_SECONDS:-10}"
   checks+=("fuzz=$?")
 else
   echo "no clang-14: skipped"
