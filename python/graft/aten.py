@@ -201,8 +201,6 @@ class _Writer:
         return value
 
     def placeholder(self, node):
-        if self.number(node):
-            return
         val = node.meta.get("val")
         dims = [{"size": [_size(d, self.hinted)]} for d in val.shape]
         self.nodes.append(_node(node.name, "Placeholder", (), [

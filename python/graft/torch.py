@@ -90,6 +90,20 @@ class _Undecided(Exception):
     """What graft does not partition itself: torch's default does."""
 
 
+def _refuse_what_graft_does_not_partition(joint):
+    """Raises _Undecided for a joint graph graft leaves to torch's default
+    partition: no tangents, functionalized RNG seeds, torch.utils.checkpoint
+    regions. Before anything changes the graph."""
+    from torch._functorch import partitioners as tp
+    placeholders = joint.graph.find_nodes(op="placeholder")
+    if not any(tp._is_tangent(n) for n in placeholders):
+        raise _Undecided("the joint graph has no tangents")
+    if any(tp._is_fwd_seed_offset(n) or tp._is_bwd_seed_offset(n) for n in placeholders):
+        raise _Undecided("the graph threads functionalized RNG seeds")
+    if tp.has_recomputable_ops(joint):
+        raise _Undecided("the model marks regions for torch.utils.checkpoint")
+
+
 def _roles(joint, num_fwd_outputs):
     """What the planner needs to know of a joint graph's nodes: the
     backward's inputs (tangents), the ops the trace placed in the backward
@@ -104,12 +118,6 @@ def _roles(joint, num_fwd_outputs):
     from torch.fx.experimental.proxy_tensor import is_sym_node
     placeholders = joint.graph.find_nodes(op="placeholder")
     tangents = [n.name for n in placeholders if tp._is_tangent(n)]
-    if not tangents:
-        raise _Undecided("the joint graph has no tangents")
-    if any(tp._is_fwd_seed_offset(n) or tp._is_bwd_seed_offset(n) for n in placeholders):
-        raise _Undecided("the graph threads functionalized RNG seeds")
-    if tp.has_recomputable_ops(joint):
-        raise _Undecided("the model marks regions for torch.utils.checkpoint")
     output = next(iter(joint.graph.find_nodes(op="output")))
     descs = output.meta.get("desc")
     if descs is None:
@@ -131,7 +139,8 @@ def _roles(joint, num_fwd_outputs):
         if tp._has_tag_is_forward(node) or tp._is_primal(node):
             last = node
     # symbolic numbers are not graft's nodes: sizes travel as numbers
-    ops = [n for n in joint.graph.nodes if n.op == "call_function" and not is_sym_node(n)]
+    ops = {n: None for n in joint.graph.nodes  # in graph order
+           if n.op == "call_function" and not is_sym_node(n)}
     backward_ops, in_backward = [], False
     for node in joint.graph.nodes:
         if in_backward and node in ops:
@@ -269,6 +278,7 @@ def _batch_norms_apart_from_their_statistics(joint):
 def _graft_partition(joint, num_fwd_outputs, budget, budget_bytes, static_nodes):
     """The forward and backward modules of graft's plan, and its report."""
     from torch._subclasses.fake_tensor import unset_fake_temporarily
+    _refuse_what_graft_does_not_partition(joint)  # before the graph changes
     _batch_norms_apart_from_their_statistics(joint)
     roles = _roles(joint, num_fwd_outputs)
     try:

@@ -157,6 +157,7 @@ def milp_partition(budget, record, time_limit=120):
 
     def partition(joint, joint_inputs, *, num_fwd_outputs, static_lifetime_input_indices=None,
                   **kwargs):
+        graft.torch._refuse_what_graft_does_not_partition(joint)
         graft.torch._batch_norms_apart_from_their_statistics(joint)  # graft's graph
         roles = graft.torch._roles(joint, num_fwd_outputs)
         backward = set(roles["backward_inputs"]) | set(roles["backward_ops"])
