@@ -29,17 +29,24 @@ struct Problem {
     int64_t bytes = 0;       // real bytes; 0 for graph inputs
     int64_t scaled = 0;      // bytes in the cut's units
     bool needed = false;     // the backward reads it
+    bool swappable = false;  // may wait in host memory
+    bool read_by_backward_op = false;  // not only a graph output
     std::vector<int> readers;  // forward ops, by index
   };
   std::vector<Op> ops;
-  std::vector<Tensor> tensors;
+  std::vector<Tensor> tensors;  // in the order their ops run
+  // >= 0: each cut swaps out its swappable saved tensors until the bytes
+  // it leaves on the device are at most this many.
+  int64_t swap_to = -1;
 };
 
 // One cut's outcome.
 struct Cut {
   std::vector<bool> recomputed;  // by op index
   std::vector<bool> saved;       // by tensor index
-  int64_t bytes = 0;
+  std::vector<bool> swapped;     // by tensor index, of `saved`
+  int64_t bytes = 0;             // saved on the device
+  int64_t swapped_bytes = 0;
   double flops = 0;
   int64_t cost = 0;  // scaled
 };
@@ -117,6 +124,8 @@ absl::StatusOr<Problem> BuildProblem(const Graph& graph, const ShapeMap& shapes,
                                         options.free.end());
   absl::flat_hash_set<std::string> functional(options.functional.begin(),
                                               options.functional.end());
+  absl::flat_hash_set<std::string> swappable(options.swappable.begin(),
+                                             options.swappable.end());
   Problem problem;
   std::vector<int> op_index(graph.id_limit(), -1);
   double total_flops = 0;
@@ -149,9 +158,11 @@ absl::StatusOr<Problem> BuildProblem(const Graph& graph, const ShapeMap& shapes,
       Problem::Tensor t;
       t.endpoint = {n.id(), p};
       t.op = op_index[n.id()];
+      t.swappable = swappable.contains(n.name());
       for (InputSlot s : n.consumers(p)) {
         if (backward[s.node]) {
           t.needed = true;
+          t.read_by_backward_op |= graph.node(s.node).op() != "_Retval";
         } else {
           t.readers.push_back(op_index[s.node]);
         }
@@ -177,6 +188,25 @@ absl::StatusOr<Problem> BuildProblem(const Graph& graph, const ShapeMap& shapes,
                             : std::max<int64_t>(1, std::llround(t.bytes * bytes_scale));
   }
   return problem;
+}
+
+// Moves `cut`'s swappable saved tensors to host memory, earliest made
+// first (the backward reads them last: the longest off the device), until
+// the bytes left on the device are at most problem.swap_to (what the
+// backward recomputes from one reads the copy brought back). What only the
+// graph's outputs read stays: the forward returns it anyway.
+void SwapOut(const Problem& problem, Cut* cut) {
+  cut->swapped.assign(problem.tensors.size(), false);
+  for (size_t j = 0; j < problem.tensors.size() && cut->bytes > problem.swap_to; ++j) {
+    const Problem::Tensor& t = problem.tensors[j];
+    if (!cut->saved[j] || !t.swappable || t.bytes == 0) continue;
+    bool read_by_recomputation = false;
+    for (int r : t.readers) read_by_recomputation |= cut->recomputed[r];
+    if (!t.read_by_backward_op && !read_by_recomputation) continue;
+    cut->swapped[j] = true;
+    cut->bytes -= t.bytes;
+    cut->swapped_bytes += t.bytes;
+  }
 }
 
 using FlowTraits = boost::adjacency_list_traits<boost::vecS, boost::vecS,
@@ -261,6 +291,7 @@ Cut SolveCut(const Problem& problem, double lambda, bool keep_light = false,
     cut.saved[j] = true;
     cut.bytes += t.bytes;
   }
+  if (problem.swap_to >= 0) SwapOut(problem, &cut);
   return cut;
 }
 
@@ -307,21 +338,35 @@ absl::StatusOr<PartitionPlan> PlanPartition(const Graph& graph,
   // largest lambda: any saved byte outweighs all recomputation (the least
   // bytes). Between them a bisection over log2(lambda) for the cheapest
   // cut that fits.
+  // With swapping, the least is swapping all it may, of the cut that
+  // saves the fewest bytes or of the one that recomputes no matrix FLOPs.
   plan.default_bytes = SolveCut(*problem, 1, /*keep_light=*/true).bytes;
-  Cut best = SolveCut(*problem, 1);
-  Cut least = SolveCut(*problem, std::exp2(kLeastLambdaLog2));
-  plan.cuts = 3;
-  plan.least_bytes = least.bytes;
   plan.budget_bytes =
       options.budget_bytes >= 0
           ? options.budget_bytes
           : static_cast<int64_t>(std::floor(options.budget_fraction *
                                             static_cast<double>(plan.default_bytes)));
+  const bool swap = !options.swappable.empty();
+  if (swap) problem->swap_to = 0;
+  Cut least = SolveCut(*problem, std::exp2(kLeastLambdaLog2));
+  if (swap) {
+    Cut all_swapped = SolveCut(*problem, 1);
+    if (all_swapped.bytes < least.bytes) least = std::move(all_swapped);
+    problem->swap_to = plan.budget_bytes;
+  }
+  Cut best = SolveCut(*problem, 1);
+  plan.cuts = swap ? 4 : 3;
+  plan.least_bytes = least.bytes;
   if (best.bytes > plan.budget_bytes) {
     best = least;
     if (least.bytes > plan.budget_bytes) {
       plan.budget_met = false;
     } else {
+      // swapping no more than the budget asks
+      if (swap) {
+        best = SolveCut(*problem, std::exp2(kLeastLambdaLog2));
+        ++plan.cuts;
+      }
       double lo = 0, hi = kLeastLambdaLog2, best_lambda = hi;
       for (int i = 0; i < 40 && hi - lo > 1e-3; ++i) {
         double mid = (lo + hi) / 2;
@@ -344,11 +389,13 @@ absl::StatusOr<PartitionPlan> PlanPartition(const Graph& graph,
   }
   for (size_t j = 0; j < problem->tensors.size(); ++j) {
     if (best.saved[j]) plan.saved.push_back(problem->tensors[j].endpoint);
+    if (swap && best.swapped[j]) plan.swapped.push_back(problem->tensors[j].endpoint);
   }
   for (size_t i = 0; i < problem->ops.size(); ++i) {
     if (best.recomputed[i]) plan.recomputed.push_back(problem->ops[i].node);
   }
   plan.saved_bytes = best.bytes;
+  plan.swapped_bytes = best.swapped_bytes;
   plan.recomputed_flops = best.flops;
   return plan;
 }

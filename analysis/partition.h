@@ -12,7 +12,10 @@
 // FLOPs fewer and smaller ops are recomputed). A
 // search over lambda finds the least recomputation whose saved bytes fit a
 // budget. Inputs of the graph (parameters, the batch) are held anyway:
-// saving them costs nothing.
+// saving them costs nothing. Where the caller names tensors that may wait
+// in host memory, each cut first swaps them out, earliest made first (the
+// backward reads them last), until what stays on the device fits: a swap
+// costs transfer time, not FLOPs.
 #ifndef GRAFT_ANALYSIS_PARTITION_H_
 #define GRAFT_ANALYSIS_PARTITION_H_
 
@@ -44,6 +47,12 @@ struct PartitionOptions {
   // functions of their inputs (a compiler's own prims): recomputable; other
   // unknown ops are not.
   std::vector<std::string> functional;
+  // Forward ops whose saved outputs may wait for the backward in host
+  // memory (an accelerator's tensors): swapped out after the forward,
+  // brought back before their first backward reader. When any is named,
+  // the budget is of the bytes the forward leaves on the device, and
+  // swapping comes before recomputing.
+  std::vector<std::string> swappable;
   // Saved bytes to fit: budget_bytes when >= 0, else budget_fraction of
   // `default_bytes`.
   double budget_fraction = 1.0;
@@ -53,10 +62,14 @@ struct PartitionOptions {
 struct PartitionPlan {
   std::vector<Endpoint> saved;        // forward tensors the backward reads
   std::vector<NodeId> recomputed;     // forward ops run again
-  int64_t saved_bytes = 0;            // of `saved`, inputs not counted
+  std::vector<Endpoint> swapped;      // of `saved`, those in host memory
+  int64_t saved_bytes = 0;            // of `saved` on the device, inputs
+                                      // not counted
+  int64_t swapped_bytes = 0;          // of `swapped`
   int64_t default_bytes = 0;          // saving all the backward reads
                                       // (views recomputed from their base)
   int64_t least_bytes = 0;            // the fewest any partition saves
+                                      // (leaves on the device)
   int64_t budget_bytes = 0;
   bool budget_met = true;             // false: `least_bytes` > budget
   double recomputed_flops = 0;

@@ -18,6 +18,14 @@ const std::string kJoint =
     PlaceholderNode("t", {256, 256}) + OpNode("g1", "Mul", {"t", "relu"}) +
     OpNode("g2", "Mul", {"g1", "mm"}) + OpNode("grad", "_Retval", {"g2"});
 
+// Two matrix products of x the backward reads: 256 KiB each.
+const std::string kTwoProducts =
+    PlaceholderNode("x", {256, 256}) + PlaceholderNode("w", {256, 256}) +
+    PlaceholderNode("v", {256, 256}) + OpNode("a", "MatMul", {"x", "w"}) +
+    OpNode("b", "MatMul", {"x", "v"}) + PlaceholderNode("t", {256, 256}) +
+    OpNode("ga", "Mul", {"t", "a"}) + OpNode("gb", "Mul", {"ga", "b"}) +
+    OpNode("grad", "_Retval", {"gb"});
+
 std::vector<std::string> Names(const Graph& g, const std::vector<Endpoint>& ts) {
   std::vector<std::string> out;
   for (Endpoint t : ts) out.push_back(g.node(t.node).name());
@@ -106,12 +114,7 @@ TEST(PartitionTest, FreeOpsAreRecomputedFromTheirBase) {
 TEST(PartitionTest, ABudgetBetweenHullPointsIsSpent) {
   // Two equal matrix products the backward reads: lambda saves both or
   // recomputes both; half the bytes fit one saved, one recomputed.
-  Graph g = GraphFromText(
-      PlaceholderNode("x", {256, 256}) + PlaceholderNode("w", {256, 256}) +
-      PlaceholderNode("v", {256, 256}) + OpNode("a", "MatMul", {"x", "w"}) +
-      OpNode("b", "MatMul", {"x", "v"}) + PlaceholderNode("t", {256, 256}) +
-      OpNode("ga", "Mul", {"t", "a"}) + OpNode("gb", "Mul", {"ga", "b"}) +
-      OpNode("grad", "_Retval", {"gb"}));
+  Graph g = GraphFromText(kTwoProducts);
   absl::StatusOr<PartitionPlan> plan = Plan(g, 0.5);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->saved_bytes, 256 * 256 * 4);
@@ -141,6 +144,47 @@ TEST(PartitionTest, OpsOutsideTheRegistryAreRecomputedOnlyWhenPure) {
   plan = PlanPartition(g, InferShapes(g), options);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(Names(g, plan->saved), (std::vector<std::string>{"mm"}));
+}
+
+TEST(PartitionTest, SwappingComesBeforeRecomputingEarliestMadeFirst) {
+  Graph g = GraphFromText(kTwoProducts);
+  PartitionOptions options;
+  options.backward_inputs = {"t"};
+  options.swappable = {"a", "b"};
+  options.budget_fraction = 0.5;
+  absl::StatusOr<PartitionPlan> plan = PlanPartition(g, InferShapes(g), options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Names(g, plan->saved), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(Names(g, plan->swapped), (std::vector<std::string>{"a"}));
+  EXPECT_EQ(plan->saved_bytes, 256 * 256 * 4);  // b, on the device
+  EXPECT_EQ(plan->swapped_bytes, 256 * 256 * 4);
+  EXPECT_TRUE(plan->recomputed.empty());
+  EXPECT_TRUE(plan->budget_met);
+  // Nothing swappable: the same budget recomputes one product.
+  options.swappable.clear();
+  plan = PlanPartition(g, InferShapes(g), options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->swapped.empty());
+  EXPECT_EQ(plan->recomputed.size(), 1u);
+}
+
+TEST(PartitionTest, ARecomputationMayReadASwappedTensor) {
+  // At budget 0, relu is recomputed from mm (no matrix FLOPs) and mm waits
+  // on the host: nothing stays on the device, no matrix FLOPs recomputed.
+  Graph g = GraphFromText(kJoint);
+  PartitionOptions options;
+  options.backward_inputs = {"t"};
+  options.swappable = {"mm", "relu"};
+  options.budget_fraction = 0;
+  absl::StatusOr<PartitionPlan> plan = PlanPartition(g, InferShapes(g), options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Names(g, plan->swapped), (std::vector<std::string>{"mm"}));
+  ASSERT_EQ(plan->recomputed.size(), 1u);
+  EXPECT_EQ(g.node(plan->recomputed[0]).name(), "relu");
+  EXPECT_EQ(plan->saved_bytes, 0);
+  EXPECT_EQ(plan->least_bytes, 0);
+  EXPECT_EQ(plan->recomputed_flops, 0);
+  EXPECT_TRUE(plan->budget_met);
 }
 
 TEST(PartitionTest, NoBackwardInputIsAnError) {

@@ -391,6 +391,7 @@ Result<PartitionReport> Partition(const Model& model,
   options.pinned = settings.pinned;
   options.free = settings.free;
   options.functional = settings.functional;
+  options.swappable = settings.swappable;
   options.budget_fraction = settings.budget_fraction;
   options.budget_bytes = settings.budget_bytes;
   absl::StatusOr<analysis::PartitionPlan> plan =
@@ -402,9 +403,12 @@ Result<PartitionReport> Partition(const Model& model,
   PartitionReport out;
   for (Endpoint t : plan->saved)
     out.saved.push_back(absl::StrCat(graph->node(t.node).name(), ":", t.port));
+  for (Endpoint t : plan->swapped)
+    out.swapped.push_back(absl::StrCat(graph->node(t.node).name(), ":", t.port));
   for (NodeId id : plan->recomputed)
     out.recomputed.push_back(graph->node(id).name());
   out.saved_bytes = plan->saved_bytes;
+  out.swapped_bytes = plan->swapped_bytes;
   out.default_bytes = plan->default_bytes;
   out.least_bytes = plan->least_bytes;
   out.budget_bytes = plan->budget_bytes;
@@ -422,7 +426,8 @@ std::string PartitionJson(const PartitionReport& r) {
   };
   return absl::StrCat(
       "{\"saved\": ", strings(r.saved), ", \"recomputed\": ",
-      strings(r.recomputed), ", \"saved_bytes\": ", r.saved_bytes,
+      strings(r.recomputed), ", \"swapped\": ", strings(r.swapped),
+      ", \"saved_bytes\": ", r.saved_bytes, ", \"swapped_bytes\": ", r.swapped_bytes,
       ", \"default_bytes\": ", r.default_bytes, ", \"least_bytes\": ",
       r.least_bytes, ", \"budget_bytes\": ", r.budget_bytes,
       ", \"budget_met\": ", r.budget_met ? "true" : "false",

@@ -96,13 +96,16 @@ struct PartitionSettings {
   std::vector<std::string> pinned;           // never recomputed
   std::vector<std::string> free;             // recomputed at no cost
   std::vector<std::string> functional;       // unknown ops, pure
+  std::vector<std::string> swappable;        // may wait in host memory
   double budget_fraction = 1.0;              // of saving all it reads
   int64_t budget_bytes = -1;                 // >= 0: absolute
 };
 struct PartitionReport {
   std::vector<std::string> saved;       // "node:port"
   std::vector<std::string> recomputed;  // node names
+  std::vector<std::string> swapped;     // "node:port", of `saved`
   int64_t saved_bytes = 0, default_bytes = 0, least_bytes = 0;
+  int64_t swapped_bytes = 0;
   int64_t budget_bytes = 0;
   bool budget_met = true;
   double recomputed_flops = 0;

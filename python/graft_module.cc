@@ -312,10 +312,12 @@ PYBIND11_MODULE(_graft, m) {
                         const std::vector<std::string>& pinned,
                         const std::vector<std::string>& free,
                         const std::vector<std::string>& functional,
+                        const std::vector<std::string>& swappable,
                         double budget_fraction, int64_t budget_bytes) {
     Model model = ModelOf(path, data, format);
-    PartitionSettings settings{backward_inputs, backward_ops, pinned, free,
-                               functional, budget_fraction, budget_bytes};
+    PartitionSettings settings{backward_inputs, backward_ops, pinned,
+                               free,            functional,   swappable,
+                               budget_fraction, budget_bytes};
     py::gil_scoped_release release;
     return PartitionJson(Take(Partition(model, settings)));
   });

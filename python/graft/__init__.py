@@ -571,7 +571,9 @@ def cost(model: Union[Model, PathLike, bytes], *, device: str = "h100_sxm",
 def partition(model: Union[Model, PathLike, bytes], *,
               backward_inputs: Sequence[str], backward_ops: Sequence[str] = (),
               pinned: Sequence[str] = (),
-              free: Sequence[str] = (), functional: Sequence[str] = (), budget: float = 1.0, budget_bytes: Optional[int] = None) -> Dict[str, Any]:
+              free: Sequence[str] = (), functional: Sequence[str] = (),
+              swappable: Sequence[str] = (), budget: float = 1.0,
+              budget_bytes: Optional[int] = None) -> Dict[str, Any]:
     """The forward/backward partition of a joint training graph: which
     forward tensors the forward saves (``saved``, "node:port") so that
     their bytes fit ``budget`` x what saving every tensor the backward reads
@@ -581,12 +583,16 @@ def partition(model: Union[Model, PathLike, bytes], *,
     backward computes though they need none of them; ``pinned`` ops are never
     recomputed, ``free`` ops (views) are recomputed at no cost, and ops
     outside the dialect's registry are never recomputed unless listed in
-    ``functional``. ``budget_met`` is false when no partition fits: the plan
-    then saves the least (``least_bytes``)."""
+    ``functional``. The outputs of ``swappable`` ops may wait for the
+    backward in host memory: the plan then swaps them out (``swapped``, of
+    ``saved``; ``swapped_bytes``), earliest made first, before it
+    recomputes anything, and the budget is of the bytes left on the device
+    (``saved_bytes``). ``budget_met`` is false when no partition fits: the
+    plan then saves the least (``least_bytes``)."""
     model = _model(model)
     return json.loads(_graft.partition(
         *model._args(), list(backward_inputs), list(backward_ops), list(pinned), list(free),
-        list(functional), float(budget),
+        list(functional), list(swappable), float(budget),
         -1 if budget_bytes is None else int(budget_bytes)))
 
 

@@ -59,7 +59,7 @@ def partition(path: str, data: Optional[bytes], format: str,
               backward_inputs: Sequence[str], backward_ops: Sequence[str],
               pinned: Sequence[str],
               free: Sequence[str], functional: Sequence[str],
-              budget_fraction: float, budget_bytes: int) -> str: ...
+              swappable: Sequence[str], budget_fraction: float, budget_bytes: int) -> str: ...
 def review(base_files: Sequence[str], base_pipeline: str,
            head_files: Sequence[str], head_pipeline: str,
            params: Dict[str, str], models: Sequence[str], format: str,

@@ -78,7 +78,8 @@ _partition_reports = []
 def partition_reports():
     """One dict per joint graph that ``backend`` partitioned in this
     process, oldest first: ``saved_bytes`` (what the forward keeps for the
-    backward, inputs not counted), ``default_bytes`` (what the backward
+    backward on the device, inputs not counted), ``swapped`` and
+    ``swapped_bytes`` (what it keeps in host memory), ``default_bytes`` (what the backward
     reads, nothing recomputed but views: at most what torch's default
     partition keeps), ``least_bytes``, ``budget_bytes``, ``budget_met``,
     ``recomputed`` (ops), ``recomputed_flops``, ``strategy``, ``fallback``
@@ -102,6 +103,17 @@ def _refuse_what_graft_does_not_partition(joint):
         raise _Undecided("the graph threads functionalized RNG seeds")
     if tp.has_recomputable_ops(joint):
         raise _Undecided("the model marks regions for torch.utils.checkpoint")
+
+
+def _last_forward_node(joint):
+    """The forward's last node as torch's default partition reads a joint
+    graph: what comes after it is the backward's."""
+    from torch._functorch import partitioners as tp
+    last = None
+    for node in joint.graph.nodes:
+        if tp._has_tag_is_forward(node) or tp._is_primal(node):
+            last = node
+    return last
 
 
 def _roles(joint, num_fwd_outputs):
@@ -134,16 +146,16 @@ def _roles(joint, num_fwd_outputs):
         for arg, value in zip(schema.arguments, node.args):
             if arg.alias_info is not None and arg.alias_info.is_write and value in placeholders:
                 mutated.add(value)
-    last = None
-    for node in joint.graph.nodes:
-        if tp._has_tag_is_forward(node) or tp._is_primal(node):
-            last = node
+    last = _last_forward_node(joint)
     # symbolic numbers are not graft's nodes: sizes travel as numbers
     ops = {n: None for n in joint.graph.nodes  # in graph order
            if n.op == "call_function" and not is_sym_node(n)}
+    # (the copy_ of a mutated input's new value, which inductor's trace
+    # puts at the end, is the forward's)
     backward_ops, in_backward = [], False
     for node in joint.graph.nodes:
-        if in_backward and node in ops:
+        if (in_backward and node in ops and not (node.target is torch.ops.aten.copy_.default
+                                                 and node.args[0] in mutated)):
             backward_ops.append(node.name)
         in_backward = in_backward or node is last
     pinned, free, functional = [], [], []
@@ -275,19 +287,103 @@ def _batch_norms_apart_from_their_statistics(joint):
     return split
 
 
-def _graft_partition(joint, num_fwd_outputs, budget, budget_bytes, static_nodes):
+# Tests only: host tensors may be swapped too (copied from host memory to
+# host memory), so that the swap's rewrite runs without an accelerator.
+_swap_host_tensors = False
+
+
+def _swappable(joint, roles):
+    """The forward ops whose outputs may wait for the backward in host
+    memory: those that compute tensors on an accelerator (not views, whose
+    bytes are their base's)."""
+    import torch
+    backward = set(roles["backward_ops"])
+    free = set(roles["free"])
+    names = []
+    for node in joint.graph.nodes:
+        if node.op != "call_function" or node.name in backward or node.name in free:
+            continue
+        val = node.meta.get("val")
+        vals = val if isinstance(val, (tuple, list)) else [val]
+        if any(isinstance(v, torch.Tensor) and (v.device.type != "cpu" or _swap_host_tensors)
+               for v in vals):
+            names.append(node.name)
+    return names
+
+
+def _swap_out(joint, swapped, recomputed):
+    """Rewrites `joint` so that the forward tensors `swapped` (FX nodes)
+    wait for the backward in host memory: each is copied to the host after
+    it is made (asynchronously, into pinned memory) and back to its device
+    for the backward's readers; the backward's recomputations (ops named
+    in `recomputed`) that read one read, as copies of their own, what came
+    back. Returns the host copies (what the forward saves instead) and
+    their bytes."""
+    import operator
+    import torch
+    from torch._guards import detect_fake_mode
+    graph = joint.graph
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    bound = order[_last_forward_node(joint)]
+
+    def in_backward(node):
+        return order.get(node, -1) > bound
+
+    def copy_to(node, device):
+        val = node.meta["val"]
+        # a copy to another device (inductor lowers the prim as its own
+        # decomposition of _to_copy does); into pinned memory when non-blocking
+        put = torch.ops.prims.device_put.default
+        copy = graph.call_function(put, (node, device, True))
+        copy.meta = {k: v for k, v in node.meta.items() if k != "val"}
+        with detect_fake_mode([val]):
+            copy.meta["val"] = put(val, device, True)
+        return copy
+
+    hosts, back, host_bytes = [], {}, 0
+    for x in swapped:
+        with graph.inserting_after(x):
+            host = copy_to(x, torch.device("cpu"))
+        with graph.inserting_after(host):
+            back[x] = copy_to(host, x.meta["val"].device)
+        for user in list(x.users):
+            if in_backward(user):
+                user.replace_input_with(x, back[x])
+        hosts.append(host)
+        val = x.meta["val"]
+        host_bytes += aten._size(val.numel(), True) * val.element_size()
+    # recomputations reading what came back, and the outputs they give
+    again = {n for n in order if n.name in recomputed}
+    again |= {n for n in order if n.target is operator.getitem and n.args[0] in again}
+    for node in list(order):
+        if node not in again or not any(a in back for a in node.all_input_nodes):
+            continue
+        with graph.inserting_after(node):
+            back[node] = graph.node_copy(node, lambda a: back.get(a, a))
+        for user in list(node.users):
+            if in_backward(user):
+                user.replace_input_with(node, back[node])
+    graph.lint()
+    joint.recompile()
+    return hosts, host_bytes
+
+
+def _graft_partition(joint, num_fwd_outputs, budget, budget_bytes, static_nodes,
+                     swap=False):
     """The forward and backward modules of graft's plan, and its report."""
     from torch._subclasses.fake_tensor import unset_fake_temporarily
     _refuse_what_graft_does_not_partition(joint)  # before the graph changes
     _batch_norms_apart_from_their_statistics(joint)
     roles = _roles(joint, num_fwd_outputs)
+    swappable = _swappable(joint, roles) if swap else []
     try:
         with unset_fake_temporarily():  # AOTAutograd partitions under fake tensors
             message, holders = aten.joint_message(joint, num_fwd_outputs)
     except ValueError as e:
         raise _Undecided(str(e))
     model = graft.load(aten._encode(message, "GraphDef"), format="pb", name="joint.aten.pb")
-    plan = graft.partition(model, budget=budget, budget_bytes=budget_bytes, **roles)
+    plan = graft.partition(model, budget=budget, budget_bytes=budget_bytes,
+                           swappable=swappable, **roles)
     # Python numbers and None arguments (graft's Consts and _Absent) travel
     # with the ops that read them: nothing to save.
     saved = [holders[t] for t in plan["saved"] if t in holders]
@@ -296,12 +392,18 @@ def _graft_partition(joint, num_fwd_outputs, budget, budget_bytes, static_nodes)
               and not t.startswith(("_scalar_", aten.ABSENT + ":"))]
     if unheld:
         raise _Undecided("graft's plan saves %s, which no FX node holds" % ", ".join(unheld))
+    swapped = [holders[t] for t in plan["swapped"]]
+    hosts, host_bytes = _swap_out(joint, swapped, set(plan["recomputed"])) if swapped else ([], 0)
+    saved = [n for n in saved if n not in swapped] + hosts
     fw, bw = _modules_saving(joint, saved, num_fwd_outputs, static_nodes,
-                             recomputes=bool(plan["recomputed"]))
+                             recomputes=bool(plan["recomputed"] or swapped))
     report = {k: plan[k] for k in ("default_bytes", "least_bytes", "budget_bytes",
-                                   "budget_met", "recomputed", "recomputed_flops")}
-    report["saved_bytes"] = _saved_bytes(fw, num_fwd_outputs)
+                                   "budget_met", "recomputed", "recomputed_flops", "swapped")}
+    report["saved_bytes"] = _saved_bytes(fw, num_fwd_outputs) - host_bytes  # on the device
+    report["swapped_bytes"] = host_bytes
     report["planned_bytes"] = plan["saved_bytes"]
+    if swap and not swappable:
+        report["note"] = "nothing to swap: the graph's tensors are in host memory already"
     return fw, bw, report
 
 
@@ -316,14 +418,16 @@ def _partition_fn(budget, budget_bytes, inner, strategy="budget"):
         info = tp.classify_nodes(joint, indices, num_fwd_outputs)
         try:
             fw, bw, report = _graft_partition(joint, num_fwd_outputs, budget, budget_bytes,
-                                              info.static_lifetime_input_nodes)
+                                              info.static_lifetime_input_nodes,
+                                              swap=strategy == "swap")
             report["fallback"] = None
         except (_Undecided, graft.Error) as e:
             fw, bw = tp.default_partition(joint, joint_inputs, num_fwd_outputs=num_fwd_outputs,
                                           static_lifetime_input_indices=indices)
             saved = _saved_bytes(fw, num_fwd_outputs)
             report = {"saved_bytes": saved, "default_bytes": saved, "fallback": str(e),
-                      "recomputed": [], "recomputed_flops": 0}
+                      "recomputed": [], "recomputed_flops": 0, "swapped": [],
+                      "swapped_bytes": 0}
         report["inner"] = inner
         report["strategy"] = strategy
         if strategy == "memory" and report.get("least_bytes") is not None:
@@ -362,7 +466,7 @@ def _inductor_partitioner():
     return _partitioner_class
 
 
-STRATEGIES = ("budget", "speed", "memory")
+STRATEGIES = ("budget", "speed", "memory", "swap")
 
 
 def backend(memory_budget: Optional[float] = None, *, strategy: str = "budget",
@@ -394,17 +498,25 @@ def backend(memory_budget: Optional[float] = None, *, strategy: str = "budget",
     ``memory_budget``, 1.0 unless given, or ``budget_bytes``), "speed" (no
     recomputed matrix FLOPs: the fewest saved bytes at no extra cost,
     budget 1.0), "memory" (the fewest saved bytes any partition reaches,
-    at the least FLOPs for them)."""
+    at the least FLOPs for them), "swap" (fit ``memory_budget``, 0.0 unless
+    given, or ``budget_bytes``, counting only the bytes left on the device:
+    saved tensors of an accelerator wait for the backward in pinned host
+    memory, the earliest made first, each copied out as it is made and back
+    just before the backward first reads it, on the compute stream;
+    recomputation only where swapping all cannot fit the budget; in the
+    report ``swapped`` and ``swapped_bytes``)."""
     if inner not in ("inductor", "eager"):
         raise ValueError("graft.torch.backend: inner is 'inductor' or 'eager', not %r" % (inner,))
     if strategy not in STRATEGIES:
         raise ValueError("graft.torch.backend: strategy is one of %s, not %r"
                          % (", ".join(STRATEGIES), strategy))
-    if strategy != "budget" and (memory_budget is not None or budget_bytes is not None):
+    if strategy in ("speed", "memory") and (memory_budget is not None
+                                             or budget_bytes is not None):
         raise ValueError("graft.torch.backend: strategy %r sets its own budget; give "
-                         "memory_budget or budget_bytes with strategy 'budget'" % (strategy,))
+                         "memory_budget or budget_bytes with strategy 'budget' or 'swap'"
+                         % (strategy,))
     if memory_budget is None:
-        memory_budget = {"budget": 1.0, "speed": 1.0, "memory": 0.0}[strategy]
+        memory_budget = {"budget": 1.0, "speed": 1.0, "memory": 0.0, "swap": 0.0}[strategy]
     if budget_bytes is None and not 0 <= memory_budget <= 1:
         raise ValueError("graft.torch.backend: memory_budget is a fraction in [0, 1], not %r"
                          % (memory_budget,))

@@ -199,10 +199,71 @@ def test_strategies_are_the_ends_of_the_budget_search(net_and_input):
     assert memory["budget_met"] and memory["saved_bytes"] < speed["saved_bytes"]
     _, _, [zero] = run(model, x, graft.torch.backend(0.0, inner="eager"))
     assert zero["saved_bytes"] == memory["saved_bytes"]
-    with pytest.raises(ValueError, match="strategy is one of budget, speed, memory"):
+    with pytest.raises(ValueError, match="strategy is one of budget, speed, memory, swap"):
         graft.torch.backend(strategy="list")
     with pytest.raises(ValueError, match="sets its own budget"):
         graft.torch.backend(0.5, strategy="memory")
+
+
+def capture_backward(monkeypatch):
+    """The backward modules graft's partitions make, as they are made."""
+    made = []
+    modules_saving = graft.torch._modules_saving
+
+    def spy(*args, **kwargs):
+        fw, bw = modules_saving(*args, **kwargs)
+        made.append(bw)
+        return fw, bw
+    monkeypatch.setattr(graft.torch, "_modules_saving", spy)
+    return made
+
+
+@pytest.mark.parametrize("inner", ["eager", "inductor"])
+def test_swap_keeps_saved_tensors_in_host_memory(net_and_input, monkeypatch, inner):
+    """With strategy swap the forward's saved tensors wait in host memory,
+    each brought back just before the backward reads it. No accelerator
+    here: host tensors are swapped (copied host to host) so that the
+    rewrite runs; the bytes are what a device would keep."""
+    model, x = net_and_input
+    monkeypatch.setattr(graft.torch, "_swap_host_tensors", True)
+    backwards = capture_backward(monkeypatch)
+    with inductor_config.patch(fallback_random=True):
+        _, _, [speed] = run(model, x, graft.torch.backend(strategy="speed", inner=inner))
+        for budget in (0.0, 0.5):
+            (grads, stats), (got_grads, got_stats), [report] = run(
+                model, x, graft.torch.backend(budget, strategy="swap", inner=inner))
+            assert close(got_grads, grads) and close(got_stats, stats)
+            assert report["fallback"] is None and report["budget_met"]
+            assert report["saved_bytes"] == report["planned_bytes"]
+            assert report["saved_bytes"] <= budget * report["default_bytes"]
+            assert report["swapped"] and report["swapped_bytes"] > 0
+            # swapping before recomputing: speed's plan, what it saves
+            # split between the device and the host
+            assert report["recomputed_flops"] == 0
+            assert report["saved_bytes"] + report["swapped_bytes"] == speed["saved_bytes"]
+            # each copy back comes after the backward starts, just before
+            # the first op that reads it
+            bw = backwards[-1]
+            nodes = list(bw.graph.nodes)
+            backs = [n for n in nodes if n.target is torch.ops.prims.device_put.default]
+            assert len(backs) == len(report["swapped"])
+            first_backward = min(nodes.index(u) for t in bw.graph.find_nodes(op="placeholder")
+                                 if t.name.startswith("tangents") for u in t.users)
+            for back in backs:
+                reader = min(nodes.index(u) for u in back.users)
+                assert first_backward < reader
+                between = nodes[nodes.index(back) + 1:reader]
+                assert all(n.target is torch.ops.prims.device_put.default for n in between)
+
+
+def test_swap_without_an_accelerator_recomputes_and_says_so(net_and_input):
+    model, x = net_and_input
+    (grads, _), (got, _), [report] = run(
+        model, x, graft.torch.backend(strategy="swap", inner="eager"))
+    assert close(got, grads)
+    assert report["swapped"] == [] and report["swapped_bytes"] == 0
+    assert "host memory already" in report["note"]
+    assert report["saved_bytes"] == report["least_bytes"]  # budget 0: the least
 
 
 def test_an_absolute_budget_is_met(net_and_input):
