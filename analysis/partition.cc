@@ -35,6 +35,7 @@ struct Problem {
   };
   std::vector<Op> ops;
   std::vector<Tensor> tensors;  // in the order their ops run
+  int64_t all_scaled = 0;       // the tensors' scaled bytes together
   // >= 0: each cut swaps out its swappable saved tensors until the bytes
   // it leaves on the device are at most this many.
   int64_t swap_to = -1;
@@ -186,6 +187,7 @@ absl::StatusOr<Problem> BuildProblem(const Graph& graph, const ShapeMap& shapes,
   for (Problem::Tensor& t : problem.tensors) {
     t.scaled = t.bytes == 0 ? 0
                             : std::max<int64_t>(1, std::llround(t.bytes * bytes_scale));
+    problem.all_scaled += t.scaled;
   }
   return problem;
 }
@@ -241,19 +243,30 @@ Cut SolveCut(const Problem& problem, double lambda, bool keep_light = false,
     reverse[e] = r;
     reverse[r] = e;
   };
+  // An op never recomputed is S itself (rather than S's by an infinite
+  // edge): only finite edges leave S, so no flow, and no vertex's excess,
+  // exceeds their sum (infinite ones into a vertex would overflow).
+  // All saved bytes together stay below 2^61 (a graph of millions of
+  // tensors, each at least one unit, would pass it at the largest lambda).
+  lambda = std::min(lambda, std::ldexp(1.0, 61) /
+                                static_cast<double>(std::max<int64_t>(problem.all_scaled, 1)));
   const int source = 0, sink = 1;
+  std::vector<bool> never(ops);
   for (int i = 0; i < ops; ++i) {
     const Problem::Op& op = problem.ops[i];
-    bool never = op.cost < 0 || (keep_light && op.light) ||
-                 (kept != nullptr && (*kept)[i]);
-    add(source, 2 + i, never ? kInfinite : op.cost);
+    never[i] = op.cost < 0 || (keep_light && op.light) ||
+               (kept != nullptr && (*kept)[i]);
+    if (!never[i]) add(source, 2 + i, op.cost);
   }
+  auto op_vertex = [&](int i) { return never[i] ? source : 2 + i; };
   for (size_t j = 0; j < problem.tensors.size(); ++j) {
     const Problem::Tensor& t = problem.tensors[j];
     int v = 2 + ops + static_cast<int>(j);
     double save = lambda * static_cast<double>(t.scaled);
-    add(2 + t.op, v, static_cast<int64_t>(std::min(save, std::ldexp(1.0, 59))));
-    for (int r : t.readers) add(v, 2 + r, kInfinite);
+    add(op_vertex(t.op), v, static_cast<int64_t>(std::min(save, std::ldexp(1.0, 59))));
+    for (int r : t.readers) {
+      if (!never[r]) add(v, 2 + r, kInfinite);
+    }
     if (t.needed) add(v, sink, kInfinite);
   }
   boost::push_relabel_max_flow(g, source, sink);
@@ -276,7 +289,7 @@ Cut SolveCut(const Problem& problem, double lambda, bool keep_light = false,
   cut.recomputed.assign(ops, false);
   cut.saved.assign(problem.tensors.size(), false);
   for (int i = 0; i < ops; ++i) {
-    if (!reached[2 + i] && problem.ops[i].cost >= 0) {  // a free op too
+    if (!never[i] && !reached[2 + i]) {  // a free op too
       cut.recomputed[i] = true;
       cut.flops += problem.ops[i].flops;
       cut.cost += problem.ops[i].cost;

@@ -42,6 +42,15 @@ absl::StatusOr<PartitionPlan> Plan(const Graph& g, double fraction,
   return PlanPartition(g, InferShapes(g), options);
 }
 
+absl::StatusOr<PartitionPlan> PlanSwapping(const Graph& g, double fraction,
+                                           std::vector<std::string> swappable) {
+  PartitionOptions options;
+  options.backward_inputs = {"t"};
+  options.swappable = std::move(swappable);
+  options.budget_fraction = fraction;
+  return PlanPartition(g, InferShapes(g), options);
+}
+
 TEST(PartitionTest, FullBudgetRecomputesNoMatrixFlops) {
   Graph g = GraphFromText(kJoint);
   absl::StatusOr<PartitionPlan> plan = Plan(g, 1.0);
@@ -148,11 +157,7 @@ TEST(PartitionTest, OpsOutsideTheRegistryAreRecomputedOnlyWhenPure) {
 
 TEST(PartitionTest, SwappingComesBeforeRecomputingEarliestMadeFirst) {
   Graph g = GraphFromText(kTwoProducts);
-  PartitionOptions options;
-  options.backward_inputs = {"t"};
-  options.swappable = {"a", "b"};
-  options.budget_fraction = 0.5;
-  absl::StatusOr<PartitionPlan> plan = PlanPartition(g, InferShapes(g), options);
+  absl::StatusOr<PartitionPlan> plan = PlanSwapping(g, 0.5, {"a", "b"});
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(Names(g, plan->saved), (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(Names(g, plan->swapped), (std::vector<std::string>{"a"}));
@@ -161,8 +166,7 @@ TEST(PartitionTest, SwappingComesBeforeRecomputingEarliestMadeFirst) {
   EXPECT_TRUE(plan->recomputed.empty());
   EXPECT_TRUE(plan->budget_met);
   // Nothing swappable: the same budget recomputes one product.
-  options.swappable.clear();
-  plan = PlanPartition(g, InferShapes(g), options);
+  plan = PlanSwapping(g, 0.5, {});
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(plan->swapped.empty());
   EXPECT_EQ(plan->recomputed.size(), 1u);
@@ -172,11 +176,7 @@ TEST(PartitionTest, ARecomputationMayReadASwappedTensor) {
   // At budget 0, relu is recomputed from mm (no matrix FLOPs) and mm waits
   // on the host: nothing stays on the device, no matrix FLOPs recomputed.
   Graph g = GraphFromText(kJoint);
-  PartitionOptions options;
-  options.backward_inputs = {"t"};
-  options.swappable = {"mm", "relu"};
-  options.budget_fraction = 0;
-  absl::StatusOr<PartitionPlan> plan = PlanPartition(g, InferShapes(g), options);
+  absl::StatusOr<PartitionPlan> plan = PlanSwapping(g, 0, {"mm", "relu"});
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(Names(g, plan->swapped), (std::vector<std::string>{"mm"}));
   ASSERT_EQ(plan->recomputed.size(), 1u);

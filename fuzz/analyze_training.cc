@@ -3,10 +3,13 @@
 // checkpoint and swap libraries run them: shapes, regions, schedule and
 // memory, the cost of every node and the step, then every checkpoint
 // strategy with its segments and triggers, the swap candidates and their
-// triggers, and the early gradient ops. Nodes that do not match their op
+// triggers, and the early gradient ops; the forward/backward partition
+// (its backward from the last Placeholder) at a budget, with and without
+// swapping. Nodes that do not match their op
 // are analysed as `--skip-invalid-nodes` does (left unknown), so every
 // analysis must stay safe on them; each must also agree with the signature
 // check (no shape for a node it refuses).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -16,6 +19,7 @@
 #include "analysis/checkpoint.h"
 #include "analysis/cost.h"
 #include "analysis/memory.h"
+#include "analysis/partition.h"
 #include "analysis/regions.h"
 #include "analysis/schedule.h"
 #include "analysis/shapes.h"
@@ -52,6 +56,31 @@ void Plan(const TrainingGraph& g, const RooflineModel& model) {
   swap.budget_bytes = peak / 2;
   (void)SwapCandidates(g, swap);
   for (NodeId op : EarlyGradientOps(g)) LateTrigger(g, op);
+}
+
+// The partition with the last Placeholder as the backward's input, at half
+// its default, every op's outputs swappable or none: a plan that meets its
+// budget fits it, and what it swaps it saves.
+void Partition(const Graph& graph, const ShapeMap& shapes) {
+  PartitionOptions options;
+  graph.ForEachNode([&](const Node& n) {
+    if (n.op() == "Placeholder") options.backward_inputs = {n.name()};
+  });
+  options.budget_fraction = 0.5;
+  for (bool swap : {false, true}) {
+    if (swap) {
+      graph.ForEachNode([&](const Node& n) { options.swappable.push_back(n.name()); });
+    }
+    absl::StatusOr<PartitionPlan> plan = PlanPartition(graph, shapes, options);
+    if (!plan.ok()) return;
+    if (plan->saved_bytes < 0 || plan->swapped_bytes < 0) std::abort();
+    if (plan->budget_met && plan->saved_bytes > plan->budget_bytes) std::abort();
+    if (!swap && !plan->swapped.empty()) std::abort();
+    for (Endpoint t : plan->swapped) {
+      if (std::find(plan->saved.begin(), plan->saved.end(), t) == plan->saved.end())
+        std::abort();
+    }
+  }
 }
 
 }  // namespace
@@ -122,6 +151,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!found) std::abort();
     }
   }
+  Partition(*graph, shapes);
   absl::StatusOr<Regions> regions = FindRegions(*graph, shapes);
   if (memory.ok() && regions.ok())
     Plan(TrainingGraph{*graph, shapes, *regions, *memory}, *model);

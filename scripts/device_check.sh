@@ -3,7 +3,8 @@
 # one H100): graft's CUDA profile (cuDNN and cuBLAS timings of the shapes
 # analysis/cuda profiles) beside the roofline cost model, and what
 # torch.compile's partitioners and graft's (graft.torch.backend) save for
-# backward, peak memory (torch.cuda.max_memory_allocated) and step time,
+# backward (graft's swap strategy too: what stays on the device), peak
+# memory (torch.cuda.max_memory_allocated) and step time,
 # eagerly and under inductor, on ResNet-18/50, GPT-2, a LLaMA-style decoder
 # and a U-Net (tests/bench/torch_partitions.py; graft from build/python,
 # scripts/build_wheel.sh). Results go to

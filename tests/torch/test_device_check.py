@@ -33,6 +33,14 @@ def test_device_check_dry_run(tmp_path):
         graft_rows = [r for r in rows if r["model"] == model and r["partitioner"] == "graft"]
         assert graft_rows and all("error" not in r and r["grads_equal"] and r["buffers_equal"]
                                   and "fallback" not in r for r in graft_rows), graft_rows
+        # swap (host tensors swapped here, so that the rewrite runs): correct,
+        # what stays on the device within budget, no matrix FLOPs recomputed
+        swap_rows = [r for r in rows if r["model"] == model and r["partitioner"] == "graft_swap"]
+        assert swap_rows and all("error" not in r and r["grads_equal"] and r["buffers_equal"]
+                                 and r["budget_met"] and r["recomputed_flops"] == 0
+                                 and r["saved_mib"] <= r["budget"] * default["saved_mib"] * 1.05
+                                 for r in swap_rows), swap_rows
+        assert any(r["swapped_mib"] > 0 for r in swap_rows), swap_rows
     assert len(verdicts) == len([r for r in rows if r["partitioner"] == "graft"])
     for v in verdicts:
         assert v["within_budget"] and v["grads_equal"] and not v["torch_dominates"], v
