@@ -407,6 +407,19 @@ def _graft_partition(joint, num_fwd_outputs, budget, budget_bytes, static_nodes,
     return fw, bw, report
 
 
+def _copy_of(joint):
+    """A copy of a joint graph module whose nodes and their meta are the
+    graph's own (not deep copies): what torch's default partition gets when
+    graft, having changed the graph, falls back."""
+    import torch.fx
+    graph = torch.fx.Graph()
+    value, output = graph.graph_copy(joint.graph, {}, return_output_node=True)
+    graph.output(value).meta = dict(output.meta)
+    copy = torch.fx.GraphModule(joint, graph)
+    copy.meta = dict(getattr(joint, "meta", {}))
+    return copy
+
+
 def _partition_fn(budget, budget_bytes, inner, strategy="budget"):
     """AOTAutograd's partition_fn: graft's plan, or torch's default
     partition (said in the report) where graft cannot decide safely."""
@@ -416,13 +429,14 @@ def _partition_fn(budget, budget_bytes, inner, strategy="budget"):
         from torch._functorch import partitioners as tp
         indices = static_lifetime_input_indices or []
         info = tp.classify_nodes(joint, indices, num_fwd_outputs)
+        as_given = _copy_of(joint)
         try:
             fw, bw, report = _graft_partition(joint, num_fwd_outputs, budget, budget_bytes,
                                               info.static_lifetime_input_nodes,
                                               swap=strategy == "swap")
             report["fallback"] = None
         except (_Undecided, graft.Error) as e:
-            fw, bw = tp.default_partition(joint, joint_inputs, num_fwd_outputs=num_fwd_outputs,
+            fw, bw = tp.default_partition(as_given, joint_inputs, num_fwd_outputs=num_fwd_outputs,
                                           static_lifetime_input_indices=indices)
             saved = _saved_bytes(fw, num_fwd_outputs)
             report = {"saved_bytes": saved, "default_bytes": saved, "fallback": str(e),

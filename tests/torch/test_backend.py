@@ -139,6 +139,28 @@ def test_checkpointed_regions_get_torch_default_and_say_so():
     assert torch.allclose(layer.weight.grad, want, rtol=1e-5, atol=1e-6)
 
 
+class NetWithASizeOfData(Net):
+    def forward(self, x):
+        positive = x.flatten()[(x.flatten() > 0).nonzero().squeeze(1)]  # its size: data's
+        return super().forward(x) + positive.square().mean()
+
+
+def test_a_graph_graft_cannot_read_gets_torch_default_of_the_graph_as_given():
+    """A size that depends on data (no hint to plan with) makes graft fall
+    back, after it has split the batch norms from their statistics, to
+    torch's default partition of the graph torch gave: said so, eager's
+    gradients, the default's bytes."""
+    torch.manual_seed(0)
+    model, x = NetWithASizeOfData().train(), torch.randn(4, 3, 16, 16)
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        default = default_saved_bytes(model, x)
+        (grads, stats), (got_grads, got_stats), [report] = run(
+            model, x, graft.torch.backend(0.3, inner="eager"))
+    assert "depends on data" in report["fallback"]
+    assert report["saved_bytes"] == default
+    assert close(got_grads, grads) and close(got_stats, stats)
+
+
 @pytest.mark.parametrize("inner", ["eager", "inductor"])
 def test_symbolic_shapes_are_planned_at_their_hints(net_and_input, inner):
     """The conv net compiled for any batch size (symbolic sizes): one plan,
