@@ -161,15 +161,19 @@ def test_a_graph_graft_cannot_read_gets_torch_default_of_the_graph_as_given():
     assert close(got_grads, grads) and close(got_stats, stats)
 
 
+@pytest.mark.parametrize("strategy", ["budget", "swap"])
 @pytest.mark.parametrize("inner", ["eager", "inductor"])
-def test_symbolic_shapes_are_planned_at_their_hints(net_and_input, inner):
+def test_symbolic_shapes_are_planned_at_their_hints(net_and_input, monkeypatch, inner, strategy):
     """The conv net compiled for any batch size (symbolic sizes): one plan,
     made at the size it was traced with, the forward keeping the sizes the
     backward reads; gradients and running statistics equal eager's at batch
     sizes other than the traced one; the traced size's bytes within budget
-    x the default, or the least and said so."""
+    x the default, or the least and said so. Swapped tensors (host tensors
+    here, as in the swap test) come back at every size too."""
     model, _ = net_and_input
-    compiled = torch.compile(model, backend=graft.torch.backend(0.3, inner=inner), dynamic=True)
+    monkeypatch.setattr(graft.torch, "_swap_host_tensors", True)
+    compiled = torch.compile(model, backend=graft.torch.backend(0.3, strategy=strategy, inner=inner),
+                             dynamic=True)
     torch._dynamo.reset()
     before = len(graft.torch.partition_reports())
     with inductor_config.patch(fallback_random=True):  # dropout draws as eager's
@@ -187,6 +191,7 @@ def test_symbolic_shapes_are_planned_at_their_hints(net_and_input, inner):
     [report] = reports
     assert report["fallback"] is None and report["recomputed"], report
     assert "dropout" not in " ".join(report["recomputed"])
+    assert bool(report["swapped"]) == (strategy == "swap")
     if inner == "eager":  # split from its statistics at symbolic sizes too
         assert "_native_batch_norm_legit_no_stats" in " ".join(report["recomputed"])
     if report["budget_met"]:
