@@ -39,6 +39,7 @@ struct Problem {
   // >= 0: each cut swaps out its swappable saved tensors until the bytes
   // it leaves on the device are at most this many.
   int64_t swap_to = -1;
+  int64_t swap_small_bytes = 0;  // swapped only when the larger do not fit
 };
 
 // One cut's outcome.
@@ -199,15 +200,21 @@ absl::StatusOr<Problem> BuildProblem(const Graph& graph, const ShapeMap& shapes,
 // graph's outputs read stays: the forward returns it anyway.
 void SwapOut(const Problem& problem, Cut* cut) {
   cut->swapped.assign(problem.tensors.size(), false);
-  for (size_t j = 0; j < problem.tensors.size() && cut->bytes > problem.swap_to; ++j) {
-    const Problem::Tensor& t = problem.tensors[j];
-    if (!cut->saved[j] || !t.swappable || t.bytes == 0) continue;
-    bool read_by_recomputation = false;
-    for (int r : t.readers) read_by_recomputation |= cut->recomputed[r];
-    if (!t.read_by_backward_op && !read_by_recomputation) continue;
-    cut->swapped[j] = true;
-    cut->bytes -= t.bytes;
-    cut->swapped_bytes += t.bytes;
+  // Tensors below swap_small_bytes (a copy's fixed cost outweighs their
+  // bytes) only when the larger ones are not enough.
+  for (bool small : {false, true}) {
+    for (size_t j = 0; j < problem.tensors.size() && cut->bytes > problem.swap_to; ++j) {
+      const Problem::Tensor& t = problem.tensors[j];
+      if (!cut->saved[j] || cut->swapped[j] || !t.swappable || t.bytes == 0 ||
+          (t.bytes < problem.swap_small_bytes) != small)
+        continue;
+      bool read_by_recomputation = false;
+      for (int r : t.readers) read_by_recomputation |= cut->recomputed[r];
+      if (!t.read_by_backward_op && !read_by_recomputation) continue;
+      cut->swapped[j] = true;
+      cut->bytes -= t.bytes;
+      cut->swapped_bytes += t.bytes;
+    }
   }
 }
 
@@ -360,6 +367,7 @@ absl::StatusOr<PartitionPlan> PlanPartition(const Graph& graph,
           : static_cast<int64_t>(std::floor(options.budget_fraction *
                                             static_cast<double>(plan.default_bytes)));
   const bool swap = !options.swappable.empty();
+  problem->swap_small_bytes = options.swap_small_bytes;
   if (swap) problem->swap_to = 0;
   Cut least = SolveCut(*problem, std::exp2(kLeastLambdaLog2));
   if (swap) {

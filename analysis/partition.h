@@ -15,7 +15,8 @@
 // saving them costs nothing. Where the caller names tensors that may wait
 // in host memory, each cut first swaps them out, earliest made first (the
 // backward reads them last), until what stays on the device fits: a swap
-// costs transfer time, not FLOPs.
+// costs transfer time, not FLOPs (tensors under 64 KiB only when the
+// larger are not enough).
 #ifndef GRAFT_ANALYSIS_PARTITION_H_
 #define GRAFT_ANALYSIS_PARTITION_H_
 
@@ -53,6 +54,9 @@ struct PartitionOptions {
   // the budget is of the bytes the forward leaves on the device, and
   // swapping comes before recomputing.
   std::vector<std::string> swappable;
+  // Smaller tensors are swapped only when the larger ones cannot fit the
+  // budget (each copy has a fixed cost: a launch, a synchronization).
+  int64_t swap_small_bytes = 64 << 10;
   // Saved bytes to fit: budget_bytes when >= 0, else budget_fraction of
   // `default_bytes`.
   double budget_fraction = 1.0;

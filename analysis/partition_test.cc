@@ -45,7 +45,7 @@ absl::StatusOr<PartitionPlan> Plan(const Graph& g, double fraction,
 absl::StatusOr<PartitionPlan> PlanSwapping(const Graph& g, double fraction,
                                            std::vector<std::string> swappable) {
   PartitionOptions options;
-  options.backward_inputs = {"t"};
+  options.backward_inputs = {"t", "t2"};
   options.swappable = std::move(swappable);
   options.budget_fraction = fraction;
   return PlanPartition(g, InferShapes(g), options);
@@ -170,6 +170,26 @@ TEST(PartitionTest, SwappingComesBeforeRecomputingEarliestMadeFirst) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(plan->swapped.empty());
   EXPECT_EQ(plan->recomputed.size(), 1u);
+}
+
+TEST(PartitionTest, SmallTensorsAreSwappedOnlyWhenTheLargerAreNotEnough) {
+  // s (256 bytes) is made before b (256 KiB); the backward reads both.
+  Graph g = GraphFromText(
+      PlaceholderNode("y", {8, 8}) + PlaceholderNode("u", {8, 8}) +
+      OpNode("s", "MatMul", {"y", "u"}) + PlaceholderNode("x", {256, 256}) +
+      PlaceholderNode("w", {256, 256}) + OpNode("b", "MatMul", {"x", "w"}) +
+      PlaceholderNode("t", {256, 256}) + OpNode("gb", "Mul", {"t", "b"}) +
+      PlaceholderNode("t2", {8, 8}) + OpNode("gs", "Mul", {"t2", "s"}) +
+      OpNode("grad", "_Retval", {"gb"}) +
+      OpNode("grad_s", "_Retval", {"gs"}));
+  absl::StatusOr<PartitionPlan> plan = PlanSwapping(g, 0.5, {"s", "b"});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Names(g, plan->swapped), (std::vector<std::string>{"b"}));
+  EXPECT_EQ(plan->saved_bytes, 8 * 8 * 4);
+  plan = PlanSwapping(g, 0, {"s", "b"});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Names(g, plan->swapped), (std::vector<std::string>{"b", "s"}));
+  EXPECT_EQ(plan->saved_bytes, 0);
 }
 
 TEST(PartitionTest, ARecomputationMayReadASwappedTensor) {

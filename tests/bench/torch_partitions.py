@@ -434,6 +434,11 @@ def main():
     parser.add_argument("--models", help="comma-separated names (default: all)")
     parser.add_argument("--milp", action="store_true",
                         help="also the optimal partition under graft's rules (scipy's HiGHS)")
+    parser.add_argument("--partitioners", help="comma-separated: min_cut, graft, graft_swap, "
+                        "milp (default: all that apply; torch's default always runs)")
+    parser.add_argument("--swap-host-tensors", action="store_true",
+                        help="swap host tensors (host to host) so that graft_swap runs on CPU: "
+                        "its bytes are what a device would keep; memory is not measured")
     parser.add_argument("--json")
     args = parser.parse_args()
     device = "cuda" if torch.cuda.is_available() and not args.dry_run else "cpu"
@@ -444,8 +449,9 @@ def main():
     if args.budgets:
         budgets = [float(b) for b in args.budgets.split(",")]
     inductor_config.fallback_random = True  # inductor's dropout draws as eager's
-    swap = device == "cuda" or args.dry_run
-    graft.torch._swap_host_tensors = args.dry_run  # the rewrite without a device
+    simulated = args.dry_run or args.swap_host_tensors
+    swap = device == "cuda" or simulated
+    graft.torch._swap_host_tensors = simulated  # the rewrite without a device
     rows = []
     for name, (model, x) in models(args.dry_run).items():
         if args.models and name not in args.models.split(","):
@@ -454,6 +460,8 @@ def main():
         for inner in inners:
             kinds = (("min_cut", "graft") + (("graft_swap",) if swap else ())
                      + (("milp",) if inner == "eager" and args.milp else ()))
+            if args.partitioners:
+                kinds = tuple(k for k in kinds if k in args.partitioners.split(","))
             configs = [("default", 1.0)] + [(k, b) for b in budgets for k in kinds]
             reference = None
             for kind, budget in configs:
