@@ -312,7 +312,8 @@ def error(got, want):
                 if float(w.abs().max()) > 1e-6 * scale), default=0.0)
 
 
-def measure(name, model, x, kind, budget, inner, device, steps, reference=None):
+def measure(name, model, x, kind, budget, inner, device, steps, reference=None,
+            step_time=False):
     """One partition's row; `reference`: the same compiler's default
     partition's gradients (inductor's kernels differ from eager's by more
     than rtol 1e-4 on their own: what a partition changes is measured
@@ -362,6 +363,14 @@ def measure(name, model, x, kind, budget, inner, device, steps, reference=None):
             torch.cuda.synchronize()
             row["step_ms"] = (time.perf_counter() - start) / steps * 1e3
             row["peak_mib"] = torch.cuda.max_memory_allocated() / 2**20
+        elif step_time:  # on CPU: the median of `steps` steps, after the compiling one
+            times = []
+            for _ in range(steps):
+                model.zero_grad()
+                start = time.perf_counter()
+                loss_of(compiled).backward()
+                times.append(time.perf_counter() - start)
+            row["step_ms"] = sorted(times)[len(times) // 2] * 1e3
     except Exception as e:  # a partition that does not run is a finding
         row["error"] = "%s: %s" % (type(e).__name__, (str(e).splitlines() or [""])[0][:200])
     reports = graft.torch.partition_reports()[reports_before:]
@@ -439,6 +448,8 @@ def main():
     parser.add_argument("--swap-host-tensors", action="store_true",
                         help="swap host tensors (host to host) so that graft_swap runs on CPU: "
                         "its bytes are what a device would keep; memory is not measured")
+    parser.add_argument("--step-time", action="store_true",
+                        help="time steps on CPU too (the median of 10; on CUDA always, their mean)")
     parser.add_argument("--json")
     args = parser.parse_args()
     device = "cuda" if torch.cuda.is_available() and not args.dry_run else "cpu"
@@ -467,7 +478,8 @@ def main():
             for kind, budget in configs:
                 row, grads = measure(name, model, x, kind, budget, inner, device,
                                      2 if args.dry_run else 10,
-                                     reference if inner != "eager" else None)
+                                     reference if inner != "eager" else None,
+                                     step_time=args.step_time)
                 if kind == "default":
                     reference = grads
                 rows.append(row)
