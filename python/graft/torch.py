@@ -175,16 +175,17 @@ def _roles(joint, num_fwd_outputs):
             "free": free, "functional": functional}
 
 
-def _saved_bytes(fw_module, num_fwd_outputs):
+def _saved_bytes(fw_module, num_fwd_outputs, names=None):
     """The bytes of the tensors a forward module keeps for the backward
-    (inputs not counted); symbolic sizes at their hints (the example the
-    compile traced)."""
+    (inputs not counted; of those `names` names, if given); symbolic sizes
+    at their hints (the example the compile traced)."""
     import torch
     output = next(iter(fw_module.graph.find_nodes(op="output")))
     saved = output.args[0][num_fwd_outputs:]
     return sum(aten._size(n.meta["val"].numel(), True) * n.meta["val"].element_size()
                for n in saved if isinstance(n, torch.fx.Node) and n.op != "placeholder"
-               and isinstance(n.meta.get("val"), torch.Tensor))
+               and isinstance(n.meta.get("val"), torch.Tensor)
+               and (names is None or n.name in names))
 
 
 def _forward_numbers(joint):
@@ -317,8 +318,7 @@ def _swap_out(joint, swapped, recomputed):
     it is made (asynchronously, into pinned memory) and back to its device
     for the backward's readers; the backward's recomputations (ops named
     in `recomputed`) that read one read, as copies of their own, what came
-    back. Returns the host copies (what the forward saves instead) and
-    their bytes."""
+    back. Returns the host copies (what the forward saves instead)."""
     import operator
     import torch
     from torch._guards import detect_fake_mode
@@ -340,7 +340,7 @@ def _swap_out(joint, swapped, recomputed):
             copy.meta["val"] = put(val, device, True)
         return copy
 
-    hosts, back, host_bytes = [], {}, 0
+    hosts, back = [], {}
     for x in swapped:
         with graph.inserting_after(x):
             host = copy_to(x, torch.device("cpu"))
@@ -350,8 +350,6 @@ def _swap_out(joint, swapped, recomputed):
             if in_backward(user):
                 user.replace_input_with(x, back[x])
         hosts.append(host)
-        val = x.meta["val"]
-        host_bytes += aten._size(val.numel(), True) * val.element_size()
     # recomputations reading what came back, and the outputs they give
     again = {n for n in order if n.name in recomputed}
     again |= {n for n in order if n.target is operator.getitem and n.args[0] in again}
@@ -365,7 +363,7 @@ def _swap_out(joint, swapped, recomputed):
                 user.replace_input_with(node, back[node])
     graph.lint()
     joint.recompile()
-    return hosts, host_bytes
+    return hosts
 
 
 def _graft_partition(joint, num_fwd_outputs, budget, budget_bytes, static_nodes,
@@ -393,14 +391,14 @@ def _graft_partition(joint, num_fwd_outputs, budget, budget_bytes, static_nodes,
     if unheld:
         raise _Undecided("graft's plan saves %s, which no FX node holds" % ", ".join(unheld))
     swapped = [holders[t] for t in plan["swapped"]]
-    hosts, host_bytes = _swap_out(joint, swapped, set(plan["recomputed"])) if swapped else ([], 0)
+    hosts = _swap_out(joint, swapped, set(plan["recomputed"])) if swapped else []
     saved = [n for n in saved if n not in swapped] + hosts
     fw, bw = _modules_saving(joint, saved, num_fwd_outputs, static_nodes,
                              recomputes=bool(plan["recomputed"] or swapped))
     report = {k: plan[k] for k in ("default_bytes", "least_bytes", "budget_bytes",
                                    "budget_met", "recomputed", "recomputed_flops", "swapped")}
-    report["saved_bytes"] = _saved_bytes(fw, num_fwd_outputs) - host_bytes  # on the device
-    report["swapped_bytes"] = host_bytes
+    report["swapped_bytes"] = _saved_bytes(fw, num_fwd_outputs, {n.name for n in hosts})
+    report["saved_bytes"] = _saved_bytes(fw, num_fwd_outputs) - report["swapped_bytes"]
     report["planned_bytes"] = plan["saved_bytes"]
     if swap and not swappable:
         report["note"] = "nothing to swap: the graph's tensors are in host memory already"
