@@ -327,17 +327,21 @@ class Autocast(torch.nn.Module):
             return self.model(x).float()
 
 
-def test_mixed_precision_gradients_are_torch_defaults(net_and_input):
+@pytest.mark.parametrize("strategy", ["budget", "swap"])
+def test_mixed_precision_gradients_are_torch_defaults(net_and_input, monkeypatch, strategy):
     # Under bf16 autocast a compiled step rounds otherwise than eager's
     # (torch's own default partition too): graft's partition, recomputing
-    # everything it may, gives torch's default partition's gradients bit
-    # for bit.
+    # everything it may (or swapping it: host tensors, as in the swap
+    # test), gives torch's default partition's gradients bit for bit.
     model, x = net_and_input
     model = Autocast(model)
+    monkeypatch.setattr(graft.torch, "_swap_host_tensors", True)
     _, (want, want_stats), _ = run(model, x, aot_autograd(
         fw_compiler=nop, bw_compiler=nop, partition_fn=default_partition))
-    _, (got, got_stats), [report] = run(model, x, graft.torch.backend(0.0, inner="eager"))
+    _, (got, got_stats), [report] = run(
+        model, x, graft.torch.backend(0.0, strategy=strategy, inner="eager"))
     assert report["fallback"] is None and report["recomputed"]
+    assert bool(report["swapped"]) == (strategy == "swap")
     assert all(torch.equal(a, b) for a, b in zip(got, want))
     assert all(torch.equal(a, b) for a, b in zip(got_stats, want_stats))
 
