@@ -129,6 +129,7 @@ absl::StatusOr<Problem> BuildProblem(const Graph& graph, const ShapeMap& shapes,
   absl::flat_hash_set<std::string> swappable(options.swappable.begin(),
                                              options.swappable.end());
   Problem problem;
+  problem.swap_small_bytes = options.swap_small_bytes;
   std::vector<int> op_index(graph.id_limit(), -1);
   double total_flops = 0;
   graph.ForEachNode([&](const Node& n) {
@@ -367,7 +368,6 @@ absl::StatusOr<PartitionPlan> PlanPartition(const Graph& graph,
           : static_cast<int64_t>(std::floor(options.budget_fraction *
                                             static_cast<double>(plan.default_bytes)));
   const bool swap = !options.swappable.empty();
-  problem->swap_small_bytes = options.swap_small_bytes;
   if (swap) problem->swap_to = 0;
   Cut least = SolveCut(*problem, std::exp2(kLeastLambdaLog2));
   if (swap) {

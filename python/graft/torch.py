@@ -105,17 +105,6 @@ def _refuse_what_graft_does_not_partition(joint):
         raise _Undecided("the model marks regions for torch.utils.checkpoint")
 
 
-def _last_forward_node(joint):
-    """The forward's last node as torch's default partition reads a joint
-    graph: what comes after it is the backward's."""
-    from torch._functorch import partitioners as tp
-    last = None
-    for node in joint.graph.nodes:
-        if tp._has_tag_is_forward(node) or tp._is_primal(node):
-            last = node
-    return last
-
-
 def _roles(joint, num_fwd_outputs):
     """What the planner needs to know of a joint graph's nodes: the
     backward's inputs (tangents), the ops the trace placed in the backward
@@ -146,7 +135,10 @@ def _roles(joint, num_fwd_outputs):
         for arg, value in zip(schema.arguments, node.args):
             if arg.alias_info is not None and arg.alias_info.is_write and value in placeholders:
                 mutated.add(value)
-    last = _last_forward_node(joint)
+    last = None
+    for node in joint.graph.nodes:
+        if tp._has_tag_is_forward(node) or tp._is_primal(node):
+            last = node
     # symbolic numbers are not graft's nodes: sizes travel as numbers
     ops = {n: None for n in joint.graph.nodes  # in graph order
            if n.op == "call_function" and not is_sym_node(n)}
@@ -312,22 +304,23 @@ def _swappable(joint, roles):
     return names
 
 
-def _swap_out(joint, swapped, recomputed):
+def _swap_out(joint, swapped, recomputed, backward_ops):
     """Rewrites `joint` so that the forward tensors `swapped` (FX nodes)
     wait for the backward in host memory: each is copied to the host after
     it is made (asynchronously, into pinned memory) and back to its device
-    for the backward's readers; the backward's recomputations (ops named
-    in `recomputed`) that read one read, as copies of their own, what came
-    back. Returns the host copies (what the forward saves instead)."""
+    for the backward's readers (the ops named in `backward_ops`; the
+    forward's outputs keep the original); the backward's recomputations
+    (ops named in `recomputed`) that read one read, as copies of their own,
+    what came back. Returns the host copies (what the forward saves
+    instead)."""
     import operator
     import torch
     from torch._guards import detect_fake_mode
     graph = joint.graph
-    order = {n: i for i, n in enumerate(graph.nodes)}
-    bound = order[_last_forward_node(joint)]
+    order = list(graph.nodes)
 
     def in_backward(node):
-        return order.get(node, -1) > bound
+        return node.name in backward_ops
 
     def copy_to(node, device):
         val = node.meta["val"]
@@ -353,7 +346,7 @@ def _swap_out(joint, swapped, recomputed):
     # recomputations reading what came back, and the outputs they give
     again = {n for n in order if n.name in recomputed}
     again |= {n for n in order if n.target is operator.getitem and n.args[0] in again}
-    for node in list(order):
+    for node in order:
         if node not in again or not any(a in back for a in node.all_input_nodes):
             continue
         with graph.inserting_after(node):
@@ -391,7 +384,8 @@ def _graft_partition(joint, num_fwd_outputs, budget, budget_bytes, static_nodes,
     if unheld:
         raise _Undecided("graft's plan saves %s, which no FX node holds" % ", ".join(unheld))
     swapped = [holders[t] for t in plan["swapped"]]
-    hosts = _swap_out(joint, swapped, set(plan["recomputed"])) if swapped else []
+    hosts = (_swap_out(joint, swapped, set(plan["recomputed"]), set(roles["backward_ops"]))
+             if swapped else [])
     saved = [n for n in saved if n not in swapped] + hosts
     fw, bw = _modules_saving(joint, saved, num_fwd_outputs, static_nodes,
                              recomputes=bool(plan["recomputed"] or swapped))

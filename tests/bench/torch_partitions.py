@@ -374,13 +374,10 @@ def measure(name, model, x, kind, budget, inner, device, steps, reference=None,
     except Exception as e:  # a partition that does not run is a finding
         row["error"] = "%s: %s" % (type(e).__name__, (str(e).splitlines() or [""])[0][:200])
     reports = graft.torch.partition_reports()[reports_before:]
-    if kind == "graft_swap":
+    if kind in ("graft", "graft_swap"):
         record["saved_bytes"] = sum(r["saved_bytes"] for r in reports)
         row["swapped_mib"] = sum(r["swapped_bytes"] for r in reports) / 2**20
-        row["budget_met"] = all(r.get("budget_met", True) for r in reports)
         row["recomputed_flops"] = sum(r["recomputed_flops"] for r in reports)
-    if kind == "graft":
-        record["saved_bytes"] = sum(r["saved_bytes"] for r in reports)
         row["graphs"] = len(reports)
         row["budget_met"] = all(r.get("budget_met", True) for r in reports)
         fallbacks = [r["fallback"] for r in reports if r["fallback"]]
