@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -315,8 +316,8 @@ TEST(ScheduleTest, InexpensiveOpsRunWhenReady) {
                                              "out"}));
 }
 
-// With two threads, the consumers of one tensor that an op makes ready all
-// at once (a concatenation's gradient read by two Slices) run together, as
+// With two threads, the expensive ops an op makes ready at once (a
+// concatenation's gradient read by two Slices) run together, as
 // TensorFlow's thread pool runs them: the gradient dies before either
 // branch descends. One thread descends the last one's branch first.
 TEST(ScheduleTest, SiblingsTheThreadPoolRunsAtOnceRunTogether) {
@@ -350,10 +351,19 @@ TEST(ScheduleTest, SiblingsTheThreadPoolRunsAtOnceRunTogether) {
   EXPECT_LT(m2->step_of[g.FindId("right")], m2->step_of[g.FindId("right2")]);
   EXPECT_LT(m2->step_of[g.FindId("left")], m2->step_of[g.FindId("right2")]);
   EXPECT_GT(m1->step_of[g.FindId("left")], m1->step_of[g.FindId("right2")]);
-  // A tensor one of whose readers is not made ready with the others (an
-  // inexpensive Shape) changes nothing.
-  Graph h = GraphFromText(branches + OpNode("shape", "Shape", {"grad"}));
-  EXPECT_EQ(*ExecutorOrder(h, 2), *ExecutorOrder(h, 1));
+  // Readers that are not made ready with them, one inexpensive (a Shape),
+  // one waiting for another input (a residual's gradient sum, beside a
+  // weight's and an input's gradient), leave the two running together.
+  Graph h = GraphFromText(branches + OpNode("shape", "Shape", {"grad"}) +
+                          OpNode("sum", "AddN", {"grad", "left2"}));
+  absl::StatusOr<std::vector<NodeId>> h2 = ExecutorOrder(h, 2);
+  ASSERT_TRUE(h2.ok()) << h2.status();
+  auto step = [&](const char* name) {
+    return std::find(h2->begin(), h2->end(), h.FindId(name)) - h2->begin();
+  };
+  EXPECT_LT(step("left"), step("right2"));
+  EXPECT_LT(step("right"), step("left2"));
+  EXPECT_NE(*h2, *ExecutorOrder(h, 1));
 }
 
 std::string ConvGradAttrs(int stride) {

@@ -25,28 +25,18 @@ bool Inexpensive(const std::string& op) {
   return kOps.contains(op);
 }
 
-// Moves from `ready` to `together` every consumer of an output of `n` when
-// all of them (two or more) were made ready by `n` just now: the thread pool
-// runs them at once.
-void RunSiblingsTogether(const Node& n,
-                         const std::vector<char>& readied_now,
+// Moves from `ready` to `together` the expensive ops `n` made ready just
+// now (`readied`): the executor runs one of them inline and
+// hands the others to its thread pool, which runs them at once.
+void RunSiblingsTogether(const std::vector<NodeId>& readied,
                          std::vector<NodeId>& ready,
                          std::deque<NodeId>& together) {
-  for (int p = 0; p < n.num_used_ports(); ++p) {
-    const auto& consumers = n.consumers(p);
-    bool all_readied = true, several = false;
-    for (InputSlot s : consumers) {
-      all_readied = all_readied && readied_now[s.node];
-      several = several || s.node != consumers.front().node;
-    }
-    if (!all_readied || !several) continue;
-    for (InputSlot s : consumers) {
-      // just pushed: near the back of the stack
-      auto it = std::find(ready.rbegin(), ready.rend(), s.node);
-      if (it == ready.rend()) continue;  // already moved (it reads two ports)
-      ready.erase(std::next(it).base());
-      together.push_back(s.node);
-    }
+  for (NodeId id : readied) {
+    // just pushed: near the back of the stack
+    auto it = std::find(ready.rbegin(), ready.rend(), id);
+    if (it == ready.rend()) continue;
+    ready.erase(std::next(it).base());
+    together.push_back(id);
   }
 }
 
@@ -58,14 +48,12 @@ absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph,
   std::deque<NodeId> inline_ready;  // inexpensive: first in, first out
   std::vector<NodeId> ready;        // the others: last readied runs first
   std::deque<NodeId> together;      // siblings the thread pool runs at once
-  std::vector<char> readied_now(graph.id_limit(), 0);
   std::vector<NodeId> readied;  // expensive ops the node just run made ready
   auto make_ready = [&](NodeId id) {
     if (Inexpensive(graph.node(id).op())) {
       inline_ready.push_back(id);
     } else {
       ready.push_back(id);
-      readied_now[id] = 1;
       readied.push_back(id);
     }
   };
@@ -77,7 +65,6 @@ absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph,
     pending[n.id()] = count;
     if (count == 0) make_ready(n.id());
   });
-  for (NodeId r : readied) readied_now[r] = 0;
   readied.clear();
   std::vector<NodeId> order;
   while (!inline_ready.empty() || !together.empty() || !ready.empty()) {
@@ -104,8 +91,7 @@ absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph,
       if (--pending[c] == 0) make_ready(c);
     }
     if (threads > 1 && readied.size() >= 2)
-      RunSiblingsTogether(n, readied_now, ready, together);
-    for (NodeId r : readied) readied_now[r] = 0;
+      RunSiblingsTogether(readied, ready, together);
     readied.clear();
   }
   if (static_cast<int>(order.size()) != graph.num_nodes()) {

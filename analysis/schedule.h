@@ -13,12 +13,12 @@
 // With more than one thread, TensorFlow's executor runs one of the
 // expensive ops a finished op makes ready inline and hands the others to
 // its thread pool, which runs them at once. The schedule follows that where
-// it decides what dies when: an op that makes ready, at once, every
-// consumer of one of its outputs (two or more expensive ops: the Slices of
-// a concatenation's gradient) has them run one after another before the
-// schedule descends, so the tensor they read dies when the last ends,
-// rather than living while the stack works through the first one's
-// descendants.
+// it decides what dies when: the expensive ops one op makes ready at once
+// (two or more: the Slices of a concatenation's gradient; a weight's and an
+// input's gradient reading the same gradient while a third reader still
+// waits) run one after another before the schedule descends, so what they
+// read dies when the last ends, rather than living while the stack works
+// through the first one's descendants.
 #ifndef GRAFT_ANALYSIS_SCHEDULE_H_
 #define GRAFT_ANALYSIS_SCHEDULE_H_
 
