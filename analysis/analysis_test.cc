@@ -319,7 +319,8 @@ TEST(ScheduleTest, InexpensiveOpsRunWhenReady) {
 // With two threads, the expensive ops an op makes ready at once (a
 // concatenation's gradient read by two Slices) run together, as
 // TensorFlow's thread pool runs them: the gradient dies before either
-// branch descends. One thread descends the last one's branch first.
+// branch descends, and the branches go on side by side. One thread descends
+// the last one's branch first.
 TEST(ScheduleTest, SiblingsTheThreadPoolRunsAtOnceRunTogether) {
   const std::string branches =
       PlaceholderNode("x", {1024}) + OpNode("grad", "Relu", {"x"}) +
@@ -337,8 +338,9 @@ TEST(ScheduleTest, SiblingsTheThreadPoolRunsAtOnceRunTogether) {
   };
   EXPECT_EQ(names(1), (std::vector<std::string>{"x", "grad", "right", "right2",
                                                 "left", "left2", "out"}));
+  // each thread goes on with its sibling's branch while the other runs
   EXPECT_EQ(names(2), (std::vector<std::string>{"x", "grad", "left", "right",
-                                                "right2", "left2", "out"}));
+                                                "left2", "right2", "out"}));
   ShapeMap shapes = InferShapes(g);
   MemoryOptions one, two;
   one.threads = 1;

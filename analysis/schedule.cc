@@ -69,12 +69,14 @@ absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph,
   std::vector<NodeId> order;
   while (!inline_ready.empty() || !together.empty() || !ready.empty()) {
     NodeId id;
+    bool from_pool = false;
     if (!inline_ready.empty()) {
       id = inline_ready.front();
       inline_ready.pop_front();
     } else if (!together.empty()) {
       id = together.front();
       together.pop_front();
+      from_pool = true;
     } else {
       id = ready.back();
       ready.pop_back();
@@ -90,7 +92,11 @@ absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph,
     for (NodeId c : n.control_consumers()) {
       if (--pending[c] == 0) make_ready(c);
     }
-    if (threads > 1 && readied.size() >= 2)
+    // Several made ready at once run together; one made ready by an op
+    // that ran together with others still to run goes on on its thread
+    // (a weight's gradient on to its reduction and update).
+    if (threads > 1 && (readied.size() >= 2 ||
+                        (from_pool && readied.size() == 1 && !together.empty())))
       RunSiblingsTogether(readied, ready, together);
     readied.clear();
   }

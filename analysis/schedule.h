@@ -18,7 +18,10 @@
 // input's gradient reading the same gradient while a third reader still
 // waits) run one after another before the schedule descends, so what they
 // read dies when the last ends, rather than living while the stack works
-// through the first one's descendants.
+// through the first one's descendants. A thread goes on with the one op its
+// op makes ready (the executor runs it inline) while other siblings still
+// run: a weight's gradient goes on to its reduction and its update beside
+// the input's gradient, so the activation it reads is not kept to the end.
 #ifndef GRAFT_ANALYSIS_SCHEDULE_H_
 #define GRAFT_ANALYSIS_SCHEDULE_H_
 
