@@ -421,7 +421,12 @@ def _partition_fn(budget, budget_bytes, inner, strategy="budget"):
         from torch._functorch import partitioners as tp
         indices = static_lifetime_input_indices or []
         info = tp.classify_nodes(joint, indices, num_fwd_outputs)
-        as_given = _copy_of(joint)
+        # graft changes the graph before it knows it can partition it (the
+        # batch norms' split; swapping): the fallback gets it as it was
+        import torch
+        changes = strategy == "swap" or joint.graph.find_nodes(
+            op="call_function", target=torch.ops.aten._native_batch_norm_legit_functional.default)
+        as_given = _copy_of(joint) if changes else joint
         try:
             fw, bw, report = _graft_partition(joint, num_fwd_outputs, budget, budget_bytes,
                                               info.static_lifetime_input_nodes,
