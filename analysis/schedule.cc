@@ -25,9 +25,9 @@ bool Inexpensive(const std::string& op) {
   return kOps.contains(op);
 }
 
-// Moves from `ready` to `together` the expensive ops `n` made ready just
-// now (`readied`): the executor runs one of them inline and
-// hands the others to its thread pool, which runs them at once.
+// Moves from `ready` to `together` the expensive ops an op made ready just
+// now (`readied`): the executor runs one of them inline and hands the
+// others to its thread pool, which runs them at once.
 void RunSiblingsTogether(const std::vector<NodeId>& readied,
                          std::vector<NodeId>& ready,
                          std::deque<NodeId>& together) {
