@@ -1,8 +1,6 @@
 #include "analysis/schedule.h"
 
-#include <algorithm>
 #include <deque>
-#include <iterator>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -25,21 +23,6 @@ bool Inexpensive(const std::string& op) {
   return kOps.contains(op);
 }
 
-// Moves from `ready` to `together` the expensive ops an op made ready just
-// now (`readied`): the executor runs one of them inline and hands the
-// others to its thread pool, which runs them at once.
-void RunSiblingsTogether(const std::vector<NodeId>& readied,
-                         std::vector<NodeId>& ready,
-                         std::deque<NodeId>& together) {
-  for (NodeId id : readied) {
-    // just pushed: near the back of the stack
-    auto it = std::find(ready.rbegin(), ready.rend(), id);
-    if (it == ready.rend()) continue;
-    ready.erase(std::next(it).base());
-    together.push_back(id);
-  }
-}
-
 }  // namespace
 
 absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph,
@@ -48,13 +31,11 @@ absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph,
   std::deque<NodeId> inline_ready;  // inexpensive: first in, first out
   std::vector<NodeId> ready;        // the others: last readied runs first
   std::deque<NodeId> together;      // siblings the thread pool runs at once
-  std::vector<NodeId> readied;  // expensive ops the node just run made ready
   auto make_ready = [&](NodeId id) {
     if (Inexpensive(graph.node(id).op())) {
       inline_ready.push_back(id);
     } else {
       ready.push_back(id);
-      readied.push_back(id);
     }
   };
   graph.ForEachNode([&](const Node& n) {
@@ -65,7 +46,6 @@ absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph,
     pending[n.id()] = count;
     if (count == 0) make_ready(n.id());
   });
-  readied.clear();
   std::vector<NodeId> order;
   while (!inline_ready.empty() || !together.empty() || !ready.empty()) {
     NodeId id;
@@ -82,6 +62,7 @@ absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph,
       ready.pop_back();
     }
     order.push_back(id);
+    const size_t before = ready.size();
     const Node& n = graph.node(id);
     for (int p = 0; p < n.num_used_ports(); ++p) {
       for (InputSlot s : n.consumers(p)) {
@@ -92,13 +73,17 @@ absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph,
     for (NodeId c : n.control_consumers()) {
       if (--pending[c] == 0) make_ready(c);
     }
-    // Several made ready at once run together; one made ready by an op
-    // that ran together with others still to run goes on on its thread
-    // (a weight's gradient on to its reduction and update).
-    if (threads > 1 && (readied.size() >= 2 ||
-                        (from_pool && readied.size() == 1 && !together.empty())))
-      RunSiblingsTogether(readied, ready, together);
-    readied.clear();
+    // The expensive ops it made ready, the stack's top: the executor runs
+    // one inline and hands the others to its thread pool, which runs them
+    // at once; one made ready by an op that ran together with others still
+    // to run goes on on its thread (a weight's gradient on to its reduction
+    // and update).
+    const size_t readied = ready.size() - before;
+    if (threads > 1 && (readied >= 2 || (from_pool && readied == 1 &&
+                                         !together.empty()))) {
+      together.insert(together.end(), ready.end() - readied, ready.end());
+      ready.resize(before);
+    }
   }
   if (static_cast<int>(order.size()) != graph.num_nodes()) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -213,6 +213,13 @@ def _modules_saving(joint, saved, num_fwd_outputs, static_nodes, recomputes):
     return raise_getitems(fw), raise_getitems(bw)
 
 
+def _training_batch_norms(joint):
+    """The joint graph's batch norms that update running statistics."""
+    import torch
+    return joint.graph.find_nodes(
+        op="call_function", target=torch.ops.aten._native_batch_norm_legit_functional.default)
+
+
 def _batch_norms_apart_from_their_statistics(joint):
     """Each training batch norm of an eager joint graph
     (`_native_batch_norm_legit_functional`: it reads the running statistics
@@ -231,8 +238,7 @@ def _batch_norms_apart_from_their_statistics(joint):
     from torch._guards import detect_fake_mode
     aten_ops = torch.ops.aten
     graph, split = joint.graph, 0
-    for bn in list(graph.find_nodes(op="call_function",
-                                    target=aten_ops._native_batch_norm_legit_functional.default)):
+    for bn in list(_training_batch_norms(joint)):
         x, weight, bias, mean_run, var_run, training, momentum, eps = bn.args
         vals = [a.meta.get("val") for a in (x, mean_run, var_run)]
         outputs = {u.args[1]: u for u in bn.users if u.target is operator.getitem}
@@ -423,9 +429,7 @@ def _partition_fn(budget, budget_bytes, inner, strategy="budget"):
         info = tp.classify_nodes(joint, indices, num_fwd_outputs)
         # graft changes the graph before it knows it can partition it (the
         # batch norms' split; swapping): the fallback gets it as it was
-        import torch
-        changes = strategy == "swap" or joint.graph.find_nodes(
-            op="call_function", target=torch.ops.aten._native_batch_norm_legit_functional.default)
+        changes = strategy == "swap" or _training_batch_norms(joint)
         as_given = _copy_of(joint) if changes else joint
         try:
             fw, bw, report = _graft_partition(joint, num_fwd_outputs, budget, budget_bytes,

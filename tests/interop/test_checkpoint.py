@@ -69,6 +69,14 @@ def gradients(graph_def, feed):
         return sess.run(["loss:0"] + [n + ":0" for n in names], feed)
 
 
+def assert_gradients_close(want, got):
+    """Each of `got` (gradients() of a rewritten graph) equals `want`'s
+    within 1e-6 of its largest magnitude."""
+    for w, g in zip(want, got):
+        assert np.array_equal(w, g) or float(np.max(np.abs(w - g))) <= 1e-6 * max(
+            float(np.max(np.abs(w))), 1e-30)
+
+
 # budget: 80% of the graph's peak (graft mem)
 STRATEGIES = [("memory",), ("speed",), ("list", "names=.*(Relu|relu).*"), ("budget", 0.8)]
 
@@ -97,9 +105,7 @@ def test_gradients_unchanged(tmp_path, name, strategy):
     want = gradients(original, feed)
     got = gradients(rewritten, feed)
     assert len(want) == len(got) > 2
-    for w, g in zip(want, got):
-        scale = max(float(np.max(np.abs(w))), 1e-30)
-        assert float(np.max(np.abs(w - g))) <= 1e-6 * scale
+    assert_gradients_close(want, got)
     # Applying the library again changes nothing.
     if strategy[0] != "budget":
         again, log = checkpoint(rewritten, tmp_path, *params)
@@ -235,9 +241,7 @@ def test_budget_strategy(tmp_path, name, fraction, headroom):
     again, log = checkpoint(rewritten, tmp_path, *params)
     assert len(again.node) == len(rewritten.node), log
     feed = feeds(original)
-    for w, g in zip(gradients(original, feed), gradients(rewritten, feed)):
-        assert np.array_equal(w, g) or float(np.max(np.abs(w - g))) <= 1e-6 * max(
-            float(np.max(np.abs(w))), 1e-30)
+    assert_gradients_close(gradients(original, feed), gradients(rewritten, feed))
 
 
 @measures_every_setting
@@ -276,8 +280,7 @@ def test_scaled_gradient_stays_in_the_backward_through_grappler(tmp_path):
             tf_memory.median(after) / 2**20))
         assert tf_memory.median(after) <= tf_memory.median(before) - 3 * 2**20, measured
     feed = feeds(original)
-    for w, g in zip(gradients(original, feed), gradients(early, feed)):
-        assert float(np.max(np.abs(w - g))) <= 1e-6 * max(float(np.max(np.abs(w))), 1e-30)
+    assert_gradients_close(gradients(original, feed), gradients(early, feed))
 
 
 def test_keras_train_step(tmp_path, capsys):
