@@ -168,3 +168,44 @@ def test_training_graph_shapes(tmp_path, name):
                             for t in beyond], _feed(graph, np.random.default_rng(0)))
         for t, value in zip(beyond, ran):
             assert got[t]["shape"] == "[%s]" % ", ".join(map(str, np.shape(value))), t
+
+
+@pytest.mark.parametrize("read_held", [True, False])
+def test_measured_peak_frees_a_copied_variable(read_held):
+    """TensorFlow copies a variable that an in-place update changes while a
+    value read from it is still held; the step's allocation records keep
+    the copy (the variable's new buffer) and miss the old buffer's free.
+    The measurement (tf_memory) puts that free after the last reader of the
+    old value, and adds none where the update found nothing holding it."""
+    graph = tf.Graph()
+    with graph.as_default():
+        var = tf.Variable(tf.ones([256, 256]), name="v")  # 256 KiB
+        read = tf.raw_ops.ReadVariableOp(resource=var.handle, dtype=tf.float32)
+        if read_held:
+            with tf.control_dependencies([read]):
+                update = var.assign_sub(tf.fill([256, 256], 0.5), read_value=False)
+            with tf.control_dependencies([update]):
+                total = tf.reduce_sum(read, name="total")  # reads the old value
+        else:
+            total = tf.reduce_sum(read, name="total")
+            with tf.control_dependencies([total]):
+                update = var.assign_sub(tf.fill([256, 256], 0.5), read_value=False)
+        init = tf1.global_variables_initializer()
+    config = tf1.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    with tf1.Session(graph=graph, config=config) as sess:
+        sess.run(init)
+        # (the first update copies anyway: the variable holds the constant
+        # it was initialized from, which its kernel keeps)
+        sess.run([total, update])
+        metadata = tf_memory._traced_run(sess, [total, update], {})
+        value = sess.run(var)
+    np.testing.assert_array_equal(value, np.zeros([256, 256], np.float32))
+    frees = tf_memory._variable_copy_frees(metadata)
+    if not read_held:
+        assert frees == []
+        return
+    stats = {s.node_name: s for dev in metadata.step_stats.dev_stats for s in dev.node_stats}
+    reader = stats["total"]
+    assert len(frees) == 1 and frees[0][1] == -256 * 256 * 4, frees
+    assert frees[0][0] == reader.all_start_micros + reader.all_end_rel_micros, frees
