@@ -368,6 +368,28 @@ TEST(ScheduleTest, SiblingsTheThreadPoolRunsAtOnceRunTogether) {
   EXPECT_NE(*h2, *ExecutorOrder(h, 1));
 }
 
+// A thread goes on with its sibling's branch through the inexpensive ops it
+// runs inline: a weight's gradient, through an Identity, on to its update
+// beside the input gradient's branch, not after it.
+TEST(ScheduleTest, ASiblingGoesOnThroughInlineOps) {
+  Graph g = GraphFromText(
+      PlaceholderNode("x", {1024}) + OpNode("grad", "Relu", {"x"}) +
+      OpNode("input_grad", "Relu", {"grad"}) +
+      OpNode("weight_grad", "Tanh", {"grad"}) +
+      OpNode("named", "Identity", {"weight_grad"}) +
+      OpNode("update", "Neg", {"named"}) +
+      OpNode("next1", "Relu", {"input_grad"}) +
+      OpNode("next2", "Relu", {"next1"}) + OpNode("next3", "Relu", {"next2"}) +
+      OpNode("out", "AddN", {"next3", "update"}));
+  absl::StatusOr<std::vector<NodeId>> order = ExecutorOrder(g, 2);
+  ASSERT_TRUE(order.ok()) << order.status();
+  auto step = [&](const char* name) {
+    return std::find(order->begin(), order->end(), g.FindId(name)) -
+           order->begin();
+  };
+  EXPECT_LT(step("update"), step("next2"));
+}
+
 std::string ConvGradAttrs(int stride) {
   return absl::StrCat(
       " attr { key: \"strides\" value { list { i: 1 i: ", stride, " i: ",

@@ -1,6 +1,8 @@
 #include "analysis/schedule.h"
 
 #include <deque>
+#include <tuple>
+#include <utility>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -28,12 +30,15 @@ bool Inexpensive(const std::string& op) {
 absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph,
                                                   int threads) {
   std::vector<int> pending(graph.id_limit(), 0);
-  std::deque<NodeId> inline_ready;  // inexpensive: first in, first out
-  std::vector<NodeId> ready;        // the others: last readied runs first
-  std::deque<NodeId> together;      // siblings the thread pool runs at once
-  auto make_ready = [&](NodeId id) {
+  // Inexpensive, first in, first out; each with whether the op that made
+  // it ready ran on a pool thread (it runs on that thread, and so do the
+  // ops it makes ready).
+  std::deque<std::pair<NodeId, bool>> inline_ready;
+  std::vector<NodeId> ready;    // the others: last readied runs first
+  std::deque<NodeId> together;  // siblings the thread pool runs at once
+  auto make_ready = [&](NodeId id, bool from_pool) {
     if (Inexpensive(graph.node(id).op())) {
-      inline_ready.push_back(id);
+      inline_ready.emplace_back(id, from_pool);
     } else {
       ready.push_back(id);
     }
@@ -44,14 +49,14 @@ absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph,
       count += e.node != kNoNode && !IsBackEdge(graph, e.node, n.id()) ? 1 : 0;
     }
     pending[n.id()] = count;
-    if (count == 0) make_ready(n.id());
+    if (count == 0) make_ready(n.id(), false);
   });
   std::vector<NodeId> order;
   while (!inline_ready.empty() || !together.empty() || !ready.empty()) {
     NodeId id;
     bool from_pool = false;
     if (!inline_ready.empty()) {
-      id = inline_ready.front();
+      std::tie(id, from_pool) = inline_ready.front();
       inline_ready.pop_front();
     } else if (!together.empty()) {
       id = together.front();
@@ -67,17 +72,18 @@ absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph,
     for (int p = 0; p < n.num_used_ports(); ++p) {
       for (InputSlot s : n.consumers(p)) {
         if (!IsBackEdge(graph, id, s.node) && --pending[s.node] == 0)
-          make_ready(s.node);
+          make_ready(s.node, from_pool);
       }
     }
     for (NodeId c : n.control_consumers()) {
-      if (--pending[c] == 0) make_ready(c);
+      if (--pending[c] == 0) make_ready(c, from_pool);
     }
     // The expensive ops it made ready, the stack's top: the executor runs
     // one inline and hands the others to its thread pool, which runs them
     // at once; one made ready by an op that ran together with others still
-    // to run goes on on its thread (a weight's gradient on to its reduction
-    // and update).
+    // to run goes on on its thread, through the inexpensive ops it runs
+    // inline (a weight's gradient on to its reduction and update, through
+    // an Identity).
     const size_t readied = ready.size() - before;
     if (threads > 1 && (readied >= 2 || (from_pool && readied == 1 &&
                                          !together.empty()))) {

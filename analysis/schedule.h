@@ -19,9 +19,10 @@
 // waits) run one after another before the schedule descends, so what they
 // read dies when the last ends, rather than living while the stack works
 // through the first one's descendants. A thread goes on with the one op its
-// op makes ready (the executor runs it inline) while other siblings still
-// run: a weight's gradient goes on to its reduction and its update beside
-// the input's gradient, so the activation it reads is not kept to the end.
+// op makes ready (the executor runs it inline), through the inexpensive ops
+// it runs inline on the way, while other siblings still run: a weight's
+// gradient goes on to its reduction and its update beside the input's
+// gradient, so neither it nor the activation it reads is kept to the end.
 #ifndef GRAFT_ANALYSIS_SCHEDULE_H_
 #define GRAFT_ANALYSIS_SCHEDULE_H_
 
