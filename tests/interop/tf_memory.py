@@ -107,7 +107,7 @@ HOST = "/device:CPU:1"
 def on_two_cpus(graph_def):
     """A copy of `graph_def` placed for a CPU-only process with two CPU
     devices, so that TensorFlow's executor measures what an accelerator
-    would hold: the ops on the host (`/device:CPU:0`) go to CPU:1, every
+    would hold: the ops on the host (a CPU device) go to CPU:1, every
     other op to CPU:0 (the accelerator, whose peak `_measure` gives); an
     Identity that moves a tensor between
     them becomes a DeepCopy, so that the tensor is copied as a transfer
@@ -116,7 +116,7 @@ def on_two_cpus(graph_def):
     import tensorflow as tf
     placed = tf.compat.v1.GraphDef()
     placed.CopyFrom(graph_def)
-    host = lambda device: device == "/device:CPU:0"  # noqa: E731
+    host = lambda device: tf.DeviceSpec.from_string(device).device_type == "CPU"  # noqa: E731
     devices = {node.name: host(node.device) for node in placed.node}
     for node in placed.node:
         on_host = devices[node.name]
