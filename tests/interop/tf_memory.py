@@ -25,6 +25,7 @@ and 15.0; 18.2 by the records before the copies' frees were added).
     python tf_memory.py [--as-written] [--runs N] GRAPH.pb...   # JSON list of bytes
     python tf_memory.py --records MODEL   # JSON [peak, node start order]
     python tf_memory.py --report [--runs N] GRAPH.pb...   # the table below
+    python tf_memory.py --report --accelerator DEVICE GRAPH.pb...   # swapped graphs
     python tf_memory.py --grappler IN.pb OUT.pb...   # Grappler's graphs
 
 `--report` (and `stats()`) measures each graph N times (5 by default) in
@@ -35,6 +36,13 @@ TensorFlow runs there (`estimates()`): the graph as given with Grappler
 off, the graph Grappler makes of it (graft.tf.grappler, with oneDNN on or
 off as the session) with Grappler on; oneDNN's kernels' scratch or Eigen's
 (`graft mem --cpu-kernels`, this machine's threads).
+With `--accelerator DEVICE` (graphs placed for an accelerator, as the swap
+library writes them, unplaced ops on DEVICE) each graph runs on two CPU
+devices (`on_two_cpus`) and the peak is the accelerator's, beside graft
+mem's of DEVICE (`--device-default`) where the accelerator's kernels are
+modelled: Grappler off, oneDNN on (without oneDNN, TensorFlow's CPU:0 also
+holds Eigen's convolution scratch, which graft mem does not count on an
+accelerator).
 
 `--as-written` turns TensorFlow's graph optimizers (Grappler) off, so that
 TensorFlow runs the graph it is given, one op at a time (one inter-op
@@ -318,25 +326,37 @@ def estimates(paths, tmp_dir, settings=SETTINGS):
     return out
 
 
-def _graft_peak(path, kernels="onednn"):
+def _graft_peak(path, kernels="onednn", accelerator=None):
+    """graft mem's peak of the graph at `path` fetching `train`: of its one
+    device, or of `accelerator`, where unplaced ops go."""
     graft = os.path.join(os.path.dirname(os.path.dirname(HERE)), "bazel-bin", "cli", "graft")
+    placed = ["--device-default", accelerator] if accelerator else []
     proc = subprocess.run([graft, "mem", "--json", path, "--outputs", "train",
-                           "--cpu-kernels", kernels],
+                           "--cpu-kernels", kernels, *placed],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         return None
-    return json.loads(proc.stdout)["devices"][0]["peak_bytes"]
+    devices = json.loads(proc.stdout)["devices"]
+    return next((d["peak_bytes"] for d in devices
+                 if accelerator is None or d["device"] == accelerator), None)
 
 
-def report(paths, runs):
-    """Prints each graph's peaks in the four settings beside graft mem's."""
+def report(paths, runs, accelerator=None):
+    """Prints each graph's peaks in the four settings beside graft mem's;
+    with `accelerator`, the accelerator's peaks of graphs placed for one
+    (on two CPU devices: `on_two_cpus`)."""
     import tensorflow as tf
     tf1 = tf.compat.v1
     graph_defs = [tf1.GraphDef.FromString(open(p, "rb").read()) for p in paths]
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
-        measured = stats(graph_defs, tmp, runs)
-        ours = estimates(paths, tmp)
+        if accelerator:
+            measured = stats([on_two_cpus(g) for g in graph_defs], tmp, runs)
+            ours = {s: [_graft_peak(p, accelerator=accelerator) if s == (False, True) else None
+                        for p in paths] for s in SETTINGS}
+        else:
+            measured = stats(graph_defs, tmp, runs)
+            ours = estimates(paths, tmp)
     mib = lambda b: b / 2**20  # noqa: E731
     print("| graph | Grappler | oneDNN | min | median | max (MiB) | graft mem | graft / median |")
     print("|---|---|---|---:|---:|---:|---:|---:|")
@@ -369,8 +389,13 @@ def main(argv):
         i = argv.index("--runs")
         runs = int(argv[i + 1])
         del argv[i:i + 2]
+    accelerator = None
+    if "--accelerator" in argv:
+        i = argv.index("--accelerator")
+        accelerator = argv[i + 1]
+        del argv[i:i + 2]
     if "--report" in given:
-        report(argv, runs)
+        report(argv, runs, accelerator)
         return
     print(json.dumps([_measure(path, "--as-written" in given, runs,
                                grappler="--no-grappler" not in given,
