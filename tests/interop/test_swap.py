@@ -54,11 +54,10 @@ def test_gradients_unchanged(tmp_path, name):
     assert len(again.node) == len(rewritten.node), log
 
 
-def graft_mem(graph_def, tmp_path, name, *args):
+def graft_mem(graph_def, tmp_path, name):
     path = tmp_path / (name + ".pb")
     path.write_bytes(graph_def.SerializeToString())
-    proc = subprocess.run([graft_binary(), "mem", "--json", "--device-default", GPU, *args,
-                           str(path)],
+    proc = subprocess.run([graft_binary(), "mem", "--json", "--device-default", GPU, str(path)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     return {d["device"]: d["peak_bytes"] for d in json.loads(proc.stdout)["devices"]}
@@ -153,8 +152,8 @@ def test_swap_lowers_the_peak_in_tensorflow(tmp_path, executor_report, name):
     medians = {setting: dict(zip(graphs, map(tf_memory.median, runs)))
                for setting, runs in measured.items()}
     # (graft mem told the fetch, as the session is: the loss itself is not run)
-    estimated = {k: graft_mem(g, tmp_path, k, "--outputs", "train")[GPU]
-                 for k, g in graphs.items()}
+    estimated = dict(zip(graphs, (tf_memory._graft_peak(path, accelerator=GPU) for path in
+                                  tf_memory.write_graphs(graphs.values(), tmp_path))))
     mib = lambda b: "%.1f" % (b / 2**20)  # noqa: E731
     executor_report.append("%s: %s; graft mem %s MiB" % (name, "; ".join(
         "Grappler %s, oneDNN %s %s MiB" % ("on" if g else "off", "on" if o else "off",

@@ -117,10 +117,10 @@ def on_two_cpus(graph_def):
     devices, so that TensorFlow's executor measures what an accelerator
     would hold: the ops on the host (a CPU device) go to CPU:1, every
     other op to CPU:0 (the accelerator, whose peak `_measure` gives); an
-    Identity that moves a tensor between
-    them becomes a DeepCopy, so that the tensor is copied as a transfer
-    copies it (two CPU devices of one process would otherwise share the
-    buffer, and a swap-out would free nothing)."""
+    Identity that moves a tensor between them becomes a DeepCopy, so that
+    the tensor is copied as a transfer copies it (two CPU devices of one
+    process would otherwise share the buffer, and a swap-out would free
+    nothing)."""
     import tensorflow as tf
     placed = tf.compat.v1.GraphDef()
     placed.CopyFrom(graph_def)
@@ -372,6 +372,16 @@ def report(paths, runs, accelerator=None):
                 "%.2f" % (estimate / med) if estimate else "-"))
 
 
+def _take(argv, flag):
+    """The value after `flag` in `argv`, both removed; None without it."""
+    if flag not in argv:
+        return None
+    i = argv.index(flag)
+    value = argv[i + 1]
+    del argv[i:i + 2]
+    return value
+
+
 def main(argv):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     sys.path.insert(0, HERE)
@@ -384,16 +394,8 @@ def main(argv):
     flags = {"--as-written", "--all", "--no-grappler", "--report"}
     given = {a for a in argv if a in flags}
     argv = [a for a in argv if a not in flags]
-    runs = 5 if "--report" in given or "--all" in given else 3
-    if "--runs" in argv:
-        i = argv.index("--runs")
-        runs = int(argv[i + 1])
-        del argv[i:i + 2]
-    accelerator = None
-    if "--accelerator" in argv:
-        i = argv.index("--accelerator")
-        accelerator = argv[i + 1]
-        del argv[i:i + 2]
+    runs = int(_take(argv, "--runs") or (5 if "--report" in given or "--all" in given else 3))
+    accelerator = _take(argv, "--accelerator")
     if "--report" in given:
         report(argv, runs, accelerator)
         return
