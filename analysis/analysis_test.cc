@@ -137,8 +137,10 @@ TEST(ShapesTest, BatchNormGradientsAndOutputShapesAttrs) {
 //   h_i = Relu(h_{i-1}), loss = Sum(h_N), g_N = OnesLike(h_N),
 //   g_{i-1} = ReluGrad(g_i, h_i).
 // Every h and g is [B, D] float32, s = 4·B·D bytes. The peak is at
-// g_{N-1} = ReluGrad(g_N, h_N): h_1..h_N, g_N and g_{N-1} are live, plus the
-// fetched 4-byte loss: (N + 2)·s + 4.
+// g_{N-1} = ReluGrad(g_N, h_N), which writes into g_N's buffer (its last
+// reader, as TensorFlow's kernel does): h_1..h_N and g_{N-1} are live, plus
+// the fetched 4-byte loss: (N + 1)·s + 4. (No h is handed over: each is read
+// by the next layer and by its gradient, and h_0 is fed.)
 std::string Chain(int n, int b, int d) {
   std::string text = PlaceholderNode("h0", {b, d});
   for (int i = 1; i <= n; ++i)
@@ -180,8 +182,8 @@ TEST(MemoryTest, ChainPeakMatchesTheFormula) {
     absl::StatusOr<MemoryReport> m = SimulateMemory(g, shapes, options);
     ASSERT_TRUE(m.ok()) << m.status();
     ASSERT_EQ(m->devices.size(), 1u);
-    EXPECT_EQ(m->devices[0].peak_bytes, (n + 2) * s + 4) << "N = " << n;
-    EXPECT_EQ(m->devices[0].live_at_peak.size(), static_cast<size_t>(n + 3))
+    EXPECT_EQ(m->devices[0].peak_bytes, (n + 1) * s + 4) << "N = " << n;
+    EXPECT_EQ(m->devices[0].live_at_peak.size(), static_cast<size_t>(n + 2))
         << "N = " << n;
     EXPECT_EQ(m->unknown_tensors, 0);
     // The constants are persistent: 8 bytes of axes, 4 of `one`.
@@ -198,7 +200,7 @@ TEST(MemoryTest, OnlyWhatTheFetchesNeedRuns) {
       PlaceholderNode("x", {256}) +  // 1 KiB each
       OpNode("a", "Relu", {"x"}) + OpNode("dead", "Neg", {"a"}) +
       OpNode("dead_id", "Identity", {"dead"}) + OpNode("b", "Relu", {"a"}) +
-      OpNode("c", "Relu", {"b"}) + OpNode("after", "NoOp", {"^c"}));
+      OpNode("c", "Mul", {"b", "b"}) + OpNode("after", "NoOp", {"^c"}));
   ShapeMap shapes = InferShapes(g);
   MemoryOptions all;
   all.threads = 1;  // one op at a time: `dead` waits on the stack
@@ -210,11 +212,41 @@ TEST(MemoryTest, OnlyWhatTheFetchesNeedRuns) {
   fetch.outputs = {"after"};
   m = SimulateMemory(g, shapes, fetch);
   ASSERT_TRUE(m.ok()) << m.status();
-  // Two of x, a, b, c at a time: each is freed when the next has read it.
+  // Two of x, a, b, c at a time: each is freed when the next has read it
+  // (b takes a's buffer over; c reads b twice, so writes a buffer of its
+  // own). Run, `dead` keeps a to the end: a, b and c at once.
   EXPECT_EQ(m->devices[0].peak_bytes, 2 * 1024);
-  EXPECT_GT(everything, m->devices[0].peak_bytes);
+  EXPECT_EQ(everything, 3 * 1024);
   for (Endpoint t : m->devices[0].live_at_peak)
     EXPECT_NE(g.node(t.node).name().substr(0, 4), "dead");
+}
+
+// TensorFlow's elementwise kernels, BiasAdd and AddN write their output
+// into an input they are the last reader of (forward_input_or_allocate_
+// output): not into a fed input, one they read twice, or a fetched one.
+TEST(MemoryTest, ElementwiseOpsWriteIntoTheInputTheyReadLast) {
+  Graph g = GraphFromText(
+      PlaceholderNode("x", {4, 64}) +  // 1 KiB
+      PlaceholderNode("bias", {64}) + OpNode("m", "Neg", {"x"}) +
+      OpNode("b", "BiasAdd", {"m", "bias"}) + OpNode("r", "Relu", {"b"}) +
+      OpNode("s", "Mul", {"r", "r"}) + OpNode("f", "Relu", {"s"}) +
+      OpNode("kept", "Relu", {"f"}));
+  MemoryOptions options;
+  options.threads = 1;
+  options.outputs = {"f", "kept"};
+  absl::StatusOr<MemoryReport> m = SimulateMemory(g, InferShapes(g), options);
+  ASSERT_TRUE(m.ok()) << m.status();
+  std::map<std::string, bool> handed_over;
+  for (const TensorLife& t : m->tensors)
+    handed_over[g.node(t.tensor.node).name()] = t.handed_over;
+  EXPECT_FALSE(handed_over["x"]);  // fed
+  EXPECT_TRUE(handed_over["m"]);   // into b
+  EXPECT_TRUE(handed_over["b"]);   // into r
+  EXPECT_FALSE(handed_over["r"]);  // read twice by s
+  EXPECT_TRUE(handed_over["s"]);   // into f
+  EXPECT_FALSE(handed_over["f"]);  // fetched
+  // x, m and the bias at once, then one or two tensors at a time.
+  EXPECT_EQ(m->devices[0].peak_bytes, 2 * 1024 + 256);
 }
 
 // An Identity shares its input's buffer on one device; on another device it
@@ -236,9 +268,10 @@ TEST(MemoryTest, IdentityOnAnotherDeviceIsACopy) {
   EXPECT_EQ(m->devices[0].device, "/device:CPU:0");
   EXPECT_EQ(m->devices[0].peak_bytes, 1024);  // the copy on the host
   EXPECT_EQ(m->devices[1].device, "/device:GPU:0");
-  // x, r (with `same`, its alias), `back` (a copy back), out: r and back and
-  // out live at once at the end, x freed after r.
-  EXPECT_EQ(m->devices[1].peak_bytes, 3 * 1024);
+  // x, r (with `same`, its alias), `back` (a copy back), out: r and back
+  // live at once at the end, out written into back's buffer (its last
+  // reader), x freed after r.
+  EXPECT_EQ(m->devices[1].peak_bytes, 2 * 1024);
 }
 
 // A TF1 while loop: x is Relu'd while i < 3. The back edges

@@ -193,7 +193,8 @@ Lifetimes OrderedLifetimes(const TrainingGraph& g) {
   absl::flat_hash_set<NodeId> early;
   for (NodeId id : EarlyGradientOps(g)) early.insert(id);
   for (const TensorLife& t : g.memory.tensors) {
-    Lifetimes::Span span{t.alloc, t.free, CountedBytes(t)};
+    Lifetimes::Span span{t.alloc, std::max(t.alloc, HeldUntil(t)),
+                         CountedBytes(t)};
     const Node& n = g.graph.node(t.tensor.node);
     int first_reader = out.steps, last_other = -1, first_matmul = out.steps;
     bool bias_grad = false;

@@ -20,6 +20,34 @@ bool SharesInputBuffer(const std::string& op) {
   return kAliases.count(op) != 0;
 }
 
+// The inputs whose buffer TensorFlow's kernel of `n` may write its first
+// output into, in the order it tries them: unary elementwise ops, BiasAdd
+// and Softmax their first; binary elementwise ops and the activations'
+// gradients either; AddN any.
+std::vector<int> ForwardableInputs(const Node& n) {
+  static const std::set<std::string> kFirst = {
+      "Relu",     "Relu6",      "Elu",   "Selu",    "LeakyRelu",
+      "Softplus", "Softsign",   "Neg",   "Exp",     "Log",
+      "Log1p",    "Sqrt",       "Rsqrt", "Square",  "Tanh",
+      "Sigmoid",  "Abs",        "Sign",  "Floor",   "Ceil",
+      "Round",    "Reciprocal", "Inv",   "BiasAdd", "BiasAddV1",
+      "Softmax",  "LogSoftmax"};
+  static const std::set<std::string> kEither = {
+      "Add",           "AddV2",        "Sub",          "Mul",
+      "RealDiv",       "Div",          "DivNoNan",     "MulNoNan",
+      "Maximum",       "Minimum",      "Pow",          "SquaredDifference",
+      "ReluGrad",      "Relu6Grad",    "EluGrad",      "SeluGrad",
+      "LeakyReluGrad", "SoftplusGrad", "SoftsignGrad", "TanhGrad",
+      "SigmoidGrad",   "RsqrtGrad",    "SqrtGrad",     "ReciprocalGrad"};
+  if (kFirst.count(n.op())) return {0};
+  if (kEither.count(n.op())) return {0, 1};
+  std::vector<int> all;
+  if (n.op() == "AddN") {
+    for (int i = 0; i < n.num_inputs(); ++i) all.push_back(i);
+  }
+  return all;
+}
+
 bool IsPersistent(const std::string& op) {
   return op == "Const" || op == "VarHandleOp" || op == "VariableV2";
 }
@@ -142,6 +170,37 @@ struct Buffer {
   std::string device;
 };
 
+// The input whose buffer `n` (at `step`, on `device`) writes its output
+// `out` into, or none: the first of its forwardable inputs that owns its
+// buffer, which `n` alone still reads and reads once, of `out`'s dtype and
+// bytes, on `device`, neither persistent nor held by the caller (fed or
+// fetched).
+Endpoint HandedOverInput(const Graph& graph, const ShapeMap& shapes,
+                         const std::vector<Buffer>& buffers,
+                         const absl::flat_hash_map<Endpoint, int>& buffer_of,
+                         const absl::flat_hash_set<NodeId>& fetched,
+                         const Node& n, Endpoint out, int step,
+                         const std::string& device) {
+  const TensorInfo& made = shapes.at(out);
+  for (int i : ForwardableInputs(n)) {
+    if (i >= n.num_inputs()) break;
+    Endpoint in = n.input(i);
+    auto it = buffer_of.find(in);
+    if (!in.valid() || it == buffer_of.end()) continue;
+    const Buffer& b = buffers[it->second];
+    const TensorInfo& given = shapes.at(in);
+    const std::string& producer = graph.node(in.node).op();
+    if (b.owner != in || b.persistent || b.free != step || b.device != device ||
+        b.bytes <= 0 || b.bytes != made.bytes() || given.dtype != made.dtype ||
+        fetched.contains(in.node) || producer == "Placeholder" ||
+        std::count(n.inputs().begin(), n.inputs().end(), in) != 1) {
+      continue;
+    }
+    return in;
+  }
+  return Endpoint{};
+}
+
 // Each device's live bytes swept over the schedule's `steps`: its peak,
 // where, what is live there, and its persistent bytes.
 std::vector<DeviceMemory> SweepDevices(const std::vector<Buffer>& buffers,
@@ -227,6 +286,7 @@ absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,
 
   std::vector<Buffer> buffers;
   absl::flat_hash_map<Endpoint, int> buffer_of;
+  absl::flat_hash_map<Endpoint, int> life_of;  // index in report.tensors
   ScratchAtOnce scratch_at_once{threads};
   auto device_of = [&](const Node& n) {
     if (!n.device().empty()) return n.device();
@@ -259,6 +319,16 @@ absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,
         if (it != buffer_of.end() && buffers[it->second].device == device_of(n))
           buffer = it->second;
       }
+      if (runs[id] && p == 0 && buffer < 0) {
+        // TensorFlow's kernel writes into an input it is the last reader
+        // of: that input's bytes are released as the output's are taken.
+        Endpoint handed = HandedOverInput(graph, shapes, buffers, buffer_of,
+                                          fetched, n, t, step, device_of(n));
+        if (handed.valid()) {
+          buffers[buffer_of[handed]].free = step - 1;
+          report.tensors[life_of[handed]].handed_over = true;
+        }
+      }
       if (buffer >= 0) {
         life.aliased = true;
         buffers[buffer].free = std::max(buffers[buffer].free, last);
@@ -276,6 +346,7 @@ absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,
         buffers.push_back(b);
       }
       buffer_of[t] = buffer;
+      life_of[t] = static_cast<int>(report.tensors.size());
       if (life.bytes < 0 && !life.aliased) ++report.unknown_tensors;
       report.tensors.push_back(life);
     }

@@ -6,8 +6,15 @@
 // consumer has run (at once when nothing reads it, never when it is a
 // fetched output). Identity, ReadVariableOp, Reshape, ExpandDims, Squeeze,
 // Snapshot and StopGradient outputs share their input's buffer, as in
-// TensorFlow. Const outputs and variables are persistent: reported apart,
-// not part of the peak.
+// TensorFlow. An elementwise op (and its gradient), BiasAdd, AddN and
+// Softmax write their output into an input's buffer when they are the last
+// reader of that buffer and it has their output's dtype and bytes, as
+// TensorFlow's kernels do (forward_input_or_allocate_output): the input
+// is handed over, its bytes freed as the output's are allocated. Not an
+// input the caller holds (a fed Placeholder, a fetched output), a
+// persistent one, one on another device, one read twice by the op, or an
+// alias of another tensor. Const outputs and variables are persistent:
+// reported apart, not part of the peak.
 #ifndef GRAFT_ANALYSIS_MEMORY_H_
 #define GRAFT_ANALYSIS_MEMORY_H_
 
@@ -31,7 +38,16 @@ struct TensorLife {
   bool persistent = false;
   bool aliased =
       false;  // shares an earlier tensor's buffer (not counted again)
+  // Its last reader writes its output into this tensor's buffer: its bytes
+  // are released the step before, as that reader's output takes them.
+  bool handed_over = false;
 };
+
+// The last step at which `t`'s own bytes count: its last reader's, or the
+// step before when that reader takes its buffer over.
+inline int HeldUntil(const TensorLife& t) {
+  return t.handed_over ? t.free - 1 : t.free;
+}
 
 struct DeviceMemory {
   std::string device;

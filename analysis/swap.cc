@@ -57,7 +57,7 @@ absl::StatusOr<std::vector<Endpoint>> WithinBudget(
     if (t.persistent || t.aliased || t.bytes <= 0) continue;
     const std::string& d = g.graph.node(t.tensor.node).device();
     if (!d.empty() && d != device->device) continue;
-    for (int k = t.alloc; k <= t.free && k < static_cast<int>(steps); ++k)
+    for (int k = t.alloc; k <= HeldUntil(t) && k < static_cast<int>(steps); ++k)
       live[k] += t.bytes;
   }
   std::vector<Endpoint> chosen;

@@ -110,7 +110,7 @@ def test_hybrid_pipeline(tmp_path):
     """rules/pipelines/training-hybrid.yaml: checkpointing, then swapping
     the checkpoints to the host; the gradients stay the original's and the
     accelerator keeps less than a fifth of the original's peak (graft mem:
-    13.0 of 103.0 MiB; swapping every activation keeps 6.0, for nine times
+    12.1 of 102.1 MiB; swapping every activation keeps 5.1, for nine times
     the transfers)."""
     original = MEMORY_MODELS["dense_chain_100"]().as_graph_def()
     hybrid = hybrid_pipeline(original, tmp_path)
