@@ -179,6 +179,11 @@ struct Lifetimes {
     int64_t bytes = 0;  // 0: shared or persistent (not counted)
   };
   absl::flat_hash_map<Endpoint, Span> of;
+  // A tensor that shares an earlier one's buffer (a Reshape, an Identity)
+  // and is read after that one's readers: it holds the buffer's bytes from
+  // the step after them, or after an earlier such tensor's, to its own last
+  // reader.
+  absl::flat_hash_map<Endpoint, Span> holds_shared;
   int steps = 0;
 };
 
@@ -215,25 +220,50 @@ Lifetimes OrderedLifetimes(const TrainingGraph& g) {
       span.alloc = std::max(span.alloc, first_reader);
     out.of[t.tensor] = span;
   }
+  // Each shared buffer counted from its owner's producer to the last reader
+  // of the owner or of a tensor sharing it.
+  absl::flat_hash_map<Endpoint, Endpoint> owner_of;
+  absl::flat_hash_map<Endpoint, int> counted_until;
+  for (const TensorLife& t : g.memory.tensors) {
+    if (!t.aliased) {
+      owner_of[t.tensor] = t.tensor;
+      counted_until[t.tensor] = out.of[t.tensor].free;
+      continue;
+    }
+    auto input = owner_of.find(g.graph.node(t.tensor.node).input(0));
+    if (input == owner_of.end()) continue;
+    const Endpoint owner = input->second;
+    owner_of[t.tensor] = owner;
+    int& until = counted_until[owner];
+    const int64_t bytes = out.of[owner].bytes;
+    const int last = out.of[t.tensor].free;
+    if (bytes > 0 && last > until) {
+      out.holds_shared[t.tensor] = {until + 1, last, bytes};
+      until = last;
+    }
+  }
   return out;
 }
 
 // The peak the rewrite of `checkpoints` leaves, simulated on the graph's
 // schedule (with the gradient order of OrderedLifetimes): a recomputed
 // tensor's original dies after its last forward reader; each segment's
-// copies are made just before the segment's first backward reader, the
-// ones backward ops read live to their last reader and the others only
-// while the segment is recomputed.
+// copies are made between the step before the segment's first backward
+// reader and that reader, the ones backward ops read live to their last
+// reader and the others only while the segment is recomputed; a shared
+// buffer lives to the last reader of any tensor sharing it.
 int64_t PlannedPeak(const TrainingGraph& g, const Lifetimes& base,
                     absl::Span<const Endpoint> checkpoints) {
   const int steps = base.steps;
-  std::vector<int64_t> delta(steps + 2, 0);
+  // Live bytes at each step (index 2 x step) and between each step and the
+  // next (2 x step + 1), when a segment's copies run.
+  std::vector<int64_t> delta(2 * steps + 3, 0);
   auto live = [&](int from, int to, int64_t bytes) {
     if (bytes <= 0 || from < 0) return;
     from = std::min(from, steps);
     to = std::max(from, std::min(to, steps));
-    delta[from] += bytes;
-    delta[to + 1] -= bytes;
+    delta[2 * from] += bytes;
+    delta[2 * to + 1] -= bytes;
   };
   auto counted = [&](Endpoint t) -> int64_t {
     auto it = base.of.find(t);
@@ -259,7 +289,7 @@ int64_t PlannedPeak(const TrainingGraph& g, const Lifetimes& base,
     for (Endpoint t : outputs) {
       rerouted.insert(t);
       int last = readers(t, true).second;
-      if (last > first) live(first + 1, last, counted(t));
+      if (last >= first) live(first, last, counted(t));
     }
     // The copies run one after another at `first`: each lives from its
     // turn to its last reader among them (or, read by backward ops, to the
@@ -285,7 +315,10 @@ int64_t PlannedPeak(const TrainingGraph& g, const Lifetimes& base,
     }
     int64_t most = 0, now_in = 0;
     for (int64_t d : spike) most = std::max(most, now_in += d);
-    live(first, first, most);
+    if (first < steps && most > 0) {
+      delta[std::max(0, 2 * first - 1)] += most;
+      delta[2 * first] -= most;
+    }
     absl::flat_hash_set<NodeId> in(segment.begin(), segment.end());
     for (NodeId id : segment) {
       const Node& n = g.graph.node(id);
@@ -295,6 +328,13 @@ int64_t PlannedPeak(const TrainingGraph& g, const Lifetimes& base,
         until = std::max(until, first);
       }
     }
+  }
+  for (const auto& [t, span] : base.holds_shared) {
+    int until = rerouted.contains(t) ? readers(t, false).second : span.free;
+    auto extended = read_by_copies.find(t);
+    if (extended != read_by_copies.end())
+      until = std::max(until, extended->second);
+    if (until >= span.alloc) live(span.alloc, until, span.bytes);
   }
   for (const auto& [t, span] : base.of) {
     auto extended = read_by_copies.find(t);
@@ -308,7 +348,7 @@ int64_t PlannedPeak(const TrainingGraph& g, const Lifetimes& base,
     }
   }
   int64_t peak = 0, now = 0;
-  for (int i = 0; i <= steps; ++i) peak = std::max(peak, now += delta[i]);
+  for (int64_t d : delta) peak = std::max(peak, now += d);
   return peak;
 }
 

@@ -6,7 +6,8 @@ rewritten graph beside the original's median, and the extra training FLOPs
 (graft cost). Each strategy runs as the training-memory pipeline runs
 `memory`: early gradients first, the convolution gradients' workspaces one
 at a time after; `list` keeps the ReLUs' outputs, `budget` aims at 75% of
-graft mem's peak.
+graft mem's peak (80% on the U-Net, whose best plan reaches 76%: graft
+refuses 75%, naming that peak).
 
   .venv/bin/python tests/interop/bench_checkpoint_strategies.py [GRAPH...]
 """
@@ -26,18 +27,22 @@ SETTING_NAMES = {s: "G %s / oneDNN %s" % ("on" if s[0] else "off", "on" if s[1] 
                  for s in tf_memory.SETTINGS}
 
 
-def strategies(original, tmp):
+BUDGET = {"unet": 0.8}  # of graft mem's peak; 0.75 for the others
+
+
+def strategies(name, original, tmp):
     """{strategy: rewritten graph, or the reason graft refused}: each as the
     training-memory pipeline runs `memory` (early gradients, the strategy,
     the workspaces one at a time)."""
     rules = lambda name: repo_path("rules", "tf", name + ".graft")  # noqa: E731
     early, _ = apply_rules(original, tmp, rules("early_gradients"), [])
-    budget = int(0.75 * graft_peak(original, tmp, "before"))
+    fraction = BUDGET.get(name, 0.75)
+    budget = int(fraction * graft_peak(original, tmp, "before"))
     params = {
         "memory": ["strategy=memory"],
         "speed": ["strategy=speed"],
         "list (ReLUs)": ["strategy=list", "names=.*(Relu|relu).*"],
-        "budget 75%": ["strategy=budget", "budget_bytes=%d" % budget],
+        "budget %d%%" % round(100 * fraction): ["strategy=budget", "budget_bytes=%d" % budget],
     }
     out = {}
     for strategy, given in params.items():
@@ -58,7 +63,7 @@ def main(names):
         with tempfile.TemporaryDirectory() as tmp:
             tmp = pathlib.Path(tmp)
             original = MEMORY_MODELS[name]().as_graph_def()
-            rewritten = strategies(original, tmp)
+            rewritten = strategies(name, original, tmp)
             graphs = {k: v for k, v in rewritten.items() if not isinstance(v, str)}
             measured = tf_memory.stats([original, *graphs.values()], tmp, runs=5)
             flops = graft_flops(original, tmp, "before")

@@ -77,8 +77,9 @@ def assert_gradients_close(want, got):
             float(np.max(np.abs(w))), 1e-30)
 
 
-# budget: 80% of the graph's peak (graft mem)
-STRATEGIES = [("memory",), ("speed",), ("list", "names=.*(Relu|relu).*"), ("budget", 0.8)]
+# budget: 87% of the graph's peak (graft mem; the small U-Net reaches no
+# lower than 85%)
+STRATEGIES = [("memory",), ("speed",), ("list", "names=.*(Relu|relu).*"), ("budget", 0.87)]
 
 
 GRADIENT_MODELS = dict(training_graphs.SHAPE_MODELS,
@@ -91,14 +92,21 @@ GRADIENT_MODELS = dict(training_graphs.SHAPE_MODELS,
 def test_gradients_unchanged(tmp_path, name, strategy):
     """Every gradient equal (random ops run once: the dropout mask is the
     same), the rewritten graph runs, and a second apply changes nothing.
-    (The budget strategy on these kilobyte-sized graphs: gradients only; its
-    simulation is made for activation-sized peaks, where
-    test_budget_strategy checks that a second apply changes nothing.)"""
+    (The budget strategy on these kilobyte-sized graphs: gradients, and
+    graft mem of the result within the budget; its simulation is made for
+    activation-sized peaks, where test_budget_strategy checks that a second
+    apply changes nothing.)"""
     original = GRADIENT_MODELS[name]().as_graph_def()
     params = ["strategy=" + strategy[0]] + list(strategy[1:])
+    budget = 0
     if strategy[0] == "budget":
-        params[1] = "budget_bytes=%d" % (strategy[1] * graft_peak(original, tmp_path, "peak"))
+        budget = int(strategy[1] * graft_peak(original, tmp_path, "peak"))
+        params[1] = "budget_bytes=%d" % budget
     rewritten, log = checkpoint(original, tmp_path, *params)
+    if strategy[0] == "budget":
+        # shared buffers (a Reshape's) held to their last reader in the
+        # planner's simulation too: met, not only planned
+        assert graft_peak(rewritten, tmp_path, "after") <= budget, log
     copies = [n.name for n in rewritten.node if n.name.endswith("/recompute")]
     assert copies or strategy[0] == "budget", log
     feed = feeds(original)
