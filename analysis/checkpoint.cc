@@ -222,26 +222,11 @@ Lifetimes OrderedLifetimes(const TrainingGraph& g) {
   }
   // Each shared buffer counted from its owner's producer to the last reader
   // of the owner or of a tensor sharing it.
-  absl::flat_hash_map<Endpoint, Endpoint> owner_of;
-  absl::flat_hash_map<Endpoint, int> counted_until;
-  for (const TensorLife& t : g.memory.tensors) {
-    if (!t.aliased) {
-      owner_of[t.tensor] = t.tensor;
-      counted_until[t.tensor] = out.of[t.tensor].free;
-      continue;
-    }
-    auto input = owner_of.find(g.graph.node(t.tensor.node).input(0));
-    if (input == owner_of.end()) continue;
-    const Endpoint owner = input->second;
-    owner_of[t.tensor] = owner;
-    int& until = counted_until[owner];
-    const int64_t bytes = out.of[owner].bytes;
-    const int last = out.of[t.tensor].free;
-    if (bytes > 0 && last > until) {
-      out.holds_shared[t.tensor] = {until + 1, last, bytes};
-      until = last;
-    }
-  }
+  std::vector<int> last_read;
+  for (const TensorLife& t : g.memory.tensors)
+    last_read.push_back(out.of[t.tensor].free);
+  for (const SharedHold& h : SharedBufferHolds(g.graph, g.memory, last_read))
+    out.holds_shared[h.tensor] = {h.from, h.to, h.bytes};
   return out;
 }
 

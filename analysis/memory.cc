@@ -261,6 +261,35 @@ std::vector<DeviceMemory> SweepDevices(const std::vector<Buffer>& buffers,
 
 }  // namespace
 
+std::vector<SharedHold> SharedBufferHolds(const Graph& graph,
+                                          const MemoryReport& memory,
+                                          const std::vector<int>& last_read) {
+  std::vector<SharedHold> holds;
+  // By tensor: the index of its buffer's owner in memory.tensors.
+  absl::flat_hash_map<Endpoint, size_t> owner_of;
+  // By owner: the last step its buffer is counted so far.
+  absl::flat_hash_map<size_t, int> counted_until;
+  for (size_t i = 0; i < memory.tensors.size(); ++i) {
+    const TensorLife& t = memory.tensors[i];
+    if (!t.aliased) {
+      owner_of[t.tensor] = i;
+      counted_until[i] = last_read[i];
+      continue;
+    }
+    auto input = owner_of.find(graph.node(t.tensor.node).input(0));
+    if (input == owner_of.end()) continue;
+    const size_t owner = input->second;
+    owner_of[t.tensor] = owner;
+    const TensorLife& own = memory.tensors[owner];
+    int& until = counted_until[owner];
+    if (!own.persistent && own.bytes > 0 && last_read[i] > until) {
+      holds.push_back({t.tensor, until + 1, last_read[i], own.bytes});
+      until = last_read[i];
+    }
+  }
+  return holds;
+}
+
 absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,
                                             const ShapeMap& shapes,
                                             const MemoryOptions& options) {

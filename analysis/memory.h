@@ -89,6 +89,23 @@ struct MemoryOptions {
   int threads = 0;
 };
 
+// A tensor that shares an earlier one's buffer (a Reshape, an Identity)
+// and is read after every earlier tensor sharing it: from the step after
+// their last reader to its own it alone holds the buffer's bytes.
+struct SharedHold {
+  Endpoint tensor;
+  int from = 0, to = 0;
+  int64_t bytes = 0;
+};
+
+// The holds of `memory`'s shared buffers, given each tensor's last read
+// (by index in memory.tensors: its last reader's step, or the step a
+// planner assumes), so that owners and holds together count each buffer
+// from its producer to the last reader of any tensor sharing it.
+std::vector<SharedHold> SharedBufferHolds(const Graph& graph,
+                                          const MemoryReport& memory,
+                                          const std::vector<int>& last_read);
+
 absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,
                                             const ShapeMap& shapes,
                                             const MemoryOptions& options = {});

@@ -50,16 +50,27 @@ absl::StatusOr<std::vector<Endpoint>> WithinBudget(
     return absl::NotFoundError(absl::StrCat("no tensors on the accelerator `",
                                             options.accelerator, "`"));
   }
-  // Live bytes per step on that device, from the tensors that own buffers.
+  // Live bytes per step on that device, from the tensors that own buffers
+  // and those holding a shared buffer (a Reshape's) after its owner.
   size_t steps = g.memory.schedule.size();
   std::vector<int64_t> live(steps + 1, 0);
+  auto on_device = [&](Endpoint t) {
+    const std::string& d = g.graph.node(t.node).device();
+    return d.empty() || d == device->device;
+  };
+  auto add = [&](int from, int to, int64_t bytes) {
+    for (int k = from; k <= to && k < static_cast<int>(steps); ++k)
+      live[k] += bytes;
+  };
+  std::vector<int> last_read;
   for (const TensorLife& t : g.memory.tensors) {
-    if (t.persistent || t.aliased || t.bytes <= 0) continue;
-    const std::string& d = g.graph.node(t.tensor.node).device();
-    if (!d.empty() && d != device->device) continue;
-    for (int k = t.alloc; k <= HeldUntil(t) && k < static_cast<int>(steps); ++k)
-      live[k] += t.bytes;
+    last_read.push_back(HeldUntil(t));
+    if (t.persistent || t.aliased || t.bytes <= 0 || !on_device(t.tensor))
+      continue;
+    add(t.alloc, HeldUntil(t), t.bytes);
   }
+  for (const SharedHold& h : SharedBufferHolds(g.graph, g.memory, last_read))
+    if (on_device(h.tensor)) add(h.from, h.to, h.bytes);
   std::vector<Endpoint> chosen;
   std::vector<bool> used(candidates.size(), false);
   while (true) {
