@@ -225,7 +225,7 @@ Lifetimes OrderedLifetimes(const TrainingGraph& g) {
   std::vector<int> last_read;
   for (const TensorLife& t : g.memory.tensors)
     last_read.push_back(out.of[t.tensor].free);
-  for (const SharedHold& h : SharedBufferHolds(g.graph, g.memory, last_read))
+  for (const SharedHold& h : SharedBufferHolds(g.memory, last_read))
     out.holds_shared[h.tensor] = {h.from, h.to, h.bytes};
   return out;
 }
@@ -249,6 +249,13 @@ int64_t PlannedPeak(const TrainingGraph& g, const Lifetimes& base,
     to = std::max(from, std::min(to, steps));
     delta[2 * from] += bytes;
     delta[2 * to + 1] -= bytes;
+  };
+  // Live between `step - 1` and `step` only (what a segment's copies hold
+  // while they run).
+  auto live_before = [&](int step, int64_t bytes) {
+    if (bytes <= 0 || step < 1 || step >= steps) return;
+    delta[2 * step - 1] += bytes;
+    delta[2 * step] -= bytes;
   };
   auto counted = [&](Endpoint t) -> int64_t {
     auto it = base.of.find(t);
@@ -300,10 +307,7 @@ int64_t PlannedPeak(const TrainingGraph& g, const Lifetimes& base,
     }
     int64_t most = 0, now_in = 0;
     for (int64_t d : spike) most = std::max(most, now_in += d);
-    if (first < steps && most > 0) {
-      delta[std::max(0, 2 * first - 1)] += most;
-      delta[2 * first] -= most;
-    }
+    live_before(first, most);
     absl::flat_hash_set<NodeId> in(segment.begin(), segment.end());
     for (NodeId id : segment) {
       const Node& n = g.graph.node(id);

@@ -261,27 +261,16 @@ std::vector<DeviceMemory> SweepDevices(const std::vector<Buffer>& buffers,
 
 }  // namespace
 
-std::vector<SharedHold> SharedBufferHolds(const Graph& graph,
-                                          const MemoryReport& memory,
+std::vector<SharedHold> SharedBufferHolds(const MemoryReport& memory,
                                           const std::vector<int>& last_read) {
   std::vector<SharedHold> holds;
-  // By tensor: the index of its buffer's owner in memory.tensors.
-  absl::flat_hash_map<Endpoint, size_t> owner_of;
   // By owner: the last step its buffer is counted so far.
-  absl::flat_hash_map<size_t, int> counted_until;
+  std::vector<int> counted_until = last_read;
   for (size_t i = 0; i < memory.tensors.size(); ++i) {
     const TensorLife& t = memory.tensors[i];
-    if (!t.aliased) {
-      owner_of[t.tensor] = i;
-      counted_until[i] = last_read[i];
-      continue;
-    }
-    auto input = owner_of.find(graph.node(t.tensor.node).input(0));
-    if (input == owner_of.end()) continue;
-    const size_t owner = input->second;
-    owner_of[t.tensor] = owner;
-    const TensorLife& own = memory.tensors[owner];
-    int& until = counted_until[owner];
+    if (!t.aliased || t.owner < 0) continue;
+    const TensorLife& own = memory.tensors[t.owner];
+    int& until = counted_until[t.owner];
     if (!own.persistent && own.bytes > 0 && last_read[i] > until) {
       holds.push_back({t.tensor, until + 1, last_read[i], own.bytes});
       until = last_read[i];
@@ -360,6 +349,7 @@ absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,
       }
       if (buffer >= 0) {
         life.aliased = true;
+        life.owner = life_of[buffers[buffer].owner];
         buffers[buffer].free = std::max(buffers[buffer].free, last);
         life.persistent = buffers[buffer].persistent;
       } else {

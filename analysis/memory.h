@@ -38,6 +38,7 @@ struct TensorLife {
   bool persistent = false;
   bool aliased =
       false;  // shares an earlier tensor's buffer (not counted again)
+  int owner = -1;  // when aliased: the index of that buffer's owner
   // Its last reader writes its output into this tensor's buffer: its bytes
   // are released the step before, as that reader's output takes them.
   bool handed_over = false;
@@ -102,8 +103,7 @@ struct SharedHold {
 // (by index in memory.tensors: its last reader's step, or the step a
 // planner assumes), so that owners and holds together count each buffer
 // from its producer to the last reader of any tensor sharing it.
-std::vector<SharedHold> SharedBufferHolds(const Graph& graph,
-                                          const MemoryReport& memory,
+std::vector<SharedHold> SharedBufferHolds(const MemoryReport& memory,
                                           const std::vector<int>& last_read);
 
 absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,

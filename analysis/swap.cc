@@ -69,7 +69,7 @@ absl::StatusOr<std::vector<Endpoint>> WithinBudget(
       continue;
     add(t.alloc, HeldUntil(t), t.bytes);
   }
-  for (const SharedHold& h : SharedBufferHolds(g.graph, g.memory, last_read))
+  for (const SharedHold& h : SharedBufferHolds(g.memory, last_read))
     if (on_device(h.tensor)) add(h.from, h.to, h.bytes);
   std::vector<Endpoint> chosen;
   std::vector<bool> used(candidates.size(), false);
