@@ -167,67 +167,9 @@ std::vector<int> CheckpointSteps(const TrainingGraph& g,
 std::vector<std::vector<NodeId>> SegmentsOf(
     const TrainingGraph& g, absl::Span<const Endpoint> checkpoints);
 
-// The graph's tensors as the checkpoint library leaves them before any
-// recomputation: the memory report's lifetimes, with the library's gradient
-// order (rules/tf/gradient_order.graft) applied: a BiasAddGrad runs before the
-// matmuls that read the same gradient (so it no longer keeps the gradient
-// alive), and an early gradient op runs just before its first backward
-// reader.
-struct Lifetimes {
-  struct Span {
-    int alloc = 0, free = 0;
-    int64_t bytes = 0;  // 0: shared or persistent (not counted)
-  };
-  absl::flat_hash_map<Endpoint, Span> of;
-  // A tensor that shares an earlier one's buffer (a Reshape, an Identity)
-  // and is read after that one's readers: it holds the buffer's bytes from
-  // the step after them, or after an earlier such tensor's, to its own last
-  // reader.
-  absl::flat_hash_map<Endpoint, Span> holds_shared;
-  int steps = 0;
-};
-
 bool MatMulLike(const std::string& op) {
   return op == "MatMul" || absl::StartsWith(op, "BatchMatMul") ||
          absl::StartsWith(op, "Conv2DBackprop");
-}
-
-Lifetimes OrderedLifetimes(const TrainingGraph& g) {
-  Lifetimes out;
-  out.steps = static_cast<int>(g.memory.schedule.size());
-  absl::flat_hash_set<NodeId> early;
-  for (NodeId id : EarlyGradientOps(g)) early.insert(id);
-  for (const TensorLife& t : g.memory.tensors) {
-    Lifetimes::Span span{t.alloc, std::max(t.alloc, HeldUntil(t)),
-                         CountedBytes(t)};
-    const Node& n = g.graph.node(t.tensor.node);
-    int first_reader = out.steps, last_other = -1, first_matmul = out.steps;
-    bool bias_grad = false;
-    for (InputSlot s : n.consumers(t.tensor.port)) {
-      const std::string& op = g.graph.node(s.node).op();
-      int step = StepOf(g, s.node);
-      first_reader = std::min(first_reader, step);
-      if (op == "BiasAddGrad") {
-        bias_grad = true;
-        continue;
-      }
-      if (MatMulLike(op)) first_matmul = std::min(first_matmul, step);
-      last_other = std::max(last_other, step);
-    }
-    if (bias_grad && first_matmul < out.steps)
-      span.free = std::max(span.alloc, last_other);
-    if (early.contains(t.tensor.node) && first_reader < out.steps)
-      span.alloc = std::max(span.alloc, first_reader);
-    out.of[t.tensor] = span;
-  }
-  // Each shared buffer counted from its owner's producer to the last reader
-  // of the owner or of a tensor sharing it.
-  std::vector<int> last_read;
-  for (const TensorLife& t : g.memory.tensors)
-    last_read.push_back(out.of[t.tensor].free);
-  for (const SharedHold& h : SharedBufferHolds(g.memory, last_read))
-    out.holds_shared[h.tensor] = {h.from, h.to, h.bytes};
-  return out;
 }
 
 // The peak the rewrite of `checkpoints` leaves, simulated on the graph's
@@ -428,6 +370,44 @@ std::vector<Endpoint> KeepWhereRecomputingSavesNothing(
 }
 
 }  // namespace
+
+Lifetimes OrderedLifetimes(const TrainingGraph& g) {
+  Lifetimes out;
+  out.steps = static_cast<int>(g.memory.schedule.size());
+  absl::flat_hash_set<NodeId> early;
+  for (NodeId id : EarlyGradientOps(g)) early.insert(id);
+  for (const TensorLife& t : g.memory.tensors) {
+    Lifetimes::Span span{t.alloc, std::max(t.alloc, HeldUntil(t)),
+                         CountedBytes(t)};
+    const Node& n = g.graph.node(t.tensor.node);
+    int first_reader = out.steps, last_other = -1, first_matmul = out.steps;
+    bool bias_grad = false;
+    for (InputSlot s : n.consumers(t.tensor.port)) {
+      const std::string& op = g.graph.node(s.node).op();
+      int step = StepOf(g, s.node);
+      first_reader = std::min(first_reader, step);
+      if (op == "BiasAddGrad") {
+        bias_grad = true;
+        continue;
+      }
+      if (MatMulLike(op)) first_matmul = std::min(first_matmul, step);
+      last_other = std::max(last_other, step);
+    }
+    if (bias_grad && first_matmul < out.steps)
+      span.free = std::max(span.alloc, last_other);
+    if (early.contains(t.tensor.node) && first_reader < out.steps)
+      span.alloc = std::max(span.alloc, first_reader);
+    out.of[t.tensor] = span;
+  }
+  // Each shared buffer counted from its owner's producer to the last reader
+  // of the owner or of a tensor sharing it.
+  std::vector<int> last_read;
+  for (const TensorLife& t : g.memory.tensors)
+    last_read.push_back(out.of[t.tensor].free);
+  for (const SharedHold& h : SharedBufferHolds(g.memory, last_read))
+    out.holds_shared[h.tensor] = {h.from, h.to, h.bytes};
+  return out;
+}
 
 bool Recomputable(const TrainingGraph& g, NodeId id) {
   if (id < 0 || id >= g.graph.id_limit() || !g.regions.in_forward(id))

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "analysis/memory.h"
@@ -91,6 +92,27 @@ std::vector<NodeId> EarlyGradientOps(const TrainingGraph& g);
 // backward reader: the backward producers of that reader's other inputs
 // that do not depend on the op (empty when there are none).
 std::vector<NodeId> LateTrigger(const TrainingGraph& g, NodeId op);
+
+// Each tensor's buffer as the training libraries (checkpoint, swap) leave
+// the graph before their own rewrites: the memory report's lifetimes with
+// the gradient order those libraries apply (rules/tf/gradient_order.graft,
+// early_gradients.graft): a BiasAddGrad runs before the matmuls that read
+// the same gradient (so it no longer keeps the gradient alive), and an early
+// gradient op runs just before its first backward reader.
+struct Lifetimes {
+  struct Span {
+    int alloc = 0, free = 0;
+    int64_t bytes = 0;  // 0: shared or persistent (not counted)
+  };
+  absl::flat_hash_map<Endpoint, Span> of;
+  // A tensor that shares an earlier one's buffer (a Reshape, an Identity)
+  // and is read after that one's readers: it holds the buffer's bytes from
+  // the step after them, or after an earlier such tensor's, to its own last
+  // reader.
+  absl::flat_hash_map<Endpoint, Span> holds_shared;
+  int steps = 0;
+};
+Lifetimes OrderedLifetimes(const TrainingGraph& g);
 
 }  // namespace graft::analysis
 

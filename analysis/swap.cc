@@ -50,27 +50,21 @@ absl::StatusOr<std::vector<Endpoint>> WithinBudget(
     return absl::NotFoundError(absl::StrCat("no tensors on the accelerator `",
                                             options.accelerator, "`"));
   }
-  // Live bytes per step on that device, from the tensors that own buffers
-  // and those holding a shared buffer (a Reshape's) after its owner.
+  // Live bytes per step on that device, as the library leaves the graph
+  // (its gradient order applied), from the tensors that own buffers and
+  // those holding a shared buffer (a Reshape's) after its owner.
   size_t steps = g.memory.schedule.size();
   std::vector<int64_t> live(steps + 1, 0);
-  auto on_device = [&](Endpoint t) {
+  auto add_on_device = [&](Endpoint t, const Lifetimes::Span& span) {
     const std::string& d = g.graph.node(t.node).device();
-    return d.empty() || d == device->device;
+    if (span.bytes <= 0 || !(d.empty() || d == device->device)) return;
+    for (int k = span.alloc; k <= span.free && k < static_cast<int>(steps);
+         ++k)
+      live[k] += span.bytes;
   };
-  auto add = [&](int from, int to, int64_t bytes) {
-    for (int k = from; k <= to && k < static_cast<int>(steps); ++k)
-      live[k] += bytes;
-  };
-  std::vector<int> last_read;
-  for (const TensorLife& t : g.memory.tensors) {
-    last_read.push_back(HeldUntil(t));
-    if (t.persistent || t.aliased || t.bytes <= 0 || !on_device(t.tensor))
-      continue;
-    add(t.alloc, HeldUntil(t), t.bytes);
-  }
-  for (const SharedHold& h : SharedBufferHolds(g.memory, last_read))
-    if (on_device(h.tensor)) add(h.from, h.to, h.bytes);
+  Lifetimes lifetimes = OrderedLifetimes(g);
+  for (const auto& [t, span] : lifetimes.of) add_on_device(t, span);
+  for (const auto& [t, span] : lifetimes.holds_shared) add_on_device(t, span);
   std::vector<Endpoint> chosen;
   std::vector<bool> used(candidates.size(), false);
   while (true) {
