@@ -9,7 +9,12 @@
 #   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   (default 60, all eight)
 #   FUZZ_RUNS=1000000 scripts/fuzz.sh 1800 load_text    # stop after N runs
 #
-# Prints, per target: executions, coverage, peak RSS, new artifacts.
+# SECONDS is fuzzing time: libFuzzer first runs every input of the target's
+# corpus (.fuzz/corpus/<target>, growing from run to run), which is not
+# counted, so the `seconds` column (wall time) can be several times larger.
+#
+# Prints, per target: executions, coverage, peak RSS, wall seconds, new
+# artifacts.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
