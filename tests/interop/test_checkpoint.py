@@ -57,14 +57,15 @@ def feeds(graph_def, seed=0):
     return out
 
 
-def gradients(graph_def, feed):
-    """The loss and every `grad_<i>` of one step (variables as initialized)."""
+def gradients(graph_def, feed, config=None):
+    """The loss and every `grad_<i>` of one step (variables as initialized),
+    in a session with `config` (a tf1.ConfigProto)."""
     names = sorted((n.name for n in graph_def.node if n.name.startswith("grad_")),
                    key=lambda s: int(s.split("_")[1]))
     graph = tf.Graph()
     with graph.as_default():
         tf1.import_graph_def(graph_def, name="")
-    with tf1.Session(graph=graph) as sess:
+    with tf1.Session(graph=graph, config=config) as sess:
         sess.run("init")
         return sess.run(["loss:0"] + [n + ":0" for n in names], feed)
 

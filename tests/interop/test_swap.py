@@ -13,6 +13,7 @@ from conftest import graft_binary, numbers_report, repo_path
 import training_graphs
 from test_checkpoint import (GRADIENT_MODELS, MEMORY_MODELS, apply_rules,
                              assert_gradients_close, feeds, grappler_memory,
+                             gradients as checkpoint_gradients,
                              measures_every_setting)
 import tf_memory
 
@@ -26,15 +27,9 @@ def swap(graph_def, tmp_path, *params):
 
 
 def gradients(graph_def, feed):
-    names = sorted((n.name for n in graph_def.node if n.name.startswith("grad_")),
-                   key=lambda s: int(s.split("_")[1]))
-    graph = tf.Graph()
-    with graph.as_default():
-        tf1.import_graph_def(graph_def, name="")
-    config = tf1.ConfigProto(allow_soft_placement=True)
-    with tf1.Session(graph=graph, config=config) as sess:
-        sess.run("init")
-        return sess.run(["loss:0"] + [n + ":0" for n in names], feed)
+    """test_checkpoint's gradients, with soft placement: the accelerator's
+    ops run on the CPU here."""
+    return checkpoint_gradients(graph_def, feed, tf1.ConfigProto(allow_soft_placement=True))
 
 
 @pytest.mark.parametrize("name", list(GRADIENT_MODELS))
