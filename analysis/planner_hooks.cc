@@ -40,11 +40,12 @@ absl::StatusOr<Value> WithTrainingGraph(
 void RegisterSwapHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
   AddBuiltinHook(
       r, "swap_candidates",
-      {VT::kInt, VT::kInt, VT::kString, VT::kInt, VT::kString}, VT::kList,
+      {VT::kInt, VT::kInt, VT::kString, VT::kInt, VT::kFloat, VT::kString},
+      VT::kList,
       "forward tensors backward ops read, of at least `threshold` bytes, "
       "first read back at least `min_distance` steps later, their producers "
       "not matching `exclude`; with `budget_bytes` > 0, the fewest that bring "
-      "the `accelerator`'s peak under it",
+      "the `accelerator`'s peak under it, aiming `headroom` of it lower",
       [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         return WithTrainingGraph(
             *cache, ctx.graph,
@@ -54,14 +55,15 @@ void RegisterSwapHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
               options.min_distance = static_cast<int>(a[1].i);
               options.exclude = a[2].s;
               options.budget_bytes = a.size() > 3 ? a[3].i : 0;
-              options.accelerator = a.size() > 4 ? a[4].s : "";
+              if (a.size() > 4) options.budget_headroom = a[4].number();
+              options.accelerator = a.size() > 5 ? a[5].s : "";
               absl::StatusOr<std::vector<Endpoint>> ts =
                   SwapCandidates(g, options);
               if (!ts.ok()) return ts.status();
               return TensorList(*ts);
             });
       },
-      false, /*optional=*/2);
+      false, /*optional=*/3);
   AddBuiltinHook(
       r, "swap_trigger", {VT::kTensor, VT::kInt, VT::kInt}, VT::kNode,
       "the op a swap-in of t waits for: it starts the transfer time (bytes "

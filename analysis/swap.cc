@@ -66,11 +66,23 @@ absl::StatusOr<std::vector<Endpoint>> WithinBudget(
   for (const auto& [t, span] : lifetimes.of) add_on_device(t, span);
   for (const auto& [t, span] : lifetimes.holds_shared) add_on_device(t, span);
   std::vector<Endpoint> chosen;
+  auto peak_step = [&] {
+    return static_cast<int>(std::max_element(live.begin(), live.end()) -
+                            live.begin());
+  };
+  // Fits as it is (applying the library again changes nothing).
+  if (live[peak_step()] <= options.budget_bytes) return chosen;
+  // A planned swap aims below the budget by the headroom: TensorFlow with
+  // Grappler on measured the CIFAR ResNet's plan at half its peak 4% above
+  // the estimate.
+  const int64_t target =
+      options.budget_bytes -
+      static_cast<int64_t>(std::clamp(options.budget_headroom, 0.0, 0.9) *
+                           static_cast<double>(options.budget_bytes));
   std::vector<bool> used(candidates.size(), false);
   while (true) {
-    int peak = static_cast<int>(std::max_element(live.begin(), live.end()) -
-                                live.begin());
-    if (live[peak] <= options.budget_bytes) break;
+    int peak = peak_step();
+    if (live[peak] <= target) break;
     // The largest candidate off the accelerator at the peak.
     int best = -1;
     int64_t best_bytes = 0;
@@ -85,6 +97,8 @@ absl::StatusOr<std::vector<Endpoint>> WithinBudget(
       }
     }
     if (best < 0) {
+      // Within the budget but not its headroom: every swap that helped.
+      if (live[peak] <= options.budget_bytes) break;
       return absl::FailedPreconditionError(
           absl::StrCat("an accelerator peak of ", options.budget_bytes,
                        " bytes cannot be reached by swapping: ", device->device,

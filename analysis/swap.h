@@ -21,9 +21,13 @@ struct SwapOptions {
   int min_distance = 50;
   std::string exclude;  // a regex over producer names never swapped ("")
   // > 0: only the candidates that bring the accelerator's peak under this
-  // many bytes (largest first at each peak); an error naming the best
-  // reachable peak when they cannot.
+  // many bytes (largest first at each peak); none when it is already
+  // under; an error naming the best reachable peak when they cannot.
   int64_t budget_bytes = 0;
+  // The fraction of budget_bytes a planned swap aims below it, for what the
+  // estimate does not see (the runtime's graph passes, thread timing);
+  // within the budget but not the headroom, every swap that still helps.
+  double budget_headroom = 0.1;
   std::string accelerator;  // whose peak the budget is for ("": the largest)
 };
 

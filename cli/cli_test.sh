@@ -388,8 +388,11 @@ check "cost overlaps the copies" grep -qE "[0-9]+ copies between devices, [0-9.]
 expect "mem with a default device" 0 "" -- "$GRAFT" mem "$TMP/swap.pbtxt" --device-default /device:GPU:0
 check "the host's peak" grep -q "device /device:CPU:0: peak" "$TMP/out"
 check "and the accelerator's" grep -q "device /device:GPU:0: peak" "$TMP/out"
-expect "an unreachable swap budget" 1 "an accelerator peak of 300 bytes cannot be reached by swapping: /device:GPU:0 peaks at 386 bytes, and at best at about [0-9]+ bytes" -- "$GRAFT" apply -r rules/tf/swap.graft "$CK" -o "$TMP/swap_never.pbtxt" --device-default /device:GPU:0 --param threshold=1 --param min_distance=5 --param budget_bytes=300
+expect "an unreachable swap budget" 1 "an accelerator peak of 200 bytes cannot be reached by swapping: /device:GPU:0 peaks at 386 bytes, and at best at about [0-9]+ bytes" -- "$GRAFT" apply -r rules/tf/swap.graft "$CK" -o "$TMP/swap_never.pbtxt" --device-default /device:GPU:0 --param threshold=1 --param min_distance=5 --param budget_bytes=200
 check "nothing written for an unreachable swap budget" test ! -e "$TMP/swap_never.pbtxt"
+expect "a swap budget within reach" 0 "" -- "$GRAFT" apply -q -r rules/tf/swap.graft "$CK" -o "$TMP/swap_300.pbtxt" --device-default /device:GPU:0 --param threshold=1 --param min_distance=5 --param budget_bytes=300
+expect "mem of its result" 0 "" -- "$GRAFT" mem --json --threads 1 "$TMP/swap_300.pbtxt" --device-default /device:GPU:0
+check "under the budget" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert [x['peak_bytes'] for x in d['devices'] if x['device'] == '/device:GPU:0'][0] <= 300" "$TMP/out"
 expect "a bad exclude regex" 1 "plan \`candidates\`" -- "$GRAFT" apply -r rules/tf/swap.graft "$CK" -o "$TMP/swap_never.pbtxt" --param "exclude=(("
 check "nothing written after a bad exclude" test ! -e "$TMP/swap_never.pbtxt"
 

@@ -169,8 +169,10 @@ def test_swap_lowers_the_peak_in_tensorflow(tmp_path, executor_report, name):
                 assert max(runs[i]) < before, (setting, kind, runs)
     for kind, estimate in estimated.items():
         assert 0.75 <= estimate / medians[(False, True)][kind] <= 1.25, (kind, estimated, medians)
-    # The budget mode's plan holds in the executor its estimate is for.
-    assert medians[(False, True)]["budget"] <= 1.05 * budget, (budget, medians)
+    # The budget mode's plan holds where graft mem's estimate is for (oneDNN's
+    # kernels), with Grappler on as well: the headroom covers its passes.
+    for grappler in (False, True):
+        assert medians[(grappler, True)]["budget"] <= budget, (budget, medians)
 
 
 @pytest.fixture(scope="module")
