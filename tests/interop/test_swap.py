@@ -143,7 +143,8 @@ def test_swap_lowers_the_peak_in_tensorflow(tmp_path, executor_report, name):
     accelerator's median peak over 5 steps is below the original's and no
     step is above the original's median; graft mem's estimate within 25% of
     the median where the accelerator has no Eigen scratch (oneDNN on,
-    Grappler off)."""
+    Grappler off); the budget plan's median under its budget with oneDNN on,
+    Grappler on and off."""
     original = MEMORY_MODELS[name]().as_graph_def()
     budget = int(0.5 * graft_mem(original, tmp_path, "before")[GPU])
     graphs = {"original": original, "swap": swap(original, tmp_path)[0],
