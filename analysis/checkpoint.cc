@@ -14,22 +14,9 @@
 namespace graft::analysis {
 namespace {
 
-int StepOf(const TrainingGraph& g, NodeId id) {
-  return id < static_cast<NodeId>(g.memory.step_of.size())
-             ? g.memory.step_of[id]
-             : -1;
-}
-
 void SortNodesBySchedule(const TrainingGraph& g, std::vector<NodeId>* ids) {
   std::sort(ids->begin(), ids->end(), [&](NodeId a, NodeId b) {
     int sa = StepOf(g, a), sb = StepOf(g, b);
-    return sa != sb ? sa < sb : a < b;
-  });
-}
-
-void SortBySchedule(const TrainingGraph& g, std::vector<Endpoint>* ts) {
-  std::sort(ts->begin(), ts->end(), [&](Endpoint a, Endpoint b) {
-    int sa = StepOf(g, a.node), sb = StepOf(g, b.node);
     return sa != sb ? sa < sb : a < b;
   });
 }
@@ -299,8 +286,7 @@ absl::StatusOr<std::vector<Endpoint>> ForBudget(const TrainingGraph& g,
   // simulation models the rewrite, not the graph the runtime's passes make
   // of it (ResNet-18's budget plans measured 3-10% above the simulation in
   // TensorFlow with Grappler on).
-  const int64_t target = budget - static_cast<int64_t>(
-      std::clamp(headroom, 0.0, 0.9) * static_cast<double>(budget));
+  const int64_t target = HeadroomTarget(budget, headroom);
   int64_t best = peak;
   std::vector<Endpoint> best_plan;
   std::string best_of;
@@ -371,11 +357,30 @@ std::vector<Endpoint> KeepWhereRecomputingSavesNothing(
 
 }  // namespace
 
+int StepOf(const TrainingGraph& g, NodeId id) {
+  return id < static_cast<NodeId>(g.memory.step_of.size())
+             ? g.memory.step_of[id]
+             : -1;
+}
+
+void SortBySchedule(const TrainingGraph& g, std::vector<Endpoint>* ts) {
+  std::sort(ts->begin(), ts->end(), [&](Endpoint a, Endpoint b) {
+    int sa = StepOf(g, a.node), sb = StepOf(g, b.node);
+    return sa != sb ? sa < sb : a < b;
+  });
+}
+
+int64_t HeadroomTarget(int64_t budget, double headroom) {
+  return budget - static_cast<int64_t>(std::clamp(headroom, 0.0, 0.9) *
+                                       static_cast<double>(budget));
+}
+
 Lifetimes OrderedLifetimes(const TrainingGraph& g) {
   Lifetimes out;
   out.steps = static_cast<int>(g.memory.schedule.size());
   absl::flat_hash_set<NodeId> early;
   for (NodeId id : EarlyGradientOps(g)) early.insert(id);
+  std::vector<int> last_read;  // by index in g.memory.tensors
   for (const TensorLife& t : g.memory.tensors) {
     Lifetimes::Span span{t.alloc, std::max(t.alloc, HeldUntil(t)),
                          CountedBytes(t)};
@@ -398,12 +403,10 @@ Lifetimes OrderedLifetimes(const TrainingGraph& g) {
     if (early.contains(t.tensor.node) && first_reader < out.steps)
       span.alloc = std::max(span.alloc, first_reader);
     out.of[t.tensor] = span;
+    last_read.push_back(span.free);
   }
   // Each shared buffer counted from its owner's producer to the last reader
   // of the owner or of a tensor sharing it.
-  std::vector<int> last_read;
-  for (const TensorLife& t : g.memory.tensors)
-    last_read.push_back(out.of[t.tensor].free);
   for (const SharedHold& h : SharedBufferHolds(g.memory, last_read))
     out.holds_shared[h.tensor] = {h.from, h.to, h.bytes};
   return out;

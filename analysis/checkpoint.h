@@ -44,6 +44,17 @@ struct TrainingGraph {
   const MemoryReport& memory;
 };
 
+// The schedule step of `id`, or -1 when it is not scheduled.
+int StepOf(const TrainingGraph& g, NodeId id);
+
+// `ts` in schedule order (their producers' steps; ports in order).
+void SortBySchedule(const TrainingGraph& g, std::vector<Endpoint>* ts);
+
+// What a planner aims for under `budget`: `headroom` (a fraction, at most
+// 0.9) of it lower, for what its estimate does not see (the runtime's own
+// graph passes, thread timing).
+int64_t HeadroomTarget(int64_t budget, double headroom);
+
 // Whether a forward op may be recomputed: in the forward region, with
 // outputs, not stateful (random, assign, variable reads), not a constant
 // or an input.

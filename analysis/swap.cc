@@ -8,12 +8,6 @@
 namespace graft::analysis {
 namespace {
 
-int StepOf(const TrainingGraph& g, NodeId id) {
-  return id < static_cast<NodeId>(g.memory.step_of.size())
-             ? g.memory.step_of[id]
-             : -1;
-}
-
 // The schedule step of t's first backward reader, or -1.
 int FirstBackwardRead(const TrainingGraph& g, Endpoint t) {
   int first = -1;
@@ -52,19 +46,23 @@ absl::StatusOr<std::vector<Endpoint>> WithinBudget(
   }
   // Live bytes per step on that device, as the library leaves the graph
   // (its gradient order applied), from the tensors that own buffers and
-  // those holding a shared buffer (a Reshape's) after its owner.
-  size_t steps = g.memory.schedule.size();
+  // those holding a shared buffer (a Reshape's) after its owner: each
+  // span's bytes added at its first step and taken at the step after its
+  // last, then summed along the schedule.
+  const int steps = static_cast<int>(g.memory.schedule.size());
   std::vector<int64_t> live(steps + 1, 0);
   auto add_on_device = [&](Endpoint t, const Lifetimes::Span& span) {
     const std::string& d = g.graph.node(t.node).device();
-    if (span.bytes <= 0 || !(d.empty() || d == device->device)) return;
-    for (int k = span.alloc; k <= span.free && k < static_cast<int>(steps);
-         ++k)
-      live[k] += span.bytes;
+    if (span.bytes <= 0 || span.alloc >= steps || span.free < span.alloc ||
+        !(d.empty() || d == device->device))
+      return;
+    live[span.alloc] += span.bytes;
+    live[std::min(span.free, steps - 1) + 1] -= span.bytes;
   };
   Lifetimes lifetimes = OrderedLifetimes(g);
   for (const auto& [t, span] : lifetimes.of) add_on_device(t, span);
   for (const auto& [t, span] : lifetimes.holds_shared) add_on_device(t, span);
+  for (int k = 1; k <= steps; ++k) live[k] += live[k - 1];
   std::vector<Endpoint> chosen;
   auto peak_step = [&] {
     return static_cast<int>(std::max_element(live.begin(), live.end()) -
@@ -76,24 +74,29 @@ absl::StatusOr<std::vector<Endpoint>> WithinBudget(
   // Grappler on measured the CIFAR ResNet's plan at half its peak 4% above
   // the estimate.
   const int64_t target =
-      options.budget_bytes -
-      static_cast<int64_t>(std::clamp(options.budget_headroom, 0.0, 0.9) *
-                           static_cast<double>(options.budget_bytes));
+      HeadroomTarget(options.budget_bytes, options.budget_headroom);
+  // Each candidate's bytes and the steps it is off the accelerator when
+  // swapped: after its last forward reader, before its first backward one.
+  struct Window {
+    int after = 0, before = 0;
+    int64_t bytes = 0;
+  };
+  std::vector<Window> windows;
+  for (Endpoint t : candidates) {
+    windows.push_back({LastForwardRead(g, t), FirstBackwardRead(g, t),
+                       g.shapes.at(t).bytes()});
+  }
   std::vector<bool> used(candidates.size(), false);
   while (true) {
     int peak = peak_step();
     if (live[peak] <= target) break;
     // The largest candidate off the accelerator at the peak.
     int best = -1;
-    int64_t best_bytes = 0;
     for (size_t i = 0; i < candidates.size(); ++i) {
-      if (used[i]) continue;
-      Endpoint t = candidates[i];
-      int64_t bytes = g.shapes.at(t).bytes();
-      if (LastForwardRead(g, t) < peak && peak < FirstBackwardRead(g, t) &&
-          bytes > best_bytes) {
+      const Window& w = windows[i];
+      if (!used[i] && w.after < peak && peak < w.before &&
+          w.bytes > (best < 0 ? 0 : windows[best].bytes)) {
         best = static_cast<int>(i);
-        best_bytes = bytes;
       }
     }
     if (best < 0) {
@@ -106,15 +109,11 @@ absl::StatusOr<std::vector<Endpoint>> WithinBudget(
                        " bytes, and at best at about ", live[peak], " bytes"));
     }
     used[best] = true;
-    Endpoint t = candidates[best];
-    for (int k = LastForwardRead(g, t) + 1; k < FirstBackwardRead(g, t); ++k)
-      live[k] -= best_bytes;
-    chosen.push_back(t);
+    const Window& w = windows[best];
+    for (int k = w.after + 1; k < w.before; ++k) live[k] -= w.bytes;
+    chosen.push_back(candidates[best]);
   }
-  std::sort(chosen.begin(), chosen.end(), [&](Endpoint a, Endpoint b) {
-    int sa = StepOf(g, a.node), sb = StepOf(g, b.node);
-    return sa != sb ? sa < sb : a < b;
-  });
+  SortBySchedule(g, &chosen);
   return chosen;
 }
 
@@ -144,10 +143,7 @@ absl::StatusOr<std::vector<Endpoint>> SwapCandidates(
       out.push_back(t);
     }
   });
-  std::sort(out.begin(), out.end(), [&](Endpoint a, Endpoint b) {
-    int sa = StepOf(g, a.node), sb = StepOf(g, b.node);
-    return sa != sb ? sa < sb : a < b;
-  });
+  SortBySchedule(g, &out);
   if (options.budget_bytes > 0) return WithinBudget(g, out, options);
   return out;
 }
