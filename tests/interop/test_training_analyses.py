@@ -181,15 +181,21 @@ def test_measured_peak_frees_a_copied_variable(read_held):
     with graph.as_default():
         var = tf.Variable(tf.ones([256, 256]), name="v")  # 256 KiB
         read = tf.raw_ops.ReadVariableOp(resource=var.handle, dtype=tf.float32)
+        other = tf.Variable(tf.ones([256, 256]), name="other").read_value()
         if read_held:
             with tf.control_dependencies([read]):
                 update = var.assign_sub(tf.fill([256, 256], 0.5), read_value=False)
             with tf.control_dependencies([update]):
                 total = tf.reduce_sum(read, name="total")  # reads the old value
+            # Waits for the read (and runs after `total`) but holds no
+            # buffer of it: the free is not put after it.
+            with tf.control_dependencies([read, total]):
+                late = tf.reduce_sum(tf.matmul(other, other), name="late")
         else:
             total = tf.reduce_sum(read, name="total")
             with tf.control_dependencies([total]):
                 update = var.assign_sub(tf.fill([256, 256], 0.5), read_value=False)
+            late = tf.no_op()
         init = tf1.global_variables_initializer()
     config = tf1.ConfigProto()
     config.graph_options.rewrite_options.disable_meta_optimizer = True
@@ -197,8 +203,8 @@ def test_measured_peak_frees_a_copied_variable(read_held):
         sess.run(init)
         # (the first update copies anyway: the variable holds the constant
         # it was initialized from, which its kernel keeps)
-        sess.run([total, update])
-        metadata = tf_memory._traced_run(sess, [total, update], {})
+        sess.run([total, update, late])
+        metadata = tf_memory._traced_run(sess, [total, update, late], {})
         value = sess.run(var)
     np.testing.assert_array_equal(value, np.zeros([256, 256], np.float32))
     frees = tf_memory._variable_copy_frees(metadata)
@@ -206,6 +212,7 @@ def test_measured_peak_frees_a_copied_variable(read_held):
         assert frees == []
         return
     stats = {s.node_name: s for dev in metadata.step_stats.dev_stats for s in dev.node_stats}
-    reader = stats["total"]
+    end = lambda name: stats[name].all_start_micros + stats[name].all_end_rel_micros  # noqa: E731
     assert len(frees) == 1 and frees[0][1] == -256 * 256 * 4, frees
-    assert frees[0][0] == reader.all_start_micros + reader.all_end_rel_micros, frees
+    assert end("late") > end("total")
+    assert frees[0][0] == end("total"), frees

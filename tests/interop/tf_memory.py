@@ -222,15 +222,16 @@ def _variable_copy_frees(metadata, on_device=lambda dev: True):
     uncorrected, each copy counts to the step's end, as if the process held
     both buffers (the CIFAR ResNet's pipeline with oneDNN: 2.9 MiB of 51
     copies). The free is put at the end of the update or of the last
-    reader of an earlier read (through Identity), whichever is later."""
+    data reader of an earlier read (through Identity), whichever is later."""
     nodes = {n.name: n for graph in metadata.partition_graphs for n in graph.node}
     stats = {s.node_name: s for dev in metadata.step_stats.dev_stats for s in dev.node_stats}
     updates = {s.node_name for dev in metadata.step_stats.dev_stats if on_device(dev)
                for s in dev.node_stats}
-    readers = {}
+    readers = {}  # data readers only: a control edge holds no buffer
     for node in nodes.values():
         for name in node.input:
-            readers.setdefault(name.lstrip("^").split(":")[0], []).append(node.name)
+            if not name.startswith("^"):
+                readers.setdefault(name.split(":")[0], []).append(node.name)
     end = lambda name: stats[name].all_start_micros + stats[name].all_end_rel_micros  # noqa: E731
     frees = []
     for name in updates:
