@@ -69,7 +69,8 @@ absl::StatusOr<std::vector<Endpoint>> WithinBudget(
                             live.begin());
   };
   // Fits as it is (applying the library again changes nothing).
-  if (live[peak_step()] <= options.budget_bytes) return chosen;
+  const int64_t ordered_peak = live[peak_step()];
+  if (ordered_peak <= options.budget_bytes) return chosen;
   // A planned swap aims below the budget by the headroom: TensorFlow with
   // Grappler on measured the CIFAR ResNet's plan at half its peak 4% above
   // the estimate.
@@ -106,7 +107,14 @@ absl::StatusOr<std::vector<Endpoint>> WithinBudget(
           absl::StrCat("an accelerator peak of ", options.budget_bytes,
                        " bytes cannot be reached by swapping: ", device->device,
                        " peaks at ", device->peak_bytes,
-                       " bytes, and at best at about ", live[peak], " bytes"));
+                       " bytes as graft mem schedules it, at about ",
+                       ordered_peak,
+                       " in the gradient order the library applies, and at "
+                       "about ",
+                       live[peak], " with every swap that helps (",
+                       candidates.size(), " forward tensor(s) of at least ",
+                       options.threshold_bytes, " bytes waiting at least ",
+                       options.min_distance, " steps for the backward pass)"));
     }
     used[best] = true;
     const Window& w = windows[best];

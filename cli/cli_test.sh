@@ -388,7 +388,7 @@ check "cost overlaps the copies" grep -qE "[0-9]+ copies between devices, [0-9.]
 expect "mem with a default device" 0 "" -- "$GRAFT" mem "$TMP/swap.pbtxt" --device-default /device:GPU:0
 check "the host's peak" grep -q "device /device:CPU:0: peak" "$TMP/out"
 check "and the accelerator's" grep -q "device /device:GPU:0: peak" "$TMP/out"
-expect "an unreachable swap budget" 1 "an accelerator peak of 200 bytes cannot be reached by swapping: /device:GPU:0 peaks at 386 bytes, and at best at about [0-9]+ bytes" -- "$GRAFT" apply -r rules/tf/swap.graft "$CK" -o "$TMP/swap_never.pbtxt" --device-default /device:GPU:0 --param threshold=1 --param min_distance=5 --param budget_bytes=200
+expect "an unreachable swap budget" 1 "an accelerator peak of 200 bytes cannot be reached by swapping: /device:GPU:0 peaks at 386 bytes as graft mem schedules it, at about [0-9]+ in the gradient order the library applies, and at about [0-9]+ with every swap that helps" -- "$GRAFT" apply -r rules/tf/swap.graft "$CK" -o "$TMP/swap_never.pbtxt" --device-default /device:GPU:0 --param threshold=1 --param min_distance=5 --param budget_bytes=200
 check "nothing written for an unreachable swap budget" test ! -e "$TMP/swap_never.pbtxt"
 expect "a swap budget within reach" 0 "" -- "$GRAFT" apply -q -r rules/tf/swap.graft "$CK" -o "$TMP/swap_300.pbtxt" --device-default /device:GPU:0 --param threshold=1 --param min_distance=5 --param budget_bytes=300
 expect "mem of its result" 0 "" -- "$GRAFT" mem --json --threads 1 "$TMP/swap_300.pbtxt" --device-default /device:GPU:0
