@@ -111,6 +111,44 @@ TEST(ShapesTest, MatMulBroadcastReductionsAndShapeArithmetic) {
   EXPECT_EQ(s.Unknown(g).size(), 2u);
 }
 
+// tf.nn.dropout's RandomUniform and a Keras initializer's stateless random
+// values take their shape from their first input; tf.gradients' Pad
+// gradient slices by a known size from a begin computed at run time.
+TEST(ShapesTest, RandomOpsAndSlicesOfAComputedBegin) {
+  Graph g = GraphFromText(
+      IntConstNode("shape", {2, 3}) + IntConstNode("seed", {1, 2}) +
+      "node { name: \"uniform\" op: \"RandomUniform\" input: \"shape\" "
+      "attr { key: \"T\" value { type: DT_INT32 } } attr { key: \"dtype\" "
+      "value { type: DT_FLOAT } } }\n"
+      "node { name: \"kc\" op: \"StatelessRandomGetKeyCounter\" input: "
+      "\"seed\" attr { key: \"Tseed\" value { type: DT_INT32 } } }\n" +
+      IntConstNode("alg", {1}) +
+      "node { name: \"normal\" op: \"StatelessRandomNormalV2\" input: "
+      "\"shape\" input: \"kc\" input: \"kc:1\" input: \"alg\" attr { "
+      "key: \"Tshape\" value { type: DT_INT32 } } attr { key: \"dtype\" "
+      "value { type: DT_FLOAT } } }\n" +
+      PlaceholderNode("x", {4, 6}) +
+      "node { name: \"begin\" op: \"Placeholder\" attr { key: \"dtype\" "
+      "value { type: DT_INT32 } } attr { key: \"shape\" value { shape { dim "
+      "{ size: 2 } } } } }\n" +
+      IntConstNode("size", {2, 3}) + IntConstNode("rest", {2, -1}) +
+      "node { name: \"slice\" op: \"Slice\" input: \"x\" input: \"begin\" "
+      "input: \"size\" attr { key: \"T\" value { type: DT_FLOAT } } attr { "
+      "key: \"Index\" value { type: DT_INT32 } } }\n"
+      "node { name: \"slice_rest\" op: \"Slice\" input: \"x\" input: "
+      "\"begin\" input: \"rest\" attr { key: \"T\" value { type: DT_FLOAT "
+      "} } attr { key: \"Index\" value { type: DT_INT32 } } }\n");
+  ShapeMap s = InferShapes(g);
+  EXPECT_EQ(Shape(g, s, "uniform"), "[2, 3]");
+  EXPECT_EQ(s.at({Id(g, "uniform"), 0}).bytes(), 2 * 3 * 4);
+  EXPECT_EQ(Shape(g, s, "kc", 0), "[1]");
+  EXPECT_EQ(Shape(g, s, "kc", 1), "[2]");
+  EXPECT_EQ(Shape(g, s, "normal"), "[2, 3]");
+  EXPECT_EQ(Shape(g, s, "slice"), "[2, 3]");
+  // A size of -1 needs the begin: left unknown, never guessed.
+  EXPECT_EQ(Shape(g, s, "slice_rest"), "[2, ?]");
+}
+
 TEST(ShapesTest, BatchNormGradientsAndOutputShapesAttrs) {
   Graph g = GraphFromText(
       PlaceholderNode("x", {4, 8, 8, 16}) + PlaceholderNode("c", {16}) +
@@ -583,6 +621,25 @@ TEST(RegionsTest, ForwardAndBackwardByReachability) {
                 .message()
                 .find("--loss"),
             std::string::npos);
+}
+
+// Keras initializes a batch norm's scale with a Fill of ones that only the
+// variable's assignment reads: an initial value, not a second seed.
+TEST(RegionsTest, AVariablesInitialOnesAreNoSeed) {
+  Graph g = GraphFromText(
+      Chain(2, 2, 2) + IntConstNode("gamma/shape", {4}) +
+      "node { name: \"gamma/ones\" op: \"Fill\" input: \"gamma/shape\" "
+      "input: \"one\" attr { key: \"T\" value { type: DT_FLOAT } } }\n"
+      "node { name: \"gamma\" op: \"VarHandleOp\" attr { key: \"dtype\" "
+      "value { type: DT_FLOAT } } attr { key: \"shape\" value { shape { dim "
+      "{ size: 4 } } } } }\n"
+      "node { name: \"gamma/Assign\" op: \"AssignVariableOp\" input: "
+      "\"gamma\" input: \"gamma/ones\" attr { key: \"dtype\" value { "
+      "type: DT_FLOAT } } }\n");
+  absl::StatusOr<Regions> r = FindRegions(g, InferShapes(g));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(g.node(r->seed).name(), "seed");
+  EXPECT_EQ(g.node(r->loss).name(), "loss");
 }
 
 // A tf.function's GradientTape step: the seed is a Const of ones only the

@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "engine/status_marks.h"
 #include "engine/surgery.h"
 
 namespace graft::analysis {
@@ -53,6 +54,20 @@ bool IsOne(const Node& value) {
          value.value_content() == absl::string_view("\0\0\x80\x3f", 4);
 }
 
+// A variable's initial value, read by assignments only: Keras initializes
+// its batch norms' scales with Fills of ones, which are no gradient seed.
+bool OnlyAssigned(const Graph& g, const Node& n) {
+  bool read = false;
+  for (int p = 0; p < n.num_used_ports(); ++p) {
+    for (InputSlot s : n.consumers(p)) {
+      const std::string& op = g.node(s.node).op();
+      if (op != "Assign" && op != "AssignVariableOp") return false;
+      read = true;
+    }
+  }
+  return read;
+}
+
 // A GradientTape's seed (tf.function graphs): a Const of ones whose value
 // only ops of the tape's gradient (`gradient_tape/...`) read.
 bool IsTapeSeed(const Node& n, const Graph& g) {
@@ -77,12 +92,14 @@ absl::StatusOr<Regions> FindRegions(const Graph& graph, const ShapeMap& shapes,
   if (!loss.empty()) {
     r.loss = graph.FindId(loss);
     if (r.loss == kNoNode)
-      return absl::NotFoundError(absl::StrCat("no loss node `", loss, "`"));
+      return NotApplicable(
+          absl::NotFoundError(absl::StrCat("no loss node `", loss, "`")));
   }
   if (!seed.empty()) {
     r.seed = graph.FindId(seed);
     if (r.seed == kNoNode)
-      return absl::NotFoundError(absl::StrCat("no seed node `", seed, "`"));
+      return NotApplicable(
+          absl::NotFoundError(absl::StrCat("no seed node `", seed, "`")));
   } else {
     // tf.gradients seeds with a Fill of ones; OnesLike(loss) only counts
     // when there is no such Fill.
@@ -90,7 +107,7 @@ absl::StatusOr<Regions> FindRegions(const Graph& graph, const ShapeMap& shapes,
     for (NodeId id : graph.NodesWithOp("Fill")) {
       const Node& n = graph.node(id);
       NodeId l = LossOfSeed(graph, n);
-      if (IsSeedFill(graph, n) &&
+      if (IsSeedFill(graph, n) && !OnlyAssigned(graph, n) &&
           (r.loss == kNoNode || l == kNoNode || l == r.loss)) {
         candidates.push_back(id);
       }
@@ -107,12 +124,15 @@ absl::StatusOr<Regions> FindRegions(const Graph& graph, const ShapeMap& shapes,
       }
     }
     if (candidates.size() != 1) {
-      return absl::NotFoundError(absl::StrCat(
+      // No gradient at all: the training analyses do not apply (a body of
+      // the step's `tf.cond`s); several: the graph must say which.
+      absl::Status none_or_many = absl::NotFoundError(absl::StrCat(
           candidates.empty()
               ? "found no gradient seed (a Fill of ones, OnesLike(loss), or "
                 "a GradientTape's constant of ones)"
               : absl::StrCat("found ", candidates.size(), " gradient seeds"),
           "; name the loss with --loss and the seed with --seed"));
+      return candidates.empty() ? NotApplicable(none_or_many) : none_or_many;
     }
     r.seed = candidates[0];
   }

@@ -35,7 +35,8 @@ struct Regions {
 
 // `loss` and `seed` are node names; empty: found from the graph. The seed
 // is the Fill of ones that tf.gradients makes (its shape from Shape(loss)
-// or a constant), else OnesLike(loss); the loss is Shape's input, or else
+// or a constant; not a variable's initial value, which only assignments
+// read), else OnesLike(loss); the loss is Shape's input, or else
 // the one float tensor of the seed's shape that nothing reads, depends on a
 // Placeholder and is not downstream of the seed. Fails, saying what to
 // pass, when they cannot be found.

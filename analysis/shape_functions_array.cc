@@ -330,7 +330,8 @@ void InferShape(const ShapeInputs& in, const Node& n,
   }
 }
 
-// Fill
+// Fill, Empty, and the random ops whose first input is the output's shape
+// (RandomUniform, StatelessRandomNormalV2, ...)
 void InferFill(const ShapeInputs& in, const Node& n,
                std::vector<TensorInfo>& out) {
   out[0] = in.Value(n, 0)
@@ -338,6 +339,19 @@ void InferFill(const ShapeInputs& in, const Node& n,
                : (in.In(n, 0).fully_known() && in.In(n, 0).dims.size() == 1
                       ? OfRank(in.In(n, 0).dims[0])
                       : UnknownRank());
+}
+
+// StatelessRandomGetKeyCounter[Alg], StatelessRandomGetAlg: a Philox key
+// and counter (RNG_KEY_SIZE 1, RNG_MAX_COUNTER_SIZE 2) and the algorithm
+void InferRngKeyCounter(const ShapeInputs&, const Node& n,
+                        std::vector<TensorInfo>& out) {
+  if (n.op() == "StatelessRandomGetAlg") {
+    out[0] = Shaped({});
+    return;
+  }
+  out[0] = Shaped({1});
+  if (out.size() > 1) out[1] = Shaped({2});
+  if (out.size() > 2) out[2] = Shaped({});
 }
 
 // Pack
@@ -366,23 +380,27 @@ void InferPack(const ShapeInputs& in, const Node& n,
 void InferSlice(const ShapeInputs& in, const Node& n,
                 std::vector<TensorInfo>& out) {
   const TensorInfo& x = in.In(n, 0);
-  const auto &begin = in.Value(n, 1), &size = in.Value(n, 2);
+  std::optional<Dims> begin = in.Value(n, 1);
+  const auto& size = in.Value(n, 2);
   if (!x.known_rank) return;
-  if (!begin || !size || size->size() != x.dims.size() ||
-      begin->size() != x.dims.size()) {
+  if (begin && begin->size() != x.dims.size()) begin.reset();
+  if (!size || size->size() != x.dims.size()) {
     out[0] = OfRank(x.dims.size());
     return;
   }
+  // A size of -1 takes the rest of the dimension from `begin`; the others
+  // need no begin (tf.gradients' Pad gradient slices from a computed one).
   Dims d(x.dims.size());
   for (size_t i = 0; i < d.size(); ++i) {
     d[i] = (*size)[i] >= 0 ? (*size)[i]
-           : x.dims[i] >= 0 && (*begin)[i] >= 0 && (*begin)[i] <= x.dims[i]
+           : begin && x.dims[i] >= 0 && (*begin)[i] >= 0 &&
+                   (*begin)[i] <= x.dims[i]
                ? x.dims[i] - (*begin)[i]
                : -1;
   }
   out[0] = Shaped(d);
   int64_t known = x.value ? static_cast<int64_t>(x.value->size()) : 0;
-  if (x.value && d.size() == 1 && d[0] >= 0 && (*begin)[0] >= 0 &&
+  if (begin && x.value && d.size() == 1 && d[0] >= 0 && (*begin)[0] >= 0 &&
       (*begin)[0] <= known && d[0] <= known - (*begin)[0]) {
     out[0].value = Dims(x.value->begin() + (*begin)[0],
                         x.value->begin() + (*begin)[0] + d[0]);
@@ -601,6 +619,24 @@ const struct {
     {"Shape", InferShape},
     {"ShapeN", InferShape},
     {"Fill", InferFill},
+    {"Empty", InferFill},
+    {"RandomUniform", InferFill},
+    {"RandomUniformInt", InferFill},
+    {"RandomStandardNormal", InferFill},
+    {"TruncatedNormal", InferFill},
+    {"StatelessRandomUniform", InferFill},
+    {"StatelessRandomNormal", InferFill},
+    {"StatelessTruncatedNormal", InferFill},
+    {"StatelessRandomUniformInt", InferFill},
+    {"StatelessRandomUniformFullInt", InferFill},
+    {"StatelessRandomUniformV2", InferFill},
+    {"StatelessRandomNormalV2", InferFill},
+    {"StatelessTruncatedNormalV2", InferFill},
+    {"StatelessRandomUniformIntV2", InferFill},
+    {"StatelessRandomUniformFullIntV2", InferFill},
+    {"StatelessRandomGetKeyCounter", InferRngKeyCounter},
+    {"StatelessRandomGetKeyCounterAlg", InferRngKeyCounter},
+    {"StatelessRandomGetAlg", InferRngKeyCounter},
     {"Pack", InferPack},
     {"Slice", InferSlice},
     {"ExpandDims", InferExpandDims},

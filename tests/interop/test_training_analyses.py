@@ -141,16 +141,24 @@ def _feed(graph, rng):
     return feed
 
 
-@pytest.mark.parametrize("name", list(training_graphs.SHAPE_MODELS))
+SHAPE_CHECKED = dict(
+    training_graphs.SHAPE_MODELS,
+    dropout_chain=training_graphs.dropout_chain,
+    keras_resnet50=lambda: training_graphs.keras_resnet50(batch=2, size=64, classes=10))
+
+
+@pytest.mark.parametrize("name", list(SHAPE_CHECKED))
 def test_training_graph_shapes(tmp_path, name):
     """What tf.gradients emits for dense chains, U-Nets (conv2d_transpose,
     concatenation: ConcatOffset, Slice), ResNet-18 (fused batch norms in
-    training mode, every output) and a transformer block (BatchMatMulV2,
+    training mode, every output), a transformer block (BatchMatMulV2,
     transposes by computed permutations, softmax and sigmoid cross-entropy:
-    Select, Exp, Log1p, StridedSlice of shapes): every shape TensorFlow's
-    shape functions know, graft knows the same; a shape graft knows beyond
-    them is the one the tensor has when the step runs."""
-    graph = training_graphs.SHAPE_MODELS[name]()
+    Select, Exp, Log1p, StridedSlice of shapes), dropout (RandomUniform of
+    a shape) and Keras's ResNet50 (stateless random initializers, the Pad
+    gradient's Slice from a computed begin): every shape TensorFlow's shape
+    functions know, graft knows the same; a shape graft knows beyond them
+    is the one the tensor has when the step runs."""
+    graph = SHAPE_CHECKED[name]()
     mem = graft_mem(graph.as_graph_def(), tmp_path, "--outputs", "train,loss")
     want = tf_shapes(graph)
     got = mem["tensors"]

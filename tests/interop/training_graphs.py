@@ -38,14 +38,17 @@ def _batch_norm(x, name):
     return y
 
 
-def _train(loss, learning_rate=0.01):
-    """tf.gradients and SGD updates; the gradients are also `grad_<i>`, and
-    `init` initializes the variables (for running an exported graph)."""
-    variables = tf1.trainable_variables()
+def _train(loss, learning_rate=0.01, variables=None, initialized=None):
+    """tf.gradients and SGD updates of `variables` (the trainable ones unless
+    given); the gradients are also `grad_<i>`, and `init` initializes
+    `initialized` (every variable unless given), for running an exported
+    graph."""
+    variables = tf1.trainable_variables() if variables is None else variables
     grads = tf.gradients(loss, variables)
     grads = [tf.identity(g, name="grad_%d" % i) for i, g in enumerate(grads)]
     updates = [tf1.assign_sub(v, learning_rate * g) for v, g in zip(variables, grads)]
-    tf1.variables_initializer(tf1.global_variables(), name="init")
+    tf1.variables_initializer(tf1.global_variables() if initialized is None else initialized,
+                              name="init")
     return tf.group(*updates, name="train")
 
 
@@ -264,6 +267,34 @@ def transformer_block(batch=2, seq=16, dim=32, heads=4, classes=10, blocks=1):
             tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits), name="loss")
         _train(loss)
     return graph
+
+
+def keras_resnet50(batch=32, size=224, classes=1000):
+    """tf-keras's ResNet50 (`weights=None`) as Keras writes it, called with
+    `training=True` (its batch norms use the batch's statistics, with no
+    learning-phase branches), softmax cross-entropy `loss`; its
+    initializers hold Fills of ones besides the gradient seed."""
+    import tf_keras
+    graph = tf.Graph()
+    with graph.as_default():
+        tf1.set_random_seed(0)
+        x = tf1.placeholder(tf.float32, [batch, size, size, 3], name="x")
+        labels = tf1.placeholder(tf.float32, [batch, classes], name="labels")
+        model = tf_keras.applications.ResNet50(
+            weights=None, input_shape=(size, size, 3), classes=classes,
+            classifier_activation=None)
+        logits = model(x, training=True)
+        loss = tf.reduce_mean(
+            tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits), name="loss")
+        _train(loss, variables=model.trainable_variables, initialized=model.variables)
+    # Without the functional model's own forward pass on its input
+    # placeholder, which the step never runs.
+    graph_def = graph.as_graph_def()
+    keep = ["train", "loss", "init"] + [n.name for n in graph_def.node if n.name.startswith("grad_")]
+    pruned = tf.Graph()
+    with pruned.as_default():
+        tf1.import_graph_def(tf1.graph_util.extract_sub_graph(graph_def, keep), name="")
+    return pruned
 
 
 MODELS = {"mlp_train": mlp, "convnet_train": convnet}
