@@ -6,6 +6,8 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -249,11 +251,36 @@ void PrintApplySummary(const report::ApplyReport& total) {
       std::cerr << ", " << r.guard_errors() << " guard error(s)";
     std::cerr << "\n";
   }
+  // Bodies skipped for one reason (a batch norm's `tf.cond` bodies in a
+  // training step: dozens) are said once, with the first few names.
+  std::map<std::string, std::vector<std::string>> skipped;
+  std::vector<std::string> reasons;  // as first met
+  const char* noun = "function";
   for (const auto& f : total.functions()) {
+    if (f.skipped().empty()) continue;
+    if (f.subgraph()) noun = "subgraph";
+    std::vector<std::string>& names = skipped[f.skipped()];
+    if (names.empty()) reasons.push_back(f.skipped());
+    names.push_back(f.name());
+  }
+  for (const std::string& reason : reasons) {
+    const std::vector<std::string>& names = skipped[reason];
+    constexpr size_t kNamed = 3;
+    if (names.size() == 1) {
+      std::cerr << "  " << noun << " " << names[0];
+    } else {
+      std::cerr << "  " << names.size() << " " << noun << "s ("
+                << absl::StrJoin(names.begin(),
+                                 names.begin() + std::min(names.size(), kNamed), ", ");
+      if (names.size() > kNamed) std::cerr << " and " << names.size() - kNamed << " more";
+      std::cerr << ")";
+    }
+    std::cerr << ": not rewritten: " << reason << "\n";
+  }
+  for (const auto& f : total.functions()) {
+    if (!f.skipped().empty()) continue;
     const char* kind = f.subgraph() ? "  subgraph " : "  function ";
-    if (!f.skipped().empty()) {
-      std::cerr << kind << f.name() << ": not rewritten: " << f.skipped() << "\n";
-    } else if (f.rewrites() > 0) {
+    if (f.rewrites() > 0) {
       std::cerr << kind << f.name() << ": " << f.rewrites()
                 << " rewrite(s); nodes " << f.nodes_before() << " -> "
                 << f.nodes_after();

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/status_marks.h"
 
 namespace graft::dsl {
 namespace {
@@ -78,8 +79,10 @@ absl::StatusOr<std::shared_ptr<const PlanValues>> SetChecks::ComputePlans(
   for (const PlanDef& plan : plans) {
     absl::StatusOr<Value> v = evaluator.Eval(graph, bindings, *plan.expr);
     if (!v.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          plan.where, ": plan `", plan.name, "`: ", v.status().message()));
+      return WithMarksOf(
+          absl::FailedPreconditionError(absl::StrCat(
+              plan.where, ": plan `", plan.name, "`: ", v.status().message())),
+          v.status());
     }
     if (iterated.count(plan.name) > 0) {
       if (v->type != ValueType::kList) {

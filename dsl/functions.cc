@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "engine/dialect.h"
 #include "engine/driver.h"
+#include "engine/status_marks.h"
 
 namespace graft::dsl {
 namespace {
@@ -57,8 +58,10 @@ absl::StatusOr<int> RunSteps(Graph& body, const std::string& label,
   for (const StepRules& step : steps) {
     absl::StatusOr<report::ApplyReport> run = ApplyRules(body, step.rules->rules(), apply);
     if (!run.ok())
-      return absl::FailedPreconditionError(absl::StrCat(
-          label, ": ", step.name, " failed: ", run.status().message()));
+      return WithMarksOf(absl::FailedPreconditionError(absl::StrCat(
+                             label, ": ", step.name,
+                             " failed: ", run.status().message())),
+                         run.status());
     AddRuleStats(*run, report);
     rewrites += run->rewrites();
     if (!run->converged()) {

@@ -17,6 +17,7 @@
 #include "engine/file_writer.h"
 #include "engine/files.h"
 #include "engine/op_registry.h"
+#include "engine/status_marks.h"
 #include "engine/validate.h"
 
 namespace graft {
@@ -199,6 +200,11 @@ class OnnxDialect : public ModelDialect {
       }
       out->set_nodes_before(sub->num_nodes());
       absl::StatusOr<int> rewrites = run.run(*sub, absl::StrCat("subgraph `", label, "`"), {});
+      if (!rewrites.ok() && all && IsNotApplicable(rewrites.status())) {
+        out->set_skipped(absl::StrCat("the rules do not apply: ",
+                                      NotApplicableReason(rewrites.status())));
+        continue;  // the rules do not apply to it: left as it is, and said
+      }
       if (!rewrites.ok()) return rewrites.status();
       const int inner_before = report->functions_size();
       absl::Status inner = RewriteIn(*sub, label + "/", nested, report);

@@ -21,6 +21,7 @@
 #include "engine/file_writer.h"
 #include "engine/files.h"
 #include "engine/op_registry.h"
+#include "engine/status_marks.h"
 #include "engine/suggest.h"
 #include "engine/validate.h"
 
@@ -304,6 +305,14 @@ absl::Status TensorflowDialect::RewriteBodies(Graph& graph, const BodyRun& run,
     std::vector<std::string> keep;
     for (const auto& [ret, node] : function.control_ret()) keep.push_back(node);
     absl::StatusOr<int> rewrites = run.run(*body, absl::StrCat("function `", name, "`"), keep);
+    if (!rewrites.ok() && all && IsNotApplicable(rewrites.status())) {
+      // A training plan in a body with no gradient (a batch norm's moving
+      // average update under `tf.cond`): left as it is, and said.
+      out->set_skipped(absl::StrCat("the rules do not apply: ",
+                                    NotApplicableReason(rewrites.status())));
+      out->set_nodes_after(function.node_def_size());
+      continue;
+    }
     if (!rewrites.ok()) return rewrites.status();
     absl::StatusOr<int> restored = VariableReads::Restore(*body);
     if (!restored.ok()) return restored.status();

@@ -253,6 +253,48 @@ def test_budget_strategy(tmp_path, name, fraction, headroom):
     assert_gradients_close(gradients(original, feed), gradients(rewritten, feed))
 
 
+def test_keras_resnet50_training_step(tmp_path):
+    """tf-keras's ResNet50 training step as Keras and tf.gradients write
+    it (batch 2, 64x64): graft finds its loss and gradient seed among the
+    initializers' Fills of ones by itself; the checkpoint library's memory
+    and budget strategies and the swap library's budget each bring graft
+    mem's peak under what they aim at, leave the batch norms' `tf.cond`
+    bodies (no gradient in them) as they are, saying so once, and every
+    gradient is the original's."""
+    original = training_graphs.keras_resnet50(batch=2, size=64, classes=10).as_graph_def()
+    assert len(original.library.function) > 100  # the moving averages' conds
+    before = graft_peak(original, tmp_path, "before")
+    budget = int(0.8 * before)
+    feed = feeds(original)
+    want = gradients(original, feed)
+    gpu = "/device:GPU:0"
+    accelerator = lambda g, name: {  # noqa: E731
+        d["device"]: d["peak_bytes"]
+        for d in graft_json("mem", g, tmp_path, name, "--threads", "1",
+                            "--device-default", gpu)["devices"]}[gpu]
+    swap_budget = int(0.8 * accelerator(original, "before_gpu"))
+    runs = {
+        "checkpoint memory": (RULES, ["strategy=memory"], (), graft_peak, 0.75 * before),
+        "checkpoint budget": (RULES, ["strategy=budget", "budget_bytes=%d" % budget], (),
+                              graft_peak, budget),
+        # (at this size no activation is 1 MiB, the swap's default threshold)
+        "swap budget": (repo_path("rules", "tf", "swap.graft"),
+                        ["budget_bytes=%d" % swap_budget, "threshold=65536"],
+                        ("--device-default", gpu), lambda g, t, n: accelerator(g, n), swap_budget),
+    }
+    for what, (rules, params, extra, peak, aim) in runs.items():
+        rewritten, log = apply_rules(original, tmp_path, rules, params, extra)
+        start, after = peak(original, tmp_path, "start"), peak(rewritten, tmp_path, "after")
+        print("%s: %.1f -> %.1f MiB (aim %.1f)" % (what, start / 2**20, after / 2**20, aim / 2**20))
+        assert after <= aim, (what, after, aim, log)
+        skipped = [line for line in log.splitlines() if "not rewritten" in line]
+        assert len(skipped) == 1 and "functions (" in skipped[0] and "no gradient seed" in skipped[0], log
+        assert ({f.signature.name: f for f in rewritten.library.function}
+                == {f.signature.name: f for f in original.library.function}), what
+        config = tf1.ConfigProto(allow_soft_placement=True)
+        assert_gradients_close(want, gradients(rewritten, feed, config))
+
+
 @measures_every_setting
 @pytest.mark.parametrize("fraction", [0.75, 0.6])
 def test_budget_met_as_tensorflow_measures_it(tmp_path, fraction):
