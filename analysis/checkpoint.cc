@@ -55,7 +55,12 @@ std::vector<bool> Varying(const TrainingGraph& g) {
   std::vector<bool> varying(g.graph.id_limit(), false);
   std::vector<NodeId> todo;
   g.graph.ForEachNode([&](const Node& n) {
-    if (n.op() == "Placeholder") {
+    // A tf.function's variables come in as resource placeholders: like a
+    // VarHandleOp, not an input (Keras 3's dropout masks, drawn from its
+    // seed generator's variable, would otherwise look like activations).
+    const tf::AttrValue* dtype = n.attr("dtype");
+    if (n.op() == "Placeholder" &&
+        !(dtype != nullptr && dtype->type() == tf::DT_RESOURCE)) {
       varying[n.id()] = true;
       todo.push_back(n.id());
     }

@@ -1,10 +1,12 @@
 """Gradient checkpointing of a real Keras training step, end to end.
 
-  .venv/bin/python examples/checkpoint_train_step.py [GRAFT] [WORK_DIR]
+  .venv/bin/python examples/checkpoint_train_step.py [GRAFT] [WORK_DIR] [--keras3]
 
-1. Export: a tf-keras conv net with batch norms and Adam; its `tf.function`
-   train step (GradientTape, the optimizer's apply ops, resource variables)
-   is traced and its graph written with shapes (`add_shapes=True`).
+1. Export: a tf-keras conv net with batch norms and Adam (with `--keras3`,
+   Keras 3's, and dropout after every block: stateless masks drawn from a
+   seed generator's variable); its `tf.function` train step (GradientTape,
+   the optimizer's apply ops, resource variables) is traced and its graph
+   written with shapes (`add_shapes=True`).
 2. Rewrite: `graft apply --pipeline rules/pipelines/training-memory.yaml`
    (graft finds the loss and the tape's gradient seed, a constant `ones`,
    by itself).
@@ -22,14 +24,17 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-import tf_keras as keras  # noqa: E402
 
 tf1 = tf.compat.v1
 HERE = os.path.dirname(os.path.abspath(__file__))
 BATCH = 16
 
 
-def build():
+def build(keras3=False):
+    if keras3:
+        import keras
+    else:
+        import tf_keras as keras
     keras.utils.set_random_seed(0)
     # Eight conv blocks at full resolution: their activations (1 MiB each at
     # batch 16), not the weights, are what a training step keeps alive.
@@ -37,6 +42,8 @@ def build():
     for _ in range(8):
         layers += [keras.layers.Conv2D(16, 3, padding="same", use_bias=False),
                    keras.layers.BatchNormalization(), keras.layers.ReLU()]
+        if keras3:
+            layers.append(keras.layers.Dropout(0.1))
     model = keras.Sequential(layers + [keras.layers.GlobalAveragePooling2D(),
                                        keras.layers.Dense(10)])
     optimizer = keras.optimizers.Adam(1e-2)
@@ -102,9 +109,9 @@ def train(step, variables, start, batches):
     return [v.numpy() for v in variables]
 
 
-def main(graft, work):
+def main(graft, work, keras3=False):
     os.makedirs(work, exist_ok=True)
-    step, owners = build()
+    step, owners = build(keras3)
     # The captured variables, in the order of the step's inputs.
     by_handle = {id(v.handle): v for v in step.variables}
     variables = [by_handle[id(t)] for t in step.captured_inputs]
@@ -135,6 +142,7 @@ def main(graft, work):
 
 
 if __name__ == "__main__":
-    graft = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "bazel-bin", "cli", "graft")
-    work = sys.argv[2] if len(sys.argv) > 2 else "/tmp/graft_train_step"
-    sys.exit(main(graft, work))
+    args = [a for a in sys.argv[1:] if a != "--keras3"]
+    graft = args[0] if len(args) > 0 else os.path.join(HERE, "..", "bazel-bin", "cli", "graft")
+    work = args[1] if len(args) > 1 else "/tmp/graft_train_step"
+    sys.exit(main(graft, work, keras3="--keras3" in sys.argv[1:]))

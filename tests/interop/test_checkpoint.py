@@ -334,17 +334,21 @@ def test_scaled_gradient_stays_in_the_backward_through_grappler(tmp_path):
     assert_gradients_close(gradients(original, feed), gradients(early, feed))
 
 
-def test_keras_train_step(tmp_path, capsys):
-    """examples/checkpoint_train_step.py: a tf-keras conv net with batch
-    norms and Adam, its tf.function train step exported, checkpointed and
-    trained with for three steps: the variables equal the original graph's
-    (within 1e-6 relative)."""
+@pytest.mark.parametrize("keras3", [False, True], ids=["tf_keras", "keras3"])
+def test_keras_train_step(tmp_path, capsys, keras3):
+    """examples/checkpoint_train_step.py: a tf-keras (or Keras 3, with
+    dropout after every block) conv net with batch norms and Adam, its
+    tf.function train step exported, checkpointed and trained with for
+    three steps: the variables equal the original graph's (within 1e-6
+    relative). (Keras 3's dropout masks come from a seed generator's
+    variable, a resource placeholder of the step: the planner once took
+    them for activations, found no bottleneck, and saved 1%.)"""
     import importlib.util
     spec = importlib.util.spec_from_file_location(
         "checkpoint_train_step", repo_path("examples", "checkpoint_train_step.py"))
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
-    assert example.main(graft_binary(), str(tmp_path)) == 0
+    assert example.main(graft_binary(), str(tmp_path), keras3) == 0
     captured = capsys.readouterr()
     result = json.loads(captured.out.strip().splitlines()[-1])
     # A real saving: graft found the loss and the tape's seed by itself, and
