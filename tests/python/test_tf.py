@@ -80,12 +80,14 @@ def test_frozen_model_saved_as_a_saved_model(tmp_path):
 BATCH = 8
 
 
-def conv_net():
+def conv_net(keras=keras, dropout=False):
     keras.utils.set_random_seed(0)
     layers = [keras.Input((16, 16, 3))]
     for _ in range(6):
         layers += [keras.layers.Conv2D(8, 3, padding="same", use_bias=False),
                    keras.layers.BatchNormalization(), keras.layers.ReLU()]
+        if dropout:
+            layers.append(keras.layers.Dropout(0.2))
     model = keras.Sequential(layers + [keras.layers.GlobalAveragePooling2D(),
                                        keras.layers.Dense(10)])
     optimizer = keras.optimizers.Adam(1e-2)
@@ -102,14 +104,21 @@ def conv_net():
     return model, optimizer, train_step
 
 
-def test_rewrite_train_step_trains_to_the_same_bits():
-    model, optimizer, train_step = conv_net()
+@pytest.mark.parametrize("keras3", [False, True], ids=["tf_keras", "keras3_dropout"])
+def test_rewrite_train_step_trains_to_the_same_bits(keras3):
+    """tf-keras's step, and Keras 3's with dropout (masks drawn from a seed
+    generator's variable: recomputed, they must be the same masks)."""
+    if keras3:
+        keras3_module = pytest.importorskip("keras")
+        model, optimizer, train_step = conv_net(keras3_module, dropout=True)
+    else:
+        model, optimizer, train_step = conv_net()
     rng = np.random.default_rng(0)
     batches = [(tf.constant(rng.random((BATCH, 16, 16, 3)), tf.float32),
                 tf.constant(rng.integers(0, 10, BATCH), tf.int32)) for _ in range(3)]
     step = graft.tf.rewrite_train_step(train_step, batches[0])
     assert step.report["rewrites"] > 0
-    variables = model.variables + optimizer.variables()
+    variables = model.variables + (optimizer.variables if keras3 else optimizer.variables())
     start = [v.numpy() for v in variables]
 
     def train(fn):
