@@ -259,6 +259,27 @@ TEST(MemoryTest, OnlyWhatTheFetchesNeedRuns) {
     EXPECT_NE(g.node(t.node).name().substr(0, 4), "dead");
 }
 
+// IdentityN (Keras 3's optimizers pass every gradient through one) hands
+// each input on as its output: no buffer of its own.
+TEST(MemoryTest, IdentityNSharesEachInputsBuffer) {
+  Graph g = GraphFromText(
+      PlaceholderNode("x", {256}) +  // 1 KiB each
+      OpNode("a", "Relu", {"x"}) + OpNode("b", "Neg", {"x"}) +
+      "node { name: \"n\" op: \"IdentityN\" input: \"a\" input: \"b\" "
+      "attr { key: \"T\" value { list { type: DT_FLOAT type: DT_FLOAT } } } "
+      "}\n" +
+      OpNode("c", "AddV2", {"n", "n:1"}) + OpNode("d", "Neg", {"c"}));
+  ShapeMap shapes = InferShapes(g);
+  MemoryOptions one;
+  one.threads = 1;
+  one.outputs = {"d"};
+  absl::StatusOr<MemoryReport> m = SimulateMemory(g, shapes, one);
+  ASSERT_TRUE(m.ok()) << m.status();
+  // x, a and b at once; counting n's outputs as buffers of their own
+  // would put a, b and both outputs at once when n runs: four.
+  EXPECT_EQ(m->devices[0].peak_bytes, 3 * 1024);
+}
+
 // TensorFlow's elementwise kernels, BiasAdd and AddN write their output
 // into an input they are the last reader of (forward_input_or_allocate_
 // output): not into a fed input, one they read twice, or a fetched one.

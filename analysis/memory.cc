@@ -20,6 +20,14 @@ bool SharesInputBuffer(const std::string& op) {
   return kAliases.count(op) != 0;
 }
 
+// The input whose buffer output `port` of `n` is, or -1: input 0 for the
+// ops above; input i for IdentityN's output i (Keras 3's optimizers pass
+// every gradient through one, which copies none).
+int SharedInput(const Node& n, int port) {
+  if (n.op() == "IdentityN") return port < n.num_inputs() ? port : -1;
+  return port == 0 && n.num_inputs() > 0 && SharesInputBuffer(n.op()) ? 0 : -1;
+}
+
 // The inputs whose buffer TensorFlow's kernel of `n` may write its first
 // output into, in the order it tries them: unary elementwise ops, BiasAdd
 // and Softmax their first; binary elementwise ops and the activations'
@@ -330,9 +338,8 @@ absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,
       life.free = last;
       life.persistent = IsPersistent(n.op());
       int buffer = -1;
-      if (runs[id] && p == 0 && SharesInputBuffer(n.op()) &&
-          n.num_inputs() > 0) {
-        auto it = buffer_of.find(n.input(0));
+      if (const int shared = SharedInput(n, p); runs[id] && shared >= 0) {
+        auto it = buffer_of.find(n.input(shared));
         // Shared on one device; across devices, a copy.
         if (it != buffer_of.end() && buffers[it->second].device == device_of(n))
           buffer = it->second;
