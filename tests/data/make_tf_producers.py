@@ -15,6 +15,11 @@ control_flow.pbtxt: a tf.function with a conv + fused batch norm in each
   convert_variables_to_constants_v2(lower_control_flow=False): the weights
   are top-level Consts passed into the bodies as arguments. Inputs x
   [2, 8, 8, 3], flag (bool), n (int32); output `out`.
+keras3_sgd_step.pbtxt: a Keras 3 Dense layer's `tf.function` train step
+  (GradientTape, SGD with momentum 0.9), as traced (variables as resource
+  placeholders): its optimizer passes the gradients through an IdentityN
+  and scales each momentum, `m * 0.9`, from the variable alone. Inputs x
+  [2, 3], y [2, 4]; output `Identity`.
 loop_carried.pbtxt: a tf.while_loop whose body convolves with a filter it
   halves each iteration: the filter enters as a constant but is loop-carried
   (never a constant inside the body). Inputs x [1, 4, 4, 3], n; output `out`.
@@ -111,11 +116,31 @@ def loop_carried():
                   tf.TensorSpec([], tf.int32, name="n"), lower_control_flow=False)
 
 
+def keras3_sgd_step():
+    import keras
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4)])
+    optimizer = keras.optimizers.SGD(0.1, momentum=0.9)
+
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    concrete = step.get_concrete_function(tf.TensorSpec([2, 3], tf.float32, name="x"),
+                                          tf.TensorSpec([2, 4], tf.float32, name="y"))
+    return concrete.graph.as_graph_def(add_shapes=True)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     graphs = keras3_models()
     graphs["control_flow"] = control_flow()
     graphs["loop_carried"] = loop_carried()
+    graphs["keras3_sgd_step"] = keras3_sgd_step()  # last: the others' names stay
     for name, graph_def in graphs.items():
         path = os.path.join(OUT, name + ".pbtxt")
         with open(path, "w") as f:

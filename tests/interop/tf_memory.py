@@ -190,6 +190,68 @@ def _traced_run(sess, fetches, feed):
     return metadata
 
 
+def traced_step_peaks(graph_def, runs=3, grappler=True, output="Identity"):
+    """Peaks of a traced `tf.function` step's graph (variables as resource
+    placeholders, its updates behind its output `output`) run in this
+    process, and its output at each: each resource placeholder bound to a
+    fresh variable of the shape its reads (or assignments) give, the other
+    placeholders fed random values, each seeded by its name (the same for
+    a rewritten graph); `runs` traced steps after a warm-up."""
+    import zlib
+    import numpy as np
+    import tensorflow as tf
+    tf1 = tf.compat.v1
+    nodes = {n.name: n for n in graph_def.node}
+    users = {}
+    for n in graph_def.node:
+        for name in n.input:
+            users.setdefault(name.lstrip("^").split(":")[0], []).append(n)
+
+    def dims(node, attr="_output_shapes"):
+        return [d.size for d in node.attr[attr].list.shape[0].dim]
+
+    graph = tf.Graph()
+    with graph.as_default():
+        input_map, feed = {}, {}
+        for n in graph_def.node:
+            if n.op != "Placeholder":
+                continue
+            rng = np.random.default_rng(zlib.crc32(n.name.encode()))
+            dtype = tf.as_dtype(n.attr["dtype"].type)
+            if dtype != tf.resource:
+                p = tf1.placeholder(dtype, [d.size for d in n.attr["shape"].shape.dim])
+                input_map[n.name] = p
+                shape = p.shape.as_list()
+                feed[p] = (rng.random(shape).astype(np.float32) if dtype.is_floating
+                           else rng.integers(0, 10, shape).astype(dtype.as_numpy_dtype))
+                continue
+            shape, value_dtype = [], tf.float32
+            for user in users.get(n.name, []):
+                if user.op == "ReadVariableOp" or user.op.endswith("VariableOp"):
+                    value_dtype = tf.as_dtype(user.attr["dtype"].type)
+                    source = user if user.op == "ReadVariableOp" else nodes[user.input[1].split(":")[0]]
+                    shape = dims(source)
+                    break
+            initial = (0.05 * rng.standard_normal(shape)).astype(value_dtype.as_numpy_dtype)
+            input_map[n.name] = tf1.Variable(initial, use_resource=True).handle
+        out, = tf1.import_graph_def(graph_def, input_map=input_map,
+                                    return_elements=[output + ":0"], name="step")
+        init = tf1.global_variables_initializer()
+    config = tf1.ConfigProto()
+    if not grappler:
+        config.graph_options.rewrite_options.disable_meta_optimizer = True
+    with tf1.Session(graph=graph, config=config) as sess:
+        sess.run(init)
+        sess.run(out, feed)  # warm up
+        peaks, outputs = [], []
+        for _ in range(runs):
+            metadata = tf1.RunMetadata()
+            outputs.append(sess.run(out, feed, run_metadata=metadata, options=tf1.RunOptions(
+                trace_level=tf1.RunOptions.FULL_TRACE, output_partition_graphs=True)))
+            peaks.append(_records_peak(metadata))
+        return peaks, outputs
+
+
 def _records_peak(metadata, device=None):
     """The peak of a traced step's allocation records: the bytes its
     kernels asked for (outputs and scratch), live at once, with the frees
