@@ -30,6 +30,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BATCH = 16
 
 
+def tape_step(model, optimizer, loss_fn):
+    """The usual custom train step: a `tf.function` with a GradientTape and
+    the optimizer's apply_gradients."""
+    @tf.function
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    return train_step
+
+
 def build(keras3=False):
     if keras3:
         import keras
@@ -48,15 +62,7 @@ def build(keras3=False):
                                        keras.layers.Dense(10)])
     optimizer = keras.optimizers.Adam(1e-2)
     loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-
-    @tf.function
-    def train_step(x, y):
-        with tf.GradientTape() as tape:
-            loss = loss_fn(y, model(x, training=True))
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
-
+    train_step = tape_step(model, optimizer, loss_fn)
     spec = (tf.TensorSpec([BATCH, 32, 32, 3], tf.float32, name="x"),
             tf.TensorSpec([BATCH], tf.int32, name="y"))
     # The model and optimizer own the variables the step uses: keep them.

@@ -334,6 +334,16 @@ def test_scaled_gradient_stays_in_the_backward_through_grappler(tmp_path):
     assert_gradients_close(gradients(original, feed), gradients(early, feed))
 
 
+def train_step_example():
+    """examples/checkpoint_train_step.py as a module."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "checkpoint_train_step", repo_path("examples", "checkpoint_train_step.py"))
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    return example
+
+
 @pytest.mark.parametrize("keras3", [False, True], ids=["tf_keras", "keras3"])
 def test_keras_train_step(tmp_path, capsys, keras3):
     """examples/checkpoint_train_step.py: a tf-keras (or Keras 3, with
@@ -343,11 +353,7 @@ def test_keras_train_step(tmp_path, capsys, keras3):
     relative). (Keras 3's dropout masks come from a seed generator's
     variable, a resource placeholder of the step: the planner once took
     them for activations, found no bottleneck, and saved 1%.)"""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(
-        "checkpoint_train_step", repo_path("examples", "checkpoint_train_step.py"))
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    example = train_step_example()
     assert example.main(graft_binary(), str(tmp_path), keras3) == 0
     captured = capsys.readouterr()
     result = json.loads(captured.out.strip().splitlines()[-1])
@@ -376,17 +382,8 @@ def test_keras3_sgd_momentum_waits_for_its_gradient(tmp_path):
     import keras
     keras.utils.set_random_seed(0)
     model = keras.applications.ResNet50(weights=None, input_shape=(64, 64, 3), classes=10)
-    optimizer = keras.optimizers.SGD(0.01, momentum=0.9)
-    loss_fn = keras.losses.SparseCategoricalCrossentropy()
-
-    @tf.function
-    def step(x, y):
-        with tf.GradientTape() as tape:
-            loss = loss_fn(y, model(x, training=True))
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
-
+    step = train_step_example().tape_step(model, keras.optimizers.SGD(0.01, momentum=0.9),
+                                          keras.losses.SparseCategoricalCrossentropy())
     original = step.get_concrete_function(
         tf.TensorSpec([8, 64, 64, 3], tf.float32), tf.TensorSpec([8], tf.int32)
     ).graph.as_graph_def(add_shapes=True)
