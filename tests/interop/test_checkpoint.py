@@ -70,12 +70,17 @@ def gradients(graph_def, feed, config=None):
         return sess.run(["loss:0"] + [n + ":0" for n in names], feed)
 
 
-def assert_gradients_close(want, got):
+def assert_gradients_close(want, got, noise=None):
     """Each of `got` (gradients() of a rewritten graph) equals `want`'s
-    within 1e-6 of its largest magnitude."""
+    within 1e-6 of its largest magnitude. With `noise`, a gradient whose
+    largest magnitude is below `noise` times the largest of them all is
+    rounding noise (a bias before a batch norm in training mode: zero in
+    exact arithmetic), and is only kept below that."""
+    floor = noise * max(float(np.max(np.abs(w))) for w in want) if noise else 0.0
     for w, g in zip(want, got):
-        assert np.array_equal(w, g) or float(np.max(np.abs(w - g))) <= 1e-6 * max(
-            float(np.max(np.abs(w))), 1e-30)
+        scale = float(np.max(np.abs(w)))
+        tolerance = floor if scale < floor else 1e-6 * max(scale, 1e-30)
+        assert np.array_equal(w, g) or float(np.max(np.abs(w - g))) <= tolerance
 
 
 # budget: 87% of the graph's peak (graft mem; the small U-Net reaches no
@@ -260,7 +265,8 @@ def test_keras_resnet50_training_step(tmp_path):
     and budget strategies and the swap library's budget each bring graft
     mem's peak under what they aim at, leave the batch norms' `tf.cond`
     bodies (no gradient in them) as they are, saying so once, and every
-    gradient is the original's."""
+    gradient is the original's (but for rounding noise, below 1e-5 of the
+    largest)."""
     original = training_graphs.keras_resnet50(batch=2, size=64, classes=10).as_graph_def()
     assert len(original.library.function) > 100  # the moving averages' conds
     before = graft_peak(original, tmp_path, "before")
@@ -292,7 +298,10 @@ def test_keras_resnet50_training_step(tmp_path):
         assert ({f.signature.name: f for f in rewritten.library.function}
                 == {f.signature.name: f for f in original.library.function}), what
         config = tf1.ConfigProto(allow_soft_placement=True)
-        assert_gradients_close(want, gradients(rewritten, feed, config))
+        # (conv1's bias feeds a batch norm: its gradient, 2e-6 of the
+        # largest, is rounding noise that oneDNN's fusions of the
+        # rewritten graph change)
+        assert_gradients_close(want, gradients(rewritten, feed, config), noise=1e-5)
 
 
 @measures_every_setting
