@@ -58,9 +58,8 @@ std::vector<bool> Varying(const TrainingGraph& g) {
     // A tf.function's variables come in as resource placeholders: like a
     // VarHandleOp, not an input (Keras 3's dropout masks, drawn from its
     // seed generator's variable, would otherwise look like activations).
-    const tf::AttrValue* dtype = n.attr("dtype");
     if (n.op() == "Placeholder" &&
-        !(dtype != nullptr && dtype->type() == tf::DT_RESOURCE)) {
+        g.shapes.at({n.id(), 0}).dtype != tf::DT_RESOURCE) {
       varying[n.id()] = true;
       todo.push_back(n.id());
     }

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/dialect.h"
 #include "engine/op_registry.h"
+#include "engine/status_marks.h"
 #include "engine/validate.h"
 
 namespace graft {
@@ -561,11 +562,9 @@ bool IsFailRewrite(const absl::Status& status) {
 
 absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
   if (status.ok()) return status;
-  absl::Status out(status.code(), absl::StrCat(prefix, status.message()));
-  status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
-    out.SetPayload(url, payload);
-  });
-  return out;
+  return WithMarksOf(
+      absl::Status(status.code(), absl::StrCat(prefix, status.message())),
+      status);
 }
 
 int64_t RewriteLimit(const ApplyOptions& options, const Graph& graph) {

@@ -181,13 +181,14 @@ def _records(model):
     return [_records_peak(metadata), [name for _, name in sorted(starts)]]
 
 
-def _traced_run(sess, fetches, feed):
+def _traced_run(sess, fetches, feed, with_values=False):
+    """A traced run's metadata; with `with_values`, (values, metadata)."""
     import tensorflow as tf
     tf1 = tf.compat.v1
     metadata = tf1.RunMetadata()
-    sess.run(fetches, feed, run_metadata=metadata, options=tf1.RunOptions(
+    values = sess.run(fetches, feed, run_metadata=metadata, options=tf1.RunOptions(
         trace_level=tf1.RunOptions.FULL_TRACE, output_partition_graphs=True))
-    return metadata
+    return (values, metadata) if with_values else metadata
 
 
 def traced_step_peaks(graph_def, runs=3, grappler=True, output="Identity"):
@@ -245,9 +246,8 @@ def traced_step_peaks(graph_def, runs=3, grappler=True, output="Identity"):
         sess.run(out, feed)  # warm up
         peaks, outputs = [], []
         for _ in range(runs):
-            metadata = tf1.RunMetadata()
-            outputs.append(sess.run(out, feed, run_metadata=metadata, options=tf1.RunOptions(
-                trace_level=tf1.RunOptions.FULL_TRACE, output_partition_graphs=True)))
+            value, metadata = _traced_run(sess, out, feed, with_values=True)
+            outputs.append(value)
             peaks.append(_records_peak(metadata))
         return peaks, outputs
 
