@@ -168,16 +168,29 @@ def _roles(joint, num_fwd_outputs):
 
 
 def _saved_bytes(fw_module, num_fwd_outputs, names=None):
-    """The bytes of the tensors a forward module keeps for the backward
-    (inputs not counted; of those `names` names, if given); symbolic sizes
-    at their hints (the example the compile traced)."""
+    """The bytes a forward module keeps for the backward: the storages of
+    the tensors it saves (of those `names` names, if given), each counted
+    once and whole (a saved slice holds its base), none that an input owns
+    (a transposed weight is the weight); symbolic sizes at their hints (the
+    example the compile traced)."""
     import torch
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    def storage(node):
+        value = node.meta.get("val")
+        return StorageWeakRef(value.untyped_storage()) if isinstance(value, torch.Tensor) else None
+
     output = next(iter(fw_module.graph.find_nodes(op="output")))
-    saved = output.args[0][num_fwd_outputs:]
-    return sum(aten._size(n.meta["val"].numel(), True) * n.meta["val"].element_size()
-               for n in saved if isinstance(n, torch.fx.Node) and n.op != "placeholder"
-               and isinstance(n.meta.get("val"), torch.Tensor)
-               and (names is None or n.name in names))
+    held = {storage(n) for n in fw_module.graph.find_nodes(op="placeholder")}
+    kept = {}
+    for node in output.args[0][num_fwd_outputs:]:
+        if (not isinstance(node, torch.fx.Node) or node.op == "placeholder"
+                or (names is not None and node.name not in names)):
+            continue
+        ref = storage(node)
+        if ref is not None and ref not in held:
+            kept[ref] = aten._size(node.meta["val"].untyped_storage().nbytes(), True)
+    return sum(kept.values())
 
 
 def _forward_numbers(joint):

@@ -74,6 +74,54 @@ def run(model, x, backend):
     return want, got, reports
 
 
+def held_bytes(model, x, backend):
+    """The bytes of the storages a compiled step really keeps for its
+    backward (each once; none of the parameters' or the batch's)."""
+    inputs = {t.untyped_storage().data_ptr() for t in [x, *model.parameters(), *model.buffers()]}
+    held = {}
+
+    def pack(t):
+        storage = t.untyped_storage()
+        if storage.data_ptr() not in inputs:
+            held[storage.data_ptr()] = storage.nbytes()
+        return t
+    torch._dynamo.reset()
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        step(model, backend, x)
+    model.zero_grad()
+    return sum(held.values())
+
+
+class GatedMLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = torch.nn.Linear(64, 256)
+        self.down = torch.nn.Linear(128, 64)
+
+    def forward(self, x):
+        a, b = self.up(x).chunk(2, dim=-1)  # two views of one tensor
+        return self.down(a * torch.nn.functional.gelu(b)).square().mean()
+
+
+@pytest.mark.parametrize("budget", [None, 1.0, 0.3])
+def test_saved_bytes_are_the_storages_the_step_holds(net_and_input, budget):
+    # A saved transposed weight is the weight's storage, two saved halves
+    # of one tensor are that tensor: the count is what the step holds, for
+    # torch's default partition (budget None) and graft's.
+    torch.manual_seed(0)
+    for model, x in (net_and_input, (GatedMLP(), torch.randn(8, 64))):
+        if budget is None:
+            counted = default_saved_bytes(model, x)
+            backend = aot_autograd(fw_compiler=nop, bw_compiler=nop,
+                                   partition_fn=default_partition)
+        else:
+            backend = graft.torch.backend(budget, inner="eager")
+        held = held_bytes(model, x, backend)
+        if budget is not None:
+            counted = graft.torch.partition_reports()[-1]["saved_bytes"]
+        assert counted == held > 0
+
+
 @pytest.mark.parametrize("budget", [1.0, 0.5, 0.2, 0.0])
 def test_eager_partition_is_correct_and_within_budget(net_and_input, budget):
     model, x = net_and_input
