@@ -93,16 +93,24 @@ class _Undecided(Exception):
 
 def _refuse_what_graft_does_not_partition(joint):
     """Raises _Undecided for a joint graph graft leaves to torch's default
-    partition: no tangents, functionalized RNG seeds, torch.utils.checkpoint
-    regions. Before anything changes the graph."""
+    partition: no tangents, functionalized RNG seeds, ops a checkpoint
+    policy says must be recomputed. Before anything changes the graph."""
     from torch._functorch import partitioners as tp
     placeholders = joint.graph.find_nodes(op="placeholder")
     if not any(tp._is_tangent(n) for n in placeholders):
         raise _Undecided("the joint graph has no tangents")
     if any(tp._is_fwd_seed_offset(n) or tp._is_bwd_seed_offset(n) for n in placeholders):
         raise _Undecided("the graph threads functionalized RNG seeds")
-    if tp.has_recomputable_ops(joint):
-        raise _Undecided("the model marks regions for torch.utils.checkpoint")
+    from torch.utils.checkpoint import CheckpointPolicy
+    if CheckpointPolicy.MUST_RECOMPUTE in _checkpoint_policies(joint):
+        raise _Undecided("the model's checkpoint policy says MUST_RECOMPUTE, which graft's "
+                         "plan does not promise")
+
+
+def _checkpoint_policies(joint):
+    """The torch.utils.checkpoint policies the joint graph's nodes carry."""
+    return {n.meta["recompute"] for n in joint.graph.nodes
+            if n.meta.get("recompute") is not None}
 
 
 def _roles(joint, num_fwd_outputs):
@@ -117,6 +125,7 @@ def _roles(joint, num_fwd_outputs):
     from torch._functorch import partitioners as tp
     from torch._functorch._aot_autograd.descriptors import InputMutationAOTOutput
     from torch.fx.experimental.proxy_tensor import is_sym_node
+    from torch.utils.checkpoint import CheckpointPolicy
     placeholders = joint.graph.find_nodes(op="placeholder")
     tangents = [n.name for n in placeholders if tp._is_tangent(n)]
     output = next(iter(joint.graph.find_nodes(op="output")))
@@ -156,7 +165,7 @@ def _roles(joint, num_fwd_outputs):
         reads_state = any(isinstance(a, torch.fx.Node) and a in mutated
                           for a in node.all_input_nodes)
         if (reads_state or tp.is_rng_op(node) or node.is_impure(impure_random=True)
-                or node.meta.get("recompute") is not None):
+                or node.meta.get("recompute") == CheckpointPolicy.MUST_SAVE):
             pinned.append(node.name)
         elif getattr(node.target, "is_view", False) or node.target in (
                 torch.ops.aten.detach.default, torch.ops.aten.alias.default):
@@ -431,31 +440,49 @@ def _copy_of(joint):
     return copy
 
 
-def _partition_fn(budget, budget_bytes, inner, strategy="budget"):
+def _partition_fn(budget, budget_bytes, inner, strategy="budget", budget_given=True):
     """AOTAutograd's partition_fn: graft's plan, or torch's default
-    partition (said in the report) where graft cannot decide safely."""
+    partition (said in the report) where graft cannot decide safely.
+
+    A graph with torch.utils.checkpoint regions gets torch's partition of
+    them unless the user gave a budget (or a strategy other than
+    "budget"): then graft plans it as any other graph, saving what the
+    policies say MUST_SAVE. The report's ``checkpoint_bytes`` is what
+    torch's partition of the regions saves."""
 
     def partition(joint, joint_inputs, *, num_fwd_outputs, static_lifetime_input_indices=None,
                   **kwargs):
         from torch._functorch import partitioners as tp
         indices = static_lifetime_input_indices or []
         info = tp.classify_nodes(joint, indices, num_fwd_outputs)
+
+        def torch_default(graph):
+            return tp.default_partition(graph, joint_inputs, num_fwd_outputs=num_fwd_outputs,
+                                        static_lifetime_input_indices=indices)
         # graft changes the graph before it knows it can partition it (the
         # batch norms' split; swapping): the fallback gets it as it was
         changes = strategy == "swap" or _training_batch_norms(joint)
         as_given = _copy_of(joint) if changes else joint
+        checkpointed, checkpoint_bytes = None, None
+        if _checkpoint_policies(joint):
+            checkpointed = torch_default(_copy_of(joint))  # the regions as torch recomputes them
+            checkpoint_bytes = _saved_bytes(checkpointed[0], num_fwd_outputs)
         try:
+            if checkpointed and strategy == "budget" and not budget_given:
+                raise _Undecided("the model's torch.utils.checkpoint regions, as torch "
+                                 "partitions them (give a memory_budget for graft's plan)")
             fw, bw, report = _graft_partition(joint, num_fwd_outputs, budget, budget_bytes,
                                               info.static_lifetime_input_nodes,
                                               swap=strategy == "swap")
             report["fallback"] = None
         except (_Undecided, graft.Error) as e:
-            fw, bw = tp.default_partition(as_given, joint_inputs, num_fwd_outputs=num_fwd_outputs,
-                                          static_lifetime_input_indices=indices)
+            fw, bw = checkpointed or torch_default(as_given)
             saved = _saved_bytes(fw, num_fwd_outputs)
             report = {"saved_bytes": saved, "default_bytes": saved, "fallback": str(e),
                       "recomputed": [], "recomputed_flops": 0, "swapped": [],
                       "swapped_bytes": 0}
+        if checkpoint_bytes is not None:
+            report["checkpoint_bytes"] = checkpoint_bytes
         report["inner"] = inner
         report["strategy"] = strategy
         if strategy == "memory" and report.get("least_bytes") is not None:
@@ -477,14 +504,15 @@ def _inductor_partitioner():
         from torch._inductor.custom_graph_pass import CustomPartitionerFn
 
         class _GraftPartitioner(CustomPartitionerFn):
-            def __init__(self, memory_budget, budget_bytes, strategy):
+            def __init__(self, memory_budget, budget_bytes, strategy, budget_given):
                 self.memory_budget, self.budget_bytes = memory_budget, budget_bytes
-                self.strategy = strategy
+                self.strategy, self.budget_given = strategy, budget_given
 
             def __call__(self, joint, joint_inputs, **kwargs):
                 kwargs.pop("compiler", None)
                 return _partition_fn(self.memory_budget, self.budget_bytes, "inductor",
-                                     self.strategy)(joint, joint_inputs, **kwargs)
+                                     self.strategy, self.budget_given)(
+                                         joint, joint_inputs, **kwargs)
 
             def uuid(self):
                 return None  # not cached: each compile plans (and reports) again
@@ -513,9 +541,11 @@ def backend(memory_budget: Optional[float] = None, *, strategy: str = "budget",
     partition); "eager" runs them as they are. Random ops (dropout) are
     never recomputed, nor anything that reads state the step mutates (batch
     norms' running statistics); graphs graft cannot read (ops outside
-    ATen, functionalized RNG, torch.utils.checkpoint regions, sizes that
-    depend on data) get torch's default partition, said in
-    ``partition_reports()``. A budget below what any partition saves saves
+    ATen, functionalized RNG, a checkpoint policy's MUST_RECOMPUTE, sizes
+    that depend on data) get torch's default partition, said in
+    ``partition_reports()``. A model's torch.utils.checkpoint regions
+    stand (torch's partition of them) unless a budget or another strategy
+    is given; then graft plans the graph as any other. A budget below what any partition saves saves
     the least (``budget_met``: False). A graph compiled for dynamic shapes
     is planned at the sizes it was traced with (its symbolic sizes'
     hints); the plan is correct at every size, and its bytes, like the
@@ -543,12 +573,13 @@ def backend(memory_budget: Optional[float] = None, *, strategy: str = "budget",
         raise ValueError("graft.torch.backend: strategy %r sets its own budget; give "
                          "memory_budget or budget_bytes with strategy 'budget' or 'swap'"
                          % (strategy,))
+    budget_given = memory_budget is not None or budget_bytes is not None
     if memory_budget is None:
         memory_budget = {"budget": 1.0, "speed": 1.0, "memory": 0.0, "swap": 0.0}[strategy]
     if budget_bytes is None and not 0 <= memory_budget <= 1:
         raise ValueError("graft.torch.backend: memory_budget is a fraction in [0, 1], not %r"
                          % (memory_budget,))
-    partition = _partition_fn(memory_budget, budget_bytes, inner, strategy)
+    partition = _partition_fn(memory_budget, budget_bytes, inner, strategy, budget_given)
 
     def compile_graph(gm, example_inputs):
         # No compile caches: their keys do not hold the partition (a cached
@@ -566,6 +597,6 @@ def backend(memory_budget: Optional[float] = None, *, strategy: str = "budget",
             from torch._inductor.compile_fx import compile_fx
             with inductor_config.patch(
                     custom_partitioner_fn=_inductor_partitioner()(
-                        memory_budget, budget_bytes, strategy)):
+                        memory_budget, budget_bytes, strategy, budget_given)):
                 return compile_fx(gm, example_inputs)
     return compile_graph

@@ -168,23 +168,64 @@ def test_inductor_partition_is_correct(net_and_input):
     assert close(got_grads, grads) and close(got_stats, stats)
 
 
-def test_checkpointed_regions_get_torch_default_and_say_so():
-    torch.manual_seed(0)
-    layer = torch.nn.Linear(32, 32)
+class CheckpointedBlocks(torch.nn.Module):
+    """Two blocks under torch.utils.checkpoint (as Hugging Face's
+    gradient_checkpointing_enable wraps its layers), dropout inside."""
 
-    def f(x):
-        return torch.utils.checkpoint.checkpoint(
-            lambda y: torch.tanh(layer(y)), x, use_reentrant=False).sum()
-    x = torch.randn(8, 32, requires_grad=True)
-    f(x).backward()
-    want = layer.weight.grad.clone()
-    layer.zero_grad()
-    torch._dynamo.reset()
-    before = len(graft.torch.partition_reports())
-    torch.compile(f, backend=graft.torch.backend(0.5, inner="eager"))(x).backward()
-    [report] = graft.torch.partition_reports()[before:]
+    def __init__(self, context_fn=None):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(
+            torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.GELU(), torch.nn.Dropout(0.1),
+                                torch.nn.Linear(256, 64)) for _ in range(2))
+        self.context_fn = context_fn
+
+    def forward(self, x):
+        for block in self.blocks:
+            kwargs = {"context_fn": self.context_fn} if self.context_fn else {}
+            x = x + torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False, **kwargs)
+        return x.square().mean()
+
+
+def test_checkpointed_regions_get_torch_partition_unless_a_budget_is_given():
+    # Without a budget the model's own checkpointing stands (torch's
+    # partition of its regions, said so); with one graft plans the graph
+    # as any other: dropout's masks saved, not drawn again.
+    torch.manual_seed(0)
+    model, x = CheckpointedBlocks().train(), torch.randn(16, 64)
+    (grads, _), (got, _), [report] = run(model, x, graft.torch.backend(inner="eager"))
     assert "checkpoint" in report["fallback"]
-    assert torch.allclose(layer.weight.grad, want, rtol=1e-5, atol=1e-6)
+    assert report["saved_bytes"] == report["checkpoint_bytes"]
+    assert close(got, grads)
+    for budget in (0.5, 0.0):
+        (grads, _), (got, _), [report] = run(model, x, graft.torch.backend(budget, inner="eager"))
+        assert report["fallback"] is None and report["recomputed"]
+        assert "dropout" not in " ".join(report["recomputed"])
+        assert report["checkpoint_bytes"] > 0
+        assert close(got, grads)
+    assert report["saved_bytes"] == report["least_bytes"]  # budget 0: the least
+
+
+def test_checkpointed_regions_under_a_budget_are_correct_under_inductor():
+    torch.manual_seed(0)
+    model, x = CheckpointedBlocks().train(), torch.randn(16, 64)
+    with inductor_config.patch(fallback_random=True):  # dropout draws as eager's
+        (grads, _), (got, _), [report] = run(model, x, graft.torch.backend(0.3))
+    assert report["fallback"] is None and report["recomputed"]
+    assert close(got, grads)
+
+
+def test_a_policy_that_must_recompute_gets_torch_partition_and_says_so():
+    from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
+
+    def policy(ctx, op, *args, **kwargs):
+        return (CheckpointPolicy.MUST_RECOMPUTE if op is torch.ops.aten.gelu.default
+                else CheckpointPolicy.PREFER_RECOMPUTE)
+    torch.manual_seed(0)
+    model = CheckpointedBlocks(lambda: create_selective_checkpoint_contexts(policy)).train()
+    x = torch.randn(16, 64)
+    (grads, _), (got, _), [report] = run(model, x, graft.torch.backend(0.5, inner="eager"))
+    assert "MUST_RECOMPUTE" in report["fallback"]
+    assert close(got, grads)
 
 
 class NetWithASizeOfData(Net):
