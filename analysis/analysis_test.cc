@@ -408,6 +408,32 @@ TEST(ScheduleTest, InexpensiveOpsRunWhenReady) {
                                              "out"}));
 }
 
+// An op whose outputs nothing reads (a weight's update waiting for the
+// input gradient that reads the weight) runs once it is ready, as the
+// executor's thread pool runs it, not below what its siblings make ready on
+// the stack: it only frees what it reads (`wgrad` here, the weight's
+// gradient), which would otherwise live to the end of the pass.
+TEST(ScheduleTest, AnOpNoOneReadsRunsWhenReady) {
+  Graph g = GraphFromText(
+      PlaceholderNode("x", {1024}) + OpNode("grad", "Relu", {"x"}) +
+      OpNode("input_grad", "Relu", {"grad"}) +
+      OpNode("wgrad", "Tanh", {"grad"}) +
+      OpNode("update", "Neg", {"wgrad", "^input_grad"}) +
+      OpNode("id", "Identity", {"input_grad"}) + OpNode("next", "Relu", {"id"}) +
+      OpNode("next2", "Relu", {"next"}) + OpNode("out", "Relu", {"next2"}) +
+      OpNode("loss", "AddN", {"out", "x"}));
+  for (int threads : {1, 2}) {
+    absl::StatusOr<std::vector<NodeId>> order = ExecutorOrder(g, threads);
+    ASSERT_TRUE(order.ok()) << order.status();
+    std::vector<std::string> names;
+    for (NodeId id : *order) names.push_back(g.node(id).name());
+    auto step = [&](const char* name) {
+      return std::find(names.begin(), names.end(), name) - names.begin();
+    };
+    EXPECT_LT(step("update"), step("next")) << threads;
+  }
+}
+
 // With two threads, the expensive ops an op makes ready at once (a
 // concatenation's gradient read by two Slices) run together, as
 // TensorFlow's thread pool runs them: the gradient dies before either

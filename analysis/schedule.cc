@@ -25,6 +25,18 @@ bool Inexpensive(const std::string& op) {
   return kOps.contains(op);
 }
 
+// An op whose outputs no op reads (a variable's update; a fetched loss)
+// only frees what it reads. TensorFlow's executor hands an expensive op to
+// its thread pool when it has inline work too, and the pool runs it at
+// once; left on the stack below what its siblings make ready, it would
+// wait, and hold what it reads, to the end of the pass.
+bool ReadByNoOp(const Node& n) {
+  for (int p = 0; p < n.num_used_ports(); ++p) {
+    if (!n.consumers(p).empty()) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph,
@@ -37,7 +49,8 @@ absl::StatusOr<std::vector<NodeId>> ExecutorOrder(const Graph& graph,
   std::vector<NodeId> ready;    // the others: last readied runs first
   std::deque<NodeId> together;  // siblings the thread pool runs at once
   auto make_ready = [&](NodeId id, bool from_pool) {
-    if (Inexpensive(graph.node(id).op())) {
+    const Node& n = graph.node(id);
+    if (Inexpensive(n.op()) || ReadByNoOp(n)) {
       inline_ready.emplace_back(id, from_pool);
     } else {
       ready.push_back(id);

@@ -23,6 +23,11 @@
 // it runs inline on the way, while other siblings still run: a weight's
 // gradient goes on to its reduction and its update beside the input's
 // gradient, so neither it nor the activation it reads is kept to the end.
+//
+// An op whose outputs no op reads (a variable's update, waiting for the
+// backward's readers of the variable) runs as soon as it is ready, as the
+// executor's thread pool runs an op it is handed: on the stack it would sit
+// below what its siblings make ready, holding what it reads to the end.
 #ifndef GRAFT_ANALYSIS_SCHEDULE_H_
 #define GRAFT_ANALYSIS_SCHEDULE_H_
 

@@ -413,6 +413,56 @@ def test_keras3_sgd_momentum_waits_for_its_gradient(tmp_path):
         assert [float(v) for v in got] == [float(v) for v in want]
 
 
+def test_updates_wait_for_the_readers_of_their_weights(tmp_path):
+    """TensorFlow copies a variable whose in-place update runs while a
+    value read from it is still to be read (a filter's update before the
+    input gradient that reads the filter), and both buffers live until that
+    reader ends. gradient_order.graft, which the checkpoint and swap
+    libraries import, makes each update wait for the backward's readers of
+    its weight: on tf-keras's ResNet50 at 32x32 (weights larger than its
+    activations) TensorFlow's step copies no variable, one op at a time or
+    with its threads (the original copies 1 to 24 in a step, as the
+    threads' timing goes), its peak is no higher than the original's luckiest (the
+    original's moves with where the copies land: 12.5 to 20.3 MiB one op at
+    a time, 13.1 after), and the loss and every variable after the step are
+    the original's, bit for bit. (The peaks of the docs' ResNet50 step at
+    8x64x64: docs/benchmarks.md.)"""
+    graph = training_graphs.keras_resnet50(batch=2, size=32, classes=10).as_graph_def()
+    ordered, log = apply_rules(graph, tmp_path, repo_path("rules", "tf", "gradient_order.graft"),
+                               [], ["--functions", "none"])
+    assert "update_after_reads: 53 applied" in log, log
+    copied = 0
+    for as_written in (True, False):
+        before, after = tf_memory.variable_copies([graph, ordered], tmp_path, as_written)
+        print("copies, %s: %d -> %d" % ("one op at a time" if as_written else "threads",
+                                        before, after))
+        assert after == 0
+        copied += before
+    assert copied > 0
+    before, after = tf_memory.peaks([graph, ordered], tmp_path, as_written=True)
+    print("peak, one op at a time: %.1f -> %.1f MiB" % (before / 2**20, after / 2**20))
+    assert after <= 1.02 * before
+    feed = feeds(graph)
+    want, got = trained(graph, feed), trained(ordered, feed)
+    assert len(want) > 300 and all(np.array_equal(w, g) for w, g in zip(want, got))
+
+
+def trained(graph_def, feed):
+    """The loss and every variable's value after one `train` step from
+    their initial values."""
+    handles = sorted((n.name, n.attr["dtype"].type) for n in graph_def.node
+                     if n.op == "VarHandleOp")
+    graph = tf.Graph()
+    with graph.as_default():
+        tf1.import_graph_def(graph_def, name="")
+        reads = [tf.raw_ops.ReadVariableOp(resource=graph.get_tensor_by_name(h + ":0"),
+                                           dtype=tf.dtypes.as_dtype(d)) for h, d in handles]
+    with tf1.Session(graph=graph) as sess:
+        sess.run("init")
+        loss, _ = sess.run(["loss:0", "train"], feed)
+        return [loss] + sess.run(reads)
+
+
 def grappler_recompute(graph_def):
     """TensorFlow's Grappler memory optimizer with its recomputation
     heuristics (the rest of Grappler off) on a training graph: the

@@ -27,6 +27,7 @@ and 15.0; 18.2 by the records before the copies' frees were added).
     python tf_memory.py --report [--runs N] GRAPH.pb...   # the table below
     python tf_memory.py --report --accelerator DEVICE GRAPH.pb...   # swapped graphs
     python tf_memory.py --grappler IN.pb OUT.pb...   # Grappler's graphs
+    python tf_memory.py --copies [--as-written] GRAPH.pb...   # variables a step copies
 
 `--report` (and `stats()`) measures each graph N times (5 by default) in
 each of four settings, TensorFlow's graph optimizers (Grappler) on and
@@ -319,7 +320,9 @@ def _variable_copy_frees(metadata, on_device=lambda dev: True):
     return frees
 
 
-def _measure(path, as_written, runs, grappler=True, every_run=False):
+def _measure(path, as_written, runs, grappler=True, every_run=False, copies=False):
+    """A graph's peaks (see peaks() and stats()); with `copies`, how many
+    variables one step copies."""
     import tensorflow as tf
     from test_checkpoint import feeds
     tf1 = tf.compat.v1
@@ -346,6 +349,9 @@ def _measure(path, as_written, runs, grappler=True, every_run=False):
     with tf1.Session(graph=graph, config=config) as sess:
         sess.run("init")
         sess.run("train", feed)  # warm up
+        if copies:  # the most of `runs` steps: the threads' timing moves them
+            return max(len(_variable_copy_frees(_traced_run(sess, "train", feed)))
+                       for _ in range(runs))
         for _ in range(runs):
             measured.append(_records_peak(_traced_run(sess, "train", feed), device))
     if every_run:
@@ -353,6 +359,15 @@ def _measure(path, as_written, runs, grappler=True, every_run=False):
     # As written, what the schedule needs: the smallest (timing and the
     # allocator's growth only add to it); by default, the largest.
     return min(measured) if as_written else max(measured)
+
+
+def variable_copies(graph_defs, tmp_path, as_written=False):
+    """How many variables a training step of each graph copies (an
+    in-place update run while a value read from its variable is still to
+    be read: `_variable_copy_frees`), the most of three steps, measured in
+    one fresh process."""
+    paths = write_graphs(graph_defs, tmp_path)
+    return _child(["--copies"] + (["--as-written"] if as_written else []) + paths)
 
 
 def grappler_graphs(paths, out_paths, onednn):
@@ -453,6 +468,11 @@ def main(argv):
         return
     if argv[:1] == ["--records"]:
         print(json.dumps(_records(argv[1])))
+        return
+    if argv[:1] == ["--copies"]:
+        written = "--as-written" in argv
+        print(json.dumps([_measure(p, written, 3, copies=True)
+                          for p in argv[1:] if p != "--as-written"]))
         return
     flags = {"--as-written", "--all", "--no-grappler", "--report"}
     given = {a for a in argv if a in flags}
