@@ -707,7 +707,16 @@ TEST(RegionsTest, GradientTapeSeedAndLossAreFound) {
       "node { name: \"update\" op: \"NoOp\" input: "
       "\"^gradient_tape/Relu/ReluGrad\" }\n" +
       "node { name: \"Identity\" op: \"Identity\" input: \"loss\" input: "
-      "\"^update\" attr { key: \"T\" value { type: DT_FLOAT } } }\n");
+      "\"^update\" attr { key: \"T\" value { type: DT_FLOAT } } }\n" +
+      // tf-keras's legacy Adam computes its coefficients from its variables
+      // (resource placeholders) and leaves some unread: no loss
+      "node { name: \"iterations\" op: \"Placeholder\" attr { key: "
+      "\"dtype\" value { type: DT_RESOURCE } } attr { key: \"shape\" value "
+      "{ shape { } } } }\n"
+      "node { name: \"Adam/ReadVariableOp\" op: \"ReadVariableOp\" input: "
+      "\"iterations\" attr { key: \"dtype\" value { type: DT_FLOAT } } "
+      "attr { key: \"_output_shapes\" value { list { shape { } } } } }\n" +
+      OpNode("Adam/sub_2", "Neg", {"Adam/ReadVariableOp"}));
   absl::StatusOr<Regions> r = FindRegions(g, InferShapes(g));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(g.node(r->seed).name(), "ones");

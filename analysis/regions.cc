@@ -145,7 +145,9 @@ absl::StatusOr<Regions> FindRegions(const Graph& graph, const ShapeMap& shapes,
     // The float tensor of the seed's shape that nothing reads and that
     // depends on an input, computed from no gradient (a tf.function's
     // output Identity, which waits for the updates through control edges,
-    // counts: its data input is the loss).
+    // counts: its data input is the loss). A traced step's variables are
+    // resource placeholders: what depends on them alone (tf-keras's legacy
+    // optimizers' coefficients, left unread) is no loss.
     std::vector<NodeId> data_downstream =
         surgery::ForwardWalk(graph, {r.seed}, surgery::WalkOptions());
     absl::flat_hash_set<NodeId> after_seed(data_downstream.begin(),
@@ -164,7 +166,8 @@ absl::StatusOr<Regions> FindRegions(const Graph& graph, const ShapeMap& shapes,
       if (!t.known_rank || !seed_shape.known_rank || t.dims != seed_shape.dims)
         return;
       for (NodeId a : surgery::BackwardWalk(graph, {n.id()})) {
-        if (graph.node(a).op() == "Placeholder") {
+        if (graph.node(a).op() == "Placeholder" &&
+            shapes.at({a, 0}).dtype != tf::DT_RESOURCE) {
           sinks.push_back(n.id());
           return;
         }

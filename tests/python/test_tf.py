@@ -80,7 +80,7 @@ def test_frozen_model_saved_as_a_saved_model(tmp_path):
 BATCH = 8
 
 
-def conv_net(keras=keras, dropout=False):
+def conv_net(keras=keras, dropout=False, legacy=False):
     keras.utils.set_random_seed(0)
     layers = [keras.Input((16, 16, 3))]
     for _ in range(6):
@@ -90,7 +90,7 @@ def conv_net(keras=keras, dropout=False):
             layers.append(keras.layers.Dropout(0.2))
     model = keras.Sequential(layers + [keras.layers.GlobalAveragePooling2D(),
                                        keras.layers.Dense(10)])
-    optimizer = keras.optimizers.Adam(1e-2)
+    optimizer = (keras.optimizers.legacy.Adam if legacy else keras.optimizers.Adam)(1e-2)
     loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
     @tf.function
@@ -104,15 +104,18 @@ def conv_net(keras=keras, dropout=False):
     return model, optimizer, train_step
 
 
-@pytest.mark.parametrize("keras3", [False, True], ids=["tf_keras", "keras3_dropout"])
-def test_rewrite_train_step_trains_to_the_same_bits(keras3):
-    """tf-keras's step, and Keras 3's with dropout (masks drawn from a seed
+@pytest.mark.parametrize("keras3, legacy", [(False, False), (False, True), (True, False)],
+                         ids=["tf_keras", "tf_keras_legacy_adam", "keras3_dropout"])
+def test_rewrite_train_step_trains_to_the_same_bits(keras3, legacy):
+    """tf-keras's step, with its legacy Adam too (whose coefficients,
+    computed from its variables and partly left unread, looked like
+    losses), and Keras 3's with dropout (masks drawn from a seed
     generator's variable: recomputed, they must be the same masks)."""
     if keras3:
         keras3_module = pytest.importorskip("keras")
         model, optimizer, train_step = conv_net(keras3_module, dropout=True)
     else:
-        model, optimizer, train_step = conv_net()
+        model, optimizer, train_step = conv_net(legacy=legacy)
     rng = np.random.default_rng(0)
     batches = [(tf.constant(rng.random((BATCH, 16, 16, 3)), tf.float32),
                 tf.constant(rng.integers(0, 10, BATCH), tf.int32)) for _ in range(3)]
