@@ -58,8 +58,7 @@ std::vector<bool> Varying(const TrainingGraph& g) {
     // A tf.function's variables come in as resource placeholders: like a
     // VarHandleOp, not an input (Keras 3's dropout masks, drawn from its
     // seed generator's variable, would otherwise look like activations).
-    if (n.op() == "Placeholder" &&
-        g.shapes.at({n.id(), 0}).dtype != tf::DT_RESOURCE) {
+    if (IsFedInput(n, g.shapes)) {
       varying[n.id()] = true;
       todo.push_back(n.id());
     }

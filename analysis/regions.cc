@@ -166,8 +166,7 @@ absl::StatusOr<Regions> FindRegions(const Graph& graph, const ShapeMap& shapes,
       if (!t.known_rank || !seed_shape.known_rank || t.dims != seed_shape.dims)
         return;
       for (NodeId a : surgery::BackwardWalk(graph, {n.id()})) {
-        if (graph.node(a).op() == "Placeholder" &&
-            shapes.at({a, 0}).dtype != tf::DT_RESOURCE) {
+        if (IsFedInput(graph.node(a), shapes)) {
           sinks.push_back(n.id());
           return;
         }

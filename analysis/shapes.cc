@@ -460,6 +460,11 @@ std::vector<std::pair<NodeId, std::string>> ShapeConflicts(
   return out;
 }
 
+bool IsFedInput(const Node& n, const ShapeMap& shapes) {
+  return n.op() == "Placeholder" &&
+         shapes.at({n.id(), 0}).dtype != tf::DT_RESOURCE;
+}
+
 ShapeMap InferShapes(const Graph& graph, const ShapeOptions& options) {
   ShapeMap map;
   map.outputs_.resize(graph.id_limit());

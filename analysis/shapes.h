@@ -127,6 +127,10 @@ void UpdateShapes(const Graph& graph, const ShapeOptions& options,
 std::vector<std::pair<NodeId, std::string>> ShapeConflicts(
     const Graph& graph, const ShapeMap& shapes);
 
+// A Placeholder the step is fed: not a traced step's variable, which comes
+// in as a resource placeholder (like a VarHandleOp).
+bool IsFedInput(const Node& n, const ShapeMap& shapes);
+
 }  // namespace graft::analysis
 
 #endif  // GRAFT_ANALYSIS_SHAPES_H_

@@ -5,11 +5,8 @@ torch's default partition (or the least any partition saves, said so)."""
 import pytest
 import torch
 import torchvision
-from torch._dynamo.backends.common import aot_autograd
-from torch._functorch.compilers import nop
-from torch._functorch.partitioners import default_partition
-
 import graft.torch
+from conftest import recording_default_partition
 
 
 class Logits(torch.nn.Module):
@@ -74,14 +71,9 @@ def test_models_as_their_libraries_build_them(build):
     state = {k: v.clone() for k, v in model.state_dict().items()}
     want = step(model, None, x)
     default = []
-
-    def partition(joint, joint_inputs, **kwargs):
-        fw, bw = default_partition(joint, joint_inputs, **kwargs)
-        default.append(graft.torch._saved_bytes(fw, kwargs["num_fwd_outputs"]))
-        return fw, bw
     torch._dynamo.reset()
     model.load_state_dict(state)
-    step(model, aot_autograd(fw_compiler=nop, bw_compiler=nop, partition_fn=partition), x)
+    step(model, recording_default_partition(default), x)
     for budget in (1.0, 0.3):
         model.load_state_dict(state)
         torch._dynamo.reset()

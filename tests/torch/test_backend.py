@@ -11,6 +11,7 @@ from torch._functorch.compilers import nop
 from torch._functorch.partitioners import default_partition
 
 import graft.torch
+from conftest import recording_default_partition
 
 
 class Net(torch.nn.Module):
@@ -49,13 +50,8 @@ def net_and_input():
 def default_saved_bytes(model, x):
     """What torch's default partition saves for backward (inputs not counted)."""
     saved = []
-
-    def partition(joint, joint_inputs, **kwargs):
-        fw, bw = default_partition(joint, joint_inputs, **kwargs)
-        saved.append(graft.torch._saved_bytes(fw, kwargs["num_fwd_outputs"]))
-        return fw, bw
     torch._dynamo.reset()
-    step(model, aot_autograd(fw_compiler=nop, bw_compiler=nop, partition_fn=partition), x)
+    step(model, recording_default_partition(saved), x)
     model.zero_grad()
     return sum(saved)
 
