@@ -196,6 +196,16 @@ struct RuleTest {
   std::vector<ParamValue> params;
 };
 
+// `let name = expr` in a match: a value the `where`s and the rewrite read
+// by name, computed once the names it reads are bound.
+struct LetStmt {
+  std::string name;
+  Loc name_loc;
+  ExprPtr expr;
+  Loc loc;
+  size_t wheres_before = 0;  // the `where`s written before it
+};
+
 struct Rule {
   std::string name;
   Loc loc;
@@ -211,6 +221,7 @@ struct Rule {
   Loc for_loc;
   std::vector<PatternStmt> patterns;
   std::vector<ExprPtr> guards;
+  std::vector<LetStmt> lets;  // in the file's order: one reads earlier ones
   std::vector<Action> actions;
   std::vector<RuleTest> tests;
 };

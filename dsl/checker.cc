@@ -601,9 +601,33 @@ int Checker::FindRoot(const RuleFile& f, const Rule& rule, const Names& names) {
 // ---- rules ----
 
 std::vector<Guard> Checker::CheckGuards(const RuleFile& f, const Rule& rule,
+                                        std::vector<MatchLet>* lets,
                                         Names* names) {
   std::vector<Guard> guards;
-  for (const ExprPtr& g : rule.guards) {
+  auto check_lets_before = [&](size_t wheres) {
+    while (lets->size() < rule.lets.size() &&
+           rule.lets[lets->size()].wheres_before <= wheres) {
+      const LetStmt& let = rule.lets[lets->size()];
+      ValueType t = CheckExpr(f, *let.expr, names, true);
+      std::set<std::string> read;
+      CollectNames(*let.expr, &read);
+      bool optional = std::any_of(read.begin(), read.end(), [&](const auto& n) {
+        auto it = names->find(n);
+        return it != names->end() && it->second.optional;
+      });
+      BindAction(f, let.name, NameInfo::Kind::kLet, t, let.name_loc, names);
+      // A let of an optional part's names waits for the whole match, and so
+      // does what reads it.
+      if (optional) (*names)[let.name].optional = true;
+      MatchLet compiled;
+      compiled.expr = let.expr;
+      compiled.guards_before = guards.size();
+      lets->push_back(std::move(compiled));
+    }
+  };
+  for (size_t i = 0; i < rule.guards.size(); ++i) {
+    check_lets_before(i);
+    const ExprPtr& g = rule.guards[i];
     ValueType t = CheckExpr(f, *g, names, true);
     if (t != ValueType::kBool && t != ValueType::kAny) {
       Error(f, g->loc,
@@ -617,6 +641,7 @@ std::vector<Guard> Checker::CheckGuards(const RuleFile& f, const Rule& rule,
       guards.push_back(std::move(guard));
     }
   }
+  check_lets_before(rule.guards.size());
   return guards;
 }
 
@@ -663,7 +688,7 @@ void Checker::CompileRule(const RuleFile& f, const Rule& rule) {
                        "and `where` alone"));
   }
   pattern.root = rule.patterns.empty() ? -1 : FindRoot(f, rule, names);
-  pattern.guards = CheckGuards(f, rule, &names);
+  pattern.guards = CheckGuards(f, rule, &pattern.lets, &names);
   for (const Action& a : rule.actions) CheckAction(f, rule, a, &names);
   CheckUnused(f, names);
   if (d_->errors().size() != errors_before ||
@@ -684,6 +709,20 @@ void Checker::BuildRule(const RuleFile& f, const Rule& rule,
       if (!o.name.empty()) o.slot = slots.Find(o.name);
     }
     for (PatternOperand& o : pn.control) o.slot = slots.Find(o.name);
+  }
+  for (size_t i = 0; i < pattern.lets.size(); ++i) {
+    MatchLet& let = pattern.lets[i];
+    let.slot = slots.Find(rule.lets[i].name);
+    std::set<std::string> read;
+    CollectNames(*let.expr, &read);
+    for (const std::string& n : read) {
+      auto info = names.find(n);
+      if (info != names.end() && info->second.optional) {
+        let.at_end = true;  // may stay unbound: `bound(name)` says
+        continue;
+      }
+      if (int slot = slots.Find(n); slot >= 0) let.slots.push_back(slot);
+    }
   }
   for (Guard& g : pattern.guards) {
     std::set<std::string> read;
@@ -713,6 +752,7 @@ void Checker::BuildRule(const RuleFile& f, const Rule& rule,
       member.for_member = true;
       member.slots.push_back(for_clause.slot);
       pattern.guards.insert(pattern.guards.begin(), std::move(member));
+      for (MatchLet& let : pattern.lets) ++let.guards_before;
     }
   }
   set_->rules_.push_back(std::make_unique<CompiledRule>(

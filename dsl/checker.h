@@ -151,7 +151,11 @@ class Checker {
   void CompileRule(const RuleFile& f, const Rule& rule);
   // A `for` clause: its var's name info, or false (reported).
   bool CheckFor(const RuleFile& f, const Rule& rule, Names* names);
+  // A match's `where`s (split into conjuncts) and `let`s, in the order
+  // written: a `let` binds a name of its expression's type for what follows
+  // it, and waits for the conjuncts before it (`lets[i].guards_before`).
   std::vector<Guard> CheckGuards(const RuleFile& f, const Rule& rule,
+                                 std::vector<MatchLet>* lets,
                                  Names* names);
   void BuildRule(const RuleFile& f, const Rule& rule, CompiledPattern pattern,
                  const Names& names);

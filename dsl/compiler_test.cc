@@ -47,8 +47,8 @@ const DiagnosticCase kCases[] = {
     {"bad_alternation", "rule a {\n  match { x = (Relu | )(y) }\n}\n", 2, 23,
      "expected an op name (ops start with a capital letter)"},
     {"bad_match_item", "rule a {\n  match { 3 }\n}\n", 2, 11,
-     "expected a pattern (`name = Op(...)`), `where` or `}` in the match "
-     "block"},
+     "expected a pattern (`name = Op(...)`), `where`, `let` or `}` in the "
+     "match block"},
     {"missing_where_expr", "rule a {\n  match { x = Relu(_) where }\n}\n", 2,
      29, "expected an expression"},
     {"replace_without_with",
@@ -310,6 +310,22 @@ const DiagnosticCase kCases[] = {
      "rule a {\n  match { r = Relu(w: Const) where w.dtyp == \"float32\" }\n"
      "  rewrite { erase r }\n}\n",
      2, 38, "`w` (Const) has no attr `dtyp`"},
+    {"match_let_shadows_a_pattern",
+     "rule a {\n  match { c = Relu(x)\n    let c = x }\n"
+     "  rewrite { erase c }\n}\n",
+     3, 9, "`c` is already bound"},
+    {"match_let_never_used",
+     "rule a {\n  match { c = Relu(_)\n    let n = uses(c) }\n"
+     "  rewrite { erase c }\n}\n",
+     3, 9, "`n` is never used"},
+    {"match_let_creates_a_node",
+     "rule a {\n  match { c = Relu(x)\n    let t = Tanh(x)\n    where uses(t) > 0 }\n"
+     "  rewrite { erase c }\n}\n",
+     3, 13, "a guard cannot create nodes"},
+    {"match_let_read_before_it_is_bound",
+     "rule a {\n  match { c = Relu(_)\n    let n = m + 1\n    let m = uses(c)\n"
+     "    where n > 0 }\n  rewrite { erase c }\n}\n",
+     3, 13, "unknown name `m`"},
     {"attr_name_in_an_attr_block",
      "rule a {\n  match { c = Conv2D(x, w) }\n  rewrite {\n    o = c.op(x, w) "
      "{ ..c.attrs, explict_paddings: [1] }\n    replace c with o\n  }\n}\n",
@@ -450,6 +466,96 @@ TEST(CompiledRuleTest, CallsAHookRegisteredByTheCaller) {
   ASSERT_TRUE(bad.has_errors());
   EXPECT_EQ(bad.errors()[0].message,
             "argument 1 of `cost.flops` must be a node, not a string");
+}
+
+// A match's `let` is evaluated once per candidate, however many guards and
+// actions read it; a guard reads it as soon as the let is bound.
+TEST(CompiledRuleTest, MatchLetIsEvaluatedOncePerCandidate) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  HookSignature sig;
+  sig.params = {ValueType::kNode};
+  sig.result = ValueType::kInt;
+  int calls = 0;
+  ASSERT_TRUE(
+      hooks
+          .Register("cost.flops", sig,
+                    [&](const HookContext& ctx,
+                        absl::Span<const Value> args) -> absl::StatusOr<Value> {
+                      ++calls;
+                      return Value::Int(
+                          ctx.graph.node(args[0].tensor.node).op() == "Relu"
+                              ? 100
+                              : 1);
+                    })
+          .ok());
+  Diagnostics d;
+  std::unique_ptr<RuleSet> rules = CompileRuleText(
+      "let.graft",
+      "rule expensive_on_cpu {\n  match {\n    n = _(_)\n"
+      "    let f = cost.flops(n)\n    let where_to = if f > 50 then "
+      "\"/device:CPU:0\" else \"\"\n"
+      "    where f > 10 and f < 1000 and n.device != where_to\n  }\n"
+      "  rewrite { device n where_to }\n}\n",
+      {}, hooks, &d);
+  ASSERT_NE(rules, nullptr) << d.Render();
+  Graph g = graft::testing::GraphFromText(kGraph);
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, rules->rules());
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->rewrites(), 1);
+  EXPECT_EQ(g.FindNode("a")->device(), "/device:CPU:0");
+  EXPECT_EQ(g.FindNode("b")->device(), "");
+  // Candidates a and b, then a again (the rewrite changed it): one call
+  // each, where three reads of `f` would make seven.
+  EXPECT_EQ(calls, 3);
+
+  // A let waits for the `where`s written before it: only where they hold
+  // is it evaluated.
+  calls = 0;
+  Diagnostics d2;
+  rules = CompileRuleText(
+      "let.graft",
+      "rule tanh_on_cpu {\n  match {\n    n = _(_)\n"
+      "    where n.op == \"Tanh\" and n.device == \"\"\n"
+      "    let f = cost.flops(n)\n    where f > 0\n  }\n"
+      "  rewrite { device n \"/device:CPU:0\" }\n}\n",
+      {}, hooks, &d2);
+  ASSERT_NE(rules, nullptr) << d2.Render();
+  g = graft::testing::GraphFromText(kGraph);
+  report = ApplyRules(g, rules->rules());
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->rewrites(), 1);
+  EXPECT_EQ(g.FindNode("b")->device(), "/device:CPU:0");
+  EXPECT_EQ(calls, 1);
+}
+
+// A let that reads a name of an optional part is bound once the match is
+// whole, whether the part is there or not.
+TEST(CompiledRuleTest, MatchLetOfAnOptionalPart) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  Diagnostics d;
+  std::unique_ptr<RuleSet> rules = CompileRuleText(
+      "let.graft",
+      "rule place {\n  match {\n    r = Relu(BiasAdd?(_, bias))\n"
+      "    let where_to = if bound(bias) then \"/device:CPU:1\" else "
+      "\"/device:CPU:0\"\n    where r.device == \"\"\n  }\n"
+      "  rewrite { device r where_to }\n}\n",
+      {}, hooks, &d);
+  ASSERT_NE(rules, nullptr) << d.Render();
+  Graph g = graft::testing::GraphFromText(R"pb(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "c" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 1 } } } }
+    node { name: "ba" op: "BiasAdd" input: "x" input: "c" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "r1" op: "Relu" input: "ba" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "r2" op: "Relu" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb");
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, rules->rules());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->rewrites(), 2);
+  EXPECT_EQ(g.FindNode("r1")->device(), "/device:CPU:1");
+  EXPECT_EQ(g.FindNode("r2")->device(), "/device:CPU:0");
 }
 
 // A plan is computed once per apply, before any rule runs, however many

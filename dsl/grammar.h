@@ -274,7 +274,9 @@ struct for_in : kw_in {};
 struct for_source : name {};
 struct for_clause : p::seq<kw_for, ws, p::must<for_var>, ws, p::must<for_in>,
                            ws, p::must<for_source>> {};
-struct match_item : p::sor<where_clause, for_clause, pattern_stmt> {};
+// `let name = expr`: a value the `where`s and the rewrite read by name.
+struct let_action;
+struct match_item : p::sor<where_clause, for_clause, let_action, pattern_stmt> {};
 struct match_open : lbrace {};
 struct match_close : rbrace {};
 struct match_block : p::seq<kw_match, ws, p::must<match_open>, ws,

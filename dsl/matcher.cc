@@ -335,12 +335,43 @@ class Search {
     return false;
   }
 
-  // Evaluates every guard whose slots are bound (a guard that reads a name
-  // of an optional part waits for the end: `final`); false if one fails.
+  // Evaluates every guard whose slots are bound, and binds every `let`
+  // whose slots are bound once the guards before it hold, in the order
+  // written (a guard or let that reads a name of an optional part waits for
+  // the end: `final`); false if a guard fails or a let cannot be evaluated.
+  // A let stays bound on failure: the caller's Undo unbinds it.
   bool GuardsHold(bool final = false) {
     size_t mark = guard_trail_.size();
+    auto fail = [&](auto reason) {
+      Fail(reason, /*guard=*/true);
+      while (guard_trail_.size() > mark) {
+        guard_done_[guard_trail_.back()] = 0;
+        guard_trail_.pop_back();
+      }
+      return false;
+    };
     const std::vector<Guard>& guards = pattern_.guards;
-    for (size_t i = 0; i < guards.size(); ++i) {
+    size_t next_let = 0;
+    for (size_t i = 0; i <= guards.size(); ++i) {
+      for (; next_let < pattern_.lets.size() &&
+             pattern_.lets[next_let].guards_before <= i;
+           ++next_let) {
+        const MatchLet& let = pattern_.lets[next_let];
+        if (!LetReady(let, final)) continue;
+        absl::StatusOr<Value> v =
+            evaluator_.Eval(graph_, bindings_, *let.expr);
+        if (v.ok()) {
+          bindings_.Bind(let.slot, *std::move(v));
+          continue;
+        }
+        std::string reason = absl::StrCat(
+            "`let ", bindings_.slots().name(let.slot), " = ",
+            ExprText(*let.expr), "` failed: ", v.status().message());
+        if (guard_error_ != nullptr && guard_error_->empty())
+          *guard_error_ = reason;
+        return fail([&] { return reason; });
+      }
+      if (i == guards.size()) break;
       if (guard_done_[i] || (guards[i].at_end && !final)) continue;
       bool ready = std::all_of(guards[i].slots.begin(), guards[i].slots.end(),
                                [&](int s) { return bindings_.IsBound(s); });
@@ -352,12 +383,7 @@ class Search {
         if (bindings_.for_items() != nullptr &&
             bindings_.for_items()->contains(item->tensor))
           continue;
-        Fail([&] { return std::string("not an item of the `for` plan"); });
-        while (guard_trail_.size() > mark) {
-          guard_done_[guard_trail_.back()] = 0;
-          guard_trail_.pop_back();
-        }
-        return false;
+        return fail([&] { return std::string("not an item of the `for` plan"); });
       }
       absl::StatusOr<Value> v =
           evaluator_.Eval(graph_, bindings_, *guards[i].expr);
@@ -366,19 +392,24 @@ class Search {
         *guard_error_ = absl::StrCat("guard `", ExprText(*guards[i].expr),
                                      "` failed: ", v.status().message());
       }
-      Fail([&] {
+      return fail([&] {
         return v.ok() ? absl::StrCat("guard `", ExprText(*guards[i].expr),
                                      "` is false")
                       : absl::StrCat("guard `", ExprText(*guards[i].expr),
                                      "` failed: ", v.status().message());
-      }, /*guard=*/true);
-      while (guard_trail_.size() > mark) {
-        guard_done_[guard_trail_.back()] = 0;
-        guard_trail_.pop_back();
-      }
-      return false;
+      });
     }
     return true;
+  }
+
+  // A let not yet bound whose slots are, after the guards written before it.
+  bool LetReady(const MatchLet& let, bool final) const {
+    if (bindings_.IsBound(let.slot) || (let.at_end && !final)) return false;
+    auto bound = [&](int s) { return bindings_.IsBound(s); };
+    return std::all_of(let.slots.begin(), let.slots.end(), bound) &&
+           std::all_of(guard_done_.begin(),
+                       guard_done_.begin() + let.guards_before,
+                       [](char done) { return done != 0; });
   }
 
   const CompiledPattern& pattern_;

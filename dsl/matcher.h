@@ -57,9 +57,22 @@ struct Guard {
   bool at_end = false;
 };
 
+// A match's `let name = expr`: bound (on the trail, so backtracking unbinds
+// it) once every slot it reads is bound and the guards written before it
+// hold, so that a `where` can keep an expensive or partial `let` from
+// running where it does not apply.
+struct MatchLet {
+  int slot = -1;
+  ExprPtr expr;
+  std::vector<int> slots;
+  size_t guards_before = 0;  // guards[0, guards_before) come first
+  bool at_end = false;       // reads a name of an optional part
+};
+
 struct CompiledPattern {
   std::vector<PatternNode> nodes;  // statements first, then nested patterns
   int root = -1;  // -1: no patterns (a `for` rule): only the guards
+  std::vector<MatchLet> lets;  // in the file's order
   std::vector<Guard> guards;
 };
 

@@ -227,6 +227,14 @@ class Converter {
             rule.patterns.push_back(std::move(stmt));
           } else if (item->is_type<g::where_clause>()) {
             rule.guards.push_back(ExprOf(*item->children[0]));
+          } else if (item->is_type<g::let_action>()) {
+            LetStmt let;
+            let.loc = LocOf(*item);
+            let.name = item->children[0]->string();
+            let.name_loc = LocOf(*item->children[0]);
+            let.expr = ExprOf(*item->children[1]);
+            let.wheres_before = rule.guards.size();
+            rule.lets.push_back(std::move(let));
           } else if (item->is_type<g::for_clause>()) {
             rule.for_loc = LocOf(*item);
             rule.for_var = item->children[0]->string();

@@ -72,9 +72,9 @@ GRAFT_ERROR(node_pattern,
             "expected an op pattern (ops start with a capital letter): an "
             "op, `(OpA | OpB)`, `_` or a named pattern");
 GRAFT_ERROR(match_open, "expected `{` after `match`");
-GRAFT_ERROR(
-    match_close,
-    "expected a pattern (`name = Op(...)`), `where` or `}` in the match block");
+GRAFT_ERROR(match_close,
+            "expected a pattern (`name = Op(...)`), `where`, `let` or `}` in "
+            "the match block");
 GRAFT_ERROR(set_open, "expected `{` and node names after `only` or `except`");
 GRAFT_ERROR(set_member, "expected a node (or a list of nodes) in the set");
 GRAFT_ERROR(set_close, "expected `,` or `}` in the node set");
