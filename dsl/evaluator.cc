@@ -99,6 +99,8 @@ std::optional<double> NumberOf(const Value& v) {
 // convert is an error naming it, never dropped.
 absl::Status ListToAttr(const std::string& name, const std::string& type,
                         const std::vector<Value>& items, tf::AttrValue* attr) {
+  // An empty type (not declared), or ATen's list of Scalars: as the items are.
+  const bool inferred = type.empty() || type == "list(number)";
   bool any_float = false, all_numbers = true;
   for (const Value& v : items) {
     std::optional<double> x = NumberOf(v);
@@ -125,10 +127,10 @@ absl::Status ListToAttr(const std::string& name, const std::string& type,
       if (!t.ok()) return t.status();
       attr->mutable_list()->add_type(*t);
     } else if (type == "list(float)" ||
-               (type.empty() && all_numbers && any_float)) {
+               (inferred && all_numbers && any_float)) {
       if (!x) return bad(i, "a number");
       attr->mutable_list()->add_f(static_cast<float>(*x));
-    } else if (type == "list(int)" || (type.empty() && x)) {
+    } else if (type == "list(int)" || (inferred && x)) {
       if (!x || *x != std::floor(*x)) return bad(i, "an integer");
       attr->mutable_list()->add_i(static_cast<int64_t>(*x));
     } else if (type == "list(bool)" ||
@@ -218,15 +220,17 @@ absl::StatusOr<tf::AttrValue> ToAttr(const std::string& op,
         if (!s.ok()) return s;
         break;
       }
-      if (type == "float" || type == "int") {
+      if (type == "float" || type == "int" || type == "number") {
         // A one-value constant where a number is wanted (an epsilon
-        // initializer as LayerNormalization's `epsilon`): its value.
+        // initializer as LayerNormalization's `epsilon`): its value (an
+        // ATen Scalar, `number`, keeps the constant's kind).
         if (c->num_elements() != 1)
           return absl::InvalidArgumentError(
               absl::StrCat("attr `", name, "` takes a number, not a constant of ",
                            c->num_elements(), " values"));
         Value v = ValuesOf(*c)[0];
-        if (type == "float") attr.set_f(static_cast<float>(v.number()));
+        if (type == "float" || (type == "number" && v.type != ValueType::kInt))
+          attr.set_f(static_cast<float>(v.number()));
         else if (v.type == ValueType::kInt) attr.set_i(v.i);
         else return absl::InvalidArgumentError(
             absl::StrCat("attr `", name, "` takes an int, not ", v.f));

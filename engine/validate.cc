@@ -115,6 +115,10 @@ void CheckAttrs(const tf::OpDef& def, const Node& node,
     bool ok = kind == "type"     ? v->value_case() == tf::AttrValue::kType
               : kind == "int"    ? v->value_case() == tf::AttrValue::kI
               : kind == "float"  ? v->value_case() == tf::AttrValue::kF
+              // an ATen Scalar: as the call gives it
+              : kind == "number" ? v->value_case() == tf::AttrValue::kI ||
+                                       v->value_case() == tf::AttrValue::kF ||
+                                       v->value_case() == tf::AttrValue::kB
               : kind == "bool"   ? v->value_case() == tf::AttrValue::kB
               : kind == "string" ? v->value_case() == tf::AttrValue::kS
               : kind == "shape"  ? v->value_case() == tf::AttrValue::kShape

@@ -582,6 +582,27 @@ def _attr_value(attr):
     return None
 
 
+def _argument_value(arg, attr):
+    """An attr read back as the schema's argument `arg` takes it: devices,
+    layouts and memory formats from their names."""
+    import torch
+    value = _attr_value(attr)
+    if not isinstance(value, str):
+        return value
+    kind = arg.real_type
+    if isinstance(kind, torch._C.OptionalType):
+        kind = kind.getElementType()
+    kind = str(kind)
+    if kind == "Device":
+        return torch.device(value)
+    if kind in ("Layout", "MemoryFormat"):
+        found = getattr(torch, value.rpartition(".")[2], None)
+        if not isinstance(found, (torch.layout, torch.memory_format)):
+            raise ValueError("graft.aten: `%s` is not a torch %s" % (value, kind.lower()))
+        return found
+    return value
+
+
 def _topological(nodes):
     """Nodes with every producer before its readers (a rewrite appends the
     nodes it makes), file order otherwise."""
@@ -663,7 +684,7 @@ def graph_module(graph_def, single_output=False):
             for arg in target._schema.arguments:
                 if arg.kwarg_only:  # given by name
                     if arg.name in a:
-                        kwargs[arg.name] = _attr_value(a[arg.name])
+                        kwargs[arg.name] = _argument_value(arg, a[arg.name])
                     continue
                 if _is_tensor_type(arg.type, torch):
                     count = int(_attr_value(a["N_" + arg.name])) if "N_" + arg.name in a else None
@@ -674,7 +695,7 @@ def graph_module(graph_def, single_output=False):
                         args.append([read(x) for x in inputs[pos:pos + count]])
                         pos += count
                 elif arg.name in a:
-                    args.append(_attr_value(a[arg.name]))
+                    args.append(_argument_value(arg, a[arg.name]))
                 elif arg.has_default_value():
                     args.append(arg.default_value)
                 else:

@@ -49,6 +49,62 @@ def test_resnet18_batch_norms_fold(decomposed):
         len(program.state_dict) + len(program.constants)
 
 
+def with_statistics(model):
+    """`model` in eval mode with the batch-norm statistics a trained one has."""
+    torch.manual_seed(0)
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+    return model.eval()
+
+
+# MobileNetV3's hardswish decomposes to clamp(x + 3, 0, 6) with int bounds;
+# ShuffleNetV2's channel shuffle to clone(memory_format=contiguous_format).
+@pytest.mark.parametrize("name", ["mobilenet_v3_small", "shufflenet_v2_x0_5"])
+def test_decomposed_programs_keep_their_arguments(name):
+    model = with_statistics(getattr(torchvision.models, name)())
+    x = torch.randn(2, 3, 64, 64)
+    program = torch.export.export(model, (x,)).run_decompositions()
+    count = len(batch_norms(program))
+    folded = graft.torch.apply(program, "aten/fold_batch_norms")
+    assert graft.torch.last_report()["rewrites"] == count and batch_norms(folded) == []
+    with torch.no_grad():
+        want, got = model(x), folded.module()(x)
+    assert torch.allclose(got, want, rtol=1e-5, atol=1e-5), (got - want).abs().max()
+
+
+class Arguments(torch.nn.Module):
+    """Arguments of every kind an ATen call takes besides tensors: dtypes,
+    devices, memory formats, and Scalars that are ints, floats or bools."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3)
+        self.bn = torch.nn.BatchNorm2d(8)
+
+    def forward(self, x, i):
+        y = self.bn(self.conv(x)).contiguous(memory_format=torch.channels_last)
+        zeros = torch.zeros(y.shape[0], 8, device=x.device, dtype=torch.float64)
+        return (y.to(torch.float64).mean((2, 3)) + zeros, torch.clamp(i, 0, 6) * 2,
+                torch.clamp(y, min=-0.5).sum(), torch.full((2,), True) & (i[:2] > 0))
+
+
+@pytest.mark.parametrize("decomposed", [False, True])
+def test_arguments_of_every_kind_read_back(decomposed):
+    model = with_statistics(Arguments())
+    x, i = torch.randn(2, 3, 16, 16), torch.arange(-3, 9)
+    program = torch.export.export(model, (x, i))
+    if decomposed:
+        program = program.run_decompositions()
+    folded = graft.torch.apply(program, "aten/fold_batch_norms")
+    assert batch_norms(folded) == []
+    with torch.no_grad():
+        for want, got in zip(model(x, i), folded.module()(x, i)):
+            assert got.dtype == want.dtype  # an int clamp stays int
+            assert torch.allclose(got, want, rtol=1e-5, atol=1e-6), (got - want).abs().max()
+
+
 def test_the_file_form_reads_back_as_written():
     program = torch.export.export(resnet18(), (torch.randn(1, 3, 32, 32),))
     data = aten.to_aten_bytes(program)

@@ -21,8 +21,14 @@ import sys
 
 import torch
 
+# By each argument's real type (MemoryFormat and Layout are ints to the
+# schema's `type`, and Scalar a number): a Scalar is "number", an int, float
+# or bool as the call gives it (clamp(x, 0, 6) keeps an int tensor int);
+# devices, layouts and memory formats are their names (`cpu`,
+# `torch.strided`, `torch.contiguous_format`).
 SCALARS = {"int": "int", "SymInt": "int", "float": "float", "bool": "bool", "str": "string",
-           "ScalarType": "type", "Scalar": "float", "number": "float", "SymFloat": "float", "SymBool": "bool"}
+           "ScalarType": "type", "Scalar": "number", "number": "number", "SymFloat": "float",
+           "SymBool": "bool"}
 
 
 def strip_optional(t):
@@ -68,6 +74,12 @@ def default_text(kind, value):
         return "i: %d" % int(value)
     if kind == "float" and isinstance(value, (int, float)) and not isinstance(value, bool):
         return "f: %r" % float(value)
+    if kind == "number" and isinstance(value, bool):
+        return "b: %s" % ("true" if value else "false")
+    if kind == "number" and isinstance(value, int):
+        return "i: %d" % value
+    if kind == "number" and isinstance(value, float):
+        return "f: %r" % value
     if kind == "bool" and isinstance(value, bool):
         return "b: %s" % ("true" if value else "false")
     if kind == "string" and isinstance(value, str):
@@ -103,7 +115,7 @@ def op_text(schema):
                 attrs.append(("N_" + arg.name, "int", None, ""))
             lines.append("  }")
             continue
-        kind = attr_type(arg.type)
+        kind = attr_type(arg.real_type)
         default = default_text(kind, arg.default_value) if arg.has_default_value() else None
         if default is None and (arg.has_default_value() or
                                 isinstance(arg.type, torch._C.OptionalType)):
