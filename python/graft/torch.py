@@ -10,7 +10,10 @@ program's own example inputs, so ``.module()`` runs it.
 
 Programs that mutate their buffers or inputs (batch norms in training,
 in-place updates of state) are refused: their mutations are outputs the
-re-export would not keep. So are programs with symbolic shapes (for now). ``last_report()`` is the last apply's report.
+re-export would not keep. A program with symbolic input dimensions is
+exported again with the same dimensions (one ``Dim`` per symbol, its
+range kept); a size computed from one and passed as an argument is refused
+by the file form. ``last_report()`` is the last apply's report.
 """
 from typing import Any, Mapping, Optional, Union
 
@@ -54,10 +57,6 @@ def apply(program, rules: Union[str, "graft.RuleSet"], *,
     if mutated:
         raise ValueError("graft.torch.apply: the program mutates %s (a batch norm in "
                          "training?); rewrite it in eval mode" % ", ".join(map(str, mutated)))
-    if program.range_constraints:
-        raise ValueError("graft.torch.apply: the program has symbolic shapes (%s); export "
-                         "it with static shapes: the rewritten graph is exported again with "
-                         "its example inputs" % ", ".join(sorted(map(str, program.range_constraints))))
     rule_set = rules if isinstance(rules, graft.RuleSet) else \
         graft.RuleSet.compile(rules, params=dict(params or {}))
     model = graft.load(aten.to_aten_bytes(program), format="pb", name=name + ".aten.pb")
@@ -67,7 +66,46 @@ def apply(program, rules: Union[str, "graft.RuleSet"], *,
     module = aten.graph_module(aten._decode(memoryview(rewritten.to_bytes()), "GraphDef"),
                                single_output=single)
     args, kwargs = _example_inputs(program)
-    return torch.export.export(module, args, kwargs)
+    return torch.export.export(module, args, kwargs,
+                               dynamic_shapes=_dynamic_shapes(program, module))
+
+
+def _dynamic_shapes(program, module):
+    """The program's symbolic input dimensions as torch.export.Dims for the
+    rewritten module's inputs (one Dim per symbol, with the program's
+    range), or None for a program of static shapes. A dimension that is an
+    expression of symbols (`2*s0`) is refused: the re-export could not say
+    it."""
+    import torch
+    if not program.range_constraints:
+        return None
+    from torch.export.graph_signature import InputKind
+    user = [s.arg.name for s in program.graph_signature.input_specs
+            if s.kind == InputKind.USER_INPUT]
+    vals = {n.name: n.meta.get("val") for n in program.graph.nodes if n.op == "placeholder"}
+    names = [n.name for n in module.graph.nodes if n.op == "placeholder"]
+    ranges = {str(k): v for k, v in program.range_constraints.items()}
+    dims, spec = {}, {}
+    for arg, name in zip(user, names):
+        shape = {}
+        for axis, d in enumerate(getattr(vals[arg], "shape", ())):
+            if not isinstance(d, torch.SymInt):
+                continue
+            expr = d.node.expr
+            if not expr.is_Symbol:
+                raise ValueError(
+                    "graft.torch.apply: dimension %d of input `%s` is `%s`, an expression of "
+                    "symbolic sizes; export it with one symbol per dimension (or static "
+                    "shapes)" % (axis, arg, expr))
+            symbol = str(expr)
+            if symbol not in dims:
+                r = ranges.get(symbol)
+                low = int(r.lower) if r is not None and r.lower.is_finite else None
+                high = int(r.upper) if r is not None and r.upper.is_finite else None
+                dims[symbol] = torch.export.Dim("d_" + symbol, min=low, max=high)
+            shape[axis] = dims[symbol]
+        spec[name] = shape or None
+    return spec
 
 
 # ---- torch.compile: graft's partition of the forward and the backward ----

@@ -127,24 +127,46 @@ def test_training_programs_are_left_or_refused():
         graft.torch.apply(program.run_decompositions(), "aten/fold_batch_norms")
 
 
-def test_symbolic_shapes_are_refused_not_guessed():
+def test_symbolic_batch_folds_and_stays_symbolic():
+    model = resnet18()
     batch = torch.export.Dim("batch", min=2, max=64)
-    program = torch.export.export(resnet18(), (torch.randn(2, 3, 32, 32),),
+    program = torch.export.export(model, (torch.randn(2, 3, 32, 32),),
                                   dynamic_shapes={"x": {0: batch}})
-    with pytest.raises(ValueError, match="symbolic shapes"):
-        graft.torch.apply(program, "aten/fold_batch_norms")
-    # A symbolic dimension is written unknown (-1); a size computed from one
-    # and passed as an argument is refused by the file form, never guessed.
-    assert "size: -1" in aten.to_aten_text(program)
+    assert "size: -1" in aten.to_aten_text(program)  # written unknown
+    folded = graft.torch.apply(program, "aten/fold_batch_norms")
+    assert graft.torch.last_report()["rewrites"] == 20 and batch_norms(folded) == []
+    assert [(r.lower, r.upper) for r in folded.range_constraints.values()] == [(2, 64)]
+    for size in (3, 17):  # batches it was not exported with
+        x = torch.randn(size, 3, 32, 32)
+        with torch.no_grad():
+            want, got = model(x), folded.module()(x)
+        assert torch.allclose(got, want, rtol=1e-5, atol=1e-5), (got - want).abs().max()
+
+
+def test_symbolic_sizes_it_cannot_say_are_refused_not_guessed():
+    batch = torch.export.Dim("batch", min=2, max=64)
 
     class Flatten(torch.nn.Module):
         def forward(self, x):
             return x.reshape(x.shape[0], -1) * 2
 
+    # A size computed from a symbol and passed as an argument: refused by
+    # the file form, never guessed.
     flat = torch.export.export(Flatten(), (torch.randn(2, 3, 4),),
                                dynamic_shapes={"x": {0: batch}})
     with pytest.raises(ValueError, match="symbolic shapes are not read yet"):
         aten.to_aten_text(flat)
+
+    class Scale(torch.nn.Module):
+        def forward(self, x):
+            return x * 3
+
+    # A dimension that is an expression of a symbol: the re-export could not
+    # say it.
+    even = torch.export.export(Scale(), (torch.randn(4, 3),),
+                               dynamic_shapes={"x": {0: 2 * batch}})
+    with pytest.raises(ValueError, match="an expression of symbolic sizes"):
+        graft.torch.apply(even, "aten/fold_batch_norms")
 
 
 def test_rules_of_another_dialect_are_refused():
