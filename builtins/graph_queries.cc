@@ -52,7 +52,7 @@ void RegisterGraphQueryHooks(HookRegistry& r) {
         return Value::Int(OnnxOf(ctx.graph) != nullptr ? OnnxOf(ctx.graph)->opset : 0);
       });
   Add(r, "is_absent", {VT::kTensor}, VT::kBool, false,
-      "an ONNX optional input left out (written as an empty name)",
+      "an optional input left out (ONNX's empty name, ATen's None)",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         return Value::Bool(ctx.graph.node(a[0].tensor.node).op() == onnx_internal::kAbsentOp);
       });

@@ -11,6 +11,7 @@
 
 #include "Eigen/Core"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "engine/const_tensor.h"
 
 namespace graft {
@@ -52,9 +53,14 @@ absl::StatusOr<ChannelLayout> LayoutOf(const ConstTensor& filter,
   }
   const bool aten_conv = op == "aten.conv1d.default" || op == "aten.conv2d.default" ||
                          op == "aten.conv3d.default" || op == "aten.convolution.default";
-  if (op == "Conv" || op == "ConvTranspose" || aten_conv) {
-    // ONNX and ATen: [M, C/g, k...]; ONNX's ConvTranspose [C, M, k...].
-    size_t axis = op == "ConvTranspose" ? 1 : 0;
+  // ATen's transposed convolutions (`transposed` set on aten.convolution).
+  const bool aten_transposed =
+      absl::StartsWith(op, "aten.conv_transpose") ||
+      (op == "aten.convolution.default" && transpose_b);
+  if (op == "Conv" || op == "ConvTranspose" || aten_conv || aten_transposed) {
+    // ONNX and ATen: [M, C/g, k...]; transposed, [C, M/g, k...] (one
+    // group: the output channels are axis 1).
+    size_t axis = op == "ConvTranspose" || aten_transposed ? 1 : 0;
     if (s.size() < axis + 2) return absl::InvalidArgumentError("filter rank too low");
     int64_t inner = 1;
     for (size_t i = axis + 1; i < s.size(); ++i) inner *= s[i];

@@ -280,7 +280,9 @@ absl::StatusOr<std::shared_ptr<const NameRegex>> RegexOf(const Value& v) {
 bool TransposedFilter(const Node& op) {
   const tf::AttrValue* tb = op.attr("transpose_b");
   const tf::AttrValue* trans_b = op.attr("transB");
-  return (tb != nullptr && tb->b()) || (trans_b != nullptr && trans_b->i() != 0);
+  const tf::AttrValue* transposed = op.attr("transposed");  // aten.convolution
+  return (tb != nullptr && tb->b()) || (trans_b != nullptr && trans_b->i() != 0) ||
+         (transposed != nullptr && transposed->b());
 }
 
 }  // namespace graft

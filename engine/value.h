@@ -164,8 +164,9 @@ absl::StatusOr<ConstTensor> ToConstant(const Graph& graph, const Value& v,
 // the Cast rounds); `deferred_ok` as for ToConstant.
 absl::StatusOr<ConstTensor> ConstantOf(const Graph& graph, Endpoint tensor,
                                        bool deferred_ok = false);
-// Whether a matmul's filter (input 1) is [out, in]: TensorFlow's MatMul
-// `transpose_b`, ONNX's Gemm `transB`.
+// Whether an op's filter is in its transposed layout: a matmul's [out, in]
+// (TensorFlow's MatMul `transpose_b`, ONNX's Gemm `transB`), a transposed
+// aten.convolution's [in, out, k...].
 bool TransposedFilter(const Node& op);
 // The compiled regex of a string value: the one compiled with the rules, or
 // compiled now (a bad regex is an error).

@@ -53,9 +53,12 @@ def with_statistics(model):
     """`model` in eval mode with the batch-norm statistics a trained one has."""
     torch.manual_seed(0)
     for m in model.modules():
-        if isinstance(m, torch.nn.BatchNorm2d):
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
             m.running_mean.uniform_(-0.5, 0.5)
             m.running_var.uniform_(0.5, 2.0)
+            with torch.no_grad():
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.2, 0.2)
     return model.eval()
 
 
@@ -66,6 +69,42 @@ def test_decomposed_programs_keep_their_arguments(name):
     model = with_statistics(getattr(torchvision.models, name)())
     x = torch.randn(2, 3, 64, 64)
     program = torch.export.export(model, (x,)).run_decompositions()
+    count = len(batch_norms(program))
+    folded = graft.torch.apply(program, "aten/fold_batch_norms")
+    assert graft.torch.last_report()["rewrites"] == count and batch_norms(folded) == []
+    with torch.no_grad():
+        want, got = model(x), folded.module()(x)
+    assert torch.allclose(got, want, rtol=1e-5, atol=1e-5), (got - want).abs().max()
+
+
+class Heads(torch.nn.Module):
+    """A decoder's transposed convolution and a projection head's linear
+    layers, each with a batch norm."""
+
+    def __init__(self):
+        super().__init__()
+        self.deconv = torch.nn.ConvTranspose2d(4, 6, 3, stride=2, output_padding=1)
+        self.bn = torch.nn.BatchNorm2d(6)
+        self.project = torch.nn.Linear(6, 8)
+        self.bn_project = torch.nn.BatchNorm1d(8)
+        self.out = torch.nn.Linear(8, 3, bias=False)
+        self.bn_out = torch.nn.BatchNorm1d(3)
+
+    def forward(self, x):
+        y = torch.relu(self.bn(self.deconv(x))).mean((2, 3))
+        return self.bn_out(self.out(torch.relu(self.bn_project(self.project(y)))))
+
+
+@pytest.mark.parametrize("decomposed", [False, True])
+@pytest.mark.parametrize("name", ["r3d_18", "heads"])
+def test_convolutions_of_every_kind_and_linear_layers_fold(name, decomposed):
+    if name == "r3d_18":  # a video model: Conv3d and BatchNorm3d
+        model, x = with_statistics(torchvision.models.video.r3d_18()), torch.randn(1, 3, 4, 32, 32)
+    else:
+        model, x = with_statistics(Heads()), torch.randn(4, 4, 5, 5)
+    program = torch.export.export(model, (x,))
+    if decomposed:
+        program = program.run_decompositions()
     count = len(batch_norms(program))
     folded = graft.torch.apply(program, "aten/fold_batch_norms")
     assert graft.torch.last_report()["rewrites"] == count and batch_norms(folded) == []

@@ -41,6 +41,42 @@ class ConvBn(torch.nn.Module):
         return self.bn3(self.conv3(torch.relu(self.bn2(self.conv2(y)) + y)))
 
 
+class ShapesBn(torch.nn.Module):
+    """Batch norms after convolutions of every kind and after linear
+    layers: conv1d with a bias, conv3d without, a transposed conv2d (its
+    filter [in, out, k...]) and a grouped one (not folded: its output
+    channels are not one axis of its filter), linear layers on [N, C] with
+    and without a bias, and one on [N, C, L] whose batch norm normalizes C, not the linear's
+    features (not folded)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1d = torch.nn.Conv1d(3, 4, 3)
+        self.bn1d = torch.nn.BatchNorm1d(4)
+        self.conv3d = torch.nn.Conv3d(3, 4, 3, bias=False)
+        self.bn3d = torch.nn.BatchNorm3d(4)
+        self.deconv = torch.nn.ConvTranspose2d(4, 6, 3, stride=2, bias=False)
+        self.bn_deconv = torch.nn.BatchNorm2d(6)
+        self.grouped = torch.nn.ConvTranspose2d(4, 6, 3, groups=2)
+        self.bn_grouped = torch.nn.BatchNorm2d(6)
+        self.linear = torch.nn.Linear(3, 5)
+        self.bn_linear = torch.nn.BatchNorm1d(5)
+        self.plain = torch.nn.Linear(3, 2, bias=False)
+        self.bn_plain = torch.nn.BatchNorm1d(2)
+        self.along = torch.nn.Linear(5, 4, bias=False)
+        self.bn_along = torch.nn.BatchNorm1d(3)
+
+    def forward(self, x1, x3, x2, x4, x5):
+        return (self.bn1d(self.conv1d(x1)), self.bn3d(self.conv3d(x3)),
+                self.bn_deconv(self.deconv(x2)), self.bn_grouped(self.grouped(x2)),
+                self.bn_linear(self.linear(x4)), self.bn_plain(self.plain(x4)),
+                self.bn_along(self.along(x5)))
+
+
+SHAPES_INPUTS = tuple(torch.ones(shape).cumsum(-1).sin() for shape in
+                      [(1, 3, 8), (1, 3, 4, 4, 4), (1, 4, 5, 5), (2, 3), (2, 3, 5)])
+
+
 def randomized(model):
     torch.manual_seed(0)
     model.bn1.running_mean.uniform_(-1, 1)
@@ -55,15 +91,32 @@ def randomized(model):
     return model
 
 
+def with_statistics(model):
+    torch.manual_seed(0)
+    for m in model.modules():
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+            m.running_mean.uniform_(-1, 1)
+            m.running_var.uniform_(0.5, 2)
+            with torch.no_grad():
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.5, 0.5)
+    return model
+
+
 def main():
     graft = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "bazel-bin", "cli", "graft")
+    torch.manual_seed(0)  # the same files from run to run
     x = torch.randn(1, 3, 6, 6)
     model = randomized(ConvBn()).eval()
     exported = torch.export.export(model, (x,))
+    shapes = with_statistics(ShapesBn()).eval()
+    shapes_exported = torch.export.export(shapes, SHAPES_INPUTS)
     made = {
         "conv_bn": exported,
         "conv_bn_decomposed": exported.run_decompositions(),
         "conv_bn_train": torch.export.export(randomized(ConvBn()).train(), (x,)),
+        "shapes_bn": shapes_exported,
+        "shapes_bn_decomposed": shapes_exported.run_decompositions(),
     }
     for name, program in made.items():
         path = os.path.join(HERE, name + ".aten.pbtxt")
@@ -74,22 +127,29 @@ def main():
     if not os.path.exists(graft):
         print("no graft binary: the fold is not checked")
         return
-    want = model(x)
-    for name in ("conv_bn", "conv_bn_decomposed"):
+    # (model, inputs, the batch norms folding leaves)
+    checked = {"conv_bn": (model, (x,), 0), "conv_bn_decomposed": (model, (x,), 0),
+               "shapes_bn": (shapes, SHAPES_INPUTS, 2),
+               "shapes_bn_decomposed": (shapes, SHAPES_INPUTS, 2)}
+    for name, (module, inputs, left) in checked.items():
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "folded.aten.pbtxt")
             subprocess.run([graft, "apply", "-q", "-r",
                             os.path.join(ROOT, "rules", "aten", "fold_batch_norms.graft"),
                             os.path.join(HERE, name + ".aten.pbtxt"), "-o", out], check=True)
             text = open(out).read()
-        assert not re.search(r'op: "aten\.[a-z_]*batch_norm', text), name
+        assert len(re.findall(r'op: "aten\.[a-z_]*batch_norm', text)) == left, name
         original = aten.from_aten_text(open(os.path.join(HERE, name + ".aten.pbtxt")).read())
         folded = aten.from_aten_text(text)
-        got, again = folded(x)[0], original(x)[0]
-        err = (got - want).abs().max().item()
+        with torch.no_grad():
+            want = module(*inputs)
+            want = want if isinstance(want, tuple) else (want,)
+            got, again = folded(*inputs), original(*inputs)
+        err = max((g - w).abs().max().item() for g, w in zip(got, want))
         print("%s: folded vs torch, max abs diff %.2e (read back unfolded: %.2e)"
-              % (name, err, (again - want).abs().max().item()))
-        assert torch.allclose(got, want, rtol=1e-5, atol=1e-5), name
+              % (name, err, max((a - w).abs().max().item() for a, w in zip(again, want))))
+        for g, w in zip(got, want):
+            assert torch.allclose(g, w, rtol=1e-5, atol=1e-5), name
 
 
 if __name__ == "__main__":
