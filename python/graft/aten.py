@@ -106,6 +106,12 @@ def _is_tensor_value(value):
     return isinstance(value, torch.Tensor)
 
 
+# `_symbolic_<arg>`: per item of the argument `arg`, the node whose symbolic
+# size it is ("" for a number written as it is); those nodes are control
+# inputs of the node, so that nothing drops them as unread.
+SYMBOLIC = "_symbolic_"
+
+
 def _holds_node(value):
     import torch.fx
     if isinstance(value, (list, tuple)):
@@ -216,6 +222,10 @@ class _Writer:
             self.alias[node.name] = "%s:%d" % (self.ref(node.args[0]), node.args[1])
             return
         schema = getattr(node.target, "_schema", None)
+        if schema is None and isinstance(node.meta.get("val"), (torch.SymInt, torch.SymFloat)):
+            raise ValueError("graft.aten: `%s` computes a symbolic size by %s: arithmetic on "
+                             "sizes is not read yet (export with static shapes, or with the "
+                             "sizes as they are)" % (node.name, node.target))
         if schema is None:
             raise ValueError("graft.aten: `%s` calls %s, not an ATen op" % (node.name, node.target))
         inputs, attrs = [], []
@@ -235,15 +245,39 @@ class _Writer:
                 continue
             value = self.argument(value)
             if _holds_node(value):
-                raise ValueError(
-                    "graft.aten: `%s` (%s) takes `%s` from the graph as its argument "
-                    "`%s`: symbolic shapes are not read yet (export with static "
-                    "shapes)" % (node.name, node.target, value, arg.name))
+                value, sources = self.symbolic(node, arg, value)
+                attrs.append((SYMBOLIC + arg.name, {"list": [{"s": [s.encode() for s in sources]}]}))
+                inputs += ["^" + s for s in sources if s and "^" + s not in inputs]
             message = _attr_message(value)
             if message is not None:
                 attrs.append((arg.name, message))
+        inputs.sort(key=lambda i: i.startswith("^"))  # control inputs last
         self.nodes.append(_node(node.name, str(node.target), inputs,
                                 attrs + _output_attrs(node.meta.get("val"), self.hinted)))
+
+    def symbolic(self, node, arg, value):
+        """An argument that holds symbolic sizes (`view(x, [sym_size_int,
+        -1])` of a dynamic batch): its value at the example's sizes, and per
+        item the node that computes it ("" for a number). Such a node must
+        be an ATen op (`aten.sym_size.int`): arithmetic on sizes is refused
+        where it is computed."""
+        import torch.fx
+        items = list(value) if isinstance(value, (list, tuple)) else [value]
+        plain, sources = [], []
+        for v in items:
+            if not isinstance(v, torch.fx.Node):
+                plain.append(v)
+                sources.append("")
+                continue
+            if v.op != "call_function":
+                raise ValueError("graft.aten: `%s` (%s) takes its argument `%s` from `%s`, "
+                                 "a %s node: not read yet" % (node.name, node.target, arg.name,
+                                                              v.name, v.op))
+            plain.append(_hint(v.meta.get("val")))
+            sources.append(self.ref(v))
+        if isinstance(value, (list, tuple)):
+            return type(value)(plain), sources
+        return plain[0], sources
 
     def outputs(self, values):
         for i, value in values:
@@ -662,9 +696,21 @@ def graph_module(graph_def, single_output=False):
             port = "0"
         return graph.call_function(operator.getitem, (value, int(port))) if port else value
 
+    def symbolic(arg, value):
+        """`value` with the items `_symbolic_<arg>` names read from the graph."""
+        if SYMBOLIC + arg.name not in a:
+            return value
+        sources = [x.decode() for x in a[SYMBOLIC + arg.name]["list"][0].get("s", [])]
+        items = list(value) if isinstance(value, (list, tuple)) else [value]
+        if len(sources) != len(items) or any(s and s.partition(":")[0] not in env for s in sources):
+            raise ValueError("graft.aten: `%s`: its argument `%s` reads sizes %s the graph does "
+                             "not compute" % (name, arg.name, sources))
+        items = [read(s) if s else v for s, v in zip(sources, items)]
+        return items if isinstance(value, (list, tuple)) else items[0]
+
     for n in nodes:
         name, op = n["name"][0].decode(), n["op"][0].decode()
-        inputs = [i.decode() for i in n.get("input", [])]
+        inputs = [i.decode() for i in n.get("input", []) if not i.startswith(b"^")]
         a = attrs(n)
         if op == "_Absent":
             continue
@@ -684,7 +730,7 @@ def graph_module(graph_def, single_output=False):
             for arg in target._schema.arguments:
                 if arg.kwarg_only:  # given by name
                     if arg.name in a:
-                        kwargs[arg.name] = _argument_value(arg, a[arg.name])
+                        kwargs[arg.name] = symbolic(arg, _argument_value(arg, a[arg.name]))
                     continue
                 if _is_tensor_type(arg.type, torch):
                     count = int(_attr_value(a["N_" + arg.name])) if "N_" + arg.name in a else None
@@ -695,7 +741,7 @@ def graph_module(graph_def, single_output=False):
                         args.append([read(x) for x in inputs[pos:pos + count]])
                         pos += count
                 elif arg.name in a:
-                    args.append(_argument_value(arg, a[arg.name]))
+                    args.append(symbolic(arg, _argument_value(arg, a[arg.name])))
                 elif arg.has_default_value():
                     args.append(arg.default_value)
                 else:

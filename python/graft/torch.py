@@ -12,8 +12,8 @@ Programs that mutate their buffers or inputs (batch norms in training,
 in-place updates of state) are refused: their mutations are outputs the
 re-export would not keep. A program with symbolic input dimensions is
 exported again with the same dimensions (one ``Dim`` per symbol, its
-range kept); a size computed from one and passed as an argument is refused
-by the file form. ``last_report()`` is the last apply's report.
+range kept), and sizes read from them (`x.view(x.size(0), -1)`) stay
+read from the graph; arithmetic on them is refused by the file form. ``last_report()`` is the last apply's report.
 """
 from typing import Any, Mapping, Optional, Union
 

@@ -182,19 +182,70 @@ def test_symbolic_batch_folds_and_stays_symbolic():
         assert torch.allclose(got, want, rtol=1e-5, atol=1e-5), (got - want).abs().max()
 
 
+class FlattenHead(torch.nn.Module):
+    """A classifier head as many models write it: `view(x.size(0), -1)`."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.fc = torch.nn.Linear(8 * 6 * 6, 4)
+
+    def forward(self, x):
+        y = torch.relu(self.bn(self.conv(x)))
+        return self.fc(y.view(y.size(0), -1))
+
+
+def test_sizes_read_from_a_symbolic_batch_stay_symbolic():
+    model = with_statistics(FlattenHead())
+    batch = torch.export.Dim("batch", min=2, max=64)
+    program = torch.export.export(model, (torch.randn(2, 3, 8, 8),),
+                                  dynamic_shapes={"x": {0: batch}})
+    # The view's size is read from the graph (aten.sym_size.int), not its
+    # example's number.
+    text = aten.to_aten_text(program)
+    assert 'op: "aten.sym_size.int"' in text and "_symbolic_size" in text
+    folded = graft.torch.apply(program, "aten/fold_batch_norms")
+    assert graft.torch.last_report()["rewrites"] == 1
+    for size in (3, 9):
+        x = torch.randn(size, 3, 8, 8)
+        with torch.no_grad():
+            want, got = model(x), folded.module()(x)
+        assert torch.allclose(got, want, rtol=1e-5, atol=1e-6), (got - want).abs().max()
+
+
+def test_a_transformer_of_symbolic_batch_and_sequence_round_trips():
+    transformers = pytest.importorskip("transformers")
+    config = transformers.BertConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                     intermediate_size=128, vocab_size=100)
+    torch.manual_seed(0)
+    model = transformers.BertModel(config).eval()
+    batch = torch.export.Dim("batch", min=2, max=64)
+    sequence = torch.export.Dim("sequence", min=2, max=128)
+    program = torch.export.export(model, (torch.randint(0, 100, (2, 8)),),
+                                  dynamic_shapes={"input_ids": {0: batch, 1: sequence}})
+    rewritten = graft.torch.apply(program, "aten/fold_batch_norms")
+    assert sorted((r.lower, r.upper) for r in rewritten.range_constraints.values()) == \
+        [(2, 64), (2, 128)]
+    ids = torch.randint(0, 100, (3, 13))
+    with torch.no_grad():
+        want, got = model(ids).last_hidden_state, rewritten.module()(ids)[0]
+    assert torch.equal(got, want)
+
+
 def test_symbolic_sizes_it_cannot_say_are_refused_not_guessed():
     batch = torch.export.Dim("batch", min=2, max=64)
 
-    class Flatten(torch.nn.Module):
+    class Twice(torch.nn.Module):
         def forward(self, x):
-            return x.reshape(x.shape[0], -1) * 2
+            return x.reshape(x.shape[0] * 2, -1)
 
-    # A size computed from a symbol and passed as an argument: refused by
-    # the file form, never guessed.
-    flat = torch.export.export(Flatten(), (torch.randn(2, 3, 4),),
-                               dynamic_shapes={"x": {0: batch}})
-    with pytest.raises(ValueError, match="symbolic shapes are not read yet"):
-        aten.to_aten_text(flat)
+    # Arithmetic on a symbolic size: refused by the file form, never
+    # guessed.
+    twice = torch.export.export(Twice(), (torch.randn(4, 6),),
+                                dynamic_shapes={"x": {0: batch}})
+    with pytest.raises(ValueError, match="arithmetic on sizes is not read yet"):
+        aten.to_aten_text(twice)
 
     class Scale(torch.nn.Module):
         def forward(self, x):
