@@ -115,6 +115,7 @@ class Cache {
       MemoryOptions m;
       m.outputs = options_.outputs;
       m.default_device = options_.default_device;
+      m.cpu_kernels = options_.cpu_kernels;
       m.threads = 1;  // plans are made for one op at a time, on any machine
       a.memory = SimulateMemory(*a.graph, a.shapes, m);
       if (a.memory->ok()) {

@@ -268,6 +268,12 @@ int64_t PlannedPeak(const TrainingGraph& g, const Lifetimes& base,
            span.bytes);
     }
   }
+  // A kernel's scratch (Eigen's convolution gradients without oneDNN)
+  // while its op runs.
+  for (size_t step = 0; step < g.memory.scratch_of_step.size(); ++step) {
+    const int k = static_cast<int>(step);
+    live(k, k, g.memory.scratch_of_step[step]);
+  }
   int64_t peak = 0, now = 0;
   for (int64_t d : delta) peak = std::max(peak, now += d);
   return peak;
@@ -317,10 +323,16 @@ absl::StatusOr<std::vector<Endpoint>> ForBudget(const TrainingGraph& g,
   }
   // Within the budget but not its headroom: the lowest simulated peak.
   if (best <= budget && !best_plan.empty()) return best_plan;
+  int64_t scratch = 0;
+  for (int64_t s : g.memory.scratch_of_step) scratch = std::max(scratch, s);
   return absl::FailedPreconditionError(absl::StrCat(
       "a peak of ", budget, " bytes cannot be reached: the graph's peak is ",
       peak, " bytes and the best the checkpoints reach is about ", best,
-      " bytes (", best_of.empty() ? "none planned" : best_of, ")"));
+      " bytes (", best_of.empty() ? "none planned" : best_of, ")",
+      scratch > 0 ? absl::StrCat("; a kernel's scratch of up to ", scratch,
+                                 " bytes (the CPU kernels'; --cpu-kernels) "
+                                 "is in every plan's peak")
+                  : ""));
 }
 
 // `checkpoints` with the tensors of each segment whose recomputation would

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "analysis/kernel_scratch.h"
 #include "analysis/shapes.h"
 #include "engine/hooks.h"
 
@@ -27,6 +28,9 @@ struct AnalysisHookOptions {
   std::vector<std::string> outputs;  // fetched, live to the end
   ShapeOptions shapes;               // input shapes the graph leaves unknown
   std::string default_device;        // of unplaced ops, for memory ("": none)
+  // The CPU kernels whose scratch the memory model and the planners count
+  // (Eigen's convolution gradients' im2col buffers without oneDNN).
+  CpuKernels cpu_kernels = CpuKernels::kOneDnn;
 };
 
 // Fails when the device profile cannot be loaded.

@@ -300,6 +300,7 @@ absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,
   report.threads = threads;
   report.schedule = *order;
   report.step_of.assign(graph.id_limit(), -1);
+  report.scratch_of_step.assign(order->size(), 0);
   for (size_t i = 0; i < order->size(); ++i)
     report.step_of[(*order)[i]] = static_cast<int>(i);
   absl::flat_hash_set<NodeId> fetched;
@@ -380,6 +381,7 @@ absl::StatusOr<MemoryReport> SimulateMemory(const Graph& graph,
         runs[id] ? KernelScratchBytes(n, shapes, options.cpu_kernels, threads)
                  : 0;
     if (scratch > 0) {
+      report.scratch_of_step[step] = scratch;
       std::vector<std::pair<int64_t, NodeId>> at_once =
           scratch_at_once.Add(graph, report.step_of, n, scratch);
       for (const auto& [bytes, owner] : at_once) {

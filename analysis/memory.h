@@ -69,6 +69,9 @@ struct MemoryReport {
   std::vector<DeviceMemory> devices;  // sorted by device name
   int unknown_tensors = 0;            // outputs whose size is unknown
   int threads = 1;                    // the executor's threads assumed
+  // By step: the scratch the op at that step allocates while it runs
+  // (analysis/kernel_scratch.h; 0 for most ops), with the report's kernels.
+  std::vector<int64_t> scratch_of_step;
 };
 
 struct MemoryOptions {

@@ -103,6 +103,7 @@ Result<Applied> Apply(const Model& model, const Rules& rules,
     analysis::MemoryOptions memory;
     memory.outputs = options.outputs;
     memory.default_device = default_device;
+    memory.cpu_kernels = r.analysis.cpu_kernels;
     memory.threads = 1;  // the schedule the plans are made for, on any machine
     AddRecomputation(*original, *graph, r.analysis.shapes, memory,
                      r.analysis.device, total.mutable_recomputation());

@@ -166,6 +166,11 @@ Result<std::shared_ptr<const Rules>> CompileRules(const RulesSpec& spec) {
   a.seed = spec.analysis.seed;
   a.default_device = spec.analysis.default_device;
   a.outputs = spec.outputs;
+  absl::StatusOr<analysis::CpuKernels> kernels =
+      analysis::ParseCpuKernels(spec.analysis.cpu_kernels);
+  if (!kernels.ok())
+    return Error::Usage(absl::StrCat("error: ", kernels.status().message()));
+  a.cpu_kernels = *kernels;
   absl::StatusOr<analysis::ShapeOptions> shapes =
       InputShapes(spec.analysis.input_shapes, spec.analysis.batch, nullptr);
   if (!shapes.ok())

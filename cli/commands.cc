@@ -354,6 +354,7 @@ api::RulesSpec RulesSpecOf(const ApplyCommandOptions& options) {
   spec.analysis.input_shapes = options.input_shapes;
   spec.analysis.batch = options.batch;
   spec.analysis.default_device = options.default_device;
+  spec.analysis.cpu_kernels = options.cpu_kernels;
   return spec;
 }
 

@@ -102,6 +102,7 @@ struct ApplyCommandOptions {
   std::vector<std::string> input_shapes;  // name=1,224,224,3
   int64_t batch = 0;                      // > 0: a dynamic batch dimension
   std::string default_device;             // of unplaced ops, for memory
+  std::string cpu_kernels = "onednn";     // whose scratch the planners count
   // Batch mode (several inputs, a folder, or -o a folder): every model
   // under -o DIR.
   std::vector<std::string> inputs;

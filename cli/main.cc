@@ -256,6 +256,14 @@ int main(int argc, char** argv) {
   apply_cmd->add_option("--device-default", apply.default_device,
                         "The device of ops the graph does not place, for the "
                         "memory analyses (as /device:GPU:0)");
+  apply_cmd
+      ->add_option("--cpu-kernels", apply.cpu_kernels,
+                   "TensorFlow's CPU kernels, whose scratch the memory "
+                   "analyses and planners count: onednn "
+                   "(TF_ENABLE_ONEDNN_OPTS=1) or eigen (=0: the convolution "
+                   "gradients' im2col buffers)")
+      ->check(CLI::IsMember({"onednn", "eigen"}))
+      ->capture_default_str();
 
   ExplainOptions explain;
   CLI::App* explain_cmd =

@@ -292,7 +292,7 @@ class RuleSet:
                 outputs: Sequence[str] = (), device: str = "h100_sxm",
                 loss: str = "", seed: str = "",
                 input_shapes=None, batch: int = 0,
-                default_device: str = "") -> "RuleSet":
+                default_device: str = "", cpu_kernels: str = "onednn") -> "RuleSet":
         """Compiles rule files (a shipped library by name:
         ``"fold_batch_norms"``, ``"quantize"``), rule text (``name`` labels
         it in errors),
@@ -301,8 +301,10 @@ class RuleSet:
         onnxoptimizer's pass names (``onnxoptimizer_passes=
         "fuse_bn_into_conv,eliminate_identity"``, rules/onnx/onnxoptimizer/). ``params``
         override the rules' defaults. The analysis settings (``device``,
-        ``loss``, ``seed``, ``input_shapes``, ``batch``) are what the
-        analysis hooks assume. Raises graft.Error with diagnostics."""
+        ``loss``, ``seed``, ``input_shapes``, ``batch``, ``cpu_kernels``:
+        TensorFlow's CPU kernels whose scratch the memory model and the
+        planners count, ``"onednn"`` or ``"eigen"``) are what the analysis
+        hooks assume. Raises graft.Error with diagnostics."""
         if isinstance(files, (str, os.PathLike)):
             files = [files]
         spec = dict(
@@ -314,14 +316,15 @@ class RuleSet:
             params={k: _param_text(v) for k, v in (params or {}).items()},
             outputs=list(outputs), device=device, loss=loss, seed=seed,
             input_shapes=_shape_items(input_shapes), batch=int(batch),
-            default_device=default_device)
+            default_device=default_device, cpu_kernels=cpu_kernels)
         return cls._from_spec(spec)
 
     @classmethod
     def _from_spec(cls, spec: Dict[str, Any]) -> "RuleSet":
         settings = _graft.settings(spec["device"], spec["loss"], spec["seed"],
                                    spec["input_shapes"], spec["batch"],
-                                   spec["default_device"], False, "onednn", 0)
+                                   spec["default_device"], False,
+                                   spec.get("cpu_kernels", "onednn"), 0)
         native = _graft.compile(
             spec["files"], spec["text"], spec["name"], spec["pipeline"],
             spec["transforms"], spec.get("onnxoptimizer_passes", ""), spec["gtt_inputs"],

@@ -14,6 +14,7 @@ Needs TensorFlow (imported on first use of this module).
 
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
@@ -191,14 +192,33 @@ class TrainStep:
                                         expand_composites=True)
 
 
+def cpu_kernels() -> str:
+    """The CPU kernels this process's TensorFlow runs, as the memory model
+    and the planners name them: "onednn" (TF_ENABLE_ONEDNN_OPTS=1, the
+    default of a oneDNN build) or "eigen" (=0, or a build without it)."""
+    flag = os.environ.get("TF_ENABLE_ONEDNN_OPTS", "").strip().lower()
+    if flag in ("0", "false"):
+        return "eigen"
+    if flag in ("1", "true"):
+        return "onednn"
+    try:
+        from tensorflow.python.util import _pywrap_util_port
+        return "onednn" if _pywrap_util_port.IsMklEnabled() else "eigen"
+    except (ImportError, AttributeError):
+        return "onednn"
+
+
 def rewrite_train_step(train_step, example_args: Sequence[Any],
                        pipeline: str = "training-memory",
+                       kernels: Optional[str] = None,
                        **params) -> TrainStep:
     """Rewrites a ``tf.function`` train step (GradientTape, optimizer,
     resource variables) with ``pipeline`` (a shipped one by name, or a
     YAML path) and returns a callable with the same signature that updates
     the same variables. graft finds the loss and the tape's gradient seed
-    itself; ``params`` go to the pipeline's rules."""
+    itself; ``params`` go to the pipeline's rules. ``kernels``: the CPU
+    kernels whose scratch the planners count ("onednn" or "eigen"; by
+    default this process's, ``cpu_kernels()``)."""
     concrete = _concrete(train_step, list(example_args))
     num_args = len(concrete.inputs) - len(concrete.captured_inputs)
     graph_def = concrete.graph.as_graph_def(add_shapes=True)
@@ -207,7 +227,8 @@ def rewrite_train_step(train_step, example_args: Sequence[Any],
                            [t.name for t in concrete.inputs[:num_args]],
                            outputs)
     rewritten, report = graft.apply(original, pipeline=pipeline,
-                                    params=params or None)
+                                    params=params or None,
+                                    cpu_kernels=kernels or cpu_kernels())
     # What the step captured: variables by their handles, anything else as
     # the tensor itself.
     by_handle = {id(v.handle): v for v in concrete.variables}

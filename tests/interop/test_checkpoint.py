@@ -322,6 +322,46 @@ def test_budget_met_as_tensorflow_measures_it(tmp_path, fraction):
 
 
 @measures_every_setting
+def test_budget_met_without_onednn_when_planned_for_its_kernels(tmp_path):
+    """Without oneDNN, Eigen's convolution gradients allocate im2col
+    scratch (27 MiB of ResNet-18's 41.9 MiB one-op-at-a-time peak, batch
+    8, 64x64). Planned for those kernels (`--cpu-kernels eigen`), the
+    budget strategy at 0.9 of that peak, as the memory pipeline runs it
+    (early gradients, the plan, the workspaces one at a time), is within
+    the budget by TensorFlow's median with oneDNN off; planned for oneDNN's
+    (where the graph's 18.5 MiB already fits) it is not."""
+    original = training_graphs.resnet18(batch=8, size=64).as_graph_def()
+    early, _ = apply_rules(original, tmp_path, repo_path("rules", "tf", "early_gradients.graft"),
+                           [], ["--outputs", "train"])
+    eigen = ("--outputs", "train", "--cpu-kernels", "eigen")
+    budget = int(0.9 * graft_peak(early, tmp_path, "early", *eigen))
+    serialize = repo_path("rules", "tf", "serialize_workspaces.graft")
+    plans = {}
+    for kernels in ("eigen", "onednn"):
+        planned, log = apply_rules(early, tmp_path, RULES,
+                                   ["strategy=budget", "budget_bytes=%d" % budget],
+                                   ["--outputs", "train", "--cpu-kernels", kernels])
+        plans[kernels], _ = apply_rules(planned, tmp_path, serialize, [], ["--outputs", "train"])
+    assert graft_peak(plans["eigen"], tmp_path, "eigen", *eigen) <= budget
+    assert graft_peak(plans["onednn"], tmp_path, "onednn", *eigen) > budget
+    measured = tf_memory.stats([plans["eigen"], plans["onednn"]], tmp_path, runs=3,
+                               settings=((True, False),))[(True, False)]
+    for kernels, runs in zip(("eigen", "onednn"), measured):
+        print("budget %.1f MiB, planned for %s: TensorFlow's median %.1f MiB (oneDNN off)" % (
+            budget / 2**20, kernels, tf_memory.median(runs) / 2**20))
+    assert tf_memory.median(measured[0]) <= budget, (budget, measured)
+    assert tf_memory.median(measured[1]) > budget, (budget, measured)
+    # A budget below the scratch itself is refused, saying so.
+    src, out = tmp_path / "early.pb", tmp_path / "low.pb"
+    src.write_bytes(early.SerializeToString())
+    proc = subprocess.run([graft_binary(), "apply", "-r", RULES, str(src), "-o", str(out),
+                           "--param", "strategy=budget", "--param", "budget_bytes=%d" % (20 << 20),
+                           *eigen], capture_output=True, text=True)
+    assert proc.returncode != 0 and not out.exists()
+    assert "a kernel's scratch of up to" in proc.stderr, proc.stderr
+
+
+@measures_every_setting
 def test_scaled_gradient_stays_in_the_backward_through_grappler(tmp_path):
     """The early-gradient step on the 4 transformer blocks: Grappler's
     constant folding no longer makes the attention's scaled gradient a

@@ -208,3 +208,23 @@ def test_mem_counts_eigen_kernels_scratch():
     assert one["scratch_at_peak"] == im2col
     with pytest.raises(graft.Error, match="expected onednn or eigen"):
         graft.mem(model, cpu_kernels="mkl")
+
+
+def test_planners_count_the_kernels_this_process_runs(monkeypatch):
+    """graft.tf.cpu_kernels() says which kernels this process's TensorFlow
+    runs; a rule set compiled for Eigen's plans the budget strategy with
+    their scratch in its peak, so a budget below it is refused, and one
+    compiled for oneDNN's finds the same graph within it."""
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")
+    assert graft.tf.cpu_kernels() == "eigen"
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "1")
+    assert graft.tf.cpu_kernels() == "onednn"
+    model = graft.Model.from_graph_def(conv_training_graph(), "step")
+    peak = graft.mem(model, outputs=["train"], threads=1)["devices"][0]["peak_bytes"]
+    params = {"strategy": "budget", "budget_bytes": 2 * peak}
+    kept, report = graft.apply(model, "checkpoint", params=params, outputs=["train"])
+    assert report["rewrites"] == 0  # fits as it is
+    with pytest.raises(graft.Error, match="a kernel's scratch of up to"):
+        graft.apply(model, "checkpoint", params=params, outputs=["train"], cpu_kernels="eigen")
+    with pytest.raises(graft.Error, match="expected onednn or eigen"):
+        graft.RuleSet.compile("checkpoint", cpu_kernels="mkl")
