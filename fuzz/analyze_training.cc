@@ -155,5 +155,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<Regions> regions = FindRegions(*graph, shapes);
   if (memory.ok() && regions.ok())
     Plan(TrainingGraph{*graph, shapes, *regions, *memory}, *model);
+  // The planners again with the kernels' scratch in every peak.
+  if (with_scratch.ok() && regions.ok())
+    Plan(TrainingGraph{*graph, shapes, *regions, *with_scratch}, *model);
   return 0;
 }
