@@ -298,8 +298,13 @@ def graph_message(program):
             spec = specs.get(node.name)
             if spec is not None and spec.kind != InputKind.USER_INPUT:
                 value = state[spec.target]
+                kind = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer"}.get(
+                    spec.kind, "constant")
+                if kind == "buffer" and getattr(spec, "persistent", True) is False:
+                    kind = "non-persistent buffer"
                 w.nodes.append(_node(node.name, "Const", (), [
                     ("_target", {"s": [spec.target.encode()]}),
+                    ("_kind", {"s": [kind.encode()]}),
                     ("dtype", {"type": [_enum(value.dtype)]}),
                     ("value", {"tensor": [_tensor_message(value)]})]))
             else:
@@ -674,6 +679,36 @@ def from_aten_bytes(data):
     return graph_module(_decode(memoryview(data), "GraphDef"))
 
 
+def register(root, n, a):
+    """Registers a Const's value on `root` and returns its attribute path:
+    a program's parameter or buffer under its own name (`layer1.0.conv1.weight`,
+    `_target`) and kind (`_kind`), anything else (what a rewrite computed)
+    as a buffer named after the node (`c_<name>`)."""
+    import torch
+    value = _tensor_value(a["value"]["tensor"][0])
+    target = a["_target"]["s"][0].decode() if "_target" in a else ""
+    kind = a["_kind"]["s"][0].decode() if "_kind" in a else "buffer"
+    path = target.split(".") if target else []
+    if not path or not all(re.fullmatch(r"\w+", p) for p in path):
+        path = ["c_" + re.sub(r"\W", "_", target or n["name"][0].decode())]
+    module = root
+    for i, part in enumerate(path[:-1]):
+        if not hasattr(module, part):
+            module.add_module(part, torch.nn.Module())
+        module = getattr(module, part)
+        if not isinstance(module, torch.nn.Module):  # a name taken by a tensor
+            return register(root, n, {k: v for k, v in a.items() if k != "_target"})
+    leaf = path[-1]
+    if hasattr(module, leaf):  # two Consts of one target (a copy): the copy by its name
+        return register(root, n, {k: v for k, v in a.items() if k != "_target"}) \
+            if target else ".".join(path)
+    if kind == "parameter":
+        module.register_parameter(leaf, torch.nn.Parameter(value, requires_grad=False))
+    else:
+        module.register_buffer(leaf, value, persistent=kind != "non-persistent buffer")
+    return ".".join(path)
+
+
 def graph_module(graph_def, single_output=False):
     """A GraphModule running a GraphDef message of the aten dialect; with
     `single_output`, its one output alone rather than a tuple."""
@@ -715,10 +750,7 @@ def graph_module(graph_def, single_output=False):
         if op == "_Absent":
             continue
         if op == "Const":
-            target = a["_target"]["s"][0].decode() if "_target" in a else name
-            attr_name = "c_" + re.sub(r"\W", "_", target)
-            root.register_buffer(attr_name, _tensor_value(a["value"]["tensor"][0]))
-            env[name] = graph.get_attr(attr_name)
+            env[name] = graph.get_attr(register(root, n, a))
         elif op == "Placeholder":
             env[name] = graph.placeholder(name)
         elif op == "_Retval":
