@@ -420,25 +420,29 @@ constexpr char kGraph[] = R"pb(
   }
 )pb";
 
-TEST(CompiledRuleTest, CallsAHookRegisteredByTheCaller) {
-  HookRegistry hooks;
-  RegisterBuiltinHooks(hooks);
+// A caller's `cost.flops(n)` hook (100 for a Relu, else 1) that counts
+// its calls.
+void RegisterCountedFlops(HookRegistry& hooks, int* calls) {
   HookSignature sig;
   sig.params = {ValueType::kNode};
   sig.result = ValueType::kInt;
-  int calls = 0;
   ASSERT_TRUE(
       hooks
           .Register("cost.flops", sig,
-                    [&](const HookContext& ctx,
-                        absl::Span<const Value> args) -> absl::StatusOr<Value> {
-                      ++calls;
+                    [calls](const HookContext& ctx,
+                            absl::Span<const Value> args) -> absl::StatusOr<Value> {
+                      ++*calls;
                       return Value::Int(
-                          ctx.graph.node(args[0].tensor.node).op() == "Relu"
-                              ? 100
-                              : 1);
+                          ctx.graph.node(args[0].tensor.node).op() == "Relu" ? 100 : 1);
                     })
           .ok());
+}
+
+TEST(CompiledRuleTest, CallsAHookRegisteredByTheCaller) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  int calls = 0;
+  RegisterCountedFlops(hooks, &calls);
   Diagnostics d;
   std::unique_ptr<RuleSet> rules =
       CompileRuleText("hook.graft",
@@ -473,22 +477,8 @@ TEST(CompiledRuleTest, CallsAHookRegisteredByTheCaller) {
 TEST(CompiledRuleTest, MatchLetIsEvaluatedOncePerCandidate) {
   HookRegistry hooks;
   RegisterBuiltinHooks(hooks);
-  HookSignature sig;
-  sig.params = {ValueType::kNode};
-  sig.result = ValueType::kInt;
   int calls = 0;
-  ASSERT_TRUE(
-      hooks
-          .Register("cost.flops", sig,
-                    [&](const HookContext& ctx,
-                        absl::Span<const Value> args) -> absl::StatusOr<Value> {
-                      ++calls;
-                      return Value::Int(
-                          ctx.graph.node(args[0].tensor.node).op() == "Relu"
-                              ? 100
-                              : 1);
-                    })
-          .ok());
+  RegisterCountedFlops(hooks, &calls);
   Diagnostics d;
   std::unique_ptr<RuleSet> rules = CompileRuleText(
       "let.graft",
