@@ -10,17 +10,22 @@ import graft.torch
 from graft import aten
 
 
-def resnet18():
+def with_statistics(model):
+    """`model` in eval mode with the batch-norm statistics a trained one has."""
     torch.manual_seed(0)
-    model = torchvision.models.resnet18()
-    for m in model.modules():  # stats a trained model has, not the defaults
-        if isinstance(m, torch.nn.BatchNorm2d):
+    for m in model.modules():
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
             m.running_mean.uniform_(-0.5, 0.5)
             m.running_var.uniform_(0.5, 2.0)
             with torch.no_grad():
                 m.weight.uniform_(0.5, 1.5)
                 m.bias.uniform_(-0.2, 0.2)
     return model.eval()
+
+
+def resnet18():
+    torch.manual_seed(0)
+    return with_statistics(torchvision.models.resnet18())
 
 
 def batch_norms(program):
@@ -52,19 +57,6 @@ def test_resnet18_batch_norms_fold(decomposed):
     assert kinds["fc.weight"] == kinds["fc.bias"] == "PARAMETER"
     assert kinds["layer4.1.bn2.num_batches_tracked"] == "BUFFER"
     assert torch.equal(folded.state_dict["fc.weight"], model.fc.weight)
-
-
-def with_statistics(model):
-    """`model` in eval mode with the batch-norm statistics a trained one has."""
-    torch.manual_seed(0)
-    for m in model.modules():
-        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
-            m.running_mean.uniform_(-0.5, 0.5)
-            m.running_var.uniform_(0.5, 2.0)
-            with torch.no_grad():
-                m.weight.uniform_(0.5, 1.5)
-                m.bias.uniform_(-0.2, 0.2)
-    return model.eval()
 
 
 # MobileNetV3's hardswish decomposes to clamp(x + 3, 0, 6) with int bounds;
