@@ -691,17 +691,21 @@ def register(root, n, a):
     path = target.split(".") if target else []
     if not path or not all(re.fullmatch(r"\w+", p) for p in path):
         path = ["c_" + re.sub(r"\W", "_", target or n["name"][0].decode())]
+    by_name = {k: v for k, v in a.items() if k != "_target"}
     module = root
-    for i, part in enumerate(path[:-1]):
+    for part in path[:-1]:
         if not hasattr(module, part):
             module.add_module(part, torch.nn.Module())
         module = getattr(module, part)
         if not isinstance(module, torch.nn.Module):  # a name taken by a tensor
-            return register(root, n, {k: v for k, v in a.items() if k != "_target"})
+            return register(root, n, by_name)
     leaf = path[-1]
-    if hasattr(module, leaf):  # two Consts of one target (a copy): the copy by its name
-        return register(root, n, {k: v for k, v in a.items() if k != "_target"}) \
-            if target else ".".join(path)
+    if hasattr(module, leaf):
+        if target:  # a second Const of one target (a copy): by its node's name
+            return register(root, n, by_name)
+        while hasattr(module, leaf):  # two node names alike once sanitized
+            leaf += "_"
+        path[-1] = leaf
     if kind == "parameter":
         module.register_parameter(leaf, torch.nn.Parameter(value, requires_grad=False))
     else:

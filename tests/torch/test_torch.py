@@ -311,3 +311,22 @@ def test_cost_counts_matrix_flops_as_torch_does(tmp_path, name):
                                                 "scaled_dot_product")))
     assert matrix == counter.get_total_flops() > 0
     assert cost["unknown_ops"] == 0, [o for o in cost["ops"] if o["flops"] < 0]
+
+
+def test_constants_whose_names_sanitize_alike_stay_apart():
+    """Two constants a rewrite made, `w/a` and `w_a` (both `c_w_a` as
+    attribute names), and a parameter under its own dotted name: each read
+    back as itself."""
+    def const(name, value, target=None):
+        extra = ('attr { key: "_target" value { s: "%s" } } '
+                 'attr { key: "_kind" value { s: "parameter" } } ' % target) if target else ""
+        return ('node { name: "%s" op: "Const" %sattr { key: "dtype" value { type: DT_FLOAT } } '
+                'attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } '
+                'float_val: %s } } } }\n' % (name, extra, value))
+    text = (const("w/a", 1.0) + const("w_a", 10.0) + const("p", 100.0, "layer.0.weight") +
+            'node { name: "s" op: "aten.add.Tensor" input: "w/a" input: "w_a" }\n'
+            'node { name: "t" op: "aten.add.Tensor" input: "s" input: "p" }\n'
+            'node { name: "output_0" op: "_Retval" input: "t" attr { key: "index" value { i: 0 } } }\n')
+    module = aten.from_aten_text(text)
+    assert module()[0].item() == 111.0
+    assert isinstance(module.get_parameter("layer.0.weight"), torch.nn.Parameter)
