@@ -268,12 +268,7 @@ int64_t PlannedPeak(const TrainingGraph& g, const Lifetimes& base,
            span.bytes);
     }
   }
-  // A kernel's scratch (Eigen's convolution gradients without oneDNN)
-  // while its op runs.
-  for (size_t step = 0; step < g.memory.scratch_of_step.size(); ++step) {
-    const int k = static_cast<int>(step);
-    live(k, k, g.memory.scratch_of_step[step]);
-  }
+  for (const auto& [op, span] : base.scratch) live(span.alloc, span.free, span.bytes);
   int64_t peak = 0, now = 0;
   for (int64_t d : delta) peak = std::max(peak, now += d);
   return peak;
@@ -324,7 +319,7 @@ absl::StatusOr<std::vector<Endpoint>> ForBudget(const TrainingGraph& g,
   // Within the budget but not its headroom: the lowest simulated peak.
   if (best <= budget && !best_plan.empty()) return best_plan;
   int64_t scratch = 0;
-  for (int64_t s : g.memory.scratch_of_step) scratch = std::max(scratch, s);
+  for (const auto& [op, span] : base.scratch) scratch = std::max(scratch, span.bytes);
   return absl::FailedPreconditionError(absl::StrCat(
       "a peak of ", budget, " bytes cannot be reached: the graph's peak is ",
       peak, " bytes and the best the checkpoints reach is about ", best,
@@ -424,6 +419,11 @@ Lifetimes OrderedLifetimes(const TrainingGraph& g) {
   // of the owner or of a tensor sharing it.
   for (const SharedHold& h : SharedBufferHolds(g.memory, last_read))
     out.holds_shared[h.tensor] = {h.from, h.to, h.bytes};
+  for (size_t step = 0; step < g.memory.scratch_of_step.size(); ++step) {
+    const int k = static_cast<int>(step);
+    if (g.memory.scratch_of_step[step] > 0)
+      out.scratch[{g.memory.schedule[step], 0}] = {k, k, g.memory.scratch_of_step[step]};
+  }
   return out;
 }
 

@@ -121,6 +121,9 @@ struct Lifetimes {
   // the step after them, or after an earlier such tensor's, to its own last
   // reader.
   absl::flat_hash_map<Endpoint, Span> holds_shared;
+  // A kernel's scratch (Eigen's convolution gradients without oneDNN) while
+  // its op runs, keyed by the op's output 0 (so by its node and device).
+  absl::flat_hash_map<Endpoint, Span> scratch;
   int steps = 0;
 };
 Lifetimes OrderedLifetimes(const TrainingGraph& g);

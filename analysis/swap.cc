@@ -62,13 +62,7 @@ absl::StatusOr<std::vector<Endpoint>> WithinBudget(
   Lifetimes lifetimes = OrderedLifetimes(g);
   for (const auto& [t, span] : lifetimes.of) add_on_device(t, span);
   for (const auto& [t, span] : lifetimes.holds_shared) add_on_device(t, span);
-  // A kernel's scratch while its op runs (the CPU kernels' of the report).
-  for (size_t k = 0; k < g.memory.scratch_of_step.size() && k < live.size() - 1; ++k) {
-    const std::string& d = g.graph.node(g.memory.schedule[k]).device();
-    if (!(d.empty() || d == device->device)) continue;
-    live[k] += g.memory.scratch_of_step[k];
-    live[k + 1] -= g.memory.scratch_of_step[k];
-  }
+  for (const auto& [op, span] : lifetimes.scratch) add_on_device(op, span);
   for (int k = 1; k <= steps; ++k) live[k] += live[k - 1];
   std::vector<Endpoint> chosen;
   auto peak_step = [&] {

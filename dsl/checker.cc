@@ -30,6 +30,36 @@ void CollectNames(const Expr& e, std::set<std::string>* out) {
   }
 }
 
+// Whether `e` reads a name bound in an optional part (it may stay unbound:
+// `bound(name)` says).
+bool ReadsOptional(const Expr& e, const Names& names) {
+  std::set<std::string> read;
+  CollectNames(e, &read);
+  return std::any_of(read.begin(), read.end(), [&](const std::string& n) {
+    auto it = names.find(n);
+    return it != names.end() && it->second.optional;
+  });
+}
+
+// The slots of the names `e` reads that the search binds before evaluating
+// it; true when it reads an optional part's name, so that it waits for the
+// whole match instead.
+bool ReadSlots(const Expr& e, const Names& names, const SlotTable& slots,
+               std::vector<int>* out) {
+  std::set<std::string> read;
+  CollectNames(e, &read);
+  bool at_end = false;
+  for (const std::string& n : read) {
+    auto info = names.find(n);
+    if (info != names.end() && info->second.optional) {
+      at_end = true;
+      continue;
+    }
+    if (int slot = slots.Find(n); slot >= 0) out->push_back(slot);
+  }
+  return at_end;
+}
+
 // A shipped library named by its path from before the libraries were
 // grouped by dialect (`rules/fold_batch_norms.graft`, `rules/gtt/x.graft`,
 // `rules/onnxoptimizer/x.graft`): the file under a dialect's folder
@@ -609,12 +639,7 @@ std::vector<Guard> Checker::CheckGuards(const RuleFile& f, const Rule& rule,
            rule.lets[lets->size()].wheres_before <= wheres) {
       const LetStmt& let = rule.lets[lets->size()];
       ValueType t = CheckExpr(f, *let.expr, names, true);
-      std::set<std::string> read;
-      CollectNames(*let.expr, &read);
-      bool optional = std::any_of(read.begin(), read.end(), [&](const auto& n) {
-        auto it = names->find(n);
-        return it != names->end() && it->second.optional;
-      });
+      const bool optional = ReadsOptional(*let.expr, *names);
       BindAction(f, let.name, NameInfo::Kind::kLet, t, let.name_loc, names);
       // A let of an optional part's names waits for the whole match, and so
       // does what reads it.
@@ -713,29 +738,10 @@ void Checker::BuildRule(const RuleFile& f, const Rule& rule,
   for (size_t i = 0; i < pattern.lets.size(); ++i) {
     MatchLet& let = pattern.lets[i];
     let.slot = slots.Find(rule.lets[i].name);
-    std::set<std::string> read;
-    CollectNames(*let.expr, &read);
-    for (const std::string& n : read) {
-      auto info = names.find(n);
-      if (info != names.end() && info->second.optional) {
-        let.at_end = true;  // may stay unbound: `bound(name)` says
-        continue;
-      }
-      if (int slot = slots.Find(n); slot >= 0) let.slots.push_back(slot);
-    }
+    let.at_end = ReadSlots(*let.expr, names, slots, &let.slots);
   }
-  for (Guard& g : pattern.guards) {
-    std::set<std::string> read;
-    CollectNames(*g.expr, &read);
-    for (const std::string& n : read) {
-      auto info = names.find(n);
-      if (info != names.end() && info->second.optional) {
-        g.at_end = true;  // may stay unbound: checked when the match is whole
-        continue;
-      }
-      if (int slot = slots.Find(n); slot >= 0) g.slots.push_back(slot);
-    }
-  }
+  for (Guard& g : pattern.guards)
+    g.at_end = ReadSlots(*g.expr, names, slots, &g.slots);
   int priority = rule.has_priority ? rule.priority
                                    : static_cast<int>(pattern.nodes.size());
   RewriteProgram program{f.path, rule.actions, std::move(splice_graphs_)};

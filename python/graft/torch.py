@@ -29,18 +29,22 @@ def last_report():
     return _last_report
 
 
+def _user_inputs(program):
+    """The program's user inputs in order: (name, meta["val"]) each."""
+    from torch.export.graph_signature import InputKind
+    vals = {n.name: n.meta.get("val") for n in program.graph.nodes if n.op == "placeholder"}
+    return [(s.arg.name, vals[s.arg.name]) for s in program.graph_signature.input_specs
+            if s.kind == InputKind.USER_INPUT]
+
+
 def _example_inputs(program):
     import torch
     example = getattr(program, "example_inputs", None)
     if example is not None:
         args, kwargs = example
         return tuple(args), dict(kwargs or {})
-    from torch.export.graph_signature import InputKind
-    user = [s.arg.name for s in program.graph_signature.input_specs
-            if s.kind == InputKind.USER_INPUT]
-    vals = {n.name: n.meta["val"] for n in program.graph.nodes if n.op == "placeholder"}
-    return tuple(torch.zeros(tuple(int(d) for d in vals[u].shape), dtype=vals[u].dtype)
-                 for u in user), {}
+    return tuple(torch.zeros(tuple(int(d) for d in val.shape), dtype=val.dtype)
+                 for _, val in _user_inputs(program)), {}
 
 
 def apply(program, rules: Union[str, "graft.RuleSet"], *,
@@ -79,16 +83,12 @@ def _dynamic_shapes(program, module):
     import torch
     if not program.range_constraints:
         return None
-    from torch.export.graph_signature import InputKind
-    user = [s.arg.name for s in program.graph_signature.input_specs
-            if s.kind == InputKind.USER_INPUT]
-    vals = {n.name: n.meta.get("val") for n in program.graph.nodes if n.op == "placeholder"}
     names = [n.name for n in module.graph.nodes if n.op == "placeholder"]
     ranges = {str(k): v for k, v in program.range_constraints.items()}
     dims, spec = {}, {}
-    for arg, name in zip(user, names):
+    for (arg, val), name in zip(_user_inputs(program), names):
         shape = {}
-        for axis, d in enumerate(getattr(vals[arg], "shape", ())):
+        for axis, d in enumerate(getattr(val, "shape", ())):
             if not isinstance(d, torch.SymInt):
                 continue
             expr = d.node.expr

@@ -77,21 +77,9 @@ SHAPES_INPUTS = tuple(torch.ones(shape).cumsum(-1).sin() for shape in
                       [(1, 3, 8), (1, 3, 4, 4, 4), (1, 4, 5, 5), (2, 3), (2, 3, 5)])
 
 
-def randomized(model):
-    torch.manual_seed(0)
-    model.bn1.running_mean.uniform_(-1, 1)
-    model.bn1.running_var.uniform_(0.5, 2)
-    model.bn2.running_mean.uniform_(-1, 1)
-    model.bn2.running_var.uniform_(0.5, 2)
-    model.bn3.running_mean.uniform_(-1, 1)
-    model.bn3.running_var.uniform_(0.5, 2)
-    with torch.no_grad():
-        model.bn1.weight.uniform_(0.5, 1.5)
-        model.bn2.bias.uniform_(-0.5, 0.5)
-    return model
-
-
 def with_statistics(model):
+    """`model` with the batch-norm statistics and affine parameters a
+    trained one has, not the defaults."""
     torch.manual_seed(0)
     for m in model.modules():
         if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
@@ -107,14 +95,14 @@ def main():
     graft = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "bazel-bin", "cli", "graft")
     torch.manual_seed(0)  # the same files from run to run
     x = torch.randn(1, 3, 6, 6)
-    model = randomized(ConvBn()).eval()
+    model = with_statistics(ConvBn()).eval()
     exported = torch.export.export(model, (x,))
     shapes = with_statistics(ShapesBn()).eval()
     shapes_exported = torch.export.export(shapes, SHAPES_INPUTS)
     made = {
         "conv_bn": exported,
         "conv_bn_decomposed": exported.run_decompositions(),
-        "conv_bn_train": torch.export.export(randomized(ConvBn()).train(), (x,)),
+        "conv_bn_train": torch.export.export(with_statistics(ConvBn()).train(), (x,)),
         "shapes_bn": shapes_exported,
         "shapes_bn_decomposed": shapes_exported.run_decompositions(),
     }
