@@ -16,6 +16,7 @@ readers read ``x:i``; what torch.export knew of its outputs is in
 holding their values (attr ``_target``: the state-dict entry); user inputs
 are Placeholders; the outputs are ``_Retval`` nodes.
 """
+import collections
 import operator
 import re
 import struct
@@ -110,6 +111,28 @@ def _is_tensor_value(value):
 # size it is ("" for a number written as it is); those nodes are control
 # inputs of the node, so that nothing drops them as unread.
 SYMBOLIC = "_symbolic_"
+
+
+# Arithmetic on symbolic sizes: a node `_sym.<function>` (`_sym.mul`), its
+# operands the attr `args` (numbers as they are, symbolic ones as SYMBOLIC
+# says), read back as the call of that function.
+SIZE_OP = "_sym."
+_OPERANDS = collections.namedtuple("Argument", "name")("args")
+
+
+def _size_functions():
+    """The functions torch.export writes arithmetic on sizes with, by the
+    name their node's op carries."""
+    import math
+    import torch
+    return {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+            "floordiv": operator.floordiv, "truediv": operator.truediv, "mod": operator.mod,
+            "pow": operator.pow, "neg": operator.neg, "eq": operator.eq, "ne": operator.ne,
+            "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+            "and": operator.and_, "or": operator.or_, "sym_max": torch.sym_max,
+            "sym_min": torch.sym_min, "sym_float": torch.sym_float, "sym_int": torch.sym_int,
+            "sym_not": torch.sym_not, "ceil": math.ceil, "floor": math.floor,
+            "trunc": math.trunc}
 
 
 def _holds_node(value):
@@ -222,10 +245,10 @@ class _Writer:
             self.alias[node.name] = "%s:%d" % (self.ref(node.args[0]), node.args[1])
             return
         schema = getattr(node.target, "_schema", None)
-        if schema is None and isinstance(node.meta.get("val"), (torch.SymInt, torch.SymFloat)):
-            raise ValueError("graft.aten: `%s` computes a symbolic size by %s: arithmetic on "
-                             "sizes is not read yet (export with static shapes, or with the "
-                             "sizes as they are)" % (node.name, node.target))
+        if schema is None and isinstance(node.meta.get("val"),
+                                         (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            self.size_arithmetic(node)
+            return
         if schema is None:
             raise ValueError("graft.aten: `%s` calls %s, not an ATen op" % (node.name, node.target))
         inputs, attrs = [], []
@@ -252,8 +275,26 @@ class _Writer:
             if message is not None:
                 attrs.append((arg.name, message))
         inputs.sort(key=lambda i: i.startswith("^"))  # control inputs last
+        if GRAD_ENABLED in node.meta:
+            attrs.append((GRAD_ENABLED, {"b": [bool(node.meta[GRAD_ENABLED])]}))
         self.nodes.append(_node(node.name, str(node.target), inputs,
                                 attrs + _output_attrs(node.meta.get("val"), self.hinted)))
+
+    def size_arithmetic(self, node):
+        """Arithmetic on symbolic sizes (`s0 * 64`): a `_sym.<function>`
+        node, its operands the attr `args` as `symbolic` writes arguments."""
+        names = {fn: name for name, fn in _size_functions().items()}
+        if node.target not in names or node.kwargs:
+            raise ValueError("graft.aten: `%s` computes a symbolic size by %s, which graft "
+                             "does not read (it reads %s)" % (
+                                 node.name, getattr(node.target, "__name__", node.target),
+                                 ", ".join(sorted(_size_functions()))))
+        value, sources = self.symbolic(node, _OPERANDS, list(node.args))
+        self.nodes.append(_node(node.name, SIZE_OP + names[node.target],
+                                ["^" + s for s in dict.fromkeys(sources) if s], [
+                                    (_OPERANDS.name, _attr_message(value)),
+                                    (SYMBOLIC + _OPERANDS.name,
+                                     {"list": [{"s": [s.encode() for s in sources]}]})]))
 
     def symbolic(self, node, arg, value):
         """An argument that holds symbolic sizes (`view(x, [sym_size_int,
@@ -285,6 +326,60 @@ class _Writer:
                                     [("index", {"i": [i]})]))
 
 
+# `_grad_enabled` on the nodes of a `torch.no_grad()` (or `enable_grad()`)
+# block, the grad mode they run in (the `wrap_with_set_grad_enabled` region
+# torch.export writes); nodes without it run in the caller's mode. Read
+# back, a run of such nodes sits between `_set_grad_enabled` calls, which a
+# re-export makes the same region again.
+GRAD_ENABLED = "_grad_enabled"
+
+
+def _grad_regions_inlined(module):
+    """`module`'s graph with each `wrap_with_set_grad_enabled` region's body
+    in its place, its nodes marked with the grad mode they run in
+    (meta[GRAD_ENABLED]); a copy: the program is left as it was. Other
+    higher-order ops stay, to be refused where they are read."""
+    import torch.fx
+    graph = torch.fx.Graph()
+    _copy_inlining(module, graph, {}, True, body=False)
+    return graph
+
+
+def _copy_inlining(module, graph, env, enabled, body):
+    """Copies `module`'s nodes into `graph` (its placeholders already in
+    `env` when it is a region's body), regions inlined; the values its
+    output node returns (a body's), or its output node copied (the top)."""
+    import torch
+    import torch.fx
+    wrap = getattr(torch.ops.higher_order, "wrap_with_set_grad_enabled", object())
+    regions = {}  # a region's node -> its body's outputs
+
+    def mapped(arg):
+        return torch.fx.node.map_arg(arg, lambda n: env[n])
+
+    for node in module.graph.nodes:
+        if node.op == "placeholder" and body:
+            continue
+        if node.op == "output" and body:
+            return list(mapped(node.args[0]))
+        if node.op == "get_attr" and node.users and all(u.target is wrap for u in node.users):
+            continue  # a region's body: inlined where it is called
+        if node.op == "call_function" and node.target is wrap:
+            inner = getattr(module, str(node.args[1].target))
+            env.update(zip([n for n in inner.graph.nodes if n.op == "placeholder"],
+                           mapped(tuple(node.args[2:]))))
+            regions[node] = _copy_inlining(inner, graph, env, bool(node.args[0]), body=True)
+            continue
+        if node.op == "call_function" and node.target is operator.getitem \
+                and node.args[0] in regions:
+            env[node] = regions[node.args[0]][node.args[1]]
+            continue
+        env[node] = graph.node_copy(node, lambda n: env[n])
+        if body:
+            env[node].meta[GRAD_ENABLED] = enabled
+    return None
+
+
 def graph_message(program):
     """An ExportedProgram's graph as the GraphDef message of its ATen graph
     file (the dict form `to_aten_text` and `to_aten_bytes` write)."""
@@ -293,7 +388,7 @@ def graph_message(program):
     state = dict(program.state_dict)
     state.update(program.constants)
     w = _Writer()
-    for node in program.graph.nodes:
+    for node in _grad_regions_inlined(program.graph_module).nodes:
         if node.op == "placeholder":
             spec = specs.get(node.name)
             if spec is not None and spec.kind != InputKind.USER_INPUT:
@@ -313,6 +408,11 @@ def graph_message(program):
             w.call(node)
         elif node.op == "output":
             w.outputs(enumerate(node.args[0]))
+        elif node.op == "get_attr" and node.users:
+            user = next(iter(node.users))
+            raise ValueError("graft.aten: `%s` calls %s, a higher-order op graft does not read "
+                             "yet (of its bodies it reads torch.no_grad()'s)" % (
+                                 user.name, user.target))
         else:
             raise ValueError("graft.aten: %s nodes (`%s`) are not read yet" % (node.op, node.name))
     return {"node": w.nodes}
@@ -587,7 +687,9 @@ def _tensor_value(tensor):
     count = 1
     for d in shape:
         count *= d
-    if not raw and count:  # a scalar list field instead of content
+    if not count:  # an empty tensor (a lifted `torch.tensor([])`)
+        return torch.empty(shape, dtype=dtype)
+    if not raw:  # a scalar list field instead of content
         field = {"DT_FLOAT": "float_val", "DT_DOUBLE": "double_val", "DT_INT64": "int64_val"}.get(
             enum, "int_val")
         vals = [float(v) for v in tensor.get(field, [])] or [0.0]
@@ -747,6 +849,19 @@ def graph_module(graph_def, single_output=False):
         items = [read(s) if s else v for s, v in zip(sources, items)]
         return items if isinstance(value, (list, tuple)) else items[0]
 
+    grad = {"mode": None, "caller": None}  # the mode set now (None: the caller's)
+
+    def set_grad_mode(mode):
+        """Moves into `mode` (True, False or None: the caller's) where the
+        node about to be written runs in another."""
+        if mode == grad["mode"]:
+            return
+        if grad["caller"] is None:
+            grad["caller"] = graph.call_function(torch.is_grad_enabled, ())
+        graph.call_function(torch._C._set_grad_enabled,
+                            (grad["caller"] if mode is None else mode,))
+        grad["mode"] = mode
+
     for n in nodes:
         name, op = n["name"][0].decode(), n["op"][0].decode()
         inputs = [i.decode() for i in n.get("input", []) if not i.startswith(b"^")]
@@ -759,9 +874,17 @@ def graph_module(graph_def, single_output=False):
             env[name] = graph.placeholder(name)
         elif op == "_Retval":
             outputs.append((int(_attr_value(a["index"])), read(inputs[0])))
+        elif op.startswith(SIZE_OP):
+            function = _size_functions().get(op[len(SIZE_OP):])
+            if function is None or _OPERANDS.name not in a:
+                raise ValueError("graft.aten: `%s` has op `%s`, no arithmetic on sizes graft "
+                                 "knows" % (name, op))
+            env[name] = graph.call_function(
+                function, tuple(symbolic(_OPERANDS, _attr_value(a[_OPERANDS.name]))))
         else:
             _, fn, overload = op.split(".")
             target = getattr(getattr(torch.ops.aten, fn), overload)
+            set_grad_mode(_attr_value(a[GRAD_ENABLED]) if GRAD_ENABLED in a else None)
             args, kwargs, pos = [], {}, 0
             for arg in target._schema.arguments:
                 if arg.kwarg_only:  # given by name
@@ -785,6 +908,7 @@ def graph_module(graph_def, single_output=False):
             env[name] = graph.call_function(target, tuple(args), kwargs)
             if len(target._schema.returns) > 1:
                 multi.add(name)
+    set_grad_mode(None)
     ordered = tuple(v for _, v in sorted(outputs, key=lambda p: p[0]))
     graph.output(ordered[0] if single_output and len(ordered) == 1 else ordered)
     return torch.fx.GraphModule(root, graph)

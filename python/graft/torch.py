@@ -2,7 +2,8 @@
 
 ``graft.torch.apply(program, rules)`` rewrites a ``torch.export``ed
 program by rule files of the aten dialect (a shipped library by name:
-``"aten/fold_batch_norms"``) and gives back an ``ExportedProgram``: the
+``"fold_batch_norms"``, the one in rules/aten/) and gives back an
+``ExportedProgram``: the
 program's graph goes to graft in its binary ATen form (graft.aten), the
 rewritten graph comes back as a GraphModule whose constants are the
 rewritten graph's (folded weights included) and is exported again with the
@@ -12,8 +13,10 @@ Programs that mutate their buffers or inputs (batch norms in training,
 in-place updates of state) are refused: their mutations are outputs the
 re-export would not keep. A program with symbolic input dimensions is
 exported again with the same dimensions (one ``Dim`` per symbol, its
-range kept), and sizes read from them (`x.view(x.size(0), -1)`) stay
-read from the graph; arithmetic on them is refused by the file form. ``last_report()`` is the last apply's report.
+range kept), and sizes read from them (`x.view(x.size(0), -1)`) and
+computed from them (`x.size(0) * heads`) stay read and computed in the
+graph. A `torch.no_grad()` block in the program (`wrap_with_set_grad_enabled`)
+comes back as one. ``last_report()`` is the last apply's report.
 """
 from typing import Any, Mapping, Optional, Union
 
@@ -50,7 +53,7 @@ def _example_inputs(program):
 def apply(program, rules: Union[str, "graft.RuleSet"], *,
           params: Optional[Mapping[str, Any]] = None, name: str = "program"):
     """The program rewritten by ``rules`` (a RuleSet, a rule file, or a
-    shipped library's name), as a new ExportedProgram. Raises graft.Error
+    shipped library's name: rules/aten/ first), as a new ExportedProgram. Raises graft.Error
     for rules of another dialect or a graph graft cannot write back, and
     ValueError for a program that mutates its state."""
     import torch
@@ -62,7 +65,7 @@ def apply(program, rules: Union[str, "graft.RuleSet"], *,
         raise ValueError("graft.torch.apply: the program mutates %s (a batch norm in "
                          "training?); rewrite it in eval mode" % ", ".join(map(str, mutated)))
     rule_set = rules if isinstance(rules, graft.RuleSet) else \
-        graft.RuleSet.compile(rules, params=dict(params or {}))
+        graft.RuleSet.compile(_aten_library(rules), params=dict(params or {}))
     model = graft.load(aten.to_aten_bytes(program), format="pb", name=name + ".aten.pb")
     rewritten, report = graft.apply(model, rule_set)
     _last_report = report
@@ -72,6 +75,18 @@ def apply(program, rules: Union[str, "graft.RuleSet"], *,
     args, kwargs = _example_inputs(program)
     return torch.export.export(module, args, kwargs,
                                dynamic_shapes=_dynamic_shapes(program, module))
+
+
+def _aten_library(rules):
+    """A shipped library's bare name (`"fold_batch_norms"`) as the aten
+    dialect's (rules/aten/); anything else as given."""
+    import os
+    if isinstance(rules, str) and os.sep not in rules and "/" not in rules \
+            and not rules.endswith(".graft") and not os.path.exists(rules):
+        shipped = os.path.join(graft.RULES_DIR, "aten", rules + ".graft")
+        if os.path.exists(shipped):
+            return shipped
+    return rules
 
 
 def _dynamic_shapes(program, module):

@@ -229,19 +229,28 @@ def test_a_transformer_of_symbolic_batch_and_sequence_round_trips():
     assert torch.equal(got, want)
 
 
-def test_symbolic_sizes_it_cannot_say_are_refused_not_guessed():
+def test_arithmetic_on_symbolic_sizes_stays_arithmetic():
     batch = torch.export.Dim("batch", min=2, max=64)
 
-    class Twice(torch.nn.Module):
+    class Heads(torch.nn.Module):
         def forward(self, x):
-            return x.reshape(x.shape[0] * 2, -1)
+            b, w = x.shape
+            return x.reshape(b * 2, w // 2).sum(0) / max(b - 1, 1)
 
-    # Arithmetic on a symbolic size: refused by the file form, never
-    # guessed.
-    twice = torch.export.export(Twice(), (torch.randn(4, 6),),
-                                dynamic_shapes={"x": {0: batch}})
-    with pytest.raises(ValueError, match="arithmetic on sizes is not read yet"):
-        aten.to_aten_text(twice)
+    program = torch.export.export(Heads(), (torch.randn(4, 6),),
+                                  dynamic_shapes={"x": {0: batch}})
+    text = aten.to_aten_text(program)
+    assert 'op: "_sym.mul"' in text and 'op: "_sym.sub"' in text
+    rewritten = graft.torch.apply(program, "fold_batch_norms")
+    for size in (3, 17):
+        x = torch.randn(size, 6)
+        assert torch.allclose(rewritten.module()(x), Heads()(x))
+    with pytest.raises(ValueError, match="`m` has op `_sym.cube`, no arithmetic on sizes"):
+        aten.from_aten_text('node { name: "m" op: "_sym.cube" attr { key: "args" value { list { i: 2 } } } }')
+
+
+def test_symbolic_sizes_it_cannot_say_are_refused_not_guessed():
+    batch = torch.export.Dim("batch", min=2, max=64)
 
     class Scale(torch.nn.Module):
         def forward(self, x):
@@ -258,7 +267,50 @@ def test_symbolic_sizes_it_cannot_say_are_refused_not_guessed():
 def test_rules_of_another_dialect_are_refused():
     program = torch.export.export(resnet18(), (torch.randn(1, 3, 32, 32),))
     with pytest.raises(graft.Error, match="its rules are for tensorflow graphs; this is an aten graph"):
-        graft.torch.apply(program, "fold_batch_norms")
+        graft.torch.apply(program, "tf/fold_batch_norms")
+    # A library's bare name is the aten dialect's.
+    assert not batch_norms(graft.torch.apply(program, "fold_batch_norms"))
+
+
+DECODERS = {
+    "llama": lambda t: (t.LlamaModel, t.LlamaConfig),
+    "qwen2": lambda t: (t.Qwen2Model, t.Qwen2Config),
+    "mistral": lambda t: (t.MistralModel, t.MistralConfig),
+}
+
+
+@pytest.mark.parametrize("decomposed", [False, True])
+@pytest.mark.parametrize("name", sorted(DECODERS))
+def test_decoders_of_symbolic_batch_and_sequence_round_trip(name, decomposed):
+    """Hugging Face decoders as torch.export writes them: a rotary
+    embedding under `torch.no_grad()` (a grad region in the default form),
+    empty lifted constants and arithmetic on the sizes (the decomposed
+    form)."""
+    transformers = pytest.importorskip("transformers")
+    model_class, config_class = DECODERS[name](transformers)
+    torch.manual_seed(0)
+    model = model_class(config_class(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, vocab_size=100, use_cache=False)).eval()
+    dims = {0: torch.export.Dim("batch", min=1, max=64),
+            1: torch.export.Dim("sequence", min=2, max=128)}
+    program = torch.export.export(model, (torch.randint(0, 100, (2, 8)),),
+                                  dynamic_shapes={"input_ids": dims})
+    if decomposed:
+        program = program.run_decompositions()
+    before = str(program.graph)
+    rewritten = graft.torch.apply(program, "fold_batch_norms")
+    assert str(program.graph) == before
+
+    def regions(p):
+        return sum("wrap_with_set_grad_enabled" in str(n.target) for n in p.graph.nodes)
+    assert regions(rewritten) == regions(program) == (0 if decomposed else 1)
+    for shape in ((3, 13), (1, 40)):
+        ids = torch.randint(0, 100, shape)
+        with torch.no_grad():
+            want = model(ids).last_hidden_state
+        got = rewritten.module()(ids)[0]
+        assert torch.allclose(got, want, rtol=1e-5, atol=1e-6), (got - want).abs().max()
 
 
 class Attention(torch.nn.Module):
