@@ -383,7 +383,7 @@ def _copy_inlining(module, graph, env, enabled, body):
 def graph_message(program):
     """An ExportedProgram's graph as the GraphDef message of its ATen graph
     file (the dict form `to_aten_text` and `to_aten_bytes` write)."""
-    from torch.export.graph_signature import InputKind
+    from torch.export.graph_signature import ConstantArgument, InputKind
     specs = {s.arg.name: s for s in program.graph_signature.input_specs}
     state = dict(program.state_dict)
     state.update(program.constants)
@@ -391,6 +391,10 @@ def graph_message(program):
     for node in _grad_regions_inlined(program.graph_module).nodes:
         if node.op == "placeholder":
             spec = specs.get(node.name)
+            if spec is not None and isinstance(spec.arg, ConstantArgument):
+                if node.users:
+                    raise ValueError("graft.aten: the constant input `%s` is read" % node.name)
+                continue  # taken as the export took it: no input of the graph
             if spec is not None and spec.kind != InputKind.USER_INPUT:
                 value = state[spec.target]
                 kind = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer"}.get(
@@ -815,9 +819,9 @@ def register(root, n, a):
     return ".".join(path)
 
 
-def graph_module(graph_def, single_output=False):
-    """A GraphModule running a GraphDef message of the aten dialect; with
-    `single_output`, its one output alone rather than a tuple."""
+def graph_module(graph_def):
+    """A GraphModule running a GraphDef message of the aten dialect, its
+    outputs a tuple."""
     import torch
     import torch.fx
     nodes = _topological(graph_def.get("node", []))
@@ -910,5 +914,5 @@ def graph_module(graph_def, single_output=False):
                 multi.add(name)
     set_grad_mode(None)
     ordered = tuple(v for _, v in sorted(outputs, key=lambda p: p[0]))
-    graph.output(ordered[0] if single_output and len(ordered) == 1 else ordered)
+    graph.output(ordered)
     return torch.fx.GraphModule(root, graph)

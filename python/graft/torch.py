@@ -3,11 +3,12 @@
 ``graft.torch.apply(program, rules)`` rewrites a ``torch.export``ed
 program by rule files of the aten dialect (a shipped library by name:
 ``"fold_batch_norms"``, the one in rules/aten/) and gives back an
-``ExportedProgram``: the
-program's graph goes to graft in its binary ATen form (graft.aten), the
-rewritten graph comes back as a GraphModule whose constants are the
-rewritten graph's (folded weights included) and is exported again with the
-program's own example inputs, so ``.module()`` runs it.
+``ExportedProgram``: the program's graph goes to graft in its binary ATen
+form (graft.aten), the rewritten graph comes back as a GraphModule whose
+constants are the rewritten graph's (folded weights included) and is
+exported again with the program's own example inputs, so ``.module()``
+runs it, called as the program was called (the same argument and output
+structures).
 
 Programs that mutate their buffers or inputs (batch norms in training,
 in-place updates of state) are refused: their mutations are outputs the
@@ -33,21 +34,59 @@ def last_report():
 
 
 def _user_inputs(program):
-    """The program's user inputs in order: (name, meta["val"]) each."""
-    from torch.export.graph_signature import InputKind
+    """The program's user inputs in order: (name, meta["val"]) each; a
+    constant input (a None, a bool or number the export took as it was)
+    has its value."""
+    from torch.export.graph_signature import ConstantArgument, InputKind
     vals = {n.name: n.meta.get("val") for n in program.graph.nodes if n.op == "placeholder"}
-    return [(s.arg.name, vals[s.arg.name]) for s in program.graph_signature.input_specs
-            if s.kind == InputKind.USER_INPUT]
+    return [(s.arg.name, s.arg.value if isinstance(s.arg, ConstantArgument) else vals[s.arg.name])
+            for s in program.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
+
+
+def _constant_inputs(program):
+    from torch.export.graph_signature import ConstantArgument, InputKind
+    return {s.arg.name for s in program.graph_signature.input_specs
+            if s.kind == InputKind.USER_INPUT and isinstance(s.arg, ConstantArgument)}
 
 
 def _example_inputs(program):
+    """The program's example inputs (args, kwargs) as it was called: the
+    ones it keeps, or zeros of its inputs' shapes in its input structure."""
     import torch
+    import torch.utils._pytree as pytree
     example = getattr(program, "example_inputs", None)
     if example is not None:
         args, kwargs = example
         return tuple(args), dict(kwargs or {})
-    return tuple(torch.zeros(tuple(int(d) for d in val.shape), dtype=val.dtype)
-                 for _, val in _user_inputs(program)), {}
+    leaves = [torch.zeros(tuple(int(d) for d in val.shape), dtype=val.dtype)
+              if isinstance(val, torch.Tensor) else val for _, val in _user_inputs(program)]
+    args, kwargs = pytree.tree_unflatten(leaves, program.call_spec.in_spec)
+    return tuple(args), dict(kwargs)
+
+
+def _called_as_the_program(program, module):
+    """`module` (the rewritten graph: one input per tensor the program
+    takes, a tuple of outputs) called as the program is called: its
+    arguments and outputs in the program's structures (dicts, a model's
+    output class), constant inputs (taken as the export took them) in
+    their places."""
+    from torch.export._unlift import _get_codegen
+    graph = module.graph
+    tensors = iter([n for n in graph.nodes if n.op == "placeholder"])
+    constants = _constant_inputs(program)
+    previous = None
+    for name, _ in _user_inputs(program):
+        if name not in constants:
+            previous = next(tensors)
+            continue
+        with (graph.inserting_after(previous) if previous is not None
+              else graph.inserting_before(next(iter(graph.nodes)))):
+            previous = graph.placeholder(name)
+    signature = program.module_call_graph[0].signature if program.module_call_graph else None
+    graph._codegen = _get_codegen(program.call_spec.in_spec, program.call_spec.out_spec,
+                                  signature.forward_arg_names if signature else None)
+    module.recompile()
+    return module
 
 
 def apply(program, rules: Union[str, "graft.RuleSet"], *,
@@ -69,12 +108,11 @@ def apply(program, rules: Union[str, "graft.RuleSet"], *,
     model = graft.load(aten.to_aten_bytes(program), format="pb", name=name + ".aten.pb")
     rewritten, report = graft.apply(model, rule_set)
     _last_report = report
-    single = program.call_spec.out_spec is not None and program.call_spec.out_spec.is_leaf()
-    module = aten.graph_module(aten._decode(memoryview(rewritten.to_bytes()), "GraphDef"),
-                               single_output=single)
+    module = _called_as_the_program(program, aten.graph_module(
+        aten._decode(memoryview(rewritten.to_bytes()), "GraphDef")))
     args, kwargs = _example_inputs(program)
     return torch.export.export(module, args, kwargs,
-                               dynamic_shapes=_dynamic_shapes(program, module))
+                               dynamic_shapes=_dynamic_shapes(program, args, kwargs))
 
 
 def _aten_library(rules):
@@ -89,19 +127,19 @@ def _aten_library(rules):
     return rules
 
 
-def _dynamic_shapes(program, module):
-    """The program's symbolic input dimensions as torch.export.Dims for the
-    rewritten module's inputs (one Dim per symbol, with the program's
-    range), or None for a program of static shapes. A dimension that is an
-    expression of symbols (`2*s0`) is refused: the re-export could not say
-    it."""
+def _dynamic_shapes(program, args, kwargs):
+    """The program's symbolic input dimensions as torch.export.Dims (one
+    Dim per symbol, with the program's range) in the structure of its
+    inputs (`args`, `kwargs`), or None for a program of static shapes. A
+    dimension that is an expression of symbols (`2*s0`) is refused: the
+    re-export could not say it."""
     import torch
+    import torch.utils._pytree as pytree
     if not program.range_constraints:
         return None
-    names = [n.name for n in module.graph.nodes if n.op == "placeholder"]
     ranges = {str(k): v for k, v in program.range_constraints.items()}
-    dims, spec = {}, {}
-    for (arg, val), name in zip(_user_inputs(program), names):
+    dims, leaves = {}, []
+    for arg, val in _user_inputs(program):
         shape = {}
         for axis, d in enumerate(getattr(val, "shape", ())):
             if not isinstance(d, torch.SymInt):
@@ -119,8 +157,9 @@ def _dynamic_shapes(program, module):
                 high = int(r.upper) if r is not None and r.upper.is_finite else None
                 dims[symbol] = torch.export.Dim("d_" + symbol, min=low, max=high)
             shape[axis] = dims[symbol]
-        spec[name] = shape or None
-    return spec
+        leaves.append(shape or None)
+    arg_shapes, kwarg_shapes = pytree.tree_unflatten(leaves, program.call_spec.in_spec)
+    return tuple(arg_shapes) + tuple(kwarg_shapes[k] for k in kwargs)
 
 
 # ---- torch.compile: graft's partition of the forward and the backward ----

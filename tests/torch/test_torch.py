@@ -272,6 +272,41 @@ def test_rules_of_another_dialect_are_refused():
     assert not batch_norms(graft.torch.apply(program, "fold_batch_norms"))
 
 
+class Structured(torch.nn.Module):
+    """A model called with a dict, keyword arguments and constants
+    (None, a flag, a number), returning a dict holding a tuple."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.norm = torch.nn.BatchNorm2d(4)
+
+    def forward(self, batch, scale=None, *, flag=True, times=3, bias):
+        y = self.norm(self.conv(batch["image"])) * batch["gain"] + bias
+        y = y if scale is None else y * scale
+        return {"out": y * times if flag else y, "pair": (y.mean(), y.flatten(1))}
+
+
+def test_inputs_and_outputs_keep_the_programs_structure():
+    torch.manual_seed(0)
+    model = with_statistics(Structured())
+    batch = {"image": torch.randn(2, 3, 8, 8), "gain": torch.randn(1, 4, 1, 1)}
+    kwargs = {"flag": False, "times": 5, "bias": torch.randn(4, 1, 1)}
+    dims = {"batch": {"image": {0: torch.export.Dim("batch", min=1, max=16)}, "gain": None},
+            "scale": None, "flag": None, "times": None, "bias": None}
+    program = torch.export.export(model, (batch, None), kwargs, dynamic_shapes=dims)
+    folded = graft.torch.apply(program, "fold_batch_norms")
+    assert not batch_norms(folded) and folded.call_spec.in_spec == program.call_spec.in_spec
+    for size in (2, 5):
+        batch = {"image": torch.randn(size, 3, 8, 8), "gain": torch.randn(1, 4, 1, 1)}
+        with torch.no_grad():
+            want = model(batch, None, **kwargs)
+        got = folded.module()(batch, None, **kwargs)
+        assert sorted(got) == ["out", "pair"] and isinstance(got["pair"], tuple)
+        for g, w in zip([got["out"], *got["pair"]], [want["out"], *want["pair"]]):
+            assert torch.allclose(g, w, rtol=1e-5, atol=1e-5), (g - w).abs().max()
+
+
 DECODERS = {
     "llama": lambda t: (t.LlamaModel, t.LlamaConfig),
     "qwen2": lambda t: (t.Qwen2Model, t.Qwen2Config),
@@ -309,7 +344,7 @@ def test_decoders_of_symbolic_batch_and_sequence_round_trip(name, decomposed):
         ids = torch.randint(0, 100, shape)
         with torch.no_grad():
             want = model(ids).last_hidden_state
-        got = rewritten.module()(ids)[0]
+        got = rewritten.module()(ids).last_hidden_state  # the model's output class
         assert torch.allclose(got, want, rtol=1e-5, atol=1e-6), (got - want).abs().max()
 
 
