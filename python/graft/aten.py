@@ -107,6 +107,10 @@ def _is_tensor_value(value):
     return isinstance(value, torch.Tensor)
 
 
+# `_number: true` on a Const that holds a Python number the call passed as
+# a Tensor argument (`add(x, 3)`): read back as that number, not a buffer.
+NUMBER = "_number"
+
 # `_symbolic_<arg>`: per item of the argument `arg`, the node whose symbolic
 # size it is ("" for a number written as it is); those nodes are control
 # inputs of the node, so that nothing drops them as unread.
@@ -207,7 +211,8 @@ class _Writer:
             name = "_scalar_%d" % len(self.nodes)
             t = torch.tensor(value)
             self.nodes.append(_node(name, "Const", (), [
-                ("dtype", {"type": [_enum(t.dtype)]}), ("value", {"tensor": [_tensor_message(t)]})]))
+                ("dtype", {"type": [_enum(t.dtype)]}), ("value", {"tensor": [_tensor_message(t)]}),
+                (NUMBER, {"b": [True]})]))
             return name
         return self.alias.get(value.name, value.name)
 
@@ -819,6 +824,118 @@ def register(root, n, a):
     return ".".join(path)
 
 
+# What the argument that reads a weight or bias is called, op by op: a linear
+# layer after run_decompositions() is mm(x, permute(w)), addmm(c, x, ...)
+# with a bias.
+_ROLES = {("aten.mm.default", "mat2"): "weight", ("aten.addmm.default", "mat2"): "weight",
+          ("aten.addmm.default", "self"): "bias"}
+_VIEWS = ("aten.permute.default", "aten.t.default")
+
+
+def _tensor_argument_names(op, count):
+    """The schema's name of each of an op's `count` data inputs, in order."""
+    import torch
+    try:
+        _, fn, overload = op.split(".")
+        schema = getattr(getattr(torch.ops.aten, fn), overload)._schema
+    except (AttributeError, ValueError):
+        return [""] * count
+    names = [a.name for a in schema.arguments if _is_tensor_type(a.type, torch)]
+    return (names + [""] * count)[:count]
+
+
+def _weights_read(message, constant):
+    """The weights and biases the ops of a graph message read: {(op family,
+    activations read, weight's shape): {"weight": const, "bias": const}},
+    `constant(node)` saying which Consts count (read directly or through a
+    permute); ops whose key two share are left out."""
+    nodes = {n["name"][0].decode(): n for n in message.get("node", [])}
+
+    def const_behind(ref):
+        n = nodes.get(ref.partition(":")[0])
+        if n is not None and n["op"][0].decode() in _VIEWS:
+            n = nodes.get(n["input"][0].decode().partition(":")[0]) if n.get("input") else None
+        return n["name"][0].decode() if n is not None and constant(n) else None
+
+    def shape(const):
+        for a in nodes[const].get("attr", []):
+            if a["key"][0].decode() == "value":
+                dims = a["value"][0]["tensor"][0].get("tensor_shape", [{}])[0].get("dim", [])
+                return tuple(int(d.get("size", [0])[0]) for d in dims)
+        return None
+
+    found, ambiguous = {}, set()
+    for n in message.get("node", []):
+        op = n["op"][0].decode()
+        if not op.startswith("aten.") or op in _VIEWS:
+            continue
+        inputs = [i.decode() for i in n.get("input", []) if not i.startswith(b"^")]
+        consts = [const_behind(i) for i in inputs]
+        roles = {}
+        for arg, c in zip(_tensor_argument_names(op, len(inputs)), consts):
+            role = _ROLES.get((op, arg), arg)
+            if c is not None and role in ("weight", "bias"):
+                roles[role] = c
+        if "weight" not in roles:
+            continue
+        activations = tuple(i[:-2] if i.endswith(":0") else i
+                            for i, c in zip(inputs, consts) if c is None and i != ABSENT)
+        family = "aten.mm" if op in ("aten.mm.default", "aten.addmm.default") else op
+        key = (family, activations, shape(roles["weight"]))
+        if key in found:
+            ambiguous.add(key)  # two such ops read the same activations
+        found[key] = roles
+    return {k: v for k, v in found.items() if k not in ambiguous}
+
+
+def _attr_string(node, key):
+    for a in node.get("attr", []):
+        if a["key"][0].decode() == key:
+            return a["value"][0]["s"][0].decode()
+    return ""
+
+
+def name_replaced_weights(original, rewritten):
+    """Gives each constant a rewrite computed as an op's weight or bias
+    (a folded batch norm's) the name and kind of the parameter it takes the
+    place of, as torch's own conv-batch-norm fusion does: where the op that
+    reads it reads the same activations as an op of `original` did, with a
+    weight of the same shape, whose weight (bias) is read no more. A bias
+    the op had not has its weight's name with `bias` for `weight`. Sets
+    `_target` and `_kind` in `rewritten` (graph messages, as graph_message
+    writes them)."""
+    def with_target(n):
+        return n["op"][0].decode() == "Const" and bool(_attr_string(n, "_target"))
+
+    def without_target(n):
+        return n["op"][0].decode() == "Const" and not _attr_string(n, "_target")
+
+    by_name = {n["name"][0].decode(): n for n in original.get("node", [])}
+    new = {n["name"][0].decode(): n for n in rewritten.get("node", []) if without_target(n)}
+    read = {_attr_string(n, "_target") for n in rewritten.get("node", []) if with_target(n)}
+    taken = read | {_attr_string(n, "_target") for n in by_name.values() if with_target(n)}
+    before = _weights_read(original, with_target)
+    for key, roles in sorted(_weights_read(rewritten, without_target).items(), key=str):
+        was = before.get(key, {})
+        weight = _attr_string(by_name[was["weight"]], "_target") if "weight" in was else ""
+        for role, const in sorted(roles.items()):
+            source = by_name.get(was.get(role, ""))
+            if source is not None:
+                target, kind = _attr_string(source, "_target"), _attr_string(source, "_kind")
+            elif role == "bias" and weight.endswith(".weight"):
+                target = weight[:-len("weight")] + "bias"
+                kind = _attr_string(by_name[was["weight"]], "_kind")
+            else:
+                continue
+            if target in read or (source is None and target in taken) or const not in new:
+                continue
+            read.add(target)
+            taken.add(target)
+            new.pop(const)["attr"].extend(
+                {"key": [k.encode()], "value": [{"s": [v.encode()]}]}
+                for k, v in (("_target", target), ("_kind", kind or "parameter")))
+
+
 def graph_module(graph_def):
     """A GraphModule running a GraphDef message of the aten dialect, its
     outputs a tuple."""
@@ -872,7 +989,13 @@ def graph_module(graph_def):
         a = attrs(n)
         if op == "_Absent":
             continue
-        if op == "Const":
+        if op == "Const" and NUMBER in a and _attr_value(a[NUMBER]):
+            number = _tensor_value(a["value"]["tensor"][0])
+            if number.numel() != 1:
+                raise ValueError("graft.aten: `%s` is a number (`%s`) holding %d values"
+                                 % (name, NUMBER, number.numel()))
+            env[name] = number.item()
+        elif op == "Const":
             env[name] = graph.get_attr(register(root, n, a))
         elif op == "Placeholder":
             env[name] = graph.placeholder(name)

@@ -105,11 +105,13 @@ def apply(program, rules: Union[str, "graft.RuleSet"], *,
                          "training?); rewrite it in eval mode" % ", ".join(map(str, mutated)))
     rule_set = rules if isinstance(rules, graft.RuleSet) else \
         graft.RuleSet.compile(_aten_library(rules), params=dict(params or {}))
-    model = graft.load(aten.to_aten_bytes(program), format="pb", name=name + ".aten.pb")
+    original = aten.graph_message(program)
+    model = graft.load(aten._encode(original, "GraphDef"), format="pb", name=name + ".aten.pb")
     rewritten, report = graft.apply(model, rule_set)
     _last_report = report
-    module = _called_as_the_program(program, aten.graph_module(
-        aten._decode(memoryview(rewritten.to_bytes()), "GraphDef")))
+    message = aten._decode(memoryview(rewritten.to_bytes()), "GraphDef")
+    aten.name_replaced_weights(original, message)
+    module = _called_as_the_program(program, aten.graph_module(message))
     args, kwargs = _example_inputs(program)
     return torch.export.export(module, args, kwargs,
                                dynamic_shapes=_dynamic_shapes(program, args, kwargs))

@@ -57,6 +57,18 @@ def test_resnet18_batch_norms_fold(decomposed):
     assert kinds["fc.weight"] == kinds["fc.bias"] == "PARAMETER"
     assert kinds["layer4.1.bn2.num_batches_tracked"] == "BUFFER"
     assert torch.equal(folded.state_dict["fc.weight"], model.fc.weight)
+    # A folded convolution's weight and bias are parameters under its names,
+    # as torch's own fusion makes them (the downsampling convolutions read
+    # the activations their block's first one reads: told apart by shape).
+    convs = {name: m for name, m in model.named_modules() if isinstance(m, torch.nn.Conv2d)}
+    assert {t for t, k in kinds.items() if k == "PARAMETER"} == \
+        {"%s.%s" % (c, p) for c in convs for p in ("weight", "bias")} | {"fc.weight", "fc.bias"}
+    norms = dict(model.named_modules())
+    for name, bn in (("conv1", "bn1"), ("layer2.0.downsample.0", "layer2.0.downsample.1")):
+        fused = torch.nn.utils.fusion.fuse_conv_bn_eval(convs[name], norms[bn])
+        for p in ("weight", "bias"):
+            got, want = folded.state_dict["%s.%s" % (name, p)], getattr(fused, p)
+            assert torch.allclose(got, want, rtol=1e-5, atol=1e-6), (got - want).abs().max()
 
 
 # MobileNetV3's hardswish decomposes to clamp(x + 3, 0, 6) with int bounds;
@@ -79,6 +91,13 @@ def assert_every_batch_norm_folds(model, x, decomposed):
     with torch.no_grad():
         want, got = model(x), folded.module()(x)
     assert torch.allclose(got, want, rtol=1e-5, atol=1e-5), (got - want).abs().max()
+    # Each folded weight and bias is a parameter named after the layer it
+    # belongs to (`features.0.0.weight`), none after a graph node.
+    parameters = {name for name, _ in model.named_parameters()}
+    for spec in folded.graph_signature.input_specs:
+        if spec.kind.name in ("PARAMETER", "BUFFER"):
+            assert spec.target in parameters or spec.target.endswith(".bias") or \
+                spec.kind.name == "BUFFER" and spec.target in dict(model.named_buffers()), spec
 
 
 class Heads(torch.nn.Module):
@@ -247,6 +266,11 @@ def test_arithmetic_on_symbolic_sizes_stays_arithmetic():
         assert torch.allclose(rewritten.module()(x), Heads()(x))
     with pytest.raises(ValueError, match="`m` has op `_sym.cube`, no arithmetic on sizes"):
         aten.from_aten_text('node { name: "m" op: "_sym.cube" attr { key: "args" value { list { i: 2 } } } }')
+    with pytest.raises(ValueError, match="`n` is a number .`_number`. holding 2 values"):
+        aten.from_aten_text(
+            'node { name: "n" op: "Const" attr { key: "_number" value { b: true } } '
+            'attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } '
+            'float_val: 1 } } } }')
 
 
 def test_symbolic_sizes_it_cannot_say_are_refused_not_guessed():
