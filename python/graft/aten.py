@@ -800,7 +800,7 @@ def register(root, n, a):
     target = a["_target"]["s"][0].decode() if "_target" in a else ""
     kind = a["_kind"]["s"][0].decode() if "_kind" in a else "buffer"
     path = target.split(".") if target else []
-    if not path or not all(re.fullmatch(r"\w+", p) for p in path):
+    if not path or not all(re.fullmatch(r"[^.\s]+", p) for p in path):  # `block1-0` is a name
         path = ["c_" + re.sub(r"\W", "_", target or n["name"][0].decode())]
     by_name = {k: v for k, v in a.items() if k != "_target"}
     module = root
@@ -844,11 +844,12 @@ def _tensor_argument_names(op, count):
     return (names + [""] * count)[:count]
 
 
-def _weights_read(message, constant):
-    """The weights and biases the ops of a graph message read: {(op family,
-    activations read, weight's shape): {"weight": const, "bias": const}},
-    `constant(node)` saying which Consts count (read directly or through a
-    permute); ops whose key two share are left out."""
+def _weight_readers(message, constant):
+    """The ops of a graph message that read a weight: {op node: (key,
+    {"weight": const, "bias": const})}, the key (op family, activations
+    read, the weight's shape) what stays of the op when a rewrite gives it
+    new constants; `constant(node)` says which Consts count (read directly
+    or through a permute)."""
     nodes = {n["name"][0].decode(): n for n in message.get("node", [])}
 
     def const_behind(ref):
@@ -864,8 +865,8 @@ def _weights_read(message, constant):
                 return tuple(int(d.get("size", [0])[0]) for d in dims)
         return None
 
-    found, ambiguous = {}, set()
-    for n in message.get("node", []):
+    found = {}
+    for name, n in nodes.items():
         op = n["op"][0].decode()
         if not op.startswith("aten.") or op in _VIEWS:
             continue
@@ -881,11 +882,8 @@ def _weights_read(message, constant):
         activations = tuple(i[:-2] if i.endswith(":0") else i
                             for i, c in zip(inputs, consts) if c is None and i != ABSENT)
         family = "aten.mm" if op in ("aten.mm.default", "aten.addmm.default") else op
-        key = (family, activations, shape(roles["weight"]))
-        if key in found:
-            ambiguous.add(key)  # two such ops read the same activations
-        found[key] = roles
-    return {k: v for k, v in found.items() if k not in ambiguous}
+        found[name] = ((family, activations, shape(roles["weight"])), roles)
+    return found
 
 
 def _attr_string(node, key):
@@ -899,8 +897,8 @@ def name_replaced_weights(original, rewritten):
     """Gives each constant a rewrite computed as an op's weight or bias
     (a folded batch norm's) the name and kind of the parameter it takes the
     place of, as torch's own conv-batch-norm fusion does: where the op that
-    reads it reads the same activations as an op of `original` did, with a
-    weight of the same shape, whose weight (bias) is read no more. A bias
+    reads it stands for an op of `original` (`replaced`), whose weight
+    (bias) is read no more. A bias
     the op had not has its weight's name with `bias` for `weight`. Sets
     `_target` and `_kind` in `rewritten` (graph messages, as graph_message
     writes them)."""
@@ -914,9 +912,28 @@ def name_replaced_weights(original, rewritten):
     new = {n["name"][0].decode(): n for n in rewritten.get("node", []) if without_target(n)}
     read = {_attr_string(n, "_target") for n in rewritten.get("node", []) if with_target(n)}
     taken = read | {_attr_string(n, "_target") for n in by_name.values() if with_target(n)}
-    before = _weights_read(original, with_target)
-    for key, roles in sorted(_weights_read(rewritten, without_target).items(), key=str):
-        was = before.get(key, {})
+    before = _weight_readers(original, with_target)
+    keys = collections.Counter(key for key, _ in before.values())
+    unique = {key: name for name, (key, _) in before.items() if keys[key] == 1}
+
+    def replaced(name, key):
+        """The op of `original` that the op `name` of `rewritten` stands
+        for: the one op with its key, else (two read the same activations
+        with weights of one shape) the op of its name, or that op's
+        producer with its key (a rewrite names its result after the node
+        it replaces: a folded batch norm's)."""
+        if key in unique:
+            return unique[key]
+        node = by_name.get(name)
+        if node is None:
+            return None
+        for candidate in [name] + [i.decode().partition(":")[0] for i in node.get("input", [])]:
+            if candidate in before and before[candidate][0] == key:
+                return candidate
+        return None
+
+    for name, (key, roles) in sorted(_weight_readers(rewritten, without_target).items()):
+        was = before.get(replaced(name, key), (None, {}))[1]
         weight = _attr_string(by_name[was["weight"]], "_target") if "weight" in was else ""
         for role, const in sorted(roles.items()):
             source = by_name.get(was.get(role, ""))

@@ -71,6 +71,31 @@ def test_resnet18_batch_norms_fold(decomposed):
             assert torch.allclose(got, want, rtol=1e-5, atol=1e-6), (got - want).abs().max()
 
 
+@pytest.mark.parametrize("decomposed", [False, True])
+def test_folded_weights_are_named_after_their_layers(decomposed):
+    """RegNet: module names torch allows and Python does not (`block1-0`),
+    and a block's first convolution and its shortcut's reading the same
+    activations with filters of one shape. Each folded filter and bias is
+    the layer's own, as torch's fusion computes them."""
+    torch.manual_seed(0)
+    model = with_statistics(torchvision.models.regnet_y_400mf())
+    program = torch.export.export(model, (torch.randn(2, 3, 64, 64),))
+    if decomposed:
+        program = program.run_decompositions()
+    folded = graft.torch.apply(program, "fold_batch_norms")
+    state = folded.state_dict
+    assert not [t for t in state if t.startswith("c_")]
+    pairs = [(name, m[0], m[1]) for name, m in model.named_modules()
+             if isinstance(m, torch.nn.Sequential) and len(m) > 1
+             and isinstance(m[0], torch.nn.Conv2d) and isinstance(m[1], torch.nn.BatchNorm2d)]
+    assert len(pairs) == graft.torch.last_report()["rewrites"] == 53
+    for name, conv, bn in pairs:
+        fused = torch.nn.utils.fusion.fuse_conv_bn_eval(conv, bn)
+        for p in ("weight", "bias"):
+            got, want = state["%s.0.%s" % (name, p)], getattr(fused, p)
+            assert torch.allclose(got, want, rtol=1e-5, atol=1e-6), (name, p)
+
+
 # MobileNetV3's hardswish decomposes to clamp(x + 3, 0, 6) with int bounds;
 # ShuffleNetV2's channel shuffle to clone(memory_format=contiguous_format).
 @pytest.mark.parametrize("name", ["mobilenet_v3_small", "shufflenet_v2_x0_5"])
