@@ -354,6 +354,12 @@ def test_inputs_and_outputs_keep_the_programs_structure():
         assert sorted(got) == ["out", "pair"] and isinstance(got["pair"], tuple)
         for g, w in zip([got["out"], *got["pair"]], [want["out"], *want["pair"]]):
             assert torch.allclose(g, w, rtol=1e-5, atol=1e-5), (g - w).abs().max()
+    # The rewritten program goes through inductor's passes as the model does.
+    compiled = torch.compile(folded.module())
+    with torch.no_grad():
+        want = model(batch, None, **kwargs)
+        got = compiled(batch, None, **kwargs)
+    assert torch.allclose(got["out"], want["out"], rtol=1e-5, atol=1e-5)
 
 
 DECODERS = {
