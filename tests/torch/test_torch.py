@@ -153,6 +153,31 @@ def test_convolutions_of_every_kind_and_linear_layers_fold(name, decomposed):
     assert_every_batch_norm_folds(model, x, decomposed)
 
 
+@pytest.mark.parametrize("decomposed", [False, True])
+def test_batch_norms_over_tokens_fold(decomposed):
+    """Hugging Face's LeViT: BatchNorm1d over a linear layer's tokens
+    flattened (`bn(y.flatten(0, 1)).reshape_as(y)`), with a dynamic batch.
+    Decomposed, four of its linear layers read a transposed input and
+    become a bmm of an expanded weight: those four stay."""
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    model = with_statistics(transformers.LevitModel(transformers.LevitConfig(
+        image_size=64, hidden_sizes=[32, 48, 64], num_attention_heads=[1, 2, 2],
+        depths=[1, 1, 1], key_dim=[8, 8, 8])))
+    program = torch.export.export(model, (torch.randn(2, 3, 64, 64),), dynamic_shapes={
+        "pixel_values": {0: torch.export.Dim("batch", min=1, max=16)}})
+    if decomposed:
+        program = program.run_decompositions()
+    assert len(batch_norms(program)) == 26
+    folded = graft.torch.apply(program, "fold_batch_norms")
+    assert len(batch_norms(folded)) == (4 if decomposed else 0)
+    x = torch.randn(3, 3, 64, 64)
+    with torch.no_grad():
+        want = model(x).last_hidden_state
+    got = folded.module()(x).last_hidden_state
+    assert torch.allclose(got, want, rtol=1e-5, atol=1e-5), (got - want).abs().max()
+
+
 class Arguments(torch.nn.Module):
     """Arguments of every kind an ATen call takes besides tensors: dtypes,
     devices, memory formats, and Scalars that are ints, floats or bools."""

@@ -73,6 +73,33 @@ class ShapesBn(torch.nn.Module):
                 self.bn_along(self.along(x5)))
 
 
+class TokensBn(torch.nn.Module):
+    """Linear layers over tokens, each [N, L, C] output viewed as [N * L, C]
+    for a BatchNorm1d and back (LeViT's MLPLayerWithBN), with and without
+    a bias; and one whose view does not keep the channels last (not
+    folded: its batch norm normalizes another axis)."""
+
+    def __init__(self):
+        super().__init__()
+        self.plain = torch.nn.Linear(5, 4, bias=False)
+        self.bn_plain = torch.nn.BatchNorm1d(4)
+        self.biased = torch.nn.Linear(4, 6)
+        self.bn_biased = torch.nn.BatchNorm1d(6)
+        self.across = torch.nn.Linear(4, 6, bias=False)
+        self.bn_across = torch.nn.BatchNorm1d(4)
+
+    def forward(self, x):
+        y = self.plain(x)
+        y = self.bn_plain(y.flatten(0, 1)).reshape_as(y)
+        z = self.biased(y)
+        z = self.bn_biased(z.flatten(0, 1)).reshape_as(z)
+        w = self.across(y)
+        w = self.bn_across(w.reshape(-1, 4)).reshape_as(w)  # 6 features read as 4 channels
+        return z, w
+
+
+TOKENS_INPUTS = (torch.ones(2, 3, 5).cumsum(-1).sin(),)
+
 SHAPES_INPUTS = tuple(torch.ones(shape).cumsum(-1).sin() for shape in
                       [(1, 3, 8), (1, 3, 4, 4, 4), (1, 4, 5, 5), (2, 3), (2, 3, 5)])
 
@@ -106,6 +133,10 @@ def main():
         "shapes_bn": shapes_exported,
         "shapes_bn_decomposed": shapes_exported.run_decompositions(),
     }
+    tokens = with_statistics(TokensBn()).eval()  # made after: the others' weights stay
+    tokens_exported = torch.export.export(tokens, TOKENS_INPUTS)
+    made["tokens_bn"] = tokens_exported
+    made["tokens_bn_decomposed"] = tokens_exported.run_decompositions()
     for name, program in made.items():
         path = os.path.join(HERE, name + ".aten.pbtxt")
         with open(path, "w") as f:
@@ -118,7 +149,9 @@ def main():
     # (model, inputs, the batch norms folding leaves)
     checked = {"conv_bn": (model, (x,), 0), "conv_bn_decomposed": (model, (x,), 0),
                "shapes_bn": (shapes, SHAPES_INPUTS, 2),
-               "shapes_bn_decomposed": (shapes, SHAPES_INPUTS, 2)}
+               "shapes_bn_decomposed": (shapes, SHAPES_INPUTS, 2),
+               "tokens_bn": (tokens, TOKENS_INPUTS, 1),
+               "tokens_bn_decomposed": (tokens, TOKENS_INPUTS, 2)}
     for name, (module, inputs, left) in checked.items():
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "folded.aten.pbtxt")
