@@ -953,6 +953,33 @@ def name_replaced_weights(original, rewritten):
                 for k, v in (("_target", target), ("_kind", kind or "parameter")))
 
 
+def drop_state_of_removed_modules(original, rewritten):
+    """Leaves out of `rewritten` the state nothing reads of a module a
+    rewrite removed: a folded batch norm's `num_batches_tracked`, once its
+    weight and statistics are gone (torch's own fusion leaves no batch norm
+    behind). A module whose state is read stays whole."""
+    def targets(message):
+        return {_attr_string(n, "_target") for n in message.get("node", [])
+                if n["op"][0].decode() == "Const"} - {""}
+
+    def module_of(target):
+        return target.rpartition(".")[0]
+
+    left = collections.defaultdict(list)  # module -> its Consts in `rewritten`
+    for n in rewritten.get("node", []):
+        target = _attr_string(n, "_target") if n["op"][0].decode() == "Const" else ""
+        if target:
+            left[module_of(target)].append(n["name"][0].decode())
+    read = {i.decode().lstrip("^").partition(":")[0]
+            for n in rewritten.get("node", []) for i in n.get("input", [])}
+    drop = set()
+    for module in {module_of(t) for t in targets(original) - targets(rewritten)} - {""}:
+        if not read.intersection(left[module]):
+            drop.update(left[module])
+    rewritten["node"] = [n for n in rewritten.get("node", [])
+                         if n["name"][0].decode() not in drop]
+
+
 def graph_module(graph_def):
     """A GraphModule running a GraphDef message of the aten dialect, its
     outputs a tuple."""

@@ -111,6 +111,7 @@ def apply(program, rules: Union[str, "graft.RuleSet"], *,
     _last_report = report
     message = aten._decode(memoryview(rewritten.to_bytes()), "GraphDef")
     aten.name_replaced_weights(original, message)
+    aten.drop_state_of_removed_modules(original, message)
     module = _called_as_the_program(program, aten.graph_module(message))
     args, kwargs = _example_inputs(program)
     return torch.export.export(module, args, kwargs,
