@@ -361,7 +361,8 @@ class Structured(torch.nn.Module):
     def forward(self, batch, scale=None, *, flag=True, times=3, bias):
         y = self.norm(self.conv(batch["image"])) * batch["gain"] + bias
         y = y if scale is None else y * scale
-        return {"out": y * times if flag else y, "pair": (y.mean(), y.flatten(1))}
+        return {"out": y * times if flag else y, "pair": (y.mean(), y.flatten(1)),
+                "count": y.shape[0], "none": None}
 
 
 def test_inputs_and_outputs_keep_the_programs_structure():
@@ -379,7 +380,8 @@ def test_inputs_and_outputs_keep_the_programs_structure():
         with torch.no_grad():
             want = model(batch, None, **kwargs)
         got = folded.module()(batch, None, **kwargs)
-        assert sorted(got) == ["out", "pair"] and isinstance(got["pair"], tuple)
+        assert sorted(got) == ["count", "none", "out", "pair"] and isinstance(got["pair"], tuple)
+        assert got["count"] == size and got["none"] is None
         for g, w in zip([got["out"], *got["pair"]], [want["out"], *want["pair"]]):
             assert torch.allclose(g, w, rtol=1e-5, atol=1e-5), (g - w).abs().max()
     # The rewritten program goes through inductor's passes as the model does.
