@@ -22,6 +22,7 @@ import re
 import struct
 
 ABSENT = "_absent"
+_MAX_DEPTH = 100  # messages nested deeper are refused, not recursed into
 
 # torch dtype name -> the IR's DataType (proto/graph.proto): name, number.
 _DTYPES = {
@@ -570,9 +571,18 @@ def _encode(message, kind):
     return b"".join(out)
 
 
-def _read_varint(data, pos):
+def _binary_error(pos, what):
+    return ValueError("graft.aten: byte %d: %s" % (pos, what))
+
+
+def _read_varint(data, pos, end=None):
+    end = len(data) if end is None else end
     shift = result = 0
+    start = pos
     while True:
+        if pos >= end or shift > 63:
+            raise _binary_error(start, "a varint runs past its message" if pos >= end
+                                else "a varint longer than 10 bytes")
         b = data[pos]
         pos += 1
         result |= (b & 0x7F) << shift
@@ -581,12 +591,16 @@ def _read_varint(data, pos):
         shift += 7
 
 
-def _decode_scalar(kind, data, pos, wire):
-    if wire == 5:
-        return struct.unpack_from("<f", data, pos)[0], pos + 4
-    if wire == 1:
-        return struct.unpack_from("<d", data, pos)[0], pos + 8
-    v, pos = _read_varint(data, pos)
+def _decode_scalar(kind, data, pos, wire, end=None):
+    end = len(data) if end is None else end
+    if wire in (5, 1):
+        size = 4 if wire == 5 else 8
+        if pos + size > end:
+            raise _binary_error(pos, "a %d-byte value runs past its message" % size)
+        return struct.unpack_from("<f" if wire == 5 else "<d", data, pos)[0], pos + size
+    if wire != 0:
+        raise _binary_error(pos, "wire type %d, which graft's files do not hold" % wire)
+    v, pos = _read_varint(data, pos, end)
     if kind == "bool":
         return bool(v), pos
     if kind == "enum":
@@ -596,21 +610,27 @@ def _decode_scalar(kind, data, pos, wire):
     return v, pos
 
 
-def _decode(data, kind, start=0, end=None):
+def _decode(data, kind, start=0, end=None, depth=0):
+    """A binary message as `_encode` writes it (the dict form); bytes that
+    are not one are a ValueError at their offset."""
     end = len(data) if end is None else end
+    if depth > _MAX_DEPTH:
+        raise _binary_error(start, "messages nested more than %d deep" % _MAX_DEPTH)
     by_number = {num: (name, k, sub) for name, (num, k, sub) in _SCHEMA[kind].items()}
     out, pos = {}, start
     while pos < end:
-        key, pos = _read_varint(data, pos)
+        key, pos = _read_varint(data, pos, end)
         number, wire = key >> 3, key & 7
         name, k, sub = by_number.get(number, (None, None, None))
         if wire == 2:
-            length, pos = _read_varint(data, pos)
+            length, pos = _read_varint(data, pos, end)
+            if pos + length > end:
+                raise _binary_error(pos, "a field of %d bytes runs past its message" % length)
             if name is None:
                 pos += length
                 continue
             if k == "msg":
-                value = _decode(data, sub, pos, pos + length)
+                value = _decode(data, sub, pos, pos + length, depth + 1)
                 out.setdefault(name, []).append(value)
             elif k == "bytes":
                 out.setdefault(name, []).append(bytes(data[pos:pos + length]))
@@ -618,24 +638,26 @@ def _decode(data, kind, start=0, end=None):
                 p, stop = pos, pos + length
                 wire_of = {"float": 5, "double": 1}.get(k, 0)
                 while p < stop:
-                    v, p = _decode_scalar(k, data, p, wire_of)
+                    v, p = _decode_scalar(k, data, p, wire_of, stop)
                     out.setdefault(name, []).append(v)
             pos += length
         else:
-            v, pos = _decode_scalar(k, data, pos, wire)
+            v, pos = _decode_scalar(k, data, pos, wire, end)
             if name is not None:
+                if k == "msg" or k == "bytes":
+                    raise _binary_error(pos, "field %d of %s is not a %s" % (number, kind, k))
                 out.setdefault(name, []).append(v)
     return out
 
 
 # ---- reading the file form back ----
 
-_TOKEN = re.compile(r'\s*(?:(#[^\n]*)|("(?:[^"\\]|\\.)*")|([{}:])|([^\s{}:"]+))')
+_TOKEN = re.compile(r'\s*(?:(#[^\n]*)|("(?:[^"\\\n]|\\.)*")|([{}:])|([^\s{}:"]+))')
 
 
 def _unescape(s):
     out, i = bytearray(), 0
-    raw = s.encode("latin-1")
+    raw = s.encode("utf-8")
     while i < len(raw):
         c = raw[i]
         if c != 0x5C:
@@ -655,43 +677,93 @@ def _unescape(s):
     return bytes(out)
 
 
+_FIELD = re.compile(r"[A-Za-z_][\w.\[\]/]*")
+
+
 def parse_text_proto(text):
     """A protobuf text message as nested dicts; every field a list of values
-    (messages as dicts, strings as bytes, the rest as their tokens)."""
-    tokens = [m for m in _TOKEN.finditer(text) if m.group(1) is None and m.group(0).strip()]
-    pos = 0
+    (messages as dicts, strings as bytes, the rest as their tokens). Text
+    that is not one is a ValueError at its line and column."""
+    tokens, offset = [], 0
+    while True:
+        m = _TOKEN.match(text, offset)
+        if m is None:
+            if text[offset:].strip():
+                start = offset + len(text[offset:]) - len(text[offset:].lstrip())
+                raise _text_error(text, start, "unexpected `%s`" % text[start])
+            break
+        offset = m.end()
+        if m.group(1) is None:
+            tokens.append(m)
+    i = 0
 
-    def message(end):
-        nonlocal pos
+    def fail(message):
+        at = tokens[i].start(0) + len(tokens[i].group(0)) - len(tokens[i].group(0).lstrip()) \
+            if i < len(tokens) else len(text)
+        return _text_error(text, at, message)
+
+    def message(end, depth):
+        nonlocal i
+        if depth > _MAX_DEPTH:
+            raise fail("messages nested more than %d deep" % _MAX_DEPTH)
         out = {}
-        while pos < len(tokens) and (end is None or tokens[pos].group(3) != end):
-            name = tokens[pos].group(4)
-            pos += 1
-            if tokens[pos].group(3) == ":":
-                pos += 1
-            if tokens[pos].group(3) == "{":
-                pos += 1
-                value = message("}")
-                pos += 1
+        while True:
+            if i == len(tokens):
+                if end is None:
+                    return out
+                raise fail("the text ends inside a message (a `}` missing)")
+            if tokens[i].group(3) == "}":
+                if end is None:
+                    raise fail("a `}` closes no message")
+                return out
+            name = tokens[i].group(4)
+            if name is None or not _FIELD.fullmatch(name):
+                raise fail("a field name expected")
+            i += 1
+            if i < len(tokens) and tokens[i].group(3) == ":":
+                i += 1
+            if i == len(tokens) or tokens[i].group(3) in ("}", ":"):
+                raise fail("a value of `%s` expected" % name)
+            if tokens[i].group(3) == "{":
+                i += 1
+                value = message("}", depth + 1)
+                i += 1
+            elif tokens[i].group(2):
+                value = b""
+                while i < len(tokens) and tokens[i].group(2):  # adjacent strings join
+                    value += _unescape(tokens[i].group(2)[1:-1])
+                    i += 1
             else:
-                tok = tokens[pos]
-                pos += 1
-                value = _unescape(tok.group(2)[1:-1]) if tok.group(2) else tok.group(4)
-                while pos < len(tokens) and tokens[pos].group(2):  # adjacent strings join
-                    value += _unescape(tokens[pos].group(2)[1:-1])
-                    pos += 1
+                value = tokens[i].group(4)
+                i += 1
             out.setdefault(name, []).append(value)
-        return out
 
-    return message(None)
+    return message(None, 0)
+
+
+def _text_error(text, offset, what):
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return ValueError("graft.aten: line %d, column %d: %s" % (line, column, what))
+
+
+# The most elements a constant given by one repeated value may have (as the
+# rule evaluator's limit on the constants it computes).
+MAX_SPLAT_ELEMENTS = 1 << 26
 
 
 def _tensor_value(tensor):
+    """A TensorProto message's value; a ValueError for one whose dtype,
+    shape and content disagree."""
     import torch
     enum = tensor["dtype"][0]
-    name = next(k for k, v in _DTYPES.items() if v[0] == enum)
-    dtype = getattr(torch, name)
+    names = [k for k, v in _DTYPES.items() if v[0] == enum]
+    if not names:
+        raise ValueError("graft.aten: a tensor of dtype %s, which torch has not" % (enum,))
+    dtype = getattr(torch, names[0])
     shape = [int(d["size"][0]) for d in tensor.get("tensor_shape", [{}])[0].get("dim", [])]
+    if any(d < 0 for d in shape):
+        raise ValueError("graft.aten: a constant of shape %s" % shape)
     raw = tensor.get("tensor_content", [b""])[0]
     count = 1
     for d in shape:
@@ -702,8 +774,31 @@ def _tensor_value(tensor):
         field = {"DT_FLOAT": "float_val", "DT_DOUBLE": "double_val", "DT_INT64": "int64_val"}.get(
             enum, "int_val")
         vals = [float(v) for v in tensor.get(field, [])] or [0.0]
-        return torch.tensor(vals * (count // len(vals)), dtype=dtype).reshape(shape)
+        if len(vals) == count:
+            return torch.tensor(vals, dtype=dtype).reshape(shape)
+        if len(vals) != 1 or count > MAX_SPLAT_ELEMENTS:
+            raise ValueError("graft.aten: a constant of shape %s given by %d value(s)%s"
+                             % (shape, len(vals), "" if len(vals) != 1 else
+                                ", over the %d elements one value may fill" % MAX_SPLAT_ELEMENTS))
+        return torch.full(shape, vals[0], dtype=dtype)
+    size = count * torch.empty((), dtype=dtype).element_size()
+    if len(raw) != size:
+        raise ValueError("graft.aten: a constant of shape %s and dtype %s holds %d bytes, not %d"
+                         % (shape, names[0], len(raw), size))
     return torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape).clone()
+
+
+def _aten_op(name, op):
+    """The ATen overload a node's op names (`aten.conv2d.default`)."""
+    import torch
+    parts = op.split(".")
+    found = None
+    if len(parts) == 3 and parts[0] == "aten":
+        found = getattr(getattr(torch.ops.aten, parts[1], None), parts[2], None)
+    if found is None or getattr(found, "_schema", None) is None:
+        raise ValueError("graft.aten: `%s` has op `%s`, which the installed torch's ATen "
+                         "ops do not have" % (name, op))
+    return found
 
 
 def _truth(v):
@@ -755,24 +850,27 @@ def _argument_value(arg, attr):
 
 def _topological(nodes):
     """Nodes with every producer before its readers (a rewrite appends the
-    nodes it makes), file order otherwise."""
+    nodes it makes), file order otherwise; a ValueError for a cycle."""
     by_name = {n["name"][0].decode(): n for n in nodes}
-    done, out = set(), []
+    state, out = {}, []  # state: name -> "open" (on the walk) or "done"
     for start in nodes:
         stack = [(start, False)]
         while stack:
             n, expanded = stack.pop()
             name = n["name"][0].decode()
-            if name in done:
-                continue
             if expanded:
-                done.add(name)
+                state[name] = "done"
                 out.append(n)
                 continue
+            if state.get(name) == "done":
+                continue
+            if state.get(name) == "open":
+                raise ValueError("graft.aten: `%s` depends on itself (a cycle)" % name)
+            state[name] = "open"
             stack.append((n, True))
             for i in reversed(n.get("input", [])):
                 producer = by_name.get(i.decode().lstrip("^").partition(":")[0])
-                if producer is not None and producer["name"][0].decode() not in done:
+                if producer is not None and state.get(producer["name"][0].decode()) != "done":
                     stack.append((producer, False))
     return out
 
@@ -980,9 +1078,30 @@ def drop_state_of_removed_modules(original, rewritten):
                          if n["name"][0].decode() not in drop]
 
 
+# What a malformed message raises where the reader expects a field: said
+# as a ValueError at the node it was reading.
+_MALFORMED = (KeyError, IndexError, TypeError, AttributeError, RuntimeError, StopIteration,
+              OverflowError, UnicodeDecodeError, SyntaxError)
+
+
 def graph_module(graph_def):
     """A GraphModule running a GraphDef message of the aten dialect, its
-    outputs a tuple."""
+    outputs a tuple. A graph it cannot read is a ValueError naming the node
+    (nothing else escapes)."""
+    at = {"node": None}
+    try:
+        return _graph_module(graph_def, at)
+    except ValueError as e:
+        if at["node"] and "`%s`" % at["node"] not in str(e):
+            raise ValueError("%s (node `%s`)" % (e, at["node"])) from None
+        raise
+    except _MALFORMED as e:
+        where = " at node `%s`" % at["node"] if at["node"] else ""
+        raise ValueError("graft.aten: a malformed ATen graph%s: %s: %s"
+                         % (where, type(e).__name__, e)) from None
+
+
+def _graph_module(graph_def, at):
     import torch
     import torch.fx
     nodes = _topological(graph_def.get("node", []))
@@ -1028,7 +1147,8 @@ def graph_module(graph_def):
         grad["mode"] = mode
 
     for n in nodes:
-        name, op = n["name"][0].decode(), n["op"][0].decode()
+        name = at["node"] = n["name"][0].decode()
+        op = n["op"][0].decode()
         inputs = [i.decode() for i in n.get("input", []) if not i.startswith(b"^")]
         a = attrs(n)
         if op == "_Absent":
@@ -1041,8 +1161,8 @@ def graph_module(graph_def):
             env[name] = number.item()
         elif op == "Const":
             env[name] = graph.get_attr(register(root, n, a))
-        elif op == "Placeholder":
-            env[name] = graph.placeholder(name)
+        elif op == "Placeholder":  # an argument of forward(): a Python name
+            env[name] = graph.placeholder(re.sub(r"\W|^(?=\d)", "_", name) or "_")
         elif op == "_Retval":
             outputs.append((int(_attr_value(a["index"])), read(inputs[0])))
         elif op.startswith(SIZE_OP):
@@ -1053,8 +1173,7 @@ def graph_module(graph_def):
             env[name] = graph.call_function(
                 function, tuple(symbolic(_OPERANDS, _attr_value(a[_OPERANDS.name]))))
         else:
-            _, fn, overload = op.split(".")
-            target = getattr(getattr(torch.ops.aten, fn), overload)
+            target = _aten_op(name, op)
             set_grad_mode(_attr_value(a[GRAD_ENABLED]) if GRAD_ENABLED in a else None)
             args, kwargs, pos = [], {}, 0
             for arg in target._schema.arguments:
@@ -1076,6 +1195,9 @@ def graph_module(graph_def):
                     args.append(arg.default_value)
                 else:
                     args.append(None)
+            if pos < len(inputs):
+                raise ValueError("graft.aten: `%s` (%s) has %d data input(s); its schema takes %d"
+                                 % (name, op, len(inputs), pos))
             env[name] = graph.call_function(target, tuple(args), kwargs)
             if len(target._schema.returns) > 1:
                 multi.add(name)

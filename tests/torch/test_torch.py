@@ -8,6 +8,7 @@ import torchvision
 import graft
 import graft.torch
 from graft import aten
+from conftest import repo_path
 
 
 def with_statistics(model):
@@ -502,3 +503,38 @@ def test_constants_whose_names_sanitize_alike_stay_apart():
     module = aten.from_aten_text(text)
     assert module()[0].item() == 111.0
     assert isinstance(module.get_parameter("layer.0.weight"), torch.nn.Parameter)
+
+
+def test_malformed_files_are_refused_at_their_place():
+    """The file-form readers say where a file is wrong, as a ValueError;
+    and a sample of fuzz/aten_reader.py's mutations (its long runs:
+    docs/reliability.md) gives nothing else."""
+    import importlib.util
+    text = open(repo_path("tests", "data", "aten", "conv_bn.aten.pbtxt")).read()
+    cases = {
+        "line 1, column 1: unexpected `\"`": '"node',
+        "a `}` closes no message": text + "}",
+        "the text ends inside a message": text[:text.rindex("}")],
+        "messages nested more than 100 deep": "a {" * 101 + "}" * 101,
+        "`conv2d` has op `aten.conv9d.default`, which the installed torch's ATen ops do not":
+            text.replace("aten.conv2d.default", "aten.conv9d.default", 1),
+        r"`conv2d` \(aten.conv2d.default\) has 4 data input\(s\); its schema takes 3":
+            text.replace('input: "x"', 'input: "x" input: "x"', 1),
+        r"holds 433 bytes, not 432 \(node `p_conv1_weight`\)":
+            text.replace('tensor_content: "', 'tensor_content: "\\001', 1),
+        "over the 67108864 elements one value may fill":
+            'node { name: "c" op: "Const" attr { key: "value" value { tensor { dtype: DT_FLOAT '
+            'tensor_shape { dim { size: 100000 } dim { size: 100000 } } float_val: 1 } } } }',
+    }
+    for message, bad in cases.items():
+        with pytest.raises(ValueError, match=message):
+            aten.from_aten_text(bad)
+    binary = aten._encode(aten.parse_text_proto(text), "GraphDef")
+    with pytest.raises(ValueError, match="byte [0-9]+: a field of [0-9]+ bytes runs past"):
+        aten.from_aten_bytes(binary[:-7])
+    spec = importlib.util.spec_from_file_location(
+        "aten_reader", repo_path("fuzz", "aten_reader.py"))
+    fuzz = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fuzz)
+    results = fuzz.run(150, seed=7)
+    assert all(read + refused == runs for runs, read, refused, _ in results.values())
