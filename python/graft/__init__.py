@@ -260,13 +260,14 @@ def _shipped_pipeline(pipeline: str) -> str:
     return pipeline
 
 
-def _shipped_rules(path: str) -> str:
+def _shipped_rules(path: str, folders=("", "tf", "onnx")) -> str:
     """A shipped library by name: ``"fold_batch_norms"`` (TensorFlow's, as
     before the libraries were grouped by dialect), ``"tf/checkpoint"``,
-    ``"onnx/quantize_qdq"``, ``"gtt/fold_constants"``."""
+    ``"onnx/quantize_qdq"``, ``"gtt/fold_constants"``; a bare name is
+    looked for in ``folders`` of rules/, in order."""
     if path and not os.path.exists(path) and not path.endswith(".graft") \
             and not os.path.isabs(path):
-        for folder in ("", "tf", "onnx"):
+        for folder in folders:
             shipped = os.path.join(RULES_DIR, folder, path + ".graft")
             if os.path.exists(shipped):
                 return shipped

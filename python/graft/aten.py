@@ -934,9 +934,8 @@ def _tensor_argument_names(op, count):
     """The schema's name of each of an op's `count` data inputs, in order."""
     import torch
     try:
-        _, fn, overload = op.split(".")
-        schema = getattr(getattr(torch.ops.aten, fn), overload)._schema
-    except (AttributeError, ValueError):
+        schema = _aten_op(op, op)._schema
+    except ValueError:
         return [""] * count
     names = [a.name for a in schema.arguments if _is_tensor_type(a.type, torch)]
     return (names + [""] * count)[:count]
@@ -984,11 +983,14 @@ def _weight_readers(message, constant):
     return found
 
 
+def _attrs(node):
+    """A node message's attrs by name (AttrValue messages)."""
+    return {a["key"][0].decode(): a["value"][0] for a in node.get("attr", [])}
+
+
 def _attr_string(node, key):
-    for a in node.get("attr", []):
-        if a["key"][0].decode() == key:
-            return a["value"][0]["s"][0].decode()
-    return ""
+    value = _attrs(node).get(key)
+    return _attr_value(value) if value is not None else ""
 
 
 def name_replaced_weights(original, rewritten):
@@ -1109,9 +1111,6 @@ def _graph_module(graph_def, at):
     root = torch.nn.Module()
     env, outputs, multi = {}, [], set()  # multi: ops returning several values
 
-    def attrs(n):
-        return {a["key"][0].decode(): a["value"][0] for a in n.get("attr", [])}
-
     def read(name):
         base, _, port = name.partition(":")
         if base == ABSENT:
@@ -1150,7 +1149,7 @@ def _graph_module(graph_def, at):
         name = at["node"] = n["name"][0].decode()
         op = n["op"][0].decode()
         inputs = [i.decode() for i in n.get("input", []) if not i.startswith(b"^")]
-        a = attrs(n)
+        a = _attrs(n)
         if op == "_Absent":
             continue
         if op == "Const" and NUMBER in a and _attr_value(a[NUMBER]):

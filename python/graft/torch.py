@@ -104,7 +104,8 @@ def apply(program, rules: Union[str, "graft.RuleSet"], *,
         raise ValueError("graft.torch.apply: the program mutates %s (a batch norm in "
                          "training?); rewrite it in eval mode" % ", ".join(map(str, mutated)))
     rule_set = rules if isinstance(rules, graft.RuleSet) else \
-        graft.RuleSet.compile(_aten_library(rules), params=dict(params or {}))
+        graft.RuleSet.compile(graft._shipped_rules(rules, ("aten", "", "tf", "onnx"))
+                              if isinstance(rules, str) else rules, params=dict(params or {}))
     original = aten.graph_message(program)
     model = graft.load(aten._encode(original, "GraphDef"), format="pb", name=name + ".aten.pb")
     rewritten, report = graft.apply(model, rule_set)
@@ -116,18 +117,6 @@ def apply(program, rules: Union[str, "graft.RuleSet"], *,
     args, kwargs = _example_inputs(program)
     return torch.export.export(module, args, kwargs,
                                dynamic_shapes=_dynamic_shapes(program, args, kwargs))
-
-
-def _aten_library(rules):
-    """A shipped library's bare name (`"fold_batch_norms"`) as the aten
-    dialect's (rules/aten/); anything else as given."""
-    import os
-    if isinstance(rules, str) and os.sep not in rules and "/" not in rules \
-            and not rules.endswith(".graft") and not os.path.exists(rules):
-        shipped = os.path.join(graft.RULES_DIR, "aten", rules + ".graft")
-        if os.path.exists(shipped):
-            return shipped
-    return rules
 
 
 def _dynamic_shapes(program, args, kwargs):
