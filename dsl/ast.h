@@ -95,6 +95,8 @@ struct OperandPattern {
   std::string name;
   int port = 0;
   std::shared_ptr<NodePattern> nested;
+  // `?t` in an optional node's operands: `t` stands in when it is absent.
+  bool stand_in = false;
   Loc loc;
 };
 
@@ -102,8 +104,8 @@ struct OperandPattern {
 // operands in order.
 struct NodePattern {
   std::vector<std::string> ops;  // empty: any op
-  // `Op?(a, ...)`: the node may be absent; then `a`'s producer stands in
-  // and the other operands bind nothing.
+  // `Op?(a, ...)`: the node may be absent; then `a`'s producer (or that of
+  // the operand marked `?`) stands in and the other operands bind nothing.
   bool optional = false;
   std::string ref;  // a named pattern used here (`conv = weighted_op`)
   bool has_operands = false;

@@ -454,24 +454,50 @@ int Checker::AddPattern(const RuleFile& f, const NodePattern& p,
         std::count(data.begin(), data.end(), OK::kVariadic) > 0;
     CheckOperandCount(f, p, static_cast<int>(data.size()), variadic);
   }
+  // The operand that stands in for an optional node when it is absent: the
+  // one marked `?`, or the first data operand.
+  int stand_in = -1;
+  for (size_t i = 0, k = 0; i < p.operands.size(); ++i) {
+    const OperandPattern& o = p.operands[i];
+    if (o.stand_in) {
+      if (!p.optional) {
+        Error(f, o.loc,
+              "`?` marks the operand that stands in for an optional node, and "
+              "this node is not optional (write `Op?(...)`)");
+      } else if (stand_in >= 0) {
+        Error(f, o.loc, "one operand stands in for an optional node, not two");
+      } else if (o.kind == OK::kControl || o.kind == OK::kGap ||
+                 o.kind == OK::kVariadic || o.kind == OK::kWildcard) {
+        Error(f, o.loc,
+              "the operand that stands in must be a tensor or a pattern (as "
+              "`p` in `Where?(IsNaN(p), z, ?p)`)");
+      } else {
+        stand_in = static_cast<int>(k);
+      }
+    }
+    if (o.kind != OK::kControl && o.kind != OK::kGap) ++k;
+  }
   if (p.optional) {
+    bool marked = stand_in >= 0;
+    if (!marked) stand_in = 0;
     bool ok = p.has_operands && !data.empty() && !pn.anywhere &&
-              data[0] != OK::kVariadic;
-    if (!ok) {
+              data[stand_in] != OK::kVariadic;
+    if (!ok && !marked) {
       Error(f, p.loc,
             "an optional node needs a first operand to stand in for it (as "
             "in `BiasAdd?(conv, b)`)");
     }
     pn.optional = true;
+    pn.stand_in = stand_in;
   }
-  bool first_data = true;
-  for (size_t i = 0; i < p.operands.size(); ++i) {
+  for (size_t i = 0, k = 0; i < p.operands.size(); ++i) {
     if (p.operands[i].kind == OK::kGap) continue;
-    // An optional node's operands after the first are bound only when the
-    // node is there.
-    bool optional_part = p.optional && !first_data;
-    if (p.operands[i].kind != OK::kControl) first_data = false;
-    if (p.optional && p.operands[i].kind == OK::kControl) optional_part = true;
+    // An optional node's operands but the one standing in are bound only
+    // when the node is there.
+    bool data_operand = p.operands[i].kind != OK::kControl;
+    bool optional_part =
+        p.optional && (!data_operand || static_cast<int>(k) != stand_in);
+    if (data_operand) ++k;
     optional_depth_ += optional_part ? 1 : 0;
     AddOperand(f, p, i, what, &pn, pnodes, names, stmts);
     optional_depth_ -= optional_part ? 1 : 0;

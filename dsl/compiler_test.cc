@@ -278,6 +278,22 @@ const DiagnosticCase kCases[] = {
      "rule a {\n  match { c = Relu? }\n  rewrite { erase c }\n}\n", 2, 15,
      "an optional node needs a first operand to stand in for it (as in "
      "`BiasAdd?(conv, b)`)"},
+    {"stand_in_of_a_node_not_optional",
+     "rule a {\n  match { c = Relu(?x) where uses(x) == 1 }\n  rewrite { erase c "
+     "}\n}\n",
+     2, 20,
+     "`?` marks the operand that stands in for an optional node, and this "
+     "node is not optional (write `Op?(...)`)"},
+    {"two_stand_ins",
+     "rule a {\n  match { c = Relu(Sub?(?x, ?y)) where bound(y) and uses(x) "
+     "== 1 }\n  rewrite { erase c }\n}\n",
+     2, 29, "one operand stands in for an optional node, not two"},
+    {"stand_in_wildcard",
+     "rule a {\n  match { c = Relu(Sub?(x, ?_)) where uses(x) == 1 }\n  "
+     "rewrite { erase c }\n}\n",
+     2, 28,
+     "the operand that stands in must be a tensor or a pattern (as `p` in "
+     "`Where?(IsNaN(p), z, ?p)`)"},
     {"bound_of_a_number",
      "rule a {\n  match { c = Relu(_) where bound(3) }\n  rewrite { erase c "
      "}\n}\n",
@@ -546,6 +562,39 @@ TEST(CompiledRuleTest, MatchLetOfAnOptionalPart) {
   EXPECT_EQ(report->rewrites(), 2);
   EXPECT_EQ(g.FindNode("r1")->device(), "/device:CPU:1");
   EXPECT_EQ(g.FindNode("r2")->device(), "/device:CPU:0");
+}
+
+// `Sub?(sq: Square(x), ?x)`: absent, its marked operand stands in (not its
+// first); present, the marked operand is the same tensor as the other's.
+TEST(CompiledRuleTest, OptionalNodeWithAMarkedStandIn) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  Diagnostics d;
+  std::unique_ptr<RuleSet> rules = CompileRuleText(
+      "stand_in.graft",
+      "rule place {\n  match {\n    r = Relu(Sub?(sq: Square(x), ?x))\n"
+      "    let where_to = if bound(sq) then \"/device:CPU:1\" else "
+      "\"/device:CPU:0\"\n    where r.device == \"\"\n  }\n"
+      "  rewrite { device r where_to }\n}\n",
+      {}, hooks, &d);
+  ASSERT_NE(rules, nullptr) << d.Render();
+  Graph g = graft::testing::GraphFromText(R"pb(
+    node { name: "a" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "c" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "sq" op: "Square" input: "a" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "s1" op: "Sub" input: "sq" input: "a" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "r1" op: "Relu" input: "s1" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "r2" op: "Relu" input: "c" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "s3" op: "Sub" input: "sq" input: "c" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "r3" op: "Relu" input: "s3" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb");
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, rules->rules());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->rewrites(), 3);
+  EXPECT_EQ(g.FindNode("r1")->device(), "/device:CPU:1");  // a^2 - a
+  EXPECT_EQ(g.FindNode("r2")->device(), "/device:CPU:0");  // x = c
+  // a^2 - c is not the pattern's a^2 - a: absent, x is the Sub itself.
+  EXPECT_EQ(g.FindNode("r3")->device(), "/device:CPU:0");
 }
 
 // A plan is computed once per apply, before any rule runs, however many

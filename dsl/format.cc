@@ -122,9 +122,13 @@ std::string Join(const std::vector<Token>& toks) {
       bool optional_mark = (c == "?" && cur_punct && !t.space_before &&
                             (prev->kind == Tok::kWord || (prev_punct && p == ")"))) ||
                            (p == "?" && prev_punct && cur_punct && c == "(");
+      // `Where?(IsNaN(p), z, ?p)`: the stand-in's mark stays on its operand.
+      bool stand_in_mark = p == "?" && prev_punct && i >= 2 &&
+                           toks[i - 2].kind == Tok::kPunct &&
+                           (toks[i - 2].text == "(" || toks[i - 2].text == ",");
       if (t.kind == Tok::kComment) {
         space = true;
-      } else if (optional_mark) {
+      } else if (optional_mark || stand_in_mark) {
         space = false;
       } else if (cur_punct && (c == "," || c == ")" || c == "]" || c == "." ||
                                c == "..." || c == ":")) {

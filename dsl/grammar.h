@@ -248,16 +248,21 @@ struct anonymous_bound
 // `..`: any number of inputs (`_(.., t, ..)` reads `t` at any position).
 struct gap_operand : p::seq<TAO_PEGTL_STRING(".."), p::not_at<p::one<'.'>>> {};
 struct nested_operand : p::seq<node_pattern> {};
+// `Where?(IsNaN(p), z, ?p)`: the operand that stands in for an optional node
+// when it is absent (by default its first).
+struct stand_in_mark : p::one<'?'> {};
 struct operand
-    : p::sor<control_operand, variadic_operand, wildcard_variadic, gap_operand,
-             anonymous_bound, wildcard_operand, bound_operand, nested_operand> {
-};
+    : p::seq<p::opt<stand_in_mark>,
+             p::sor<control_operand, variadic_operand, wildcard_variadic,
+                    gap_operand, anonymous_bound, wildcard_operand,
+                    bound_operand, nested_operand>> {};
 struct operand_close : rparen {};
 struct operand_list
     : p::seq<lparen, ws,
              p::opt<operand, ws, p::star<comma, ws, p::must<operand>, ws>>,
              p::must<operand_close>> {};
-// `BiasAdd?(conv, b)`: the node may be absent (its first operand stands in).
+// `BiasAdd?(conv, b)`: the node may be absent (its first operand, or the one
+// marked `?`, stands in).
 struct optional_mark : p::one<'?'> {};
 // A named pattern (`pattern name = ...`) used in its place.
 struct pattern_ref : p::seq<name, p::not_at<p::one<'('>>> {};

@@ -126,26 +126,26 @@ class Search {
         return mismatch("it is bound elsewhere, not to");
       if (bound == nullptr) bindings_.Bind(pn.slot, Value::NodeRef(t.node));
     }
-    const PatternOperand& o = pn.data[0];
+    const PatternOperand& o = pn.data[pn.stand_in];
     switch (o.kind) {
       case OK::kName:
         if (o.stmt < 0) {
           if (!BindTensor(o.slot, t))
-            return mismatch("its first operand is bound elsewhere, not to");
+            return mismatch("its stand-in is bound elsewhere, not to");
         } else {
           if (t.port != 0)
-            return mismatch("its first operand is output 0, not");
+            return mismatch("its stand-in is output 0, not");
           tasks_.push_back({o.stmt, t, task.parent, task.operand});
         }
         break;
       case OK::kPort:
         if (t.port != o.port)
-          return mismatch("its first operand is another output than");
+          return mismatch("its stand-in is another output than");
         tasks_.push_back({o.stmt, {t.node, 0}, task.parent, task.operand});
         break;
       case OK::kBound:
         if (!BindTensor(o.slot, t))
-          return mismatch("its first operand is bound elsewhere, not to");
+          return mismatch("its stand-in is bound elsewhere, not to");
         tasks_.push_back({o.nested, t, task.parent, task.operand});
         break;
       case OK::kNested:

@@ -36,8 +36,10 @@ struct PatternNode {
   bool variadic = false;
   // `Op(.., t, ..)`: data[0] is read at any input position.
   bool anywhere = false;
-  // `Op?(a, ...)`: may be absent (then data[0] is matched in its place).
+  // `Op?(a, ...)`: may be absent (then data[stand_in] is matched in its
+  // place).
   bool optional = false;
+  int stand_in = 0;
   std::vector<PatternOperand> data;
   std::vector<PatternOperand> control;
   // How explanations name this node: "`conv`", or "operand 1 of `conv`" for

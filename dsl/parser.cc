@@ -33,7 +33,8 @@ using Selector = p::parse_tree::selector<
         g::where_clause, g::for_clause, g::for_var, g::for_source, g::plan_decl,
         g::output_order_decl, g::for_action, g::rewrite_for_var, g::list_comp,
         g::comp_var, g::plan_name, g::if_expr, g::index_suffix, g::gap_operand,
-        g::pattern_decl, g::pattern_def_name, g::optional_mark, g::pattern_ref,
+        g::pattern_decl, g::pattern_def_name, g::optional_mark, g::stand_in_mark,
+        g::pattern_ref,
         g::anonymous_bound, g::node_pattern, g::nested_operand, g::op_name,
         g::wildcard, g::control_operand, g::variadic_operand,
         g::wildcard_variadic, g::wildcard_operand, g::bound_operand,
@@ -263,8 +264,19 @@ class Converter {
         pattern.ref = c->string();
       } else if (c->is_type<g::operand_list>()) {
         pattern.has_operands = true;
-        for (const auto& o : c->children)
+        const Node* stand_in = nullptr;  // the `?` before an operand
+        for (const auto& o : c->children) {
+          if (o->is_type<g::stand_in_mark>()) {
+            stand_in = o.get();
+            continue;
+          }
           pattern.operands.push_back(OperandOf(*o));
+          if (stand_in != nullptr) {
+            pattern.operands.back().stand_in = true;
+            pattern.operands.back().loc = LocOf(*stand_in);
+          }
+          stand_in = nullptr;
+        }
       }
       // g::wildcard: any op, `ops` stays empty.
     }

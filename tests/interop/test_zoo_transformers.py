@@ -272,8 +272,12 @@ def test_drift_review_between_transformers_versions(graft, tmp_path):
     text = proc.stdout
     body = text.split("\nModels in one folder only")[0].split("\nSummary:")[0]
     sections = {s.split("\n", 1)[0]: s for s in body.split("\n== ")[1:]}
-    # transformers 5's BERT export (dynamo) writes attention the rule fuses; 4.57's did not.
-    assert "started matching: multi_head_attention_sdpa 0 -> 2" in sections["bert.dynamo.static.onnx"]
+    # transformers 5's LLaMA export (dynamo, dynamic) computes its rotary tables
+    # from the positions, which the rule fuses; 4.57's did not.
+    assert ("started matching: rotary_embedding_computed 0 -> 4"
+            in sections["llama.dynamo.dynamic.onnx"])
+    # Both versions' BERT attention fuses (4.57's without the NaN fill).
+    assert "matching" not in sections["bert.dynamo.static.onnx"]
     # TorchScript's BERT at 4.57 had a Div(1, Sqrt) that 5 no longer writes.
     assert "stopped matching: reciprocal_of_sqrt 2 -> 0" in sections["bert.ts17.static.onnx"]
     # Models that lost a fusion come first.
@@ -286,6 +290,9 @@ def test_drift_review_between_transformers_versions(graft, tmp_path):
     assert "stopped matching: " in summary and "reciprocal_of_sqrt (3 model(s))" in summary
     with open(report) as f:
         models = {m["name"]: m for m in json.load(f)["models"]}
+    llama = models["llama.dynamo.dynamic.onnx"]
+    assert llama["before_rewrites"].get("rotary_embedding_computed", 0) == 0
+    assert llama["after_rewrites"]["rotary_embedding_computed"] == 2 * LAYERS
     bert = models["bert.dynamo.static.onnx"]
-    assert bert["before_rewrites"].get("multi_head_attention_sdpa", 0) == 0
-    assert bert["after_rewrites"]["multi_head_attention_sdpa"] == LAYERS
+    assert (bert["before_rewrites"]["multi_head_attention_sdpa"]
+            == bert["after_rewrites"]["multi_head_attention_sdpa"] == LAYERS)
