@@ -107,6 +107,55 @@ TEST_F(SymbolicShapes, BoundsKnownOnlyWhenTheGraphRunsKeepTheRank) {
   EXPECT_EQ(Of("other").dims, (Dims{SymbolicDim("batch"), -1, 8}));
 }
 
+// BART's decoder ids shifted right by ScatterND (TorchScript) and DINOv2's
+// position table resized to the patches' grid by sizes computed from a
+// Shape: the data's shape, and the sizes; sizes not known keep the rank.
+constexpr char kScatterResize[] = R"pb(
+  ir_version: 8
+  opset_import { version: 17 }
+  graph {
+    name: "scatter_resize"
+    input { name: "ids" type { tensor_type { elem_type: 7 shape {
+      dim { dim_param: "batch" } dim { dim_value: 8 } } } } }
+    input { name: "table" type { tensor_type { elem_type: 1 shape {
+      dim { dim_value: 1 } dim { dim_value: 64 } dim { dim_value: 7 } dim { dim_value: 7 } } } } }
+    input { name: "runtime_sizes" type { tensor_type { elem_type: 7 shape { dim { dim_value: 4 } } } } }
+    initializer { name: "where" data_type: 7 dims: 1 dims: 1 int64_data: 0 }
+    initializer { name: "start" data_type: 7 dims: 1 int64_data: 0 }
+    initializer { name: "two" data_type: 7 dims: 1 int64_data: 2 }
+    initializer { name: "hw" data_type: 7 dims: 2 int64_data: 4 int64_data: 4 }
+    node { name: "first" op_type: "Slice" input: "ids" input: "start" input: "two"
+           output: "first" }
+    node { name: "shifted" op_type: "ScatterND" input: "ids" input: "where" input: "first"
+           output: "shifted" }
+    node { name: "shape" op_type: "Shape" input: "table" output: "shape" }
+    node { name: "nc" op_type: "Slice" input: "shape" input: "start" input: "two" output: "nc" }
+    node { name: "sizes" op_type: "Concat" input: "nc" input: "hw" output: "sizes"
+           attribute { name: "axis" type: INT i: 0 } }
+    node { name: "resized" op_type: "Resize" input: "table" input: "" input: "" input: "sizes"
+           output: "resized" }
+    node { name: "unknown" op_type: "Resize" input: "table" input: "" input: ""
+           input: "runtime_sizes" output: "unknown" }
+    output { name: "shifted" type { tensor_type { elem_type: 7 } } }
+    output { name: "resized" type { tensor_type { elem_type: 1 } } }
+    output { name: "unknown" type { tensor_type { elem_type: 1 } } }
+  }
+)pb";
+
+TEST(OnnxShapes, ScatterKeepsTheDataShapeAndResizeTakesItsSizes) {
+  onnx::ModelProto model;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kScatterResize, &model));
+  absl::StatusOr<Graph> graph = ParseOnnx(model.SerializeAsString(), "scatter_resize.onnx");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  ShapeMap shapes = InferShapes(*graph);
+  auto of = [&](const char* node) { return shapes.at({graph->FindId(node), 0}); };
+  EXPECT_EQ(of("shifted").dims, (Dims{SymbolicDim("batch"), 8}));
+  EXPECT_EQ(of("resized").dims, (Dims{1, 64, 4, 4}));
+  const TensorInfo unknown = of("unknown");
+  ASSERT_TRUE(unknown.known_rank);
+  EXPECT_EQ(unknown.dims, (Dims{-1, -1, -1, -1}));
+}
+
 TEST(DerivedSymbols, AreStableAndRemembered) {
   const int64_t a = DerivedSymbolicDim("slice", {64, 0, SymbolicDim("n"), 1});
   EXPECT_EQ(a, DerivedSymbolicDim("slice", {64, 0, SymbolicDim("n"), 1}));

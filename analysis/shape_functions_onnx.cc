@@ -424,6 +424,22 @@ void Expand(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) 
   out[0].value.reset();
 }
 
+// Resize(X, roi, scales, sizes) with sizes over every axis: those sizes
+// (symbolic ones kept); with scales or sizes not known, X's rank.
+void Resize(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
+  const TensorInfo& x = in.In(n, 0);
+  if (out.empty() || !x.known_rank) return;
+  out[0] = x;
+  out[0].value.reset();
+  const std::optional<Dims>& sizes = n.num_inputs() > 3 ? in.Value(n, 3) : std::nullopt;
+  const bool all_axes = n.attr("axes") == nullptr;
+  if (sizes.has_value() && all_axes && sizes->size() == x.dims.size()) {
+    out[0].dims = *sizes;
+  } else {
+    std::fill(out[0].dims.begin(), out[0].dims.end(), -1);
+  }
+}
+
 // GatherElements: the indices' shape.
 void GatherElements(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
   if (out.empty()) return;
@@ -652,12 +668,13 @@ void AddOnnxShapeFunctions(ShapeTable* table) {
         "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "Floor", "Ceil", "Round",
         "Sign", "Not", "Clip", "CastLike", "Dropout", "Softmax",
         "LogSoftmax", "QuantizeLinear", "DequantizeLinear", "LRN", "Mish", "Sin",
-        "Cos", "IsNaN", "IsInf", "CumSum"})
+        "Cos", "IsNaN", "IsInf", "CumSum", "ScatterND", "ScatterElements", "Trilu"})
     (*table)[op] = SameAsInput;
   (*table)["ConstantOfShape"] = WithValue<ConstantOfShape>;
   (*table)["Expand"] = Expand;
   (*table)["Range"] = Range;
   (*table)["GatherElements"] = GatherElements;
+  (*table)["Resize"] = Resize;
   (*table)["Slice"] = WithValue<Slice>;
   for (const char* op : {"Pow", "Sum", "Mean", "Less", "LessOrEqual", "Greater",
                          "GreaterOrEqual", "And", "Or", "Xor", "Mod"})
