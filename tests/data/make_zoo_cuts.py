@@ -110,6 +110,25 @@ CUTS = {
                             ["/model/layers.0/attention/Reshape_4_output_0"]),
     # CLIP's quick_gelu (dynamo)
     "zoo_quick_gelu": ("clip_text.dynamo.static", ["linear_4"], ["mul_1"]),
+    # OPT's self-attention (dynamo): Q scaled before its heads split, so no
+    # scale after; the mask's NaN fill after the softmax
+    "zoo_sdpa_prescaled": ("opt.dynamo.static", ["mul_1", "linear_1", "linear_2", "val_86"],
+                           ["view_5"]),
+    # the same from the layer's input
+    "zoo_attention_prescaled": ("opt.dynamo.static", ["layer_norm", "val_86"], ["view_5"]),
+    # SigLIP's (dynamo): no mask, so no bias and no NaN fill
+    "zoo_sdpa_no_mask": ("siglip_vision.dynamo.static", ["linear", "linear_1", "linear_2"],
+                         ["view_5"]),
+    # T5's (dynamo): no scale, a float bias (relative positions and mask), no NaN fill
+    "zoo_sdpa_unscaled": ("t5_encoder.dynamo.static",
+                          ["linear", "linear_1", "linear_2", "where_1"], ["view_4"]),
+    # BART's first cross-attention (dynamo): Q from the decoder, K and V
+    # from the encoder's output
+    "zoo_cross_attention": ("bart.dynamo.static", ["layer_norm_6", "layer_norm_4", "val_130"],
+                            ["view_19"]),
+    # ModernBERT's residual before a LayerNormalization without beta (dynamo)
+    "zoo_skip_layer_norm_no_beta": ("modernbert.dynamo.static", ["layer_norm", "linear_1"],
+                                    ["layer_norm_1"]),
 }
 
 
@@ -135,6 +154,10 @@ def freeze(cut, model, names):
 REWRITTEN = {
     "zoo_mha": ("zoo_attention_packed", "rules/onnx/transformers/attention.graft",
                 "multi_head_attention_sdpa"),
+    "zoo_mha_prescaled": ("zoo_attention_prescaled", "rules/onnx/transformers/attention.graft",
+                          "multi_head_attention_sdpa"),
+    "zoo_mha_cross": ("zoo_cross_attention", "rules/onnx/transformers/attention.graft",
+                      "multi_head_attention_sdpa"),
     # its scalars as initializers, as the pipeline's first step makes them
     "zoo_attention_eager_init": ("zoo_attention_eager",
                                  "rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
