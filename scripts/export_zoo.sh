@@ -22,6 +22,10 @@ venv .venv-export 5.23.0
 .venv-export/bin/python tests/interop/export_zoo.py "$@"
 .venv-export/bin/python tests/interop/export_zoo.py --only electra,albert,mpnet,xlm_roberta,gpt_neo,mistral,phi3,gemma,deit \
   --exporters dynamo,ts17
+# Families of 2025-26 checkpoints (export_zoo.py's NEWER).
+.venv-export/bin/python tests/interop/export_zoo.py \
+  --only qwen3,smollm3,granite,olmo2,gemma3,phi,stablelm,gpt_neox,falcon,opt,modernbert,t5_encoder,bart,dinov2,siglip_vision \
+  --exporters dynamo,ts17
 .venv-export/bin/python tests/data/make_zoo_cuts.py
 venv .venv-export-t4 4.57.1
 TEXT=bert,roberta,distilbert,gpt2,llama,qwen2,vit,clip_text

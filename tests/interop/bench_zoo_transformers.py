@@ -41,7 +41,10 @@ ORT_TYPE = {"bert": "bert", "roberta": "bert", "distilbert": "bert", "vit": "vit
             "clip_text": "clip", "gpt2": "gpt2", "llama": "gpt2", "qwen2": "gpt2",
             "electra": "bert", "albert": "bert", "mpnet": "bert", "xlm_roberta": "bert",
             "gpt_neo": "gpt_neox", "mistral": "gpt2", "phi3": "gpt2", "gemma": "gpt2",
-            "deit": "vit"}
+            "deit": "vit", "qwen3": "qwen3", "smollm3": "gpt2", "granite": "gpt2",
+            "olmo2": "gpt2", "gemma3": "gpt2", "phi": "gpt2", "stablelm": "gpt2",
+            "gpt_neox": "gpt_neox", "falcon": "gpt2", "opt": "gpt2", "modernbert": "bert",
+            "t5_encoder": "t5", "bart": "bart", "dinov2": "vit", "siglip_vision": "vit"}
 # Each peer as a child process: python -c CODE SRC OUT MODEL_TYPE
 PEERS = {
     "onnxruntime": (

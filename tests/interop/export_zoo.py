@@ -118,7 +118,53 @@ def hf(kind, **over):
         cfg = T.CLIPTextConfig(vocab_size=512, max_position_embeddings=64, **common,
                                hidden_act="quick_gelu", **over)
         return T.CLIPTextModel(cfg), "last_hidden_state", text_inputs(512)
+    if kind in NEWER:
+        config, model, extra = NEWER[kind]
+        cfg = getattr(T, config)(**{**extra, **over})
+        if kind in ("dinov2", "siglip_vision"):
+            x = torch.randn(BATCH, 3, IMAGE, IMAGE, generator=torch.Generator().manual_seed(0))
+            return getattr(T, model)(cfg), "last_hidden_state", {"pixel_values": x}
+        return getattr(T, model)(cfg), "last_hidden_state", text_inputs(512)
     raise ValueError(kind)
+
+
+_WIDTHS = dict(hidden_size=64, num_attention_heads=4, num_hidden_layers=2, intermediate_size=128,
+               vocab_size=512, max_position_embeddings=64)
+_DECODER = dict(_WIDTHS, num_key_value_heads=2, use_cache=False)
+# Families of 2025-26 checkpoints: (config class, model class, config).
+NEWER = {
+    "qwen3": ("Qwen3Config", "Qwen3Model", dict(_DECODER, head_dim=16)),
+    "smollm3": ("SmolLM3Config", "SmolLM3Model", dict(_DECODER, pad_token_id=0)),
+    "granite": ("GraniteConfig", "GraniteModel", _DECODER),
+    "olmo2": ("Olmo2Config", "Olmo2Model", dict(_DECODER, pad_token_id=0)),
+    "gemma3": ("Gemma3TextConfig", "Gemma3TextModel", dict(_DECODER, head_dim=16,
+                                                           sliding_window=4)),
+    "phi": ("PhiConfig", "PhiModel", dict(_WIDTHS, use_cache=False)),
+    "stablelm": ("StableLmConfig", "StableLmModel", dict(_DECODER)),
+    "gpt_neox": ("GPTNeoXConfig", "GPTNeoXModel", dict(_WIDTHS, use_cache=False)),
+    "falcon": ("FalconConfig", "FalconModel", dict(hidden_size=64, num_attention_heads=4,
+                                                   num_hidden_layers=2, vocab_size=512,
+                                                   use_cache=False)),
+    "opt": ("OPTConfig", "OPTModel", dict(hidden_size=64, num_attention_heads=4,
+                                          num_hidden_layers=2, ffn_dim=128, vocab_size=512,
+                                          max_position_embeddings=64, word_embed_proj_dim=64,
+                                          use_cache=False, pad_token_id=1)),
+    "modernbert": ("ModernBertConfig", "ModernBertModel", dict(_WIDTHS, pad_token_id=0,
+                                                               local_attention=4)),
+    "t5_encoder": ("T5Config", "T5EncoderModel", dict(d_model=64, d_kv=16, d_ff=128, num_layers=2,
+                                                      num_heads=4, vocab_size=512)),
+    "bart": ("BartConfig", "BartModel", dict(d_model=64, encoder_layers=2, decoder_layers=2,
+                                             encoder_attention_heads=4,
+                                             decoder_attention_heads=4, encoder_ffn_dim=128,
+                                             decoder_ffn_dim=128, vocab_size=512,
+                                             max_position_embeddings=64, use_cache=False)),
+    "dinov2": ("Dinov2Config", "Dinov2Model", dict(hidden_size=64, num_attention_heads=4,
+                                                   num_hidden_layers=2, mlp_ratio=2,
+                                                   image_size=IMAGE, patch_size=8)),
+    "siglip_vision": ("SiglipVisionConfig", "SiglipVisionModel", dict(
+        hidden_size=64, num_attention_heads=4, num_hidden_layers=2, intermediate_size=128,
+        image_size=IMAGE, patch_size=8)),
+}
 
 
 def vision(kind):
@@ -168,7 +214,8 @@ def build(name):
         wrapped = Hidden(model, key)
         wrapped.names = list(inputs)
         wrapped.extra = ({"use_cache": False}
-                         if name in ("gpt2", "llama", "qwen2", "mistral", "phi3", "gemma") else {})
+                         if name in ("gpt2", "llama", "qwen2", "mistral", "phi3", "gemma")
+                         or "use_cache" in NEWER.get(name, ("", "", {}))[2] else {})
         wrapped.eval()
     return wrapped, inputs
 

@@ -9,9 +9,11 @@ recorded in tests/data/zoo/PEERS.json by bench_zoo_transformers.py
 --record; the attention kinds one family, kinds onnx.checker refuses
 aside) and leaves no more nodes than the better of them, and on the
 dynamo exports of
-encoders, GPT-2 and the LLaMA family (rotary embeddings, grouped-query
-attention) every layer's attention is fused (MultiHeadAttention,
-packed into Attention where Q, K and V project one input). The zoo's
+encoders, GPT-2, the LLaMA family (rotary embeddings, grouped-query
+attention) and the families of 2025-26 checkpoints (Qwen3, OLMo 2, Gemma 3,
+T5, BART, OPT, SigLIP, DINOv2, ...) every layer's attention is fused
+(MultiHeadAttention, packed into Attention where Q, K and V project one
+input). The zoo's
 torchvision CNNs, exported with their batch norms kept, fold with
 rules/onnx/fold_batch_norms.graft."""
 import collections
@@ -91,15 +93,27 @@ def check_same_outputs(src, ours, name, manifest=MANIFEST):
 # Models whose dynamo export's attention (scaled dot-product attention,
 # decomposed) fuses into MultiHeadAttention, static and dynamic shapes.
 SDPA_MODELS = {"bert", "roberta", "distilbert", "vit", "clip_text", "gpt2", "electra", "albert",
-               "xlm_roberta", "deit", "llama", "qwen2", "mistral", "phi3", "gemma"}
-# ... and whose TorchScript export's (no mask; static shapes).
-EAGER_MODELS = {"vit", "deit"}
+               "xlm_roberta", "deit", "llama", "qwen2", "mistral", "phi3", "gemma",
+               "qwen3", "smollm3", "granite", "olmo2", "gemma3", "phi", "stablelm", "gpt_neox",
+               "opt", "modernbert", "t5_encoder", "bart", "dinov2", "siglip_vision"}
+# ... and whose TorchScript export's (static shapes).
+EAGER_MODELS = {"vit", "deit", "dinov2", "siglip_vision", "t5_encoder"}
 LAYERS = 2
+# Attention layers where not LAYERS: BART's encoder, decoder and cross-attention.
+ATTENTION_LAYERS = {"bart": 3 * LAYERS}
+# Norms after a residual where fewer than two a layer: one where a layer's
+# attention and MLP read one norm (Falcon, Phi, GPT-NeoX) or its norms
+# follow each sublayer (OLMo 2), and OPT's residual viewed as rows before
+# its second norm.
+SKIP_NORMS = {"falcon": 2, "phi": 2, "gpt_neox": 2, "olmo2": 1, "opt": 1}
 
 
 # Where graft still writes fewer kinds than onnxruntime's optimizer (strict
-# xfails, with the reason): none today.
-KNOWN_GAPS = {}
+# xfails, with the reason).
+_DINOV2_TS = ("DINOv2's interpolated position embeddings (TorchScript): their size is a "
+              "float Pow that shape inference does not evaluate, so the Skip norm over them "
+              "cannot show the skip's rows are the sequence's (onnxruntime fuses unchecked)")
+KNOWN_GAPS = {"dinov2.ts17.static": _DINOV2_TS, "dinov2.ts17.dynamic": _DINOV2_TS}
 
 
 @pytest.mark.parametrize("name", [
@@ -112,11 +126,13 @@ def test_pipeline_on_real_exports(graft, tmp_path, name):
     spec = MANIFEST[name]
     if (spec["exporter"] == "dynamo" and spec["model"] in SDPA_MODELS) or (
             spec["exporter"] != "dynamo" and spec["model"] in EAGER_MODELS and not spec["dynamic"]):
-        assert sum(have[k] for k in ATTENTION) == LAYERS, dict(have)
+        want = ATTENTION_LAYERS.get(spec["model"], LAYERS)
+        assert sum(have[k] for k in ATTENTION) == want, dict(have)
     if spec["exporter"] != "ts14" or not spec["dynamic"]:
         # Every layer's two norms after a residual are fused (TorchScript's
         # dynamic exports below opset 17 write them decomposed).
-        assert have["SkipLayerNormalization"] + have["SkipSimplifiedLayerNormalization"] >= 4, have
+        skips = have["SkipLayerNormalization"] + have["SkipSimplifiedLayerNormalization"]
+        assert skips >= SKIP_NORMS.get(spec["model"], 2 * LAYERS), have
     # no more nodes than the better peer whose output is valid and right
     peers = [r["nodes"] for r in PEERS["exports"][name].values()
              if "error" not in r and r["valid"] and r["same_outputs"]]
