@@ -126,6 +126,12 @@ CUTS = {
     # from the encoder's output
     "zoo_cross_attention": ("bart.dynamo.static", ["layer_norm_6", "layer_norm_4", "val_130"],
                             ["view_19"]),
+    # LLaMA's residual before the RMSNormalization op (dynamo, opset 23)
+    "zoo_skip_rms_norm_op": ("llama.dynamo23.static", ["embedding", "linear_3"], ["mul_10"]),
+    # GPT-2's Conv1D, its rows' view back to [batch, sequence, N] computed
+    # from the ids' Shape (dynamo, dynamic shapes)
+    "zoo_fully_connected_dynamic": ("gpt2.dynamo.dynamic", ["input_ids", "layer_norm"],
+                                    ["view_3"]),
     # ModernBERT's residual before a LayerNormalization without beta (dynamo)
     "zoo_skip_layer_norm_no_beta": ("modernbert.dynamo.static", ["layer_norm", "linear_1"],
                                     ["layer_norm_1"]),

@@ -7,7 +7,8 @@ exporters, committed under tests/data/zoo/ so that the tests need no torch.
 
 Each model is written as
     <out>/<model>.<exporter>.<shapes>.onnx
-exporter: `dynamo` (torch.onnx.export(..., dynamo=True), the default),
+exporter: `dynamo` (torch.onnx.export(..., dynamo=True), the default;
+`dynamo23` the same at opset 23),
 `ts14` / `ts17` (dynamo=False at opset 14 / 17, the TorchScript exporter);
 shapes: `static`, or `dynamic` (batch and sequence symbolic; for images,
 batch). <out>/MANIFEST.json names the torch, transformers and onnx versions
@@ -236,8 +237,10 @@ def export(name, exporter, dynamic, path):
     args = tuple(inputs.values())
     names = list(inputs)
     with torch.no_grad():
-        if exporter == "dynamo":
-            kwargs = {}
+        if exporter.startswith("dynamo"):
+            # `dynamo23`: at opset 23 (standard Attention, RMSNormalization and
+            # RotaryEmbedding ops); `dynamo`: at the exporter's default opset
+            kwargs = {"opset_version": int(exporter[6:])} if exporter != "dynamo" else {}
             if dynamic:
                 batch = torch.export.Dim("batch", min=1, max=64)
                 seq = torch.export.Dim("sequence", min=2, max=64)
