@@ -126,6 +126,10 @@ CUTS = {
     # from the encoder's output
     "zoo_cross_attention": ("bart.dynamo.static", ["layer_norm_6", "layer_norm_4", "val_130"],
                             ["view_19"]),
+    # Falcon's multi-query attention (dynamo): one head of K and V broadcast
+    # over Q's rotated heads
+    "zoo_sdpa_multi_query": ("falcon.dynamo.static",
+                             ["add_3", "add_4", "transpose_2", "val_157"], ["view_5"]),
     # LLaMA's residual before the RMSNormalization op (dynamo, opset 23)
     "zoo_skip_rms_norm_op": ("llama.dynamo23.static", ["embedding", "linear_3"], ["mul_10"]),
     # GPT-2's Conv1D, its rows' view back to [batch, sequence, N] computed

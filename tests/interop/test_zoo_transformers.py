@@ -95,7 +95,7 @@ def check_same_outputs(src, ours, name, manifest=MANIFEST):
 SDPA_MODELS = {"bert", "roberta", "distilbert", "vit", "clip_text", "gpt2", "electra", "albert",
                "xlm_roberta", "deit", "llama", "qwen2", "mistral", "phi3", "gemma",
                "qwen3", "smollm3", "granite", "olmo2", "gemma3", "phi", "stablelm", "gpt_neox",
-               "opt", "modernbert", "t5_encoder", "bart", "dinov2", "siglip_vision"}
+               "opt", "modernbert", "t5_encoder", "bart", "dinov2", "siglip_vision", "falcon"}
 # ... and whose TorchScript export's (static shapes).
 EAGER_MODELS = {"vit", "deit", "dinov2", "siglip_vision", "t5_encoder"}
 LAYERS = 2
