@@ -171,14 +171,20 @@ void RegisterConstantHooks(HookRegistry& r) {
       });
   Add(r, "all_close", {VT::kConst, VT::kFloat}, VT::kBool, false,
       "every value of the constant is v, as numpy.isclose's defaults say "
-      "(|x - v| <= 1e-8 + 1e-5 |v|): an exporter's float32 sqrt(2) is "
-      "all_close to 1.4142135623730951",
+      "(|x - v| <= 1e-8 + 1e-5 |v|), or within half the precision of a "
+      "float16 or bfloat16 constant: an exporter's float32 sqrt(2) is "
+      "all_close to 1.4142135623730951, and so is its float16 1.414",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         absl::StatusOr<ConstTensor> x = ToConstant(ctx.graph, a[0]);
         if (!x.ok()) return x.status();
         const double v = a[1].number();
+        // Half a unit in the last place, relative: 2^-11 for float16's 10
+        // bits of mantissa, 2^-8 for bfloat16's 7.
+        const double rtol = x->dtype == tf::DT_HALF       ? 0x1p-11
+                            : x->dtype == tf::DT_BFLOAT16 ? 0x1p-8
+                                                          : 1e-5;
         for (double e : Materialize(*x).values)
-          if (!(std::abs(e - v) <= 1e-8 + 1e-5 * std::abs(v))) return Value::Bool(false);
+          if (!(std::abs(e - v) <= 1e-8 + rtol * std::abs(v))) return Value::Bool(false);
         return Value::Bool(x->num_elements() > 0);
       });
   Add(r, "more_distinct_than", {VT::kConst, VT::kInt}, VT::kBool, false,

@@ -130,6 +130,12 @@ CUTS = {
     # over Q's rotated heads
     "zoo_sdpa_multi_query": ("falcon.dynamo.static",
                              ["add_3", "add_4", "transpose_2", "val_157"], ["view_5"]),
+    # LLaMA's residual and RMSNorm in float16, computed in float32 between
+    # two Casts (dynamo)
+    "zoo_skip_rms_norm_float16": ("llama.dynamo16.static", ["embedding", "linear_3"],
+                                  ["mul_10"]),
+    # GPT-2's tanh GELU in float16: its constants rounded to float16 (dynamo)
+    "zoo_fast_gelu_float16": ("gpt2.dynamo16.static", ["view_12"], ["mul_3"]),
     # LLaMA's residual before the RMSNormalization op (dynamo, opset 23)
     "zoo_skip_rms_norm_op": ("llama.dynamo23.static", ["embedding", "linear_3"], ["mul_10"]),
     # GPT-2's Conv1D, its rows' view back to [batch, sequence, N] computed

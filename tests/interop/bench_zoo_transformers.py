@@ -145,11 +145,12 @@ def main():
         recorded[name] = {
             tool: ({"error": r["error"]} if "error" in r else {
                 "kinds": r["kinds"], "nodes": r["nodes"], "valid": r["valid"] == "yes",
-                "same_outputs": r["diff"] != "fails" and float(r["diff"]) <= 1e-4})
+                "same_outputs": r["diff"] != "fails"
+                and float(r["diff"]) <= zoo.tolerance(manifest[name])})
             for tool, r in results.items() if tool != "graft"}
         ok = {t: r for t, r in results.items()
               if "error" not in r and r["valid"] == "yes" and r["diff"] != "fails"
-              and float(r["diff"]) <= 1e-4}
+              and float(r["diff"]) <= zoo.tolerance(manifest[name])}
         if "graft" in ok:
             peers = [r for t, r in ok.items() if t != "graft"]
             if not peers or ok["graft"]["nodes"] <= min(r["nodes"] for r in peers):

@@ -8,7 +8,8 @@ exporters, committed under tests/data/zoo/ so that the tests need no torch.
 Each model is written as
     <out>/<model>.<exporter>.<shapes>.onnx
 exporter: `dynamo` (torch.onnx.export(..., dynamo=True), the default;
-`dynamo23` the same at opset 23),
+`dynamo23` the same at opset 23, `dynamo16` the same of the model in
+float16),
 `ts14` / `ts17` (dynamo=False at opset 14 / 17, the TorchScript exporter);
 shapes: `static`, or `dynamic` (batch and sequence symbolic; for images,
 batch). <out>/MANIFEST.json names the torch, transformers and onnx versions
@@ -234,13 +235,16 @@ def symbolic(name, inputs, dynamic):
 
 def export(name, exporter, dynamic, path):
     model, inputs = build(name)
+    if exporter == "dynamo16":  # the model and its float inputs in float16
+        model = model.half()
+        inputs = {k: v.half() if v.is_floating_point() else v for k, v in inputs.items()}
     args = tuple(inputs.values())
     names = list(inputs)
     with torch.no_grad():
         if exporter.startswith("dynamo"):
             # `dynamo23`: at opset 23 (standard Attention, RMSNormalization and
-            # RotaryEmbedding ops); `dynamo`: at the exporter's default opset
-            kwargs = {"opset_version": int(exporter[6:])} if exporter != "dynamo" else {}
+            # RotaryEmbedding ops); `dynamo`, `dynamo16`: at the exporter's default
+            kwargs = {"opset_version": 23} if exporter == "dynamo23" else {}
             if dynamic:
                 batch = torch.export.Dim("batch", min=1, max=64)
                 seq = torch.export.Dim("sequence", min=2, max=64)
