@@ -55,12 +55,13 @@ constexpr char kModel[] = R"pb(
   }
 )pb";
 
-class SymbolicShapes : public ::testing::Test {
+// The shapes of a model given as text, by node.
+class OnnxShapes : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void Load(const char* text) {
     onnx::ModelProto model;
-    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kModel, &model));
-    absl::StatusOr<Graph> graph = ParseOnnx(model.SerializeAsString(), "symbols.onnx");
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &model));
+    absl::StatusOr<Graph> graph = ParseOnnx(model.SerializeAsString(), "model.onnx");
     ASSERT_TRUE(graph.ok()) << graph.status();
     graph_ = std::move(*graph);
     shapes_ = InferShapes(graph_);
@@ -72,6 +73,11 @@ class SymbolicShapes : public ::testing::Test {
   }
   Graph graph_;
   ShapeMap shapes_;
+};
+
+class SymbolicShapes : public OnnxShapes {
+ protected:
+  void SetUp() override { Load(kModel); }
 };
 
 TEST_F(SymbolicShapes, ABufferSlicedToTheSequenceBroadcastsToTheSequence) {
@@ -142,16 +148,11 @@ constexpr char kScatterResize[] = R"pb(
   }
 )pb";
 
-TEST(OnnxShapes, ScatterKeepsTheDataShapeAndResizeTakesItsSizes) {
-  onnx::ModelProto model;
-  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kScatterResize, &model));
-  absl::StatusOr<Graph> graph = ParseOnnx(model.SerializeAsString(), "scatter_resize.onnx");
-  ASSERT_TRUE(graph.ok()) << graph.status();
-  ShapeMap shapes = InferShapes(*graph);
-  auto of = [&](const char* node) { return shapes.at({graph->FindId(node), 0}); };
-  EXPECT_EQ(of("shifted").dims, (Dims{SymbolicDim("batch"), 8}));
-  EXPECT_EQ(of("resized").dims, (Dims{1, 64, 4, 4}));
-  const TensorInfo unknown = of("unknown");
+TEST_F(OnnxShapes, ScatterKeepsTheDataShapeAndResizeTakesItsSizes) {
+  Load(kScatterResize);
+  EXPECT_EQ(Of("shifted").dims, (Dims{SymbolicDim("batch"), 8}));
+  EXPECT_EQ(Of("resized").dims, (Dims{1, 64, 4, 4}));
+  const TensorInfo& unknown = Of("unknown");
   ASSERT_TRUE(unknown.known_rank);
   EXPECT_EQ(unknown.dims, (Dims{-1, -1, -1, -1}));
 }

@@ -456,33 +456,12 @@ int Checker::AddPattern(const RuleFile& f, const NodePattern& p,
   }
   // The operand that stands in for an optional node when it is absent: the
   // one marked `?`, or the first data operand.
-  int stand_in = -1;
-  for (size_t i = 0, k = 0; i < p.operands.size(); ++i) {
-    const OperandPattern& o = p.operands[i];
-    if (o.stand_in) {
-      if (!p.optional) {
-        Error(f, o.loc,
-              "`?` marks the operand that stands in for an optional node, and "
-              "this node is not optional (write `Op?(...)`)");
-      } else if (stand_in >= 0) {
-        Error(f, o.loc, "one operand stands in for an optional node, not two");
-      } else if (o.kind == OK::kControl || o.kind == OK::kGap ||
-                 o.kind == OK::kVariadic || o.kind == OK::kWildcard) {
-        Error(f, o.loc,
-              "the operand that stands in must be a tensor or a pattern (as "
-              "`p` in `Where?(IsNaN(p), z, ?p)`)");
-      } else {
-        stand_in = static_cast<int>(k);
-      }
-    }
-    if (o.kind != OK::kControl && o.kind != OK::kGap) ++k;
-  }
+  const int marked = MarkedStandIn(f, p);
+  const int stand_in = marked >= 0 ? marked : 0;
   if (p.optional) {
-    bool marked = stand_in >= 0;
-    if (!marked) stand_in = 0;
     bool ok = p.has_operands && !data.empty() && !pn.anywhere &&
               data[stand_in] != OK::kVariadic;
-    if (!ok && !marked) {
+    if (!ok && marked < 0) {
       Error(f, p.loc,
             "an optional node needs a first operand to stand in for it (as "
             "in `BiasAdd?(conv, b)`)");

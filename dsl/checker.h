@@ -100,6 +100,7 @@ class Checker {
                  const std::string& binding, const std::string& what,
                  std::vector<PatternNode>* pnodes, Names* names,
                  const std::map<std::string, int>& stmts, int slot = -1);
+  int MarkedStandIn(const RuleFile& f, const NodePattern& p);
   bool AddOperand(const RuleFile& f, const NodePattern& p, size_t i,
                   const std::string& what, PatternNode* pn,
                   std::vector<PatternNode>* pnodes, Names* names,

@@ -8,6 +8,33 @@ namespace graft::dsl {
 
 using OK = OperandPattern::Kind;
 
+// The data operand marked `?` (`Where?(IsNaN(p), z, ?p)`), as an index
+// among `p`'s data operands, or -1; a mark where none may be is reported.
+int Checker::MarkedStandIn(const RuleFile& f, const NodePattern& p) {
+  int marked = -1;
+  for (size_t i = 0, k = 0; i < p.operands.size(); ++i) {
+    const OperandPattern& o = p.operands[i];
+    if (o.stand_in) {
+      if (!p.optional) {
+        Error(f, o.loc,
+              "`?` marks the operand that stands in for an optional node, and "
+              "this node is not optional (write `Op?(...)`)");
+      } else if (marked >= 0) {
+        Error(f, o.loc, "one operand stands in for an optional node, not two");
+      } else if (o.kind == OK::kControl || o.kind == OK::kGap ||
+                 o.kind == OK::kVariadic || o.kind == OK::kWildcard) {
+        Error(f, o.loc,
+              "the operand that stands in must be a tensor or a pattern (as "
+              "`p` in `Where?(IsNaN(p), z, ?p)`)");
+      } else {
+        marked = static_cast<int>(k);
+      }
+    }
+    if (o.kind != OK::kControl && o.kind != OK::kGap) ++k;
+  }
+  return marked;
+}
+
 // Operand `i` of `p`, added to `pn` (its data or control operands).
 bool Checker::AddOperand(const RuleFile& f, const NodePattern& p, size_t i,
                          const std::string& what, PatternNode* pn,

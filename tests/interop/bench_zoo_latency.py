@@ -62,9 +62,7 @@ def main():
     print("|---|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
-            config, model_class, extra = export_zoo.NEWER[name]
-            export_zoo.NEWER[name] = (config, model_class, {**extra, **WIDE[name]})
-            model, inputs = export_zoo.build(name)
+            model, inputs = export_zoo.build(name, **WIDE[name])
             src, out = os.path.join(tmp, name + ".onnx"), os.path.join(tmp, name + ".graft.onnx")
             with torch.no_grad():
                 torch.onnx.export(model, tuple(inputs.values()), src, input_names=list(inputs),

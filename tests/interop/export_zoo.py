@@ -42,6 +42,11 @@ def text_inputs(vocab, mask=True):
     return {"input_ids": ids, "attention_mask": m}
 
 
+def images(name="pixel_values"):
+    """A batch of images, as the model's input `name`."""
+    return {name: torch.randn(BATCH, 3, IMAGE, IMAGE, generator=torch.Generator().manual_seed(0))}
+
+
 class Hidden(torch.nn.Module):
     """A transformers model returning one tensor (last_hidden_state or logits)."""
 
@@ -110,12 +115,10 @@ def hf(kind, **over):
         return model(cfg), "last_hidden_state", text_inputs(512)
     if kind == "deit":
         cfg = T.DeiTConfig(image_size=IMAGE, patch_size=8, **common, **over)
-        x = torch.randn(BATCH, 3, IMAGE, IMAGE, generator=torch.Generator().manual_seed(0))
-        return T.DeiTModel(cfg, add_pooling_layer=False), "last_hidden_state", {"pixel_values": x}
+        return T.DeiTModel(cfg, add_pooling_layer=False), "last_hidden_state", images()
     if kind == "vit":
         cfg = T.ViTConfig(image_size=IMAGE, patch_size=8, **common, **over)
-        x = torch.randn(BATCH, 3, IMAGE, IMAGE, generator=torch.Generator().manual_seed(0))
-        return T.ViTModel(cfg, add_pooling_layer=False), "last_hidden_state", {"pixel_values": x}
+        return T.ViTModel(cfg, add_pooling_layer=False), "last_hidden_state", images()
     if kind == "clip_text":
         cfg = T.CLIPTextConfig(vocab_size=512, max_position_embeddings=64, **common,
                                hidden_act="quick_gelu", **over)
@@ -124,8 +127,7 @@ def hf(kind, **over):
         config, model, extra = NEWER[kind]
         cfg = getattr(T, config)(**{**extra, **over})
         if kind in ("dinov2", "siglip_vision"):
-            x = torch.randn(BATCH, 3, IMAGE, IMAGE, generator=torch.Generator().manual_seed(0))
-            return getattr(T, model)(cfg), "last_hidden_state", {"pixel_values": x}
+            return getattr(T, model)(cfg), "last_hidden_state", images()
         return getattr(T, model)(cfg), "last_hidden_state", text_inputs(512)
     raise ValueError(kind)
 
@@ -181,8 +183,7 @@ def vision(kind):
             m.running_var.copy_(torch.rand(m.num_features, generator=g) + 0.5)
             m.weight.data.copy_(torch.rand(m.num_features, generator=g) + 0.5)
             m.bias.data.copy_(torch.randn(m.num_features, generator=g) * 0.1)
-    x = torch.randn(BATCH, 3, IMAGE, IMAGE, generator=torch.Generator().manual_seed(0))
-    return model, None, {"x": x}
+    return model, None, images("x")
 
 
 TEXT = ["bert", "roberta", "distilbert", "gpt2", "llama", "qwen2", "vit", "clip_text"]
@@ -195,12 +196,14 @@ CNNS = {"mobilenet_v2": ("mobilenet_v2", {"width_mult": 0.35}),
 EXPORTERS = ["dynamo", "ts14", "ts17"]
 
 
-def build(name):
+def build(name, **over):
+    """The model `name` (a transformers config's fields replaced by `over`)
+    and its example inputs."""
     torch.manual_seed(0)
     if name in CNNS:
         model, key, inputs = vision(name)
     else:
-        model, key, inputs = hf(name)
+        model, key, inputs = hf(name, **over)
         model.config.use_cache = False
     # Configs initialise biases to 0 and norm weights to 1, which exporters
     # then share as one initializer: perturb every parameter so that each
