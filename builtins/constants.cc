@@ -187,6 +187,17 @@ void RegisterConstantHooks(HookRegistry& r) {
           if (!(std::abs(e - v) <= 1e-8 + rtol * std::abs(v))) return Value::Bool(false);
         return Value::Bool(x->num_elements() > 0);
       });
+  Add(r, "all_equal", {VT::kConst, VT::kFloat}, VT::kBool, false,
+      "every value of the constant is exactly v (an identity's unit: x + 1e-12 "
+      "is not x, though all_close(1e-12, 0) holds)",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        absl::StatusOr<ConstTensor> x = ToConstant(ctx.graph, a[0]);
+        if (!x.ok()) return x.status();
+        const double v = a[1].number();
+        for (double e : Materialize(*x).values)
+          if (e != v) return Value::Bool(false);
+        return Value::Bool(x->num_elements() > 0);
+      });
   Add(r, "more_distinct_than", {VT::kConst, VT::kInt}, VT::kBool, false,
       "the constant holds more than n different values (stops counting "
       "there)",
