@@ -58,13 +58,13 @@ constexpr char kModel[] = R"pb(
 // The shapes of a model given as text, by node.
 class OnnxShapes : public ::testing::Test {
  protected:
-  void Load(const char* text) {
+  void Load(const char* text, const ShapeOptions& options = {}) {
     onnx::ModelProto model;
     ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &model));
     absl::StatusOr<Graph> graph = ParseOnnx(model.SerializeAsString(), "model.onnx");
     ASSERT_TRUE(graph.ok()) << graph.status();
     graph_ = std::move(*graph);
-    shapes_ = InferShapes(graph_);
+    shapes_ = InferShapes(graph_, options);
   }
   const TensorInfo& Of(const std::string& node) {
     const NodeId id = graph_.FindId(node);
@@ -155,6 +155,92 @@ TEST_F(OnnxShapes, ScatterKeepsTheDataShapeAndResizeTakesItsSizes) {
   const TensorInfo& unknown = Of("unknown");
   ASSERT_TRUE(unknown.known_rank);
   EXPECT_EQ(unknown.dims, (Dims{-1, -1, -1, -1}));
+}
+
+// As tf2onnx writes Keras's models: every unknown dimension a symbol of its
+// own (ids and mask do not say they share batch and sequence), a float
+// Range to the sequence's length (a causal mask), slices to a TensorFlow
+// end mask (1e9) and to a size read from a Shape.
+constexpr char kKeras[] = R"pb(
+  ir_version: 8
+  opset_import { version: 15 }
+  graph {
+    name: "keras"
+    input { name: "ids" type { tensor_type { elem_type: 6 shape {
+      dim { dim_param: "unk__1" } dim { dim_param: "unk__2" } } } } }
+    input { name: "mask" type { tensor_type { elem_type: 6 shape {
+      dim { dim_param: "unk__3" } dim { dim_param: "unk__4" } } } } }
+    initializer { name: "words" data_type: 1 dims: 100 dims: 8 float_data: 0 }
+    initializer { name: "one" data_type: 7 dims: 1 int64_data: 1 }
+    initializer { name: "two" data_type: 7 dims: 1 int64_data: 2 }
+    initializer { name: "zero" data_type: 7 dims: 1 int64_data: 0 }
+    initializer { name: "zeros" data_type: 7 dims: 3 int64_data: 0 int64_data: 0 int64_data: 0 }
+    initializer { name: "ends" data_type: 7 dims: 3
+                  int64_data: 1000000000 int64_data: 1000000000 int64_data: 1000000000 }
+    initializer { name: "start" data_type: 1 float_data: 0 }
+    initializer { name: "delta" data_type: 1 float_data: 1 }
+    initializer { name: "half" data_type: 1 float_data: 0.5 }
+    node { name: "word" op_type: "Gather" input: "words" input: "ids" output: "word" }
+    node { name: "shape" op_type: "Shape" input: "ids" output: "shape" }
+    node { name: "len" op_type: "Slice" input: "shape" input: "one" input: "two" output: "len" }
+    node { name: "n" op_type: "Squeeze" input: "len" input: "zero" output: "n" }
+    node { name: "nf" op_type: "Cast" input: "n" output: "nf"
+           attribute { name: "to" type: INT i: 1 } }
+    node { name: "range" op_type: "Range" input: "start" input: "nf" input: "delta"
+           output: "range" }
+    node { name: "halves" op_type: "Range" input: "half" input: "nf" input: "delta"
+           output: "halves" }
+    node { name: "whole" op_type: "Slice" input: "word" input: "zeros" input: "ends"
+           output: "whole" }
+    node { name: "to_len" op_type: "Slice" input: "word" input: "zero" input: "len" input: "one"
+           output: "to_len" }
+    node { name: "m" op_type: "Unsqueeze" input: "mask" input: "two" output: "m" }
+    node { name: "mf" op_type: "Cast" input: "m" output: "mf"
+           attribute { name: "to" type: INT i: 1 } }
+    node { name: "masked" op_type: "Mul" input: "word" input: "mf" output: "masked" }
+    output { name: "range" type { tensor_type { elem_type: 1 } } }
+    output { name: "halves" type { tensor_type { elem_type: 1 } } }
+    output { name: "whole" type { tensor_type { elem_type: 1 } } }
+    output { name: "to_len" type { tensor_type { elem_type: 1 } } }
+    output { name: "masked" type { tensor_type { elem_type: 1 } } }
+  }
+)pb";
+
+TEST_F(OnnxShapes, NamedInputShapesSayWhatInputsShare) {
+  ShapeOptions options;
+  ASSERT_TRUE(ParseInputShape("ids=batch,sequence", &options).ok());
+  ASSERT_TRUE(ParseInputShape("mask=batch,sequence", &options).ok());
+  Load(kKeras, options);
+  const int64_t batch = SymbolicDim("batch"), sequence = SymbolicDim("sequence");
+  EXPECT_EQ(Of("word").dims, (Dims{batch, sequence, 8}));
+  EXPECT_EQ(Of("masked").dims, (Dims{batch, sequence, 8}));
+  // range(0.0, float(sequence), 1.0) has sequence elements; from 0.5, a
+  // length that is not an integer bound's: unknown
+  EXPECT_EQ(Of("range").dims, (Dims{sequence}));
+  EXPECT_EQ(Of("halves").dims, (Dims{-1}));
+  // a slice to 1e9 and one to the axis's own length keep the whole axis
+  EXPECT_EQ(Of("whole").dims, (Dims{batch, sequence, 8}));
+  EXPECT_EQ(Of("to_len").dims, (Dims{batch, sequence, 8}));
+}
+
+TEST_F(OnnxShapes, InputsNamedApartShareNothing) {
+  Load(kKeras);
+  const TensorInfo& word = Of("word");
+  ASSERT_EQ(word.dims.size(), 3u);
+  EXPECT_EQ(word.dims[0], SymbolicDim("unk__1"));
+  // unk__1 * unk__3 may be either (one of them 1): not the words' batch
+  const TensorInfo& masked = Of("masked");
+  ASSERT_EQ(masked.dims.size(), 3u);
+  EXPECT_NE(masked.dims[0], word.dims[0]);
+}
+
+TEST(InputShapes, TakeSizesNamesAndUnknowns) {
+  ShapeOptions options;
+  ASSERT_TRUE(ParseInputShape("x=1,?,-1,n_2", &options).ok());
+  EXPECT_EQ(options.input_shapes["x"], (Dims{1, -1, -1, SymbolicDim("n_2")}));
+  absl::Status bad = ParseInputShape("x=1,2b", &options);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("`2b` is not a dimension"), std::string::npos) << bad;
 }
 
 TEST(DerivedSymbols, AreStableAndRemembered) {

@@ -3,6 +3,7 @@
 // Gemm and MatMul, elementwise ops, and the shape ops around them.
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <numeric>
 #include <set>
 
@@ -391,6 +392,32 @@ void ConstantOfShape(const ShapeInputs& in, const Node& n, std::vector<TensorInf
   out[0] = Shaped(*shape);
 }
 
+// A bound of Range: its value, or, for a float Range, an integral float
+// constant or a Cast to float of a known integer (tf2onnx's range over a
+// size cast to float: Keras's causal mask); none otherwise.
+std::optional<int64_t> RangeBound(const ShapeInputs& in, const Node& n, int i) {
+  const std::optional<Dims>& value = in.Value(n, i);
+  if (value.has_value()) return value->size() == 1 ? std::optional((*value)[0]) : std::nullopt;
+  if (!n.input(i).valid()) return std::nullopt;
+  const Node& p = in.graph().node(n.input(i).node);
+  const tf::AttrValue* to = p.attr("to");
+  if (p.op() == "Cast" && p.num_inputs() == 1 && to != nullptr &&
+      (to->i() == 1 || to->i() == 11)) {  // float, double: exact for sizes below 2^24
+    const std::optional<Dims>& v = in.Value(p, 0);
+    if (v.has_value() && v->size() == 1 && (IsSymbolicDim((*v)[0]) ||
+                                             std::abs((*v)[0]) < (int64_t{1} << 24)))
+      return (*v)[0];
+    return std::nullopt;
+  }
+  const tf::AttrValue* c = p.attr("value");
+  if (p.op() != "Const" || c == nullptr || !c->has_tensor()) return std::nullopt;
+  absl::StatusOr<ConstTensor> t = FromTensorProto(c->tensor(), p.value_content());
+  if (!t.ok() || t->num_elements() != 1) return std::nullopt;
+  const double x = Materialize(*t).values[0];
+  if (x != std::floor(x) || std::abs(x) >= (int64_t{1} << 24)) return std::nullopt;
+  return static_cast<int64_t>(x);
+}
+
 // Range: one dimension, (limit - start) / delta rounded up; range(0, S, 1)
 // of a symbolic S has S elements, other symbolic bounds a symbol derived
 // from them.
@@ -399,9 +426,9 @@ void Range(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
   out[0] = Shaped({-1});
   int64_t v[3];
   for (int i = 0; i < 3; ++i) {
-    const std::optional<Dims>& value = in.Value(n, i);
-    if (!value.has_value() || value->size() != 1) return;
-    v[i] = (*value)[0];
+    const std::optional<int64_t> bound = RangeBound(in, n, i);
+    if (!bound.has_value()) return;
+    v[i] = *bound;
   }
   const int64_t start = v[0], limit = v[1], delta = v[2];
   if (IsSymbolicDim(start) || IsSymbolicDim(limit) || IsSymbolicDim(delta)) {
@@ -484,7 +511,10 @@ void Slice(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
     int64_t axis = Axis(axes[i], dims.size()), step = steps[i];
     if (axis < 0 || axis >= static_cast<int64_t>(dims.size()) || step == 0) return;
     int64_t start = (*starts)[i], end = (*ends)[i], d = x.dims[axis];
-    if (step == 1 && start == 0 && end >= (int64_t{1} << 31) - 1) continue;  // the whole axis
+    // the whole axis: to its length, or to an end past any practical
+    // length (torch writes INT64_MAX or 2^31 - 1; tf2onnx a TensorFlow
+    // end mask as 1e9)
+    if (step == 1 && start == 0 && (end >= 1000000000 || end == d)) continue;
     if (d == -1 || (d < 0 && !IsSymbolicDim(d))) {
       dims[axis] = -1;
       continue;

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
 #include "analysis/schedule.h"
 #include "analysis/shape_functions.h"
@@ -320,12 +321,18 @@ absl::Status ParseInputShape(const std::string& text, ShapeOptions* options) {
   if (!list.empty()) {
     for (absl::string_view d : absl::StrSplit(list, ',')) {
       int64_t v = 0;
+      const bool symbol = !d.empty() && (absl::ascii_isalpha(d[0]) || d[0] == '_') &&
+                          std::all_of(d.begin(), d.end(), [](char c) {
+                            return absl::ascii_isalnum(c) || c == '_';
+                          });
       if (d == "?") {
         v = -1;
+      } else if (symbol) {  // a named size, the same wherever the name is given
+        v = SymbolicDim(std::string(d));
       } else if (!absl::SimpleAtoi(d, &v) || v < -1 || v > (int64_t{1} << 40)) {
         return absl::InvalidArgumentError(
             absl::StrCat("input shape `", text, "`: `", d,
-                         "` is not a dimension (a size, or ? or -1)"));
+                         "` is not a dimension (a size, a name, or ? or -1)"));
       }
       dims.push_back(v);
     }

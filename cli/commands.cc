@@ -166,11 +166,14 @@ api::Result<std::shared_ptr<const api::Rules>> CompileForCommand(
 std::shared_ptr<const api::Rules> CompileRuleFiles(
     const std::vector<std::string>& files,
     const std::vector<std::string>& params, int* exit_code,
-    const std::string& pipeline = "", const std::string& program = "") {
+    const std::string& pipeline = "", const std::string& program = "",
+    const std::vector<std::string>& input_shapes = {}, int64_t batch = 0) {
   api::RulesSpec spec;
   spec.rule_files = files;
   spec.pipeline = pipeline;
   spec.program = program;
+  spec.analysis.input_shapes = input_shapes;
+  spec.analysis.batch = batch;
   api::Result<std::shared_ptr<const api::Rules>> rules =
       CompileForCommand(spec, params);
   if (rules.ok()) return *rules;
@@ -441,7 +444,8 @@ int RunExplain(const ExplainOptions& options) {
   int exit_code = kExitOk;
   std::shared_ptr<const api::Rules> rules =
       CompileRuleFiles(options.rule_files, options.params, &exit_code,
-                       options.pipeline, options.program);
+                       options.pipeline, options.program, options.input_shapes,
+                       options.batch);
   if (rules == nullptr) return exit_code;
   std::vector<api::ExplainedFunction> functions;
   api::Result<std::vector<api::ExplainedRule>> explained = api::Explain(

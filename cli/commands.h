@@ -186,6 +186,8 @@ struct ExplainOptions {
   std::string model;
   std::string rule;  // only this rule
   std::string node;  // only at this node: says why a rule does not match
+  std::vector<std::string> input_shapes;  // --input-shape name=dims, as apply's
+  int64_t batch = 0;
 };
 int RunExplain(const ExplainOptions& options);
 

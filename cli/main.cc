@@ -36,7 +36,8 @@ graft::GraphFormat Format(const std::string& value) {
 void AddShapeOptions(CLI::App* cmd, std::vector<std::string>* input_shapes,
                      int64_t* batch) {
   cmd->add_option("--input-shape", *input_shapes,
-                  "An input's shape, name=1,224,224,3 (? for unknown; "
+                  "An input's shape, name=1,224,224,3 (? for unknown, a "
+                  "name for a size inputs share: ids=batch,sequence; "
                   "repeatable); replaces the graph's")
       ->allow_extra_args(false);
   cmd->add_option("--batch", *batch,
@@ -286,6 +287,7 @@ int main(int argc, char** argv) {
   explain_cmd->add_option("--rule", explain.rule, "Only this rule");
   explain_cmd->add_option("--node", explain.node,
                           "Only at this node; says why a rule fails");
+  AddShapeOptions(explain_cmd, &explain.input_shapes, &explain.batch);
 
   MemOptions mem;
   CLI::App* mem_cmd =

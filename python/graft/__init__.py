@@ -247,8 +247,9 @@ def _shape_items(input_shapes) -> List[str]:
     if not input_shapes:
         return []
     if isinstance(input_shapes, Mapping):
-        return [f"{k}=" + ",".join("?" if d is None or d < 0 else str(d)
-                                  for d in v) for k, v in input_shapes.items()]
+        # a size, None or -1 (unknown), or a name for a size inputs share
+        return [f"{k}=" + ",".join("?" if d is None or (isinstance(d, int) and d < 0)
+                                  else str(d) for d in v) for k, v in input_shapes.items()]
     return list(input_shapes)
 
 
@@ -302,7 +303,9 @@ class RuleSet:
         onnxoptimizer's pass names (``onnxoptimizer_passes=
         "fuse_bn_into_conv,eliminate_identity"``, rules/onnx/onnxoptimizer/). ``params``
         override the rules' defaults. The analysis settings (``device``,
-        ``loss``, ``seed``, ``input_shapes``, ``batch``, ``cpu_kernels``:
+        ``loss``, ``seed``, ``input_shapes`` (``{"ids": ["batch",
+        "sequence"]}``: sizes, None for unknown, names for sizes inputs
+        share), ``batch``, ``cpu_kernels``:
         TensorFlow's CPU kernels whose scratch the memory model and the
         planners count, ``"onednn"`` or ``"eigen"``) are what the analysis
         hooks assume. Raises graft.Error with diagnostics."""
