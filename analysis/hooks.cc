@@ -312,10 +312,16 @@ void RegisterShapeHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
       r, "reduces_last_axis", {VT::kNode}, VT::kBool,
       "a Reduce* node reduces exactly the last axis of its input and keeps "
       "it (keepdims 1): axes [-1], or [rank - 1] by inferred rank, from its "
-      "`axes` attr or (opset 18 on) its constant axes input",
+      "`axes` attr or (opset 18 on) its constant axes input; so does a "
+      "GlobalAveragePool over an input of rank 3 (tf2onnx's mean over the "
+      "last axis)",
       [shape_of](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         const Node& node = ctx.graph.node(a[0].tensor.node);
         if (node.num_inputs() < 1) return Value::Bool(false);
+        if (node.op() == "GlobalAveragePool") {
+          const TensorInfo& in = shape_of(ctx, Value::Tensor(node.input(0)));
+          return Value::Bool(in.known_rank && in.dims.size() == 3);
+        }
         const tf::AttrValue* keep = node.attr("keepdims");
         if (keep != nullptr && keep->i() != 1) return Value::Bool(false);
         std::vector<int64_t> axes;

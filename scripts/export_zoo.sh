@@ -4,8 +4,11 @@
 #                                   torch 2.15's dynamo and TorchScript exporters
 #   tests/data/zoo-transformers4/   the transformer models by transformers
 #                                   4.57 (the exporter-drift review's "before")
+#   tests/data/zoo/*.keras*         KerasHub backbones by Keras 3's own ONNX
+#                                   export (tf2onnx)
 # Each comes from its own git-ignored virtual environment (.venv-export,
-# .venv-export-t4) with the versions MANIFEST.json names. The test command
+# .venv-export-t4, .venv-export-keras) with the versions MANIFEST.json
+# names. The test command
 # needs none of this: the exports are committed.
 #   scripts/export_zoo.sh [export_zoo.py options: --only bert,gpt2 ...]
 set -euo pipefail
@@ -32,6 +35,14 @@ venv .venv-export 5.23.0
 .venv-export/bin/python tests/interop/export_zoo.py --only bert,gpt2,vit --exporters dynamo23
 .venv-export/bin/python tests/interop/export_zoo.py --only llama,qwen3 --exporters dynamo23 \
   --shapes static
+# Keras 3 (KerasHub's backbones, TensorFlow backend, exported by tf2onnx).
+if [[ ! -x .venv-export-keras/bin/python ]]; then
+  python3 -m venv .venv-export-keras
+  .venv-export-keras/bin/pip install -q --upgrade pip
+  .venv-export-keras/bin/pip install -q tensorflow==2.21.0 keras==3.15.1 keras-hub==0.32.0 \
+    tf2onnx==1.17.0 onnx==1.23.2
+fi
+.venv-export-keras/bin/python tests/interop/export_zoo_keras.py
 .venv-export/bin/python tests/data/make_zoo_cuts.py
 venv .venv-export-t4 4.57.1
 TEXT=bert,roberta,distilbert,gpt2,llama,qwen2,vit,clip_text

@@ -145,7 +145,53 @@ CUTS = {
     # ModernBERT's residual before a LayerNormalization without beta (dynamo)
     "zoo_skip_layer_norm_no_beta": ("modernbert.dynamo.static", ["layer_norm", "linear_1"],
                                     ["layer_norm_1"]),
+    # Keras 3's exports (KerasHub, tf2onnx; export_zoo_keras.py): BERT's
+    # norm after its attention's residual, in the moments form
+    "zoo_skip_layer_norm_keras": (
+        "bert.keras.dynamic",
+        ["bert_backbone_1/transformer_layer_0_1/self_attention_layer_1/attention_output_1/BiasAdd:0",
+         "bert_backbone_1/embeddings_layer_norm_1/add_2:0"],
+        ["bert_backbone_1/transformer_layer_0_1/self_attention_layer_norm_1/add_2:0"]),
+    # ... its embeddings' norm at opset 17
+    "zoo_layer_norm_keras17": ("bert.keras17.dynamic", ["bert_backbone_1/embeddings_add_1/Add_1:0"],
+                               ["bert_backbone_1/embeddings_layer_norm_1/add_2:0"]),
+    # LLaMA's norm after its attention's residual (the attention's output
+    # as input 0 of the residual Add: tf2onnx's names of it change from run
+    # to run)
+    "zoo_rms_norm_keras": (
+        "llama.keras.dynamic",
+        ["llama_backbone_1/transformer_layer_0_1/add_1:0#0",
+         "llama_backbone_1/token_embedding_1/GatherV2:0"],
+        ["llama_backbone_1/transformer_layer_0_1/feedforward_layernorm_1/mul_1:0"]),
 }
+
+
+def resolve(model, names):
+    """Value names; `X#i` is input i of the node that computes X."""
+    if not any("#" in n for n in names):
+        return names
+    producers = {o: n for n in onnx.load(os.path.join(ZOO, model + ".onnx")).graph.node
+                 for o in n.output}
+    return [producers[n.split("#")[0]].input[int(n.split("#")[1])] if "#" in n else n
+            for n in names]
+
+
+# Cuts of Keras's exports, whose every unknown dimension is a symbol of its
+# own: their inputs' batch and sequence named so, as `graft apply
+# --input-shape token_ids=batch,sequence ...` says of the whole export,
+# and the hidden width where tf2onnx left it unknown (64, as graft's shape
+# inference finds it in the whole export).
+SHARED_DIMS = {"zoo_skip_layer_norm_keras", "zoo_layer_norm_keras17", "zoo_rms_norm_keras"}
+
+
+def share_dims(cut):
+    for value in cut.graph.input:
+        dims = value.type.tensor_type.shape.dim
+        for dim, size in zip(dims, ["batch", "sequence", 64]):
+            if dim.HasField("dim_param") and isinstance(size, str):
+                dim.dim_param = size
+            elif dim.HasField("dim_param"):
+                dim.dim_value = size
 
 
 # Cut inputs that were constants in the export, made initializers of the
@@ -203,6 +249,9 @@ REWRITTEN = {
     "zoo_embed_layer_norm_opset14_init": ("zoo_embed_layer_norm_opset14",
                                           "rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
                                           "extract_constant_to_initializer"),
+    # Keras's RMS norm in torch's order, for the Skip norm rule
+    "zoo_rms_norm_keras_ordered": ("zoo_rms_norm_keras", "rules/onnx/transformers/rms_norm.graft",
+                                   "rsqrt_scaled_last"),
 }
 
 
@@ -234,9 +283,12 @@ def main():
     for name, (model, inputs, outputs) in CUTS.items():
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "cut.onnx")
-            onnx.utils.extract_model(os.path.join(ZOO, model + ".onnx"), path, inputs, outputs)
+            onnx.utils.extract_model(os.path.join(ZOO, model + ".onnx"), path,
+                                    resolve(model, inputs), outputs)
             cut = onnx.load(path)
         freeze(cut, model, FROZEN.get(name, []))
+        if name in SHARED_DIMS:
+            share_dims(cut)
         cut.producer_name = f"cut from tests/data/zoo/{model}.onnx"
         for node in cut.graph.node:
             del node.metadata_props[:]

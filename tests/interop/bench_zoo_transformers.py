@@ -86,7 +86,7 @@ def measure(tool, src, out, spec):
     start = time.perf_counter()
     if tool == "graft":
         proc = subprocess.run([GRAFT, "apply", "--pipeline", "onnx-transformers", src, "-o", out,
-                               "-q"], capture_output=True, text=True)
+                               "-q", *zoo.shared_dims(spec)], capture_output=True, text=True)
     else:
         proc = subprocess.run([sys.executable, "-c", PEERS[tool], src, out, ORT_TYPE[spec["model"]]],
                               capture_output=True, text=True)

@@ -27,6 +27,8 @@ import warnings
 
 import torch
 
+from zoo import strip_provenance
+
 SEQ = 8
 BATCH = 2
 IMAGE = 32
@@ -273,18 +275,6 @@ def export(name, exporter, dynamic, path):
             for (k, v), s in zip(inputs.items(), symbolic(name, inputs, dynamic).values())}
 
 
-def strip_provenance(path):
-    """Drops what names the exporting machine's files (the dynamo exporter's
-    per-node stack traces and doc strings); the ops and weights stay."""
-    import onnx
-    model = onnx.load(path)
-    for node in model.graph.node:
-        del node.metadata_props[:]
-        node.doc_string = ""
-    model.graph.doc_string = ""
-    onnx.save(model, path)
-
-
 def export_llm(folder, layers):
     """An LLM past ONNX's 2 GiB limit, as users export one: a LLaMA of
     TinyLlama's widths (hidden 2048, 32 heads over 4 key/value heads, MLP
@@ -349,8 +339,9 @@ def main():
     if os.path.exists(manifest_path):
         with open(manifest_path) as f:
             manifest = json.load(f)
-    manifest["versions"] = {"torch": torch.__version__, "transformers": transformers.__version__,
-                            "onnx": onnx.__version__}
+    manifest.setdefault("versions", {}).update(
+        {"torch": torch.__version__, "transformers": transformers.__version__,
+         "onnx": onnx.__version__})
     names = [n for n in args.only.split(",") if n] or TEXT + list(CNNS)
     warnings.simplefilter("ignore")
     failed = []

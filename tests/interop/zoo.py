@@ -5,7 +5,6 @@ import json
 import os
 
 import numpy as np
-import onnxruntime as ort
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(os.path.dirname(HERE), "data")
@@ -21,21 +20,38 @@ def manifest(folder):
 
 def feeds(spec):
     """Inputs of an export's shapes (symbols: batch 2, sequence 8); the
-    attention mask pads the last row's last three tokens."""
+    attention mask (Keras's padding mask) pads the last row's last three
+    tokens, and BERT's segments are the first and the second half."""
     rng = np.random.default_rng(0)
     out = {}
     for k, s in spec["inputs"].items():
         shape = [d if isinstance(d, int) else {"batch": 2, "sequence": 8}[d] for d in s["shape"]]
-        if s["dtype"] == "int64":
-            if k == "attention_mask":
-                v = np.ones(shape, np.int64)
+        if s["dtype"] in ("int64", "int32"):
+            if k in ("attention_mask", "padding_mask"):
+                v = np.ones(shape, s["dtype"])
                 v[-1, -3:] = 0
+            elif k == "segment_ids":
+                v = np.zeros(shape, s["dtype"])
+                v[:, shape[1] // 2:] = 1
             else:
-                v = rng.integers(0, 500, shape).astype(np.int64)
+                v = rng.integers(0, 500, shape).astype(s["dtype"])
         else:
             v = rng.standard_normal(shape).astype(s["dtype"])
         out[k] = v
     return out
+
+
+def shared_dims(spec):
+    """`graft apply` arguments that say an export's inputs share their batch
+    and sequence (`--input-shape token_ids=batch,sequence ...`), for
+    Keras's exports: tf2onnx names every unknown dimension apart, so that
+    nothing shows a residual's two sides to be of one shape."""
+    if not spec["exporter"].startswith("keras"):
+        return []
+    args = []
+    for name, s in spec["inputs"].items():
+        args += ["--input-shape", f"{name}={','.join(str(d) for d in s['shape'])}"]
+    return args
 
 
 def tolerance(spec):
@@ -47,7 +63,20 @@ def tolerance(spec):
 
 def run(path, inputs):
     """The model's outputs in onnxruntime (CPU)."""
+    import onnxruntime as ort
     options = ort.SessionOptions()
     options.log_severity_level = 3
     session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     return session.run(None, inputs)
+
+
+def strip_provenance(path):
+    """Drops what names the exporting machine's files (the dynamo exporter's
+    per-node stack traces and doc strings); the ops and weights stay."""
+    import onnx
+    model = onnx.load(path)
+    for node in model.graph.node:
+        del node.metadata_props[:]
+        node.doc_string = ""
+    model.graph.doc_string = ""
+    onnx.save(model, path)

@@ -1,0 +1,114 @@
+"""Keras 3 transformers in the zoo: KerasHub backbones (BERT, GPT-2, OPT,
+LLaMA, Qwen3; random weights from their configs, the zoo's
+widths: 2 layers, 4 heads of 16) exported by Keras's own
+`model.export(path, format="onnx")` (TensorFlow backend: tf2onnx under the
+hood), at Keras's default opset and at opset 17, with the dynamic batch and
+sequence Keras writes. Each export is written to tests/data/zoo/ as
+NAME.keras.dynamic.onnx / NAME.keras17.dynamic.onnx and entered in its
+MANIFEST.json beside torch's exports. (Backbones with the exact GELU,
+DistilBERT's and ViT's, do not export: tf2onnx has no Erfc.)
+
+  python tests/interop/export_zoo_keras.py [--only bert,gpt2] [--opsets default,17]
+
+Needs keras-hub, tensorflow and tf2onnx (scripts/export_zoo.sh makes the
+environment); the test command reads the committed files only.
+"""
+import argparse
+import json
+import os
+import sys
+import warnings
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+SMALL = dict(vocabulary_size=512, num_layers=2, hidden_dim=64, intermediate_dim=128)
+# KerasHub backbone class and its config, by the zoo's model names.
+BACKBONES = {
+    "bert": ("BertBackbone", dict(SMALL, num_heads=4, max_sequence_length=64)),
+    "gpt2": ("GPT2Backbone", dict(SMALL, num_heads=4, max_sequence_length=64)),
+    "opt": ("OPTBackbone", dict(SMALL, num_heads=4, max_sequence_length=64)),
+    "llama": ("LlamaBackbone", dict(SMALL, num_query_heads=4, num_key_value_heads=2)),
+    "qwen3": ("Qwen3Backbone", dict(SMALL, num_query_heads=4, num_key_value_heads=2,
+                                    head_dim=16)),
+}
+
+
+def build(name):
+    """The backbone `name` with random weights (norm scales and biases
+    perturbed too, so that a wrong fusion changes the numbers) and the
+    inputs it was called on."""
+    import keras
+    import keras_hub
+    import numpy as np
+    keras.backend.clear_session()  # layer names as in a fresh process
+    keras.utils.set_random_seed(0)
+    cls, config = BACKBONES[name]
+    model = getattr(keras_hub.models, cls)(**config)
+    rng = np.random.default_rng(2)
+    for w in model.weights:
+        value = keras.ops.convert_to_numpy(w)
+        w.assign(value + rng.standard_normal(value.shape).astype(value.dtype) * 0.05)
+    inputs = {"token_ids": np.arange(16, dtype="int32").reshape(2, 8),
+              "padding_mask": np.ones((2, 8), "int32")}
+    if "segment_ids" in [t.name for t in model.inputs]:
+        inputs["segment_ids"] = np.zeros((2, 8), "int32")
+    model(inputs)  # Keras exports a model that has been called
+    return model, {t.name: inputs[t.name] for t in model.inputs}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser.add_argument("--out", default=os.path.join(here, "..", "data", "zoo"))
+    parser.add_argument("--only", default=",".join(BACKBONES))
+    parser.add_argument("--opsets", default="default,17")
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    import keras
+    import keras_hub
+    import onnx
+    import tensorflow as tf
+    import tf2onnx
+    sys.path.insert(0, here)
+    from zoo import strip_provenance
+    manifest_path = os.path.join(args.out, "MANIFEST.json")
+    with open(manifest_path) as f:
+        manifest = json.load(f)
+    manifest.setdefault("versions", {}).update(
+        {"keras": keras.__version__, "keras_hub": keras_hub.__version__,
+         "tensorflow": tf.__version__, "tf2onnx": tf2onnx.__version__})
+    failed = []
+    for name in args.only.split(","):
+        for opset in args.opsets.split(","):
+            exporter = "keras" if opset == "default" else f"keras{opset}"
+            base = f"{name}.{exporter}.dynamic"
+            path = os.path.join(args.out, base + ".onnx")
+            try:
+                model, inputs = build(name)
+                model.export(path, format="onnx",
+                             opset_version=None if opset == "default" else int(opset))
+                strip_provenance(path)
+                onnx.checker.check_model(onnx.load(path), full_check=True)
+            except Exception as e:  # a producer's failure is reported, the rest go on
+                failed.append(f"{base}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+                if os.path.exists(path):
+                    os.remove(path)
+                manifest["models"].pop(base, None)
+                continue
+            manifest["models"][base] = {
+                "model": name, "exporter": exporter, "dynamic": True,
+                "inputs": {k: {"dtype": str(v.dtype), "shape": ["batch", "sequence"]}
+                           for k, v in inputs.items()}}
+            print(f"{base}: {os.path.getsize(path) / 1024:.0f} KiB", flush=True)
+    manifest["models"] = dict(sorted(manifest["models"].items()))
+    with open(manifest_path, "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+        f.write("\n")
+    for line in failed:
+        print("failed:", line, file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
