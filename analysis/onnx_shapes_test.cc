@@ -170,6 +170,9 @@ constexpr char kKeras[] = R"pb(
       dim { dim_param: "unk__1" } dim { dim_param: "unk__2" } } } } }
     input { name: "mask" type { tensor_type { elem_type: 6 shape {
       dim { dim_param: "unk__3" } dim { dim_param: "unk__4" } } } } }
+    input { name: "long" type { tensor_type { elem_type: 1 shape {
+      dim { dim_value: 3000000000 } } } } }
+    initializer { name: "e9" data_type: 7 dims: 1 int64_data: 1000000000 }
     initializer { name: "words" data_type: 1 dims: 100 dims: 8 float_data: 0 }
     initializer { name: "one" data_type: 7 dims: 1 int64_data: 1 }
     initializer { name: "two" data_type: 7 dims: 1 int64_data: 2 }
@@ -198,11 +201,14 @@ constexpr char kKeras[] = R"pb(
     node { name: "mf" op_type: "Cast" input: "m" output: "mf"
            attribute { name: "to" type: INT i: 1 } }
     node { name: "masked" op_type: "Mul" input: "word" input: "mf" output: "masked" }
+    node { name: "long_cut" op_type: "Slice" input: "long" input: "zero" input: "e9"
+           output: "long_cut" }
     output { name: "range" type { tensor_type { elem_type: 1 } } }
     output { name: "halves" type { tensor_type { elem_type: 1 } } }
     output { name: "whole" type { tensor_type { elem_type: 1 } } }
     output { name: "to_len" type { tensor_type { elem_type: 1 } } }
     output { name: "masked" type { tensor_type { elem_type: 1 } } }
+    output { name: "long_cut" type { tensor_type { elem_type: 1 } } }
   }
 )pb";
 
@@ -221,6 +227,8 @@ TEST_F(OnnxShapes, NamedInputShapesSayWhatInputsShare) {
   // a slice to 1e9 and one to the axis's own length keep the whole axis
   EXPECT_EQ(Of("whole").dims, (Dims{batch, sequence, 8}));
   EXPECT_EQ(Of("to_len").dims, (Dims{batch, sequence, 8}));
+  // ... but an axis known to be longer is cut there
+  EXPECT_EQ(Of("long_cut").dims, (Dims{1000000000}));
 }
 
 TEST_F(OnnxShapes, InputsNamedApartShareNothing) {

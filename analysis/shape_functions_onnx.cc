@@ -511,10 +511,12 @@ void Slice(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
     int64_t axis = Axis(axes[i], dims.size()), step = steps[i];
     if (axis < 0 || axis >= static_cast<int64_t>(dims.size()) || step == 0) return;
     int64_t start = (*starts)[i], end = (*ends)[i], d = x.dims[axis];
-    // the whole axis: to its length, or to an end past any practical
-    // length (torch writes INT64_MAX or 2^31 - 1; tf2onnx a TensorFlow
-    // end mask as 1e9)
-    if (step == 1 && start == 0 && (end >= 1000000000 || end == d)) continue;
+    // the whole axis: to its length, or to an end past it, or past any
+    // practical length for a symbolic one (torch writes INT64_MAX or
+    // 2^31 - 1; tf2onnx a TensorFlow end mask as 1e9)
+    if (step == 1 && start == 0 &&
+        (end == d || (end >= 1000000000 && (d < 0 || d <= end))))
+      continue;
     if (d == -1 || (d < 0 && !IsSymbolicDim(d))) {
       dims[axis] = -1;
       continue;

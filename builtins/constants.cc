@@ -137,6 +137,17 @@ absl::StatusOr<ConstTensor> SliceAxis(const ConstTensor& x, int64_t axis, int64_
   return out;
 }
 
+// Whether `ok(value, dtype)` holds for every value of a constant (and it
+// has one): all_close's and all_equal's walk.
+template <typename Pred>
+absl::StatusOr<Value> EveryValue(const HookContext& ctx, const Value& c, Pred ok) {
+  absl::StatusOr<ConstTensor> x = ToConstant(ctx.graph, c);
+  if (!x.ok()) return x.status();
+  for (double e : Materialize(*x).values)
+    if (!ok(e, x->dtype)) return Value::Bool(false);
+  return Value::Bool(x->num_elements() > 0);
+}
+
 }  // namespace
 
 void RegisterConstantHooks(HookRegistry& r) {
@@ -175,28 +186,22 @@ void RegisterConstantHooks(HookRegistry& r) {
       "float16 or bfloat16 constant: an exporter's float32 sqrt(2) is "
       "all_close to 1.4142135623730951, and so is its float16 1.414",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        absl::StatusOr<ConstTensor> x = ToConstant(ctx.graph, a[0]);
-        if (!x.ok()) return x.status();
         const double v = a[1].number();
-        // Half a unit in the last place, relative: 2^-11 for float16's 10
-        // bits of mantissa, 2^-8 for bfloat16's 7.
-        const double rtol = x->dtype == tf::DT_HALF       ? 0x1p-11
-                            : x->dtype == tf::DT_BFLOAT16 ? 0x1p-8
-                                                          : 1e-5;
-        for (double e : Materialize(*x).values)
-          if (!(std::abs(e - v) <= 1e-8 + rtol * std::abs(v))) return Value::Bool(false);
-        return Value::Bool(x->num_elements() > 0);
+        return EveryValue(ctx, a[0], [v](double e, tf::DataType dtype) {
+          // Half a unit in the last place, relative: 2^-11 for float16's 10
+          // bits of mantissa, 2^-8 for bfloat16's 7.
+          const double rtol = dtype == tf::DT_HALF       ? 0x1p-11
+                              : dtype == tf::DT_BFLOAT16 ? 0x1p-8
+                                                         : 1e-5;
+          return std::abs(e - v) <= 1e-8 + rtol * std::abs(v);
+        });
       });
   Add(r, "all_equal", {VT::kConst, VT::kFloat}, VT::kBool, false,
       "every value of the constant is exactly v (an identity's unit: x + 1e-12 "
       "is not x, though all_close(1e-12, 0) holds)",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        absl::StatusOr<ConstTensor> x = ToConstant(ctx.graph, a[0]);
-        if (!x.ok()) return x.status();
         const double v = a[1].number();
-        for (double e : Materialize(*x).values)
-          if (e != v) return Value::Bool(false);
-        return Value::Bool(x->num_elements() > 0);
+        return EveryValue(ctx, a[0], [v](double e, tf::DataType) { return e == v; });
       });
   Add(r, "more_distinct_than", {VT::kConst, VT::kInt}, VT::kBool, false,
       "the constant holds more than n different values (stops counting "

@@ -20,14 +20,13 @@ Widths are small (hidden 64, 4 heads, 2 layers, vocabulary 512) so each file
 stays well under 2 MB; the op sequences are those of the full-size models.
 """
 import argparse
-import json
 import os
 import sys
 import warnings
 
 import torch
 
-from zoo import strip_provenance
+from zoo import read_manifest, strip_provenance, write_manifest
 
 SEQ = 8
 BATCH = 2
@@ -334,11 +333,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     import onnx
     import transformers
-    manifest_path = os.path.join(args.out, "MANIFEST.json")
-    manifest = {"models": {}}
-    if os.path.exists(manifest_path):
-        with open(manifest_path) as f:
-            manifest = json.load(f)
+    manifest = read_manifest(args.out)
     manifest.setdefault("versions", {}).update(
         {"torch": torch.__version__, "transformers": transformers.__version__,
          "onnx": onnx.__version__})
@@ -366,13 +361,7 @@ def main():
                 manifest["models"][base] = {"model": name, "exporter": exporter,
                                             "dynamic": dynamic, "inputs": inputs}
                 print(f"{base}: {os.path.getsize(path) / 1024:.0f} KiB", flush=True)
-    manifest["models"] = dict(sorted(manifest["models"].items()))
-    with open(manifest_path, "w") as f:
-        json.dump(manifest, f, indent=1, sort_keys=True)
-        f.write("\n")
-    for line in failed:
-        print("failed:", line, file=sys.stderr)
-    return 1 if failed else 0
+    return write_manifest(args.out, manifest, failed)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ Needs keras-hub, tensorflow and tf2onnx (scripts/export_zoo.sh makes the
 environment); the test command reads the committed files only.
 """
 import argparse
-import json
 import os
 import sys
 import warnings
@@ -71,10 +70,8 @@ def main():
     import tensorflow as tf
     import tf2onnx
     sys.path.insert(0, here)
-    from zoo import strip_provenance
-    manifest_path = os.path.join(args.out, "MANIFEST.json")
-    with open(manifest_path) as f:
-        manifest = json.load(f)
+    from zoo import read_manifest, strip_provenance, write_manifest
+    manifest = read_manifest(args.out)
     manifest.setdefault("versions", {}).update(
         {"keras": keras.__version__, "keras_hub": keras_hub.__version__,
          "tensorflow": tf.__version__, "tf2onnx": tf2onnx.__version__})
@@ -101,13 +98,7 @@ def main():
                 "inputs": {k: {"dtype": str(v.dtype), "shape": ["batch", "sequence"]}
                            for k, v in inputs.items()}}
             print(f"{base}: {os.path.getsize(path) / 1024:.0f} KiB", flush=True)
-    manifest["models"] = dict(sorted(manifest["models"].items()))
-    with open(manifest_path, "w") as f:
-        json.dump(manifest, f, indent=1, sort_keys=True)
-        f.write("\n")
-    for line in failed:
-        print("failed:", line, file=sys.stderr)
-    return 1 if failed else 0
+    return write_manifest(args.out, manifest, failed)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,29 @@ def manifest(folder):
         return json.load(f)["models"]
 
 
+def read_manifest(folder):
+    """The whole MANIFEST.json of an exporter's folder (versions and
+    models), or an empty one."""
+    path = os.path.join(folder, "MANIFEST.json")
+    if not os.path.exists(path):
+        return {"models": {}}
+    with open(path) as f:
+        return json.load(f)
+
+
+def write_manifest(folder, manifest, failed):
+    """Writes MANIFEST.json (models sorted by name), reports the exports
+    that failed; the exporter's exit code."""
+    import sys
+    manifest["models"] = dict(sorted(manifest["models"].items()))
+    with open(os.path.join(folder, "MANIFEST.json"), "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+        f.write("\n")
+    for line in failed:
+        print("failed:", line, file=sys.stderr)
+    return 1 if failed else 0
+
+
 def feeds(spec):
     """Inputs of an export's shapes (symbols: batch 2, sequence 8); the
     attention mask (Keras's padding mask) pads the last row's last three
