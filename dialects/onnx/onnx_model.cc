@@ -312,6 +312,10 @@ class GraphReader {
     for (int i = 0; i < graph.node_size(); ++i) {
       const onnx::NodeProto& node = graph.node(i);
       const std::string& name = node_names_[i];
+      if (OnnxOpName(node.domain(), node.op_type()) == kAbsentOp)
+        return Bad(source_, absl::StrCat("node `", name, "`: op type `", kAbsentOp,
+                                         "` is graft's own mark of an absent optional input, "
+                                         "no op a model may use"));
       tf::NodeDef* n = def_.add_node();
       n->set_name(name);
       n->set_op(OnnxOpName(node.domain(), node.op_type()));

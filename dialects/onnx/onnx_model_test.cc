@@ -70,5 +70,21 @@ TEST(OnnxModel, ValueNamesWithColonsAreNotPorts) {
   EXPECT_EQ(written.graph().node(0).input(1), "w:0");
 }
 
+// A node whose op type is graft's own mark of an absent input (`_Absent`)
+// would be written back as an absent input: refused, named.
+TEST(OnnxModel, GraftsAbsentMarkIsNoOpAModelMayUse) {
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(ColonNamedModel()));
+  onnx::NodeProto& n = *model.mutable_graph()->mutable_node(0);
+  n.set_name("flatten");
+  n.set_op_type("_Absent");
+  absl::StatusOr<Graph> graph = ParseOnnx(model.SerializeAsString(), "absent.onnx");
+  ASSERT_FALSE(graph.ok());
+  EXPECT_NE(graph.status().message().find(
+                "node `flatten`: op type `_Absent` is graft's own mark of an absent optional input"),
+            std::string::npos)
+      << graph.status();
+}
+
 }  // namespace
 }  // namespace graft
