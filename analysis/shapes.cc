@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
@@ -354,6 +355,37 @@ absl::Status CheckInputShapes(const Graph& graph, const ShapeOptions& options) {
     }
   }
   return absl::OkStatus();
+}
+
+std::string SharedSizesHint(const Graph& graph, const ShapeOptions& options) {
+  if (!options.input_shapes.empty()) return "";
+  std::vector<std::string> args;
+  std::map<std::string, std::string> owner;  // a symbol -> the input it is in
+  bool shared = false;
+  graph.ForEachNode([&](const Node& n) {
+    const tf::AttrValue* shape = n.attr("shape");
+    if (n.op() != "Placeholder" || shape == nullptr) return;
+    std::vector<std::string> dims;
+    bool symbolic = false;
+    for (int i = 0; i < shape->shape().dim_size(); ++i) {
+      const tf::TensorShapeProto::Dim& d = shape->shape().dim(i);
+      if (d.size() >= 0 || d.name().empty()) {
+        dims.push_back(d.size() >= 0 ? absl::StrCat(d.size()) : "?");
+        continue;
+      }
+      symbolic = true;
+      auto [it, fresh] = owner.emplace(d.name(), n.name());
+      shared = shared || (!fresh && it->second != n.name());
+      dims.push_back(i == 0 ? "batch" : i == 1 ? "sequence" : absl::StrCat("d", i));
+    }
+    if (symbolic) args.push_back(absl::StrCat("--input-shape ", n.name(), "=", absl::StrJoin(dims, ",")));
+  });
+  if (shared || args.size() < 2) return "";
+  return absl::StrCat(
+      "the inputs name every unknown dimension apart (as tf2onnx writes them), so nothing "
+      "shows they share sizes and fusions that need equal shapes do not apply; if they "
+      "share them, say so (equal names, equal sizes): ",
+      absl::StrJoin(args, " "));
 }
 
 void UpdateShapes(const Graph& graph, const ShapeOptions& options,

@@ -77,6 +77,11 @@ struct ShapeOptions {
 absl::Status ParseInputShape(const std::string& text, ShapeOptions* options);
 // Every input named in `options` is a Placeholder of `graph`.
 absl::Status CheckInputShapes(const Graph& graph, const ShapeOptions& options);
+// When two or more of the graph's inputs have named symbolic dimensions
+// and no two inputs share a name (tf2onnx names every unknown dimension
+// apart: `unk__1`), a hint naming the --input-shape that would say they
+// share sizes; "" otherwise, and when `options` gives any input's shape.
+std::string SharedSizesHint(const Graph& graph, const ShapeOptions& options);
 
 class ShapeMap {
  public:

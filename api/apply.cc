@@ -70,6 +70,8 @@ Result<Applied> Apply(const Model& model, const Rules& rules,
   }
   Applied applied;
   report::ApplyReport& total = applied.report;
+  if (std::string hint = analysis::SharedSizesHint(*graph, r.analysis.shapes); !hint.empty())
+    total.add_notes(std::move(hint));
   total.set_input(model.path);
   total.set_output(out.path);
   total.set_load_ms(MsSince(start));

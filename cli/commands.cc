@@ -246,6 +246,7 @@ void PrintApplySummary(const report::ApplyReport& total) {
       std::cerr << "; " << f.functions_kept() << " function(s) still called";
     std::cerr << "\n";
   }
+  for (const std::string& note : total.notes()) std::cerr << "  note: " << note << "\n";
   for (const auto& r : total.rules()) {
     if (r.applied() == 0 && r.skipped() == 0 && r.guard_errors() == 0) continue;
     std::cerr << "  " << r.name() << ": " << r.applied() << " applied";

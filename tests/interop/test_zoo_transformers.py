@@ -311,6 +311,27 @@ def test_keras_export_fuses_once_told_its_inputs_share_sizes(graft):
     assert f"skip_layer_norm_moments at `{node}`: matches" in proc.stdout, proc.stdout
 
 
+def test_keras_export_without_shared_sizes_says_which_to_give(graft, tmp_path):
+    """Without --input-shape, apply's summary notes that the inputs name
+    their dimensions apart and gives the flags; given them, the norms fuse.
+    A torch export (inputs sharing `batch`) gets no such note."""
+    src = os.path.join(ZOO, "bert.keras.dynamic.onnx")
+    out = str(tmp_path / "out.onnx")
+    proc = graft("apply", "--pipeline", "onnx-transformers", src, "-o", out)
+    note = next(line for line in proc.stderr.splitlines() if "note:" in line)
+    flags = note.split(": ")[-1].split()
+    assert flags == [w for name in ("padding_mask", "segment_ids", "token_ids")
+                     for w in ("--input-shape", f"{name}=batch,sequence")], note
+    fused = kinds(onnx.load(out))["SkipLayerNormalization"]
+    assert fused < 2 * LAYERS + 1  # where one input's sizes meet its own
+    proc = graft("apply", "--pipeline", "onnx-transformers", src, "-o", out, *flags)
+    assert "note:" not in proc.stderr
+    assert kinds(onnx.load(out))["SkipLayerNormalization"] == 2 * LAYERS + 1
+    proc = graft("apply", "--pipeline", "onnx-transformers",
+                 os.path.join(ZOO, "bert.dynamo.dynamic.onnx"), "-o", out)
+    assert "note:" not in proc.stderr
+
+
 @pytest.mark.parametrize("name", sorted(MANIFEST4))
 def test_pipeline_on_older_transformers_exports(graft, tmp_path, name):
     """The transformers 4.57 exports: valid, the same numbers, fewer nodes."""
