@@ -180,6 +180,125 @@ std::optional<std::vector<int64_t>> AxesOf(const Node& n,
   return axes;
 }
 
+// ReduceSum, ReduceProd, ReduceMax, ReduceMin over the axes the attr or
+// input 1 gives (all when none, unless noop_with_empty_axes), keepdims as
+// the node says; an integer result past 2^53 (not exact in a double) is
+// left to run.
+std::optional<ConstTensor> Reduce(const Node& n, const std::vector<ConstTensor>& in) {
+  const std::string& op = n.op();
+  const ConstTensor& x = in[0];
+  if (op != "ReduceSum" && op != "ReduceProd" && op != "ReduceMax" && op != "ReduceMin")
+    return std::nullopt;
+  if (in.size() > 2 || (!IsFloat(x.dtype) && !IsInteger(x.dtype))) return std::nullopt;
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  std::vector<int64_t> axes;
+  if (in.size() > 1 || n.attr("axes") != nullptr) {
+    std::optional<std::vector<int64_t>> given = AxesOf(n, in, rank);
+    if (!given.has_value()) return std::nullopt;
+    axes = *given;
+  }
+  if (axes.empty()) {
+    if (IntAttr(n, "noop_with_empty_axes", 0) != 0) return x;
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  }
+  if (ElementsOf(x.shape) == 0) return std::nullopt;  // an empty reduction's identity: left to run
+  if ((op == "ReduceMax" || op == "ReduceMin") &&
+      std::any_of(x.values.begin(), x.values.end(), [](double v) { return std::isnan(v); }))
+    return std::nullopt;  // NaN's order: left to run
+  const bool keep = IntAttr(n, "keepdims", 1) != 0;
+  std::vector<bool> reduced(rank, false);
+  for (int64_t a : axes) reduced[a] = true;
+  ConstTensor out;
+  out.dtype = x.dtype;
+  std::vector<int64_t> kept;  // the output's dimensions, reduced ones as 1
+  for (int64_t i = 0; i < rank; ++i) {
+    kept.push_back(reduced[i] ? 1 : x.shape[i]);
+    if (!reduced[i] || keep) out.shape.push_back(kept.back());
+  }
+  const int64_t count = ElementsOf(kept);
+  out.values.assign(count, op == "ReduceSum" ? 0.0 : op == "ReduceProd" ? 1.0 : NAN);
+  std::vector<int64_t> index(rank, 0);
+  for (double v : x.values) {
+    int64_t at = 0;
+    for (int64_t i = 0; i < rank; ++i) at = at * kept[i] + (reduced[i] ? 0 : index[i]);
+    double& r = out.values[at];
+    if (op == "ReduceSum") r += v;
+    if (op == "ReduceProd") r *= v;
+    if (op == "ReduceMax") r = std::isnan(r) || v > r ? v : r;
+    if (op == "ReduceMin") r = std::isnan(r) || v < r ? v : r;
+    for (int64_t i = rank - 1; i >= 0 && ++index[i] == x.shape[i]; --i) index[i] = 0;
+  }
+  for (double& r : out.values) {
+    if (IsInteger(x.dtype) && std::abs(r) > 0x1p53) return std::nullopt;
+    r = Stored(r, x.dtype);
+  }
+  return out;
+}
+
+// Reshape to a constant target: 0 copies the dimension (unless
+// allowzero), -1 takes what the others leave.
+std::optional<ConstTensor> ReshapeTo(const Node& n, const ConstTensor& x,
+                                     const ConstTensor& target) {
+  if (!IsInteger(target.dtype) || target.shape.size() != 1) return std::nullopt;
+  std::vector<int64_t> shape;
+  int64_t known = 1, rest = -1;
+  for (size_t i = 0; i < target.values.size(); ++i) {
+    int64_t d = static_cast<int64_t>(target.values[i]);
+    if (d == 0 && IntAttr(n, "allowzero", 0) == 0) {
+      if (i >= x.shape.size()) return std::nullopt;
+      d = x.shape[i];
+    }
+    if (d == -1) {
+      if (rest >= 0) return std::nullopt;
+      rest = static_cast<int64_t>(i);
+    } else if (d < 0) {
+      return std::nullopt;
+    } else {
+      known *= d;
+    }
+    shape.push_back(d);
+  }
+  const int64_t total = ElementsOf(x.shape);
+  if (rest >= 0) {
+    if (known == 0 || total % known != 0) return std::nullopt;
+    shape[rest] = total / known;
+  } else if (known != total) {
+    return std::nullopt;
+  }
+  ConstTensor out = x;
+  out.shape = shape;
+  return out;
+}
+
+// Concat along the `axis` attr.
+std::optional<ConstTensor> Join(const Node& n, const std::vector<ConstTensor>& in) {
+  const int64_t rank = static_cast<int64_t>(in[0].shape.size());
+  int64_t axis = IntAttr(n, "axis", 0);
+  if (rank == 0 || axis < -rank || axis >= rank) return std::nullopt;
+  if (axis < 0) axis += rank;
+  ConstTensor out;
+  out.dtype = in[0].dtype;
+  out.shape = in[0].shape;
+  out.shape[axis] = 0;
+  for (const ConstTensor& t : in) {
+    if (t.dtype != out.dtype || static_cast<int64_t>(t.shape.size()) != rank) return std::nullopt;
+    for (int64_t i = 0; i < rank; ++i)
+      if (i != axis && t.shape[i] != out.shape[i]) return std::nullopt;
+    out.shape[axis] += t.shape[axis];
+  }
+  if (ElementsOf(out.shape) < 0) return std::nullopt;  // past the fold's limit
+  int64_t outer = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= out.shape[i];
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const ConstTensor& t : in) {
+      const int64_t block = ElementsOf(t.shape) / std::max<int64_t>(outer, 1);
+      out.values.insert(out.values.end(), t.values.begin() + o * block,
+                        t.values.begin() + (o + 1) * block);
+    }
+  }
+  return out;
+}
+
 // The output of `n` from its constant inputs, or none (an op or a case
 // this does not evaluate).
 std::optional<ConstTensor> Evaluate(const Node& n, const std::vector<ConstTensor>& in) {
@@ -301,6 +420,19 @@ std::optional<ConstTensor> Evaluate(const Node& n, const std::vector<ConstTensor
     }
     return out;
   }
+  if (op == "Shape" && in.size() == 1) {  // dims start to end (opset 15's attrs)
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    auto clamp = [rank](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
+    const int64_t start = clamp(IntAttr(n, "start", 0)), end = clamp(IntAttr(n, "end", rank));
+    ConstTensor out;
+    out.dtype = tf::DT_INT64;
+    for (int64_t i = start; i < end; ++i) out.values.push_back(static_cast<double>(x.shape[i]));
+    out.shape = {static_cast<int64_t>(out.values.size())};
+    return out;
+  }
+  if (op.rfind("Reduce", 0) == 0) return Reduce(n, in);
+  if (op == "Reshape" && in.size() == 2) return ReshapeTo(n, x, in[1]);
+  if (op == "Concat") return Join(n, in);
   return std::nullopt;
 }
 
@@ -326,8 +458,8 @@ void RegisterOnnxFoldHooks(HookRegistry& r) {
   Add(r, "foldable", {VT::kNode}, VT::kBool, false,
       "an ONNX node every input of which is a Const that onnxsim-style "
       "constant folding evaluates (elementwise math and comparisons, "
-      "Where, Cast, Gather, Transpose, Unsqueeze, Squeeze) into at most "
-      "65536 elements",
+      "Where, Cast, Gather, Transpose, Unsqueeze, Squeeze, Shape, Reshape, "
+      "Concat, ReduceSum / Prod / Max / Min) into at most 65536 elements",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         return Value::Bool(Folded(ctx, a[0]).has_value());
       });

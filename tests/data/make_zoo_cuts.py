@@ -163,17 +163,30 @@ CUTS = {
         ["llama_backbone_1/transformer_layer_0_1/add_1:0#0",
          "llama_backbone_1/token_embedding_1/GatherV2:0"],
         ["llama_backbone_1/transformer_layer_0_1/feedforward_layernorm_1/mul_1:0"]),
+    # BERT's attention output weight, reshaped by a target that
+    # ReduceProd and Concat compute from constants (the output projection's
+    # Gemm reads it: input 1 of the Gemm under the Squeeze under the bias)
+    "zoo_constant_folding_keras": (
+        "bert.keras.dynamic", [],
+        ["bert_backbone_1/transformer_layer_0_1/self_attention_layer_1/attention_output_1/"
+         "BiasAdd:0#0#0#0#1"]),
 }
 
 
 def resolve(model, names):
-    """Value names; `X#i` is input i of the node that computes X."""
+    """Value names; `X#i` is input i of the node that computes X (`X#i#j`:
+    then input j of the node that computes that)."""
     if not any("#" in n for n in names):
         return names
     producers = {o: n for n in onnx.load(os.path.join(ZOO, model + ".onnx")).graph.node
                  for o in n.output}
-    return [producers[n.split("#")[0]].input[int(n.split("#")[1])] if "#" in n else n
-            for n in names]
+    out = []
+    for name in names:
+        value, *hops = name.split("#")
+        for i in hops:
+            value = producers[value].input[int(i)]
+        out.append(value)
+    return out
 
 
 # Cuts of Keras's exports, whose every unknown dimension is a symbol of its
@@ -283,9 +296,14 @@ def main():
     for name, (model, inputs, outputs) in CUTS.items():
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "cut.onnx")
-            onnx.utils.extract_model(os.path.join(ZOO, model + ".onnx"), path,
-                                    resolve(model, inputs), outputs)
-            cut = onnx.load(path)
+            if inputs:
+                onnx.utils.extract_model(os.path.join(ZOO, model + ".onnx"), path,
+                                        resolve(model, inputs), resolve(model, outputs))
+                cut = onnx.load(path)
+            else:  # what only initializers compute (extract_model wants an input)
+                whole = onnx.shape_inference.infer_shapes(
+                    onnx.load(os.path.join(ZOO, model + ".onnx")), data_prop=True)
+                cut = onnx.utils.Extractor(whole).extract_model([], resolve(model, outputs))
         freeze(cut, model, FROZEN.get(name, []))
         if name in SHARED_DIMS:
             share_dims(cut)
