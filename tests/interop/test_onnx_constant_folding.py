@@ -1,6 +1,7 @@
 """rules/onnx/constant_folding.graft: each op it folds, on constants that
 exercise ONNX's semantics (integer Div and Cast truncate toward zero,
-negative Gather indices, broadcasting, bool results), gives what
+negative Gather indices, broadcasting, bool results, Reshape's 0 and -1,
+reductions' axes and keepdims), gives what
 onnxruntime computes for the same node."""
 import numpy as np
 import onnx
@@ -40,6 +41,18 @@ CASES = {
                                 np.array([0, -1], np.int64)], {}),
     "Squeeze": ("Squeeze", [np.arange(3, dtype=f32).reshape(1, 3, 1),
                             np.array([2], np.int64)], {}),
+    "Shape from start to end": ("Shape", [np.zeros((2, 3, 4, 5), f32)], {"start": 1, "end": -1}),
+    "Reshape with 0 and -1": ("Reshape", [np.arange(24, dtype=f32).reshape(2, 3, 4),
+                                          np.array([0, -1, 2], np.int64)], {}),
+    "Concat axis 1": ("Concat", [np.arange(6, dtype=np.int64).reshape(2, 3),
+                                 np.array([[7], [8]], np.int64)], {"axis": 1}),
+    "ReduceProd of all": ("ReduceProd", [np.array([4, 16], np.int64)], {}),
+    "ReduceSum axis 1, dims dropped": ("ReduceSum", [np.arange(24, dtype=f32).reshape(2, 3, 4),
+                                                     np.array([1], np.int64)], {"keepdims": 0}),
+    "ReduceMax axes attr": ("ReduceMax", [np.array([[3, -1], [2, 9]], np.int64)],
+                            {"axes": [0, 1]}),
+    "ReduceMin last axis": ("ReduceMin", [np.array([[3.5, -1.0], [2.0, 9.0]], f32)],
+                            {"axes": [-1]}),
 }
 
 
