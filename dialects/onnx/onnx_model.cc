@@ -312,10 +312,14 @@ class GraphReader {
     for (int i = 0; i < graph.node_size(); ++i) {
       const onnx::NodeProto& node = graph.node(i);
       const std::string& name = node_names_[i];
-      if (OnnxOpName(node.domain(), node.op_type()) == kAbsentOp)
-        return Bad(source_, absl::StrCat("node `", name, "`: op type `", kAbsentOp,
-                                         "` is graft's own mark of an absent optional input, "
-                                         "no op a model may use"));
+      // graft's own ops for what is not a node in ONNX (initializers,
+      // graph inputs and outputs, absent optional inputs)
+      const std::string op = OnnxOpName(node.domain(), node.op_type());
+      if (op == "Const" || op == "Placeholder" || op == "_Retval" || op == kAbsentOp)
+        return Bad(source_, absl::StrCat("node `", name, "`: op type `", op,
+                                         "` is graft's own mark of an initializer, a graph "
+                                         "input or output or an absent optional input, no "
+                                         "op a model may use"));
       tf::NodeDef* n = def_.add_node();
       n->set_name(name);
       n->set_op(OnnxOpName(node.domain(), node.op_type()));

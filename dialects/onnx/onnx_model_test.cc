@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "engine/rewriter.h"
 #include "gtest/gtest.h"
 
@@ -70,20 +71,23 @@ TEST(OnnxModel, ValueNamesWithColonsAreNotPorts) {
   EXPECT_EQ(written.graph().node(0).input(1), "w:0");
 }
 
-// A node whose op type is graft's own mark of an absent input (`_Absent`)
-// would be written back as an absent input: refused, named.
-TEST(OnnxModel, GraftsAbsentMarkIsNoOpAModelMayUse) {
-  onnx::ModelProto model;
-  ASSERT_TRUE(model.ParseFromString(ColonNamedModel()));
-  onnx::NodeProto& n = *model.mutable_graph()->mutable_node(0);
-  n.set_name("flatten");
-  n.set_op_type("_Absent");
-  absl::StatusOr<Graph> graph = ParseOnnx(model.SerializeAsString(), "absent.onnx");
-  ASSERT_FALSE(graph.ok());
-  EXPECT_NE(graph.status().message().find(
-                "node `flatten`: op type `_Absent` is graft's own mark of an absent optional input"),
-            std::string::npos)
-      << graph.status();
+// A node whose op type is one of graft's own marks (an absent input, a
+// graph output, an input, an initializer) would be written back as that
+// mark: refused, named.
+TEST(OnnxModel, GraftsOwnMarksAreNoOpsAModelMayUse) {
+  for (const char* op : {"_Absent", "_Retval", "Placeholder", "Const"}) {
+    onnx::ModelProto model;
+    ASSERT_TRUE(model.ParseFromString(ColonNamedModel()));
+    onnx::NodeProto& n = *model.mutable_graph()->mutable_node(0);
+    n.set_name("flatten");
+    n.set_op_type(op);
+    absl::StatusOr<Graph> graph = ParseOnnx(model.SerializeAsString(), "marks.onnx");
+    ASSERT_FALSE(graph.ok()) << op;
+    EXPECT_NE(graph.status().message().find(absl::StrCat(
+                  "node `flatten`: op type `", op, "` is graft's own mark")),
+              std::string::npos)
+        << graph.status();
+  }
 }
 
 }  // namespace
