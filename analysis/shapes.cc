@@ -6,12 +6,12 @@
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
 #include "analysis/schedule.h"
 #include "analysis/shape_functions.h"
@@ -378,7 +378,8 @@ std::string SharedSizesHint(const Graph& graph, const ShapeOptions& options) {
       shared = shared || (!fresh && it->second != n.name());
       dims.push_back(i == 0 ? "batch" : i == 1 ? "sequence" : absl::StrCat("d", i));
     }
-    if (symbolic) args.push_back(absl::StrCat("--input-shape ", n.name(), "=", absl::StrJoin(dims, ",")));
+    if (symbolic)
+      args.push_back(absl::StrCat("--input-shape ", n.name(), "=", absl::StrJoin(dims, ",")));
   });
   if (shared || args.size() < 2) return "";
   return absl::StrCat(
