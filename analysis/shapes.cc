@@ -353,6 +353,21 @@ absl::Status CheckInputShapes(const Graph& graph, const ShapeOptions& options) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--input-shape: `", name, "` is not a Placeholder of the graph"));
     }
+    // A shape that contradicts the one the graph states (its rank, or a
+    // size it fixes) is a mistake, not a refinement.
+    const tf::AttrValue* stated = n->attr("shape");
+    if (stated == nullptr || !stated->has_shape() || stated->shape().unknown_rank()) continue;
+    const tf::TensorShapeProto& shape = stated->shape();
+    std::vector<std::string> want;
+    for (const auto& d : shape.dim()) want.push_back(d.size() >= 0 ? absl::StrCat(d.size()) : "?");
+    bool contradicts = shape.dim_size() != static_cast<int>(dims.size());
+    for (int i = 0; !contradicts && i < shape.dim_size(); ++i)
+      contradicts = shape.dim(i).size() >= 0 && dims[i] >= 0 && shape.dim(i).size() != dims[i];
+    if (contradicts) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--input-shape: `", name, "` is [", absl::StrJoin(want, ", "),
+          "] in the graph; the shape given contradicts it"));
+    }
   }
   return absl::OkStatus();
 }

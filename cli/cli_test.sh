@@ -360,7 +360,9 @@ check "the same with the input's shape" grep -q "0.0530 GFLOP" "$TMP/out"
 expect "mem with --batch" 0 "" -- "$GRAFT" mem "$EXAMPLE" --batch 8
 expect "an input shape for a node that is no input" 1 "\`keras_cnn/dense/MatMul\` is not a Placeholder of the graph" -- "$GRAFT" mem "$EXAMPLE" --input-shape keras_cnn/dense/MatMul=1,2
 expect "a bad dimension" 2 "\`2x\` is not a dimension \\(a size, a name" -- "$GRAFT" apply -r rules/tf/fold_batch_norms.graft "$EXAMPLE" -o "$TMP/shape.pb" --input-shape input=1,2x
-expect "a named size" 0 "" -- "$GRAFT" mem "$EXAMPLE" --input-shape input=batch,28,28,1
+expect "a named size" 0 "" -- "$GRAFT" mem "$EXAMPLE" --input-shape input=batch,32,32,3
+expect "a shape that contradicts the graph's" 1 "\`input\` is \[\?, 32, 32, 3\] in the graph; the shape given contradicts it" -- "$GRAFT" mem "$EXAMPLE" --input-shape input=1,28,28,1
+expect "... and a rank that does" 1 "the shape given contradicts it" -- "$GRAFT" apply -r rules/tf/fold_batch_norms.graft "$EXAMPLE" -o "$TMP/shape.pb" --input-shape input=1,32,32
 check "nothing written after a bad input shape" test ! -e "$TMP/shape.pb"
 expect "apply --loss names a node" 1 "no node \`nope\` \(given by --loss\)" -- "$GRAFT" apply -r rules/tf/fold_batch_norms.graft "$EXAMPLE" -o "$TMP/shape.pb" --loss nope
 check "nothing written after a bad --loss" test ! -e "$TMP/shape.pb"
