@@ -3,12 +3,15 @@ LLaMA, Qwen3; random weights from their configs, the zoo's
 widths: 2 layers, 4 heads of 16) exported by Keras's own
 `model.export(path, format="onnx")` (TensorFlow backend: tf2onnx under the
 hood), at Keras's default opset and at opset 17, with the dynamic batch and
-sequence Keras writes. Each export is written to tests/data/zoo/ as
-NAME.keras.dynamic.onnx / NAME.keras17.dynamic.onnx and entered in its
-MANIFEST.json beside torch's exports. (Backbones with the exact GELU,
+sequence Keras writes, and at the default opset with static shapes (an
+input signature of batch 2, sequence 8). Each export is written to
+tests/data/zoo/ as NAME.keras.dynamic.onnx / NAME.keras17.dynamic.onnx /
+NAME.keras.static.onnx and entered in its MANIFEST.json beside torch's
+exports. (Backbones with the exact GELU,
 DistilBERT's and ViT's, do not export: tf2onnx has no Erfc.)
 
   python tests/interop/export_zoo_keras.py [--only bert,gpt2] [--opsets default,17]
+                                           [--shapes dynamic,static]
 
 Needs keras-hub, tensorflow and tf2onnx (scripts/export_zoo.sh makes the
 environment); the test command reads the committed files only.
@@ -62,6 +65,7 @@ def main():
     parser.add_argument("--out", default=os.path.join(here, "..", "data", "zoo"))
     parser.add_argument("--only", default=",".join(BACKBONES))
     parser.add_argument("--opsets", default="default,17")
+    parser.add_argument("--shapes", default="dynamic,static")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     import keras
@@ -76,14 +80,25 @@ def main():
         {"keras": keras.__version__, "keras_hub": keras_hub.__version__,
          "tensorflow": tf.__version__, "tf2onnx": tf2onnx.__version__})
     failed = []
+    # (opset, dynamic): Keras's default, dynamic batch and sequence as
+    # Keras writes them, and at opset 17; static shapes (an input
+    # signature of batch 2, sequence 8) at the default opset
+    variants = [(opset, True) for opset in args.opsets.split(",")]
+    if "static" in args.shapes.split(","):
+        variants.append(("default", False))
+    if "dynamic" not in args.shapes.split(","):
+        variants = [v for v in variants if not v[1]]
     for name in args.only.split(","):
-        for opset in args.opsets.split(","):
+        for opset, dynamic in variants:
             exporter = "keras" if opset == "default" else f"keras{opset}"
-            base = f"{name}.{exporter}.dynamic"
+            base = f"{name}.{exporter}.{'dynamic' if dynamic else 'static'}"
             path = os.path.join(args.out, base + ".onnx")
             try:
                 model, inputs = build(name)
-                model.export(path, format="onnx",
+                signature = None if dynamic else [
+                    {k: tf.TensorSpec(v.shape, tf.as_dtype(v.dtype), name=k)
+                     for k, v in inputs.items()}]
+                model.export(path, format="onnx", input_signature=signature,
                              opset_version=None if opset == "default" else int(opset))
                 strip_provenance(path)
                 onnx.checker.check_model(onnx.load(path), full_check=True)
@@ -94,8 +109,9 @@ def main():
                 manifest["models"].pop(base, None)
                 continue
             manifest["models"][base] = {
-                "model": name, "exporter": exporter, "dynamic": True,
-                "inputs": {k: {"dtype": str(v.dtype), "shape": ["batch", "sequence"]}
+                "model": name, "exporter": exporter, "dynamic": dynamic,
+                "inputs": {k: {"dtype": str(v.dtype),
+                               "shape": ["batch", "sequence"] if dynamic else list(v.shape)}
                            for k, v in inputs.items()}}
             print(f"{base}: {os.path.getsize(path) / 1024:.0f} KiB", flush=True)
     return write_manifest(args.out, manifest, failed)
