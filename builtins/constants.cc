@@ -71,43 +71,6 @@ std::string AtrousPadding(const ConstTensor& pads, const ConstTensor& crops,
   return valid ? "VALID" : same ? "SAME" : "";
 }
 
-// Constants joined along an axis (numpy.concatenate): the same rank and
-// dimensions but the axis', the first's dtype.
-absl::StatusOr<ConstTensor> Concat(const std::vector<ConstTensor>& parts, int64_t axis) {
-  if (parts.empty()) return absl::InvalidArgumentError("concat: no constants");
-  const size_t rank = parts[0].shape.size();
-  if (axis < 0) axis += static_cast<int64_t>(rank);
-  if (axis < 0 || axis >= static_cast<int64_t>(rank))
-    return absl::InvalidArgumentError(
-        absl::StrCat("concat: axis out of range for ", parts[0].ShapeString()));
-  ConstTensor out;
-  out.dtype = parts[0].dtype;
-  out.shape = parts[0].shape;
-  out.shape[axis] = 0;
-  int64_t outer = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= parts[0].shape[d];
-  for (const ConstTensor& p : parts) {
-    bool same = p.shape.size() == rank;
-    for (size_t d = 0; same && d < rank; ++d)
-      same = static_cast<int64_t>(d) == axis || p.shape[d] == parts[0].shape[d];
-    if (!same)
-      return absl::InvalidArgumentError(absl::StrCat("concat: ", p.ShapeString(), " and ",
-                                                     parts[0].ShapeString(), " differ"));
-    out.shape[axis] += p.shape[axis];
-  }
-  std::vector<ConstTensor> decoded;
-  for (const ConstTensor& p : parts) decoded.push_back(Materialize(p));
-  out.values.reserve(out.num_elements());
-  for (int64_t o = 0; o < outer; ++o) {
-    for (const ConstTensor& v : decoded) {
-      const int64_t block = v.num_elements() / std::max<int64_t>(outer, 1);
-      out.values.insert(out.values.end(), v.values.begin() + o * block,
-                        v.values.begin() + (o + 1) * block);
-    }
-  }
-  return out;
-}
-
 // x[..., start:end, ...] along `axis` (negative from the back), as
 // numpy slicing with a step of 1; start and end clamped to the axis.
 absl::StatusOr<ConstTensor> SliceAxis(const ConstTensor& x, int64_t axis, int64_t start,

@@ -236,67 +236,32 @@ std::optional<ConstTensor> Reduce(const Node& n, const std::vector<ConstTensor>&
 }
 
 // Reshape to a constant target: 0 copies the dimension (unless
-// allowzero), -1 takes what the others leave.
+// allowzero), -1 takes what the others leave (engine's Reshape).
 std::optional<ConstTensor> ReshapeTo(const Node& n, const ConstTensor& x,
                                      const ConstTensor& target) {
   if (!IsInteger(target.dtype) || target.shape.size() != 1) return std::nullopt;
   std::vector<int64_t> shape;
-  int64_t known = 1, rest = -1;
   for (size_t i = 0; i < target.values.size(); ++i) {
     int64_t d = static_cast<int64_t>(target.values[i]);
     if (d == 0 && IntAttr(n, "allowzero", 0) == 0) {
       if (i >= x.shape.size()) return std::nullopt;
       d = x.shape[i];
     }
-    if (d == -1) {
-      if (rest >= 0) return std::nullopt;
-      rest = static_cast<int64_t>(i);
-    } else if (d < 0) {
-      return std::nullopt;
-    } else {
-      known *= d;
-    }
     shape.push_back(d);
   }
-  const int64_t total = ElementsOf(x.shape);
-  if (rest >= 0) {
-    if (known == 0 || total % known != 0) return std::nullopt;
-    shape[rest] = total / known;
-  } else if (known != total) {
-    return std::nullopt;
-  }
-  ConstTensor out = x;
-  out.shape = shape;
-  return out;
+  absl::StatusOr<ConstTensor> out = Reshape(x, shape);
+  if (!out.ok()) return std::nullopt;
+  return *std::move(out);
 }
 
-// Concat along the `axis` attr.
+// Concat along the `axis` attr, of one dtype (engine's Concat), within the
+// fold's limit.
 std::optional<ConstTensor> Join(const Node& n, const std::vector<ConstTensor>& in) {
-  const int64_t rank = static_cast<int64_t>(in[0].shape.size());
-  int64_t axis = IntAttr(n, "axis", 0);
-  if (rank == 0 || axis < -rank || axis >= rank) return std::nullopt;
-  if (axis < 0) axis += rank;
-  ConstTensor out;
-  out.dtype = in[0].dtype;
-  out.shape = in[0].shape;
-  out.shape[axis] = 0;
-  for (const ConstTensor& t : in) {
-    if (t.dtype != out.dtype || static_cast<int64_t>(t.shape.size()) != rank) return std::nullopt;
-    for (int64_t i = 0; i < rank; ++i)
-      if (i != axis && t.shape[i] != out.shape[i]) return std::nullopt;
-    out.shape[axis] += t.shape[axis];
-  }
-  if (ElementsOf(out.shape) < 0) return std::nullopt;  // past the fold's limit
-  int64_t outer = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= out.shape[i];
-  for (int64_t o = 0; o < outer; ++o) {
-    for (const ConstTensor& t : in) {
-      const int64_t block = ElementsOf(t.shape) / std::max<int64_t>(outer, 1);
-      out.values.insert(out.values.end(), t.values.begin() + o * block,
-                        t.values.begin() + (o + 1) * block);
-    }
-  }
-  return out;
+  for (const ConstTensor& t : in)
+    if (t.dtype != in[0].dtype) return std::nullopt;
+  absl::StatusOr<ConstTensor> out = Concat(in, IntAttr(n, "axis", 0));
+  if (!out.ok() || ElementsOf(out->shape) < 0) return std::nullopt;
+  return *std::move(out);
 }
 
 // The output of `n` from its constant inputs, or none (an op or a case

@@ -97,6 +97,9 @@ struct QuantizedTensor {
 QuantizedTensor QuantizeUint8(const ConstTensor& a);
 absl::StatusOr<ConstTensor> Reshape(const ConstTensor& a,
                                     std::vector<int64_t> shape);
+// Constants joined along an axis (numpy.concatenate, ONNX's Concat): the
+// same rank and dimensions but the axis', the first's dtype.
+absl::StatusOr<ConstTensor> Concat(const std::vector<ConstTensor>& parts, int64_t axis);
 // An HWIO filter with `rate_h - 1` / `rate_w - 1` zero rows / columns
 // between its taps: [(h-1)·rh+1, (w-1)·rw+1, i, o], the filter a dilated
 // convolution applies (flatten_atrous_conv).

@@ -26,7 +26,7 @@ import warnings
 
 import torch
 
-from zoo import read_manifest, strip_provenance, write_manifest
+from zoo import add_export, read_manifest, write_manifest
 
 SEQ = 8
 BATCH = 2
@@ -345,22 +345,9 @@ def main():
             for dynamic in [s == "dynamic" for s in args.shapes.split(",")]:
                 base = f"{name}.{exporter}.{'dynamic' if dynamic else 'static'}"
                 path = os.path.join(args.out, base + ".onnx")
-                try:
-                    inputs = export(name, exporter, dynamic, path)
-                    strip_provenance(path)
-                    onnx.checker.check_model(onnx.load(path), full_check=True)
-                except Exception as e:  # a producer's failure is reported, the rest go on
-                    failed.append(f"{base}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
-                    if os.path.exists(path):
-                        os.remove(path)
-                    manifest["models"].pop(base, None)
-                    continue
-                for leftover in (path + ".data",):
-                    if os.path.exists(leftover):
-                        os.remove(leftover)
-                manifest["models"][base] = {"model": name, "exporter": exporter,
-                                            "dynamic": dynamic, "inputs": inputs}
-                print(f"{base}: {os.path.getsize(path) / 1024:.0f} KiB", flush=True)
+                add_export(manifest, failed, base, path, lambda: {
+                    "model": name, "exporter": exporter, "dynamic": dynamic,
+                    "inputs": export(name, exporter, dynamic, path)})
     return write_manifest(args.out, manifest, failed)
 
 

@@ -24,6 +24,8 @@ import warnings
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+from zoo import add_export, read_manifest, write_manifest  # noqa: E402
+
 SMALL = dict(vocabulary_size=512, num_layers=2, hidden_dim=64, intermediate_dim=128)
 # KerasHub backbone class and its config, by the zoo's model names.
 BACKBONES = {
@@ -59,6 +61,22 @@ def build(name):
     return model, {t.name: inputs[t.name] for t in model.inputs}
 
 
+def export(name, exporter, dynamic, path):
+    """Writes `name`'s export to `path` (`exporter`: keras, Keras's default
+    opset, or kerasNN at opset NN; static shapes by an input signature of
+    the build's inputs); its manifest entry."""
+    import tensorflow as tf
+    model, inputs = build(name)
+    signature = None if dynamic else [
+        {k: tf.TensorSpec(v.shape, tf.as_dtype(v.dtype), name=k) for k, v in inputs.items()}]
+    opset = None if exporter == "keras" else int(exporter[len("keras"):])
+    model.export(path, format="onnx", input_signature=signature, opset_version=opset)
+    return {"model": name, "exporter": exporter, "dynamic": dynamic,
+            "inputs": {k: {"dtype": str(v.dtype),
+                           "shape": ["batch", "sequence"] if dynamic else list(v.shape)}
+                       for k, v in inputs.items()}}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     here = os.path.dirname(os.path.abspath(__file__))
@@ -70,11 +88,8 @@ def main():
     warnings.simplefilter("ignore")
     import keras
     import keras_hub
-    import onnx
     import tensorflow as tf
     import tf2onnx
-    sys.path.insert(0, here)
-    from zoo import read_manifest, strip_provenance, write_manifest
     manifest = read_manifest(args.out)
     manifest.setdefault("versions", {}).update(
         {"keras": keras.__version__, "keras_hub": keras_hub.__version__,
@@ -93,27 +108,8 @@ def main():
             exporter = "keras" if opset == "default" else f"keras{opset}"
             base = f"{name}.{exporter}.{'dynamic' if dynamic else 'static'}"
             path = os.path.join(args.out, base + ".onnx")
-            try:
-                model, inputs = build(name)
-                signature = None if dynamic else [
-                    {k: tf.TensorSpec(v.shape, tf.as_dtype(v.dtype), name=k)
-                     for k, v in inputs.items()}]
-                model.export(path, format="onnx", input_signature=signature,
-                             opset_version=None if opset == "default" else int(opset))
-                strip_provenance(path)
-                onnx.checker.check_model(onnx.load(path), full_check=True)
-            except Exception as e:  # a producer's failure is reported, the rest go on
-                failed.append(f"{base}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
-                if os.path.exists(path):
-                    os.remove(path)
-                manifest["models"].pop(base, None)
-                continue
-            manifest["models"][base] = {
-                "model": name, "exporter": exporter, "dynamic": dynamic,
-                "inputs": {k: {"dtype": str(v.dtype),
-                               "shape": ["batch", "sequence"] if dynamic else list(v.shape)}
-                           for k, v in inputs.items()}}
-            print(f"{base}: {os.path.getsize(path) / 1024:.0f} KiB", flush=True)
+            add_export(manifest, failed, base, path,
+                       lambda: export(name, exporter, dynamic, path))
     return write_manifest(args.out, manifest, failed)
 
 

@@ -28,6 +28,28 @@ def read_manifest(folder):
         return json.load(f)
 
 
+def add_export(manifest, failed, base, path, export):
+    """Runs `export()`, which writes `path` and returns its manifest entry,
+    strips provenance and checks the file with onnx.checker; the entry goes
+    into `manifest` as `base`. A producer's failure is appended to `failed`
+    and leaves no file or entry behind (the other exports go on)."""
+    import onnx
+    try:
+        entry = export()
+        strip_provenance(path)
+        onnx.checker.check_model(onnx.load(path), full_check=True)
+    except Exception as e:  # noqa: BLE001 (a producer's failure is reported)
+        failed.append(f"{base}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+        if os.path.exists(path):
+            os.remove(path)
+        manifest["models"].pop(base, None)
+        return
+    if os.path.exists(path + ".data"):  # weights the exporter wrote apart
+        os.remove(path + ".data")
+    manifest["models"][base] = entry
+    print(f"{base}: {os.path.getsize(path) / 1024:.0f} KiB", flush=True)
+
+
 def write_manifest(folder, manifest, failed):
     """Writes MANIFEST.json (models sorted by name), reports the exports
     that failed; the exporter's exit code."""
