@@ -114,6 +114,75 @@ INSTANTIATE_TEST_SUITE_P(TrainingGraphs, IncrementalTest,
                            return n.substr(0, n.find('.'));
                          });
 
+// x [2, 3] read by five Relu chains of lengths 1 to 5, concatenated.
+tf::GraphDef FiveBranches() {
+  tf::GraphDef def;
+  auto add = [&](const std::string& name, const std::string& op,
+                 std::vector<std::string> inputs) -> tf::NodeDef& {
+    tf::NodeDef& n = *def.add_node();
+    n.set_name(name);
+    n.set_op(op);
+    for (const std::string& i : inputs) n.add_input(i);
+    return n;
+  };
+  tf::NodeDef& x = add("x", "Placeholder", {});
+  (*x.mutable_attr())["dtype"].set_type(tf::DT_FLOAT);
+  auto* dims = (*x.mutable_attr())["shape"].mutable_shape();
+  dims->add_dim()->set_size(2);
+  dims->add_dim()->set_size(3);
+  std::vector<std::string> ends;
+  for (int k = 1; k <= 5; ++k) {
+    std::string in = "x";
+    for (int i = 0; i < k; ++i) {
+      std::string name = "b" + std::to_string(k) + "_" + std::to_string(i);
+      (*add(name, "Relu", {in}).mutable_attr())["T"].set_type(tf::DT_FLOAT);
+      in = name;
+    }
+    ends.push_back(in);
+  }
+  tf::NodeDef& axis = add("axis", "Const", {});
+  (*axis.mutable_attr())["dtype"].set_type(tf::DT_INT32);
+  tf::TensorProto* t = (*axis.mutable_attr())["value"].mutable_tensor();
+  t->set_dtype(tf::DT_INT32);
+  t->add_int_val(1);
+  ends.push_back("axis");
+  tf::NodeDef& concat = add("concat", "ConcatV2", ends);
+  (*concat.mutable_attr())["T"].set_type(tf::DT_FLOAT);
+  (*concat.mutable_attr())["N"].set_i(5);
+  (*concat.mutable_attr())["Tidx"].set_type(tf::DT_INT32);
+  (*add("y", "Relu", {"concat"}).mutable_attr())["T"].set_type(tf::DT_FLOAT);
+  return def;
+}
+
+// A node where many changed paths meet (attention's Q, K, V and mask) is
+// redone as often as they reach it: edits whose new nodes have ids above
+// their readers' are caught up with all the same.
+TEST(IncrementalShapes, PathsThatMeetAfterNewNodesAreCaughtUpWith) {
+  absl::StatusOr<Graph> loaded = Graph::FromGraphDef(FiveBranches());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  Graph& g = *loaded;
+  ShapeMap shapes = InferShapes(g);
+  ASSERT_EQ(shapes.at({g.FindId("concat"), 0}).ShapeString(), "[2, 15]");
+  const uint64_t version = g.version();
+  Rewriter r(g);
+  const Endpoint x{g.FindId("x"), 0};
+  for (int k = 1; k <= 5; ++k) {  // x -> Identity -> each chain
+    NodeSpec spec;
+    spec.name = "copy" + std::to_string(k);
+    spec.op = "Identity";
+    spec.inputs = {x};
+    spec.attrs["T"].set_type(tf::DT_FLOAT);
+    absl::StatusOr<NodeId> id = r.AddNode(std::move(spec));
+    ASSERT_TRUE(id.ok()) << id.status();
+    const NodeId first = g.FindId("b" + std::to_string(k) + "_0");
+    ASSERT_TRUE(r.Reroute(x, {*id, 0}, ConsumerFilter::Only({first})).ok());
+  }
+  std::vector<NodeId> touched;
+  ASSERT_TRUE(g.EditsSince(version, &touched));
+  UpdateShapes(g, {}, touched, &shapes);
+  ExpectSameShapes(g, shapes);
+}
+
 // An edit of unknown reach, or another graph's version, cannot be caught up
 // with: the log says so and the analyses start over.
 TEST(EditLogTest, SaysWhenItCannotCatchUp) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
@@ -404,23 +405,77 @@ std::string SharedSizesHint(const Graph& graph, const ShapeOptions& options) {
       absl::StrJoin(args, " "));
 }
 
+namespace {
+
+// The nodes downstream of `touched` (them included) ranked producers before
+// consumers: the reverse postorder of a depth-first walk along consumers.
+// Rewrites add nodes with ids above their readers', so an order by id
+// would redo a reader once for each new node above it.
+absl::flat_hash_map<NodeId, size_t> DownstreamRanks(const Graph& graph,
+                                                    const std::vector<NodeId>& touched) {
+  std::vector<NodeId> finished;
+  absl::flat_hash_set<NodeId> seen;
+  // (node, its readers, the next reader to walk)
+  struct Frame {
+    NodeId id;
+    std::vector<NodeId> readers;
+    size_t next = 0;
+  };
+  std::vector<Frame> stack;
+  auto push = [&](NodeId id) {
+    if (id < 0 || id >= graph.id_limit() || !seen.insert(id).second) return;
+    Frame f{id, {}, 0};
+    const Node& n = graph.node(id);
+    if (n.alive()) {
+      for (int p = 0; p < n.num_used_ports(); ++p) {
+        for (InputSlot s : n.consumers(p)) f.readers.push_back(s.node);
+      }
+    }
+    stack.push_back(std::move(f));
+  };
+  for (NodeId root : touched) {
+    push(root);
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      if (top.next < top.readers.size()) {
+        push(top.readers[top.next++]);  // may move `top`
+      } else {
+        finished.push_back(top.id);
+        stack.pop_back();
+      }
+    }
+  }
+  absl::flat_hash_map<NodeId, size_t> rank;
+  for (size_t i = 0; i < finished.size(); ++i) rank[finished[i]] = finished.size() - 1 - i;
+  return rank;
+}
+
+}  // namespace
+
 void UpdateShapes(const Graph& graph, const ShapeOptions& options,
                   const std::vector<NodeId>& touched, ShapeMap* map) {
   map->outputs_.resize(graph.id_limit());
   Inferrer inferrer(graph, options, &map->outputs_, &map->mismatched_);
-  // Worklist in id order; a node changed again by a later one is redone (a
-  // node is redone at most a few times: a cycle cannot loop forever).
+  // Worklist in topological order, so that a node is redone only when a
+  // producer changed after it (a cycle's back edge: at most a few times,
+  // so that a cycle cannot loop forever).
+  const absl::flat_hash_map<NodeId, size_t> rank = DownstreamRanks(graph, touched);
+  auto ranked = [&](NodeId id) {
+    auto it = rank.find(id);
+    return std::make_pair(it == rank.end() ? rank.size() : it->second, id);
+  };
   absl::flat_hash_map<NodeId, int> visits;
-  std::set<NodeId> work(touched.begin(), touched.end());
+  std::set<std::pair<size_t, NodeId>> work;
+  for (NodeId id : touched) work.insert(ranked(id));
   while (!work.empty()) {
-    NodeId id = *work.begin();
+    const NodeId id = work.begin()->second;
     work.erase(work.begin());
     if (id < 0 || id >= graph.id_limit() || ++visits[id] > 4) continue;
     if (!inferrer.Reinfer(id)) continue;
     const Node& n = graph.node(id);
     if (!n.alive()) continue;
     for (int p = 0; p < n.num_used_ports(); ++p) {
-      for (InputSlot s : n.consumers(p)) work.insert(s.node);
+      for (InputSlot s : n.consumers(p)) work.insert(ranked(s.node));
     }
   }
 }
