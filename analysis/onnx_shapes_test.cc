@@ -157,6 +157,64 @@ TEST_F(OnnxShapes, ScatterKeepsTheDataShapeAndResizeTakesItsSizes) {
   EXPECT_EQ(unknown.dims, (Dims{-1, -1, -1, -1}));
 }
 
+// onnxruntime's fused ops as the transformer rules write them: Q and K
+// rotated over their heads [B, N, S, H], attention over heads [B, N, L, H].
+constexpr char kFused[] = R"pb(
+  ir_version: 8
+  opset_import { version: 17 }
+  opset_import { domain: "com.microsoft" version: 1 }
+  graph {
+    name: "fused"
+    input { name: "qh" type { tensor_type { elem_type: 1 shape {
+      dim { dim_param: "batch" } dim { dim_value: 4 } dim { dim_param: "sequence" }
+      dim { dim_value: 16 } } } } }
+    input { name: "q" type { tensor_type { elem_type: 1 shape {
+      dim { dim_param: "batch" } dim { dim_param: "sequence" } dim { dim_value: 64 } } } } }
+    input { name: "pos" type { tensor_type { elem_type: 7 shape {
+      dim { dim_param: "batch" } dim { dim_param: "sequence" } } } } }
+    initializer { name: "table" data_type: 1 dims: 32 dims: 8 float_data: 0 }
+    node { name: "rotated" op_type: "RotaryEmbedding" domain: "com.microsoft" input: "qh"
+           input: "pos" input: "table" input: "table" output: "rotated" }
+    node { name: "mha" op_type: "MultiHeadAttention" domain: "com.microsoft" input: "q"
+           input: "rotated" input: "qh" output: "mha"
+           attribute { name: "num_heads" type: INT i: 4 } }
+    output { name: "mha" type { tensor_type { elem_type: 1 } } }
+  }
+)pb";
+
+TEST_F(OnnxShapes, RotationsKeepTheirShapeAndAttentionOverHeadsMergesThem) {
+  Load(kFused);
+  EXPECT_EQ(Of("rotated").dims, (Dims{SymbolicDim("batch"), 4, SymbolicDim("sequence"), 16}));
+  EXPECT_EQ(Of("mha").dims, (Dims{SymbolicDim("batch"), SymbolicDim("sequence"), 64}));
+}
+
+// A mask expanded to sizes a folded Equal picks (a bool constant): torch's
+// expand(2, -1, 8, 8) once constant folding has run.
+constexpr char kFoldedExpand[] = R"pb(
+  ir_version: 8
+  opset_import { version: 17 }
+  graph {
+    name: "expand"
+    input { name: "mask" type { tensor_type { elem_type: 9 shape {
+      dim { dim_value: 1 } dim { dim_value: 1 } dim { dim_value: 8 } dim { dim_value: 8 } } } } }
+    initializer { name: "keep" data_type: 9 dims: 4 int32_data: 0 int32_data: 1 int32_data: 0
+                  int32_data: 0 }
+    initializer { name: "ones" data_type: 7 dims: 4 int64_data: 1 int64_data: 1 int64_data: 1
+                  int64_data: 1 }
+    initializer { name: "sizes" data_type: 7 dims: 4 int64_data: 2 int64_data: -1 int64_data: 8
+                  int64_data: 8 }
+    node { name: "picked" op_type: "Where" input: "keep" input: "ones" input: "sizes"
+           output: "picked" }
+    node { name: "expanded" op_type: "Expand" input: "mask" input: "picked" output: "expanded" }
+    output { name: "expanded" type { tensor_type { elem_type: 9 } } }
+  }
+)pb";
+
+TEST_F(OnnxShapes, SizesPickedByABoolConstantAreKnown) {
+  Load(kFoldedExpand);
+  EXPECT_EQ(Of("expanded").dims, (Dims{2, 1, 8, 8}));
+}
+
 // As tf2onnx writes Keras's models: every unknown dimension a symbol of its
 // own (ids and mask do not say they share batch and sequence), a float
 // Range to the sequence's length (a causal mask), slices to a TensorFlow

@@ -30,7 +30,9 @@ void InferConst(const ShapeInputs& /*in*/, const Node& n,
   for (const auto& d : v->tensor().tensor_shape().dim())
     dims.push_back(d.size());
   out[0] = Shaped(dims);
-  if (IsIntType(v->tensor().dtype()) &&
+  // (a bool constant too: a folded Equal picking the sizes of an Expand)
+  const tf::DataType dtype = BaseType(v->tensor().dtype());
+  if ((IsIntType(dtype) || dtype == tf::DT_BOOL) &&
       out[0].num_elements() <= 64) {  // flattened
     absl::StatusOr<ConstTensor> c =
         FromTensorProto(v->tensor(), n.value_content());

@@ -363,12 +363,15 @@ void Attention(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& ou
 }
 
 // onnxruntime's MultiHeadAttention: query [B, S, D] -> [B, S, Dv], Dv the
-// value's width (3-D query, key and value).
+// value's width (a 3-D value [B, L, Dv], or its heads [B, N, L, Hv]: N * Hv).
 void MultiHeadAttention(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
   const TensorInfo& q = in.In(n, 0);
   if (!q.known_rank || q.dims.size() != 3 || out.empty()) return;
   const TensorInfo& v = n.num_inputs() > 2 ? in.In(n, 2) : q;
-  const int64_t width = v.known_rank && v.dims.size() == 3 ? v.dims[2] : -1;
+  int64_t width = -1;
+  if (v.known_rank && v.dims.size() == 3) width = v.dims[2];
+  if (v.known_rank && v.dims.size() == 4 && v.dims[1] >= 0 && v.dims[3] >= 0)
+    width = v.dims[1] * v.dims[3];
   out[0] = Shaped({q.dims[0], q.dims[1], width});
 }
 
@@ -738,8 +741,10 @@ void AddOnnxShapeFunctions(ShapeTable* table) {
   (*table)["Gather"] = WithValue<Gather>;
   (*table)["Split"] = Split;
   // onnxruntime's fused ops that rules write (rules/onnx/transformers/).
+  // (a rotation keeps its input's shape: [B, S, D] or [B, N, S, H])
   for (const char* op : {"com.microsoft.Gelu", "com.microsoft.FastGelu",
-                         "com.microsoft.BiasGelu", "com.microsoft.QuickGelu"})
+                         "com.microsoft.BiasGelu", "com.microsoft.QuickGelu",
+                         "com.microsoft.RotaryEmbedding", "RotaryEmbedding"})
     (*table)[op] = SameAsInput;
   for (const char* op : {"com.microsoft.SkipLayerNormalization",
                          "com.microsoft.SkipSimplifiedLayerNormalization"})
