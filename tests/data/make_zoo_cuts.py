@@ -108,6 +108,22 @@ CUTS = {
     # model's input (the export declares no shapes inside)
     "zoo_attention_eager": ("vit.ts17.static", ["pixel_values"],
                             ["/model/layers.0/attention/Reshape_4_output_0"]),
+    # BERT's self-attention as TorchScript writes it: the attention mask made
+    # a bias of 0 and -inf, the rows it masks whole zeroed after the softmax
+    "zoo_attention_eager_masked": ("bert.ts17.static",
+                                   ["/model/encoder/layer.0/attention/self/query/Add_output_0",
+                                    "/model/encoder/layer.0/attention/self/key/Add_output_0",
+                                    "/model/encoder/layer.0/attention/self/value/Add_output_0",
+                                    "attention_mask"],
+                                   ["/model/encoder/layer.0/attention/self/Reshape_4_output_0"]),
+    # LLaMA's (TorchScript): Q and K rotated after the head split, K and V
+    # repeated for grouped-query attention, K^T one Transpose
+    "zoo_attention_eager_heads": ("llama.ts17.static",
+                                  ["/model/layers.0/self_attn/Add_output_0",
+                                   "/model/layers.0/self_attn/Add_1_output_0",
+                                   "/model/layers.0/self_attn/Transpose_2_output_0",
+                                   "attention_mask"],
+                                  ["/model/layers.0/self_attn/Reshape_6_output_0"]),
     # CLIP's quick_gelu (dynamo)
     "zoo_quick_gelu": ("clip_text.dynamo.static", ["linear_4"], ["mul_1"]),
     # OPT's self-attention (dynamo): Q scaled before its heads split, so no
@@ -237,6 +253,12 @@ REWRITTEN = {
     "zoo_attention_eager_init": ("zoo_attention_eager",
                                  "rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
                                  "extract_constant_to_initializer"),
+    "zoo_attention_eager_masked_init": ("zoo_attention_eager_masked",
+                                        "rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
+                                        "extract_constant_to_initializer"),
+    "zoo_attention_eager_heads_init": ("zoo_attention_eager_heads",
+                                       "rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
+                                       "extract_constant_to_initializer"),
     "zoo_fast_gelu_cubed_init": ("zoo_fast_gelu_cubed",
                                  "rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
                                  "extract_constant_to_initializer"),
