@@ -2,13 +2,19 @@
 and after `graft apply --pipeline onnx-transformers`, in one run: OPT,
 Falcon, Qwen3, T5's encoder and SigLIP's vision model (export_zoo.py's
 architectures at hidden 512, 8 heads, 4 layers, MLP 2048; batch 4 of 128
-tokens, or 128 x 128 images) by torch's dynamo exporter, static shapes.
+tokens, or 128 x 128 images) by torch's dynamo exporter, static shapes;
+then BERT, GPT-2 and LLaMA by its TorchScript exporter at opset 17
+(`NAME@ts17`), static and dynamic (`NAME@ts17-dynamic`: batch and sequence
+named, run at 4 x 128). Each also with `--param skip_norms=false` (the
+residuals' Adds kept apart from their norms: onnxruntime's CPU kernel of
+SkipLayerNormalization is slower than an Add and a LayerNormalization).
 Each model runs in onnxruntime with its default session options (its own
 graph optimizations on) and 2 intra-op threads: 3 warm-up runs, then the
-median of 30. Prints a markdown table: ms before, ms after, the ratio and
-the largest output difference relative to the largest output.
+median of 30. Prints a markdown table: ms before, ms after (and the
+ratio), ms after with `skip_norms=false` (and the ratio), and the largest
+output difference relative to the largest output.
 
-  .venv/bin/python tests/interop/bench_zoo_latency.py [NAME,...]
+  .venv/bin/python tests/interop/bench_zoo_latency.py [NAME[@ts17[-dynamic]],...]
 """
 import os
 import statistics
@@ -37,12 +43,37 @@ WIDE = {
     "qwen3": dict(WIDTH, head_dim=64, max_position_embeddings=256),
     "t5_encoder": dict(d_model=512, d_kv=64, d_ff=2048, num_layers=4, num_heads=8),
     "siglip_vision": dict(WIDTH, image_size=128, patch_size=8),
+    "bert": dict(WIDTH, max_position_embeddings=256),
+    "gpt2": dict(n_embd=512, n_head=8, n_layer=4, n_positions=256),
+    "llama": dict(WIDTH, max_position_embeddings=256),
 }
+RUNS = ["opt", "falcon", "qwen3", "t5_encoder", "siglip_vision",
+        "bert@ts17", "gpt2@ts17", "llama@ts17", "bert@ts17-dynamic", "gpt2@ts17-dynamic",
+        "llama@ts17-dynamic"]
+
+
+def export(model, inputs, exporter, path):
+    """torch's dynamo exporter (static shapes), or its TorchScript exporter
+    at opset 17 (`ts17`; `ts17-dynamic`: batch and sequence named)."""
+    names = list(inputs)
+    with torch.no_grad():
+        if exporter == "dynamo":
+            torch.onnx.export(model, tuple(inputs.values()), path, input_names=names,
+                              output_names=["output"], dynamo=True, external_data=False)
+            return
+        axes = None
+        if exporter.endswith("-dynamic"):
+            axes = {k: {0: "batch", 1: "sequence"} for k in names}
+            axes["output"] = {0: "batch", 1: "sequence"}
+        torch.onnx.export(model, tuple(inputs.values()), path, input_names=names,
+                          output_names=["output"], opset_version=17, dynamo=False,
+                          dynamic_axes=axes)
 
 
 def median_ms(path, feeds, runs=30):
     options = ort.SessionOptions()
     options.intra_op_num_threads = 2
+    options.log_severity_level = 3
     session = ort.InferenceSession(path, options)
     for _ in range(3):
         session.run(None, feeds)
@@ -55,26 +86,30 @@ def median_ms(path, feeds, runs=30):
 
 
 def main():
-    names = sys.argv[1].split(",") if len(sys.argv) > 1 else list(WIDE)
+    names = sys.argv[1].split(",") if len(sys.argv) > 1 else RUNS
     export_zoo.SEQ, export_zoo.BATCH, export_zoo.IMAGE = 128, 4, 128
     warnings.simplefilter("ignore")
-    print("| export | ms before | ms after | before / after | diff |")
-    print("|---|---:|---:|---:|---:|")
+    print("| export | ms before | ms after | before / after | ms after, `skip_norms=false` "
+          "| before / after | diff |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
-        for name in names:
+        for run in names:
+            name, _, exporter = run.partition("@")
             model, inputs = export_zoo.build(name, **WIDE[name])
-            src, out = os.path.join(tmp, name + ".onnx"), os.path.join(tmp, name + ".graft.onnx")
-            with torch.no_grad():
-                torch.onnx.export(model, tuple(inputs.values()), src, input_names=list(inputs),
-                                  output_names=["output"], dynamo=True, external_data=False)
-            subprocess.run([GRAFT, "apply", "--pipeline", "onnx-transformers", src, "-o", out,
-                            "-q"], check=True)
+            src = os.path.join(tmp, "model.onnx")
+            out, cpu = os.path.join(tmp, "model.graft.onnx"), os.path.join(tmp, "model.cpu.onnx")
+            export(model, inputs, exporter or "dynamo", src)
+            for path, params in ((out, []), (cpu, ["--param", "skip_norms=false"])):
+                subprocess.run([GRAFT, "apply", "--pipeline", "onnx-transformers", src, "-o", path,
+                                "-q", *params], check=True)
             feeds = {k: v.numpy() for k, v in inputs.items()}
             before, want = median_ms(src, feeds)
             after, got = median_ms(out, feeds)
-            diff = np.abs(want - got).max() / max(float(np.abs(want).max()), 1.0)
-            print(f"| {name} | {before:.1f} | {after:.1f} | {before / after:.2f} | {diff:.1e} |",
-                  flush=True)
+            after_cpu, got_cpu = median_ms(cpu, feeds)
+            scale = max(float(np.abs(want).max()), 1.0)
+            diff = max(np.abs(want - got).max(), np.abs(want - got_cpu).max()) / scale
+            print(f"| {run} | {before:.1f} | {after:.1f} | {before / after:.2f} | {after_cpu:.1f} "
+                  f"| {before / after_cpu:.2f} | {diff:.1e} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -62,11 +62,15 @@ class Hidden(torch.nn.Module):
 
 
 def hf(kind, **over):
+    """A transformers model of kind `kind` at the zoo's widths (`over`
+    replaces a config's fields: BERT, GPT-2, LLaMA and the NEWER families),
+    its output's key and example inputs."""
     import transformers as T
     common = dict(hidden_size=64, num_attention_heads=4, num_hidden_layers=2,
                   intermediate_size=128)
     if kind == "bert":
-        cfg = T.BertConfig(vocab_size=512, max_position_embeddings=64, **common, **over)
+        cfg = T.BertConfig(**{**dict(vocab_size=512, max_position_embeddings=64, **common),
+                              **over})
         return T.BertModel(cfg, add_pooling_layer=False), "last_hidden_state", text_inputs(512)
     if kind == "roberta":
         cfg = T.RobertaConfig(vocab_size=512, max_position_embeddings=64, **common, **over)
@@ -76,12 +80,13 @@ def hf(kind, **over):
                                  n_layers=2, hidden_dim=128, **over)
         return T.DistilBertModel(cfg), "last_hidden_state", text_inputs(512)
     if kind == "gpt2":
-        cfg = T.GPT2Config(vocab_size=512, n_positions=64, n_embd=64, n_head=4, n_layer=2,
-                           bos_token_id=0, eos_token_id=0, use_cache=False, **over)
+        cfg = T.GPT2Config(**{**dict(vocab_size=512, n_positions=64, n_embd=64, n_head=4,
+                                     n_layer=2, bos_token_id=0, eos_token_id=0,
+                                     use_cache=False), **over})
         return T.GPT2Model(cfg), "last_hidden_state", text_inputs(512)
     if kind == "llama":
-        cfg = T.LlamaConfig(vocab_size=512, max_position_embeddings=64, num_key_value_heads=2,
-                            use_cache=False, **common, **over)
+        cfg = T.LlamaConfig(**{**dict(vocab_size=512, max_position_embeddings=64,
+                                      num_key_value_heads=2, use_cache=False, **common), **over})
         return T.LlamaModel(cfg), "last_hidden_state", text_inputs(512)
     if kind == "qwen2":
         cfg = T.Qwen2Config(vocab_size=512, max_position_embeddings=64, num_key_value_heads=2,

@@ -174,6 +174,26 @@ def test_pipeline_on_real_exports(graft, tmp_path, name):
             assert mine[kind] >= want[kind], (tool, kind, dict(have), dict(want))
 
 
+@pytest.mark.parametrize("name", ["bert.ts17.dynamic", "llama.dynamo.static"])
+def test_skip_norms_false_keeps_residual_adds_apart(graft, tmp_path, name):
+    """`--param skip_norms=false` (for onnxruntime's CPU kernels, where a
+    Skip norm is slower than its Add and norm): no Skip norm, the norms as
+    LayerNormalization (or left decomposed, RMS below opset 23), the other
+    fusions as before, the original's outputs."""
+    src = os.path.join(ZOO, name + ".onnx")
+    ours = str(tmp_path / "cpu.onnx")
+    graft("apply", "--pipeline", "onnx-transformers", src, "-o", ours, "-q",
+          "--param", "skip_norms=false")
+    mine = onnx.load(ours)
+    onnx.checker.check_model(mine, full_check=True)
+    check_same_outputs(src, ours, name)
+    have = kinds(mine)
+    assert have["SkipLayerNormalization"] + have["SkipSimplifiedLayerNormalization"] == 0, have
+    assert sum(have[k] for k in ATTENTION) == LAYERS, have
+    if MANIFEST[name]["model"] == "bert":
+        assert have["LayerNormalization"] == 2 * LAYERS + 1, have
+
+
 def test_peers_recorded_with_the_installed_versions():
     """PEERS.json is what the installed onnxruntime and onnxscript write."""
     import onnxruntime
