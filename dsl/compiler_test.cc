@@ -597,6 +597,34 @@ TEST(CompiledRuleTest, OptionalNodeWithAMarkedStandIn) {
   EXPECT_EQ(g.FindNode("r3")->device(), "/device:CPU:0");
 }
 
+// A constant a rewrite makes and leaves unread (a `let` only an `if`'s other
+// branch reads) is not left in the graph.
+TEST(CompiledRuleTest, AnUnreadConstantTheRewriteMadeGoes) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  Diagnostics d;
+  std::unique_ptr<RuleSet> rules = CompileRuleText(
+      "unread.graft",
+      "rule relu_to_add {\n  match {\n    r = Relu(x)\n  }\n"
+      "  rewrite {\n    let one = Const([1.0]) { dtype: \"float32\" }\n"
+      "    out = if r.device == \"\" then Identity(x) else Add(x, one)\n"
+      "    replace r with out\n  }\n}\n",
+      {}, hooks, &d);
+  ASSERT_NE(rules, nullptr) << d.Render();
+  Graph g = graft::testing::GraphFromText(R"pb(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "r" op: "Relu" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "y" op: "Square" input: "r" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb");
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, rules->rules());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->rewrites(), 1);
+  int consts = 0;
+  g.ForEachNode([&](const Node& n) { consts += n.op() == "Const"; });
+  EXPECT_EQ(consts, 0);
+  EXPECT_EQ(g.num_nodes(), 3);  // x, the Identity, y
+}
+
 // A plan is computed once per apply, before any rule runs, however many
 // rewrites read it; a plan that fails stops the apply with its location.
 TEST(PlanTest, ComputedOncePerApply) {

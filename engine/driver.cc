@@ -361,6 +361,15 @@ class Driver {
         }
       }
     }
+    // A constant the rewrite made and left unread (a `let` that only an
+    // `if`'s other branch used) goes too.
+    for (NodeId id : worklist_.inserted) {
+      if (id >= graph_.id_limit()) continue;
+      const Node& n = graph_.node(id);
+      if (n.alive() && n.op() == "Const" && n.control_inputs().empty() &&
+          !outputs_.contains(id) && feeds_only_dead(n))
+        dead.insert(id);
+    }
     AddDeadProducers(feeds_only_dead, &dead);
     std::vector<NodeId> doomed(dead.begin(), dead.end());
     std::sort(doomed.begin(), doomed.end());
