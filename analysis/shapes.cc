@@ -6,7 +6,6 @@
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
@@ -408,44 +407,50 @@ std::string SharedSizesHint(const Graph& graph, const ShapeOptions& options) {
 namespace {
 
 // The nodes downstream of `touched` (them included) ranked producers before
-// consumers: the reverse postorder of a depth-first walk along consumers.
-// Rewrites add nodes with ids above their readers', so an order by id
-// would redo a reader once for each new node above it.
-absl::flat_hash_map<NodeId, size_t> DownstreamRanks(const Graph& graph,
-                                                    const std::vector<NodeId>& touched) {
+// consumers, by id (past the walk: none): the reverse postorder of a
+// depth-first walk along consumers. Rewrites add nodes with ids above their
+// readers', so an order by id would redo a reader once for each changed
+// path reaching it.
+constexpr size_t kUnranked = ~size_t{0};
+std::vector<size_t> DownstreamRanks(const Graph& graph, const std::vector<NodeId>& touched) {
+  const size_t limit = static_cast<size_t>(graph.id_limit());
+  std::vector<size_t> rank(limit, kUnranked);
+  std::vector<char> seen(limit, 0);
   std::vector<NodeId> finished;
-  absl::flat_hash_set<NodeId> seen;
-  // (node, its readers, the next reader to walk)
   struct Frame {
     NodeId id;
-    std::vector<NodeId> readers;
-    size_t next = 0;
+    int port = 0;       // the output whose readers are walked
+    size_t next = 0;    // the next of them
   };
   std::vector<Frame> stack;
-  auto push = [&](NodeId id) {
-    if (id < 0 || id >= graph.id_limit() || !seen.insert(id).second) return;
-    Frame f{id, {}, 0};
-    const Node& n = graph.node(id);
-    if (n.alive()) {
-      for (int p = 0; p < n.num_used_ports(); ++p) {
-        for (InputSlot s : n.consumers(p)) f.readers.push_back(s.node);
-      }
-    }
-    stack.push_back(std::move(f));
+  auto enter = [&](NodeId id) {
+    if (id < 0 || static_cast<size_t>(id) >= limit || seen[id]) return;
+    seen[id] = 1;
+    stack.push_back({id});
   };
   for (NodeId root : touched) {
-    push(root);
+    enter(root);
     while (!stack.empty()) {
       Frame& top = stack.back();
-      if (top.next < top.readers.size()) {
-        push(top.readers[top.next++]);  // may move `top`
-      } else {
-        finished.push_back(top.id);
-        stack.pop_back();
+      const Node& n = graph.node(top.id);
+      NodeId reader = kNoNode;
+      while (n.alive() && top.port < n.num_used_ports() && reader == kNoNode) {
+        absl::Span<const InputSlot> readers = n.consumers(top.port);
+        if (top.next < readers.size()) {
+          reader = readers[top.next++].node;
+        } else {
+          ++top.port;
+          top.next = 0;
+        }
       }
+      if (reader != kNoNode) {
+        enter(reader);  // may move `top`
+        continue;
+      }
+      finished.push_back(top.id);
+      stack.pop_back();
     }
   }
-  absl::flat_hash_map<NodeId, size_t> rank;
   for (size_t i = 0; i < finished.size(); ++i) rank[finished[i]] = finished.size() - 1 - i;
   return rank;
 }
@@ -459,10 +464,10 @@ void UpdateShapes(const Graph& graph, const ShapeOptions& options,
   // Worklist in topological order, so that a node is redone only when a
   // producer changed after it (a cycle's back edge: at most a few times,
   // so that a cycle cannot loop forever).
-  const absl::flat_hash_map<NodeId, size_t> rank = DownstreamRanks(graph, touched);
+  const std::vector<size_t> rank = DownstreamRanks(graph, touched);
   auto ranked = [&](NodeId id) {
-    auto it = rank.find(id);
-    return std::make_pair(it == rank.end() ? rank.size() : it->second, id);
+    const size_t r = id >= 0 && static_cast<size_t>(id) < rank.size() ? rank[id] : kUnranked;
+    return std::make_pair(r, id);
   };
   absl::flat_hash_map<NodeId, int> visits;
   std::set<std::pair<size_t, NodeId>> work;

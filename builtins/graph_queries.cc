@@ -66,7 +66,7 @@ void RegisterGraphQueryHooks(HookRegistry& r) {
         // An ONNX node's types follow from its inputs' (T of Add), as the
         // validator infers them.
         tf::DataType t = OnnxOf(ctx.graph) != nullptr
-                             ? validate_onnx::Types(ctx.graph).Of(a[0].tensor)
+                             ? validate_onnx::HeldTypes(ctx.graph).types().Of(a[0].tensor)
                              : TensorflowOps().OutputType(
                                    ctx.graph.node(a[0].tensor.node), a[0].tensor.port);
         return Value::String(t == tf::DT_INVALID ? "unknown" : DataTypeName(t));

@@ -30,9 +30,10 @@ class OnnxChecker : public NodeChecker {
 
   void CheckNode(const Node& node, bool signature_only, const Report& report) override {
     if (node.op() == "Const") CheckConstValue(node, report);
-    const bool types = options_.check_dtypes && !signature_only;
-    if (types && !types_.has_value()) types_.emplace(graph_);  // inferred as asked
-    validate_onnx::CheckNode(graph_, node, signature_only, types ? &*types_ : nullptr, report);
+    const bool check_types = options_.check_dtypes && !signature_only;
+    if (check_types && !types_.has_value()) types_.emplace(graph_);  // inferred as asked
+    validate_onnx::CheckNode(graph_, node, signature_only,
+                             check_types ? &types_->types() : nullptr, report);
   }
 
   // An op defined at the model's opset.
@@ -64,7 +65,7 @@ class OnnxChecker : public NodeChecker {
  private:
   const Graph& graph_;
   ValidateOptions options_;
-  std::optional<validate_onnx::Types> types_;
+  std::optional<validate_onnx::HeldTypes> types_;
 };
 
 class OnnxDialect : public ModelDialect {

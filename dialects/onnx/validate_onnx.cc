@@ -2,7 +2,10 @@
 #include "dialects/onnx/onnx_ops.h"
 
 #include <algorithm>
+#include <memory>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -114,6 +117,69 @@ void Types::Compute(NodeId id) {
     stack.pop_back();
   }
 }
+
+void Types::Forget(const std::vector<NodeId>& touched) {
+  // What each node to infer again had, to tell whether its readers' stay.
+  std::vector<std::pair<NodeId, std::vector<tf::DataType>>> before;
+  auto drop = [&](NodeId id) {
+    auto it = outputs_.find(id);
+    if (it == outputs_.end()) return;
+    before.emplace_back(id, std::move(it->second));
+    outputs_.erase(it);
+    problems_.erase(id);
+  };
+  for (NodeId id : touched) drop(id);
+  while (!before.empty()) {
+    auto [id, old] = std::move(before.back());
+    before.pop_back();
+    if (id < 0 || id >= graph_.id_limit() || !graph_.node(id).alive()) continue;
+    Compute(id);
+    if (outputs_[id] == old) continue;
+    const Node& n = graph_.node(id);
+    for (int p = 0; p < n.num_used_ports(); ++p) {
+      for (InputSlot s : n.consumers(p)) drop(s.node);
+    }
+  }
+}
+
+struct HeldTypes::Entry {
+  const Graph* graph = nullptr;
+  uint64_t version = 0;
+  std::unique_ptr<Types> types;
+  std::recursive_mutex mu;
+};
+
+HeldTypes::HeldTypes(const Graph& graph) {
+  // The graphs worked on at once (a batch's threads), the latest last.
+  static auto* mu = new std::mutex;
+  static auto* recent = new std::vector<std::shared_ptr<Entry>>;
+  {
+    std::lock_guard<std::mutex> lock(*mu);
+    for (auto it = recent->begin(); it != recent->end(); ++it) {
+      if ((*it)->graph == &graph) {
+        entry_ = *it;
+        recent->erase(it);
+        break;
+      }
+    }
+    if (entry_ == nullptr) {
+      entry_ = std::make_shared<Entry>();
+      entry_->graph = &graph;
+    }
+    recent->push_back(entry_);
+    if (recent->size() > 16) recent->erase(recent->begin());
+  }
+  lock_ = std::unique_lock<std::recursive_mutex>(entry_->mu);
+  std::vector<NodeId> touched;
+  if (entry_->types == nullptr || !graph.EditsSince(entry_->version, &touched)) {
+    entry_->types = std::make_unique<Types>(graph);
+  } else if (!touched.empty()) {
+    entry_->types->Forget(touched);
+  }
+  entry_->version = graph.version();
+}
+
+Types& HeldTypes::types() { return *entry_->types; }
 
 void Types::Infer(NodeId id) {
   auto of = [&](Endpoint e) {
