@@ -21,7 +21,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import export_zoo  # noqa: E402
-from bench_zoo_latency import export  # noqa: E402
 
 GRAFT = os.path.join(ROOT, "bazel-bin", "cli", "graft")
 
@@ -37,7 +36,8 @@ def main():
             for n in layers:
                 model, inputs = export_zoo.build("llama", num_hidden_layers=n)
                 src, out = os.path.join(tmp, "m.onnx"), os.path.join(tmp, "m.graft.onnx")
-                export(model, inputs, exporter, src)
+                export_zoo.write(model, inputs, "llama", exporter.removesuffix("-dynamic"),
+                                 exporter.endswith("-dynamic"), src)
                 start = time.perf_counter()
                 proc = subprocess.run([GRAFT, "apply", "--pipeline", "onnx-transformers", src,
                                        "-o", out], capture_output=True, text=True, check=True)

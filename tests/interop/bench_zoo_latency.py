@@ -26,7 +26,6 @@ import warnings
 
 import numpy as np
 import onnxruntime as ort
-import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -51,23 +50,6 @@ RUNS = ["opt", "falcon", "qwen3", "t5_encoder", "siglip_vision",
         "bert@ts17", "gpt2@ts17", "llama@ts17", "bert@ts17-dynamic", "gpt2@ts17-dynamic",
         "llama@ts17-dynamic"]
 
-
-def export(model, inputs, exporter, path):
-    """torch's dynamo exporter (static shapes), or its TorchScript exporter
-    at opset 17 (`ts17`; `ts17-dynamic`: batch and sequence named)."""
-    names = list(inputs)
-    with torch.no_grad():
-        if exporter == "dynamo":
-            torch.onnx.export(model, tuple(inputs.values()), path, input_names=names,
-                              output_names=["output"], dynamo=True, external_data=False)
-            return
-        axes = None
-        if exporter.endswith("-dynamic"):
-            axes = {k: {0: "batch", 1: "sequence"} for k in names}
-            axes["output"] = {0: "batch", 1: "sequence"}
-        torch.onnx.export(model, tuple(inputs.values()), path, input_names=names,
-                          output_names=["output"], opset_version=17, dynamo=False,
-                          dynamic_axes=axes)
 
 
 def median_ms(path, feeds, runs=30):
@@ -98,7 +80,9 @@ def main():
             model, inputs = export_zoo.build(name, **WIDE[name])
             src = os.path.join(tmp, "model.onnx")
             out, cpu = os.path.join(tmp, "model.graft.onnx"), os.path.join(tmp, "model.cpu.onnx")
-            export(model, inputs, exporter or "dynamo", src)
+            exporter = exporter or "dynamo"
+            export_zoo.write(model, inputs, name, exporter.removesuffix("-dynamic"),
+                             exporter.endswith("-dynamic"), src)
             for path, params in ((out, []), (cpu, ["--param", "skip_norms=false"])):
                 subprocess.run([GRAFT, "apply", "--pipeline", "onnx-transformers", src, "-o", path,
                                 "-q", *params], check=True)

@@ -244,6 +244,14 @@ def symbolic(name, inputs, dynamic):
 
 def export(name, exporter, dynamic, path):
     model, inputs = build(name)
+    return write(model, inputs, name, exporter, dynamic, path)
+
+
+def write(model, inputs, name, exporter, dynamic, path):
+    """`model` (export `name`'s, built with `inputs`) exported to `path` by
+    `exporter` (`dynamo`, `dynamo16`, `dynamo23`, `ts14`, `ts17`), batch and
+    sequence named when `dynamic`; the inputs' shapes as the manifest
+    writes them."""
     if exporter == "dynamo16":  # the model and its float inputs in float16
         model = model.half()
         inputs = {k: v.half() if v.is_floating_point() else v for k, v in inputs.items()}
