@@ -261,6 +261,16 @@ struct PatternDef {
   Loc loc;
 };
 
+// `guard name(a, b) = expr`: a named guard, inlined where it is called
+// (`where name(x, y)`), its parameters replaced by the call's arguments. Its
+// expression reads only its parameters, params and plans.
+struct GuardDef {
+  std::string name;
+  std::vector<std::pair<std::string, Loc>> params;
+  ExprPtr body;
+  Loc loc;
+};
+
 // `plan name = expr`: a value computed once per graph, before any rule runs,
 // that guards and rewrites read by name.
 struct Plan {
@@ -287,6 +297,7 @@ struct RuleFile {
   std::vector<Plan> plans;
   std::vector<OutputOrder> output_orders;
   std::vector<PatternDef> pattern_defs;
+  std::vector<GuardDef> guard_defs;
   std::vector<Rule> rules;
 };
 

@@ -141,6 +141,7 @@ void Checker::Load(const std::string& named, const std::string* text,
   set_->files_.push_back(path);
   auto file = std::make_shared<RuleFile>(ParseRuleFile(path, source, d_));
   set_->asts_.push_back(file);
+  loaded_.push_back(file);
   for (const Import& imp : file->imports) {
     Load(PathRelativeTo(path, imp.path), nullptr, path, imp.loc);
   }
@@ -157,6 +158,7 @@ std::unique_ptr<RuleSet> Checker::Compile(const std::vector<std::string>& paths,
   CheckDialects();
   CollectParams();
   CollectPatternDefs();
+  ExpandGuards();
   CheckPlans();
   CheckOutputOrder();
   for (const auto& file : set_->asts_) {
@@ -193,6 +195,13 @@ std::unique_ptr<RuleSet> Checker::Compile(const std::vector<std::string>& paths,
           !d_->has_errors()) {
         Error(*file, def.loc,
               absl::StrCat("pattern `", def.name, "` is never used"));
+      }
+    }
+    for (const GuardDef& def : file->guard_defs) {
+      if (guard_def_uses_[file->path + ":" + def.name] == 0 &&
+          !d_->has_errors()) {
+        Error(*file, def.loc,
+              absl::StrCat("guard `", def.name, "` is never used"));
       }
     }
     for (const Plan& plan : file->plans) {

@@ -146,6 +146,21 @@ class Checker {
   // `set` / `unset`: `n[name]`'s name is a string.
   void CheckAttrName(const RuleFile& f, const Action& a, Names* names);
 
+  // ---- named guards (checker_guards.cc) ----
+  // Each `guard name(a, b) = expr` checked (its expression reads only its
+  // parameters, params and plans) and inlined at every call in the files'
+  // rules, plans, requirements and output orders.
+  void ExpandGuards();
+  void CheckGuardDef(const RuleFile& f, const GuardDef& def);
+  ExprPtr ExpandGuardCalls(const RuleFile& f, const ExprPtr& e);
+  void ExpandGuardCalls(const RuleFile& f, Action* a);
+  ExprPtr InlineGuard(const RuleFile& f, const Expr& call,
+                      const RuleFile& def_file, const GuardDef& def);
+  // The guard `name` as `f` sees it (its own, then its imports' nearest
+  // first), with its file; {} when none.
+  std::pair<const RuleFile*, const GuardDef*> FindGuardDef(
+      const RuleFile& f, const std::string& name) const;
+
   // ---- plans and rules ----
   void CheckPlans();
   void CheckOutputOrder();
@@ -179,6 +194,14 @@ class Checker {
   std::pair<const RuleFile*, const PatternDef*> FindPatternDef(
       const RuleFile& f, const std::string& name) const;
   std::map<std::string, int> pattern_def_uses_;
+  // Named guards by file, then name (seen as named patterns are), their
+  // uses, and those being inlined (a guard that calls itself is an error).
+  std::map<std::string, std::map<std::string, const GuardDef*>> guard_defs_;
+  std::map<std::string, int> guard_def_uses_;
+  std::vector<const GuardDef*> inlining_;
+  // The files loaded, as the set holds them but editable: guard calls are
+  // inlined in them before they are checked.
+  std::vector<std::shared_ptr<RuleFile>> loaded_;
   std::vector<std::string> expanding_;  // named patterns being expanded
   int optional_depth_ = 0;  // > 0 while adding an optional part's operands
   std::map<std::string, int> plan_uses_;

@@ -6,6 +6,53 @@
 #include "engine/dialect.h"
 
 namespace graft::dsl {
+namespace {
+
+// A bound value as `graft explain` shows it: nodes and tensors by name,
+// numbers and strings as written, a list of up to 16 numbers or strings
+// item by item (a shape: `[2, -1, 4]`), a longer or other list by its size.
+std::string BindingText(const Graph& graph, const Value& v) {
+  switch (v.type) {
+    case ValueType::kNode:
+      return absl::StrCat("`", graph.node(v.tensor.node).name(), "`");
+    case ValueType::kTensor:
+      return absl::StrCat("`", graph.TensorName(v.tensor), "`");
+    case ValueType::kList: {
+      bool scalars = v.list.size() <= 16;
+      for (const Value& item : v.list) {
+        scalars &= item.type == ValueType::kInt ||
+                   item.type == ValueType::kFloat ||
+                   item.type == ValueType::kBool ||
+                   item.type == ValueType::kString;
+      }
+      if (!scalars) return absl::StrCat(v.list.size(), " item(s)");
+      std::string text = "[";
+      for (const Value& item : v.list) {
+        absl::StrAppend(&text, text.size() > 1 ? ", " : "",
+                        BindingText(graph, item));
+      }
+      return text + "]";
+    }
+    case ValueType::kGraph:
+      return v.graph ? absl::StrCat("`", v.s, "`") : "none";
+    case ValueType::kRanges:
+      return v.ranges ? absl::StrCat(v.ranges->ranges.size(),
+                                     " range(s) from `", v.ranges->path, "`")
+                      : "none";
+    case ValueType::kInt:
+      return absl::StrCat(v.i);
+    case ValueType::kFloat:
+      return absl::StrCat(v.f);
+    case ValueType::kBool:
+      return v.b ? "true" : "false";
+    case ValueType::kString:
+      return absl::StrCat("\"", v.s, "\"");
+    default:
+      return ValueTypeName(v.type);
+  }
+}
+
+}  // namespace
 
 std::string RuleSet::dialect() const {
   if (asts_.empty() || asts_.front()->dialect.empty())
@@ -63,41 +110,7 @@ Explanation ExplainAt(const RuleSet& set, const std::string& rule,
   if (m == nullptr) return out;
   out.matched = true;
   for (const auto& [name, v] : CompiledRule::BoundValues(*m)) {
-    std::string text;
-    switch (v.type) {
-      case ValueType::kNode:
-        text = absl::StrCat("`", graph.node(v.tensor.node).name(), "`");
-        break;
-      case ValueType::kTensor:
-        text = absl::StrCat("`", graph.TensorName(v.tensor), "`");
-        break;
-      case ValueType::kList:
-        text = absl::StrCat(v.list.size(), " tensor(s)");
-        break;
-      case ValueType::kGraph:
-        text = v.graph ? absl::StrCat("`", v.s, "`") : "none";
-        break;
-      case ValueType::kRanges:
-        text = v.ranges ? absl::StrCat(v.ranges->ranges.size(),
-                                       " range(s) from `", v.ranges->path, "`")
-                        : "none";
-        break;
-      case ValueType::kInt:
-        text = absl::StrCat(v.i);
-        break;
-      case ValueType::kFloat:
-        text = absl::StrCat(v.f);
-        break;
-      case ValueType::kBool:
-        text = v.b ? "true" : "false";
-        break;
-      case ValueType::kString:
-        text = absl::StrCat("\"", v.s, "\"");
-        break;
-      default:
-        text = ValueTypeName(v.type);
-        break;
-    }
+    std::string text = BindingText(graph, v);
     out.bindings.emplace_back(name, text);
   }
   return out;

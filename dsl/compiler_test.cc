@@ -12,6 +12,8 @@
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "dsl/evaluator.h"
+#include "dsl/parser.h"
 
 namespace graft::dsl {
 namespace {
@@ -34,7 +36,8 @@ const DiagnosticCase kCases[] = {
      "expected `doc`, `priority`, `match`, `rewrite`, `test` or `}` in the "
      "rule"},
     {"bad_top_level", "rul a {}\n", 1, 1,
-     "expected `rule`, `pattern`, `param`, `plan`, `require` or `import`"},
+     "expected `rule`, `pattern`, `guard`, `param`, `plan`, `require` or "
+     "`import`"},
     {"unterminated_string", "rule a {\n  doc \"oops\n}\n", 2, 12,
      "unterminated string: expected `\"`"},
     {"missing_pattern_equals", "rule a {\n  match { x Relu(y) }\n}\n", 2, 13,
@@ -274,6 +277,36 @@ const DiagnosticCase kCases[] = {
      "pattern p = Relu(_: p)\nrule a {\n  match { c = p }\n  rewrite { "
      "erase c }\n}\n",
      1, 21, "pattern `p` uses itself"},
+    {"guard_reads_a_rule_name",
+     "guard g(t) = uses(t) == uses(c)\nrule a {\n  match { c = Relu(x) where "
+     "g(x) }\n  rewrite { erase c }\n}\n",
+     1, 30,
+     "guard `g` reads `c`, which is none of its parameters (a guard reads its "
+     "parameters, params and plans)"},
+    {"guard_argument_count",
+     "guard g(t, u) = uses(t) == uses(u)\nrule a {\n  match { c = Relu(x) "
+     "where g(x) }\n  rewrite { erase c }\n}\n",
+     3, 29, "guard `g` takes 2 argument(s), got 1"},
+    {"guard_calls_itself",
+     "guard g(t) = g(t)\nrule a {\n  match { c = Relu(x) where g(x) }\n  "
+     "rewrite { erase c }\n}\n",
+     1, 14, "guard `g` calls itself"},
+    {"guard_never_used",
+     "guard g(t) = uses(t) == 1\nrule a {\n  match { c = Relu(_) }\n  "
+     "rewrite { erase c }\n}\n",
+     1, 1, "guard `g` is never used"},
+    {"guard_with_a_builtin_name",
+     "guard uses(t) = 1\nrule a {\n  match { c = Relu(x) where uses(x) == 1 "
+     "}\n  rewrite { erase c }\n}\n",
+     1, 1, "guard `uses` has a builtin's name"},
+    {"guard_without_parameters_list",
+     "guard g = 1\n", 1, 9,
+     "expected `(` and the guard's parameters (as in `guard small(t) = "
+     "bytes(t) < 1024`)"},
+    {"guard_port_of_an_expression",
+     "guard g(t) = uses(t:1) == 1\nrule a {\n  match { c = Relu(x) where "
+     "g(uses(x)) }\n  rewrite { erase c }\n}\n",
+     1, 19, "guard `g` reads `t` as a node: its argument must be a name"},
     {"optional_without_operand",
      "rule a {\n  match { c = Relu? }\n  rewrite { erase c }\n}\n", 2, 15,
      "an optional node needs a first operand to stand in for it (as in "
@@ -595,6 +628,63 @@ TEST(CompiledRuleTest, OptionalNodeWithAMarkedStandIn) {
   EXPECT_EQ(g.FindNode("r2")->device(), "/device:CPU:0");  // x = c
   // a^2 - c is not the pattern's a^2 - a: absent, x is the Sub itself.
   EXPECT_EQ(g.FindNode("r3")->device(), "/device:CPU:0");
+}
+
+// A named guard is inlined where it is called, its parameters replaced by
+// the arguments (an optional part's name included: `bound` reads it), and
+// one guard may call another.
+TEST(CompiledRuleTest, NamedGuardsAreInlinedWhereCalled) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  Diagnostics d;
+  std::unique_ptr<RuleSet> rules = CompileRuleText(
+      "guards.graft",
+      "param most: int = 1\n"
+      "guard read_once(t) = uses(t) <= most\n"
+      "guard bias_read_once(b, t) = read_once(t) and bound(b) and "
+      "read_once(b)\n"
+      "rule place {\n  match {\n    r = Relu(ba: BiasAdd?(_, bias))\n"
+      "    where bias_read_once(bias, ba) and r.device == \"\"\n  }\n"
+      "  rewrite { device r \"/device:CPU:1\" }\n}\n",
+      {}, hooks, &d);
+  ASSERT_NE(rules, nullptr) << d.Render();
+  Graph g = graft::testing::GraphFromText(R"pb(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "c" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 1 } } } }
+    node { name: "ba" op: "BiasAdd" input: "x" input: "c" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "r1" op: "Relu" input: "ba" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "d" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 2 } } } }
+    node { name: "bb" op: "BiasAdd" input: "x" input: "d" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "r2" op: "Relu" input: "bb" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "s" op: "Square" input: "d" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb");
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, rules->rules());
+  ASSERT_TRUE(report.ok()) << report.status();
+  // r1: its bias read once; r2: `d` is read twice (and absent, the BiasAdd
+  // binds no bias).
+  EXPECT_EQ(report->rewrites(), 1);
+  EXPECT_EQ(g.FindNode("r1")->device(), "/device:CPU:1");
+  EXPECT_EQ(g.FindNode("r2")->device(), "");
+}
+
+// A guard is shown as it reads: parentheses where an operand binds looser
+// than its operator (an inlined guard has no source text of its own).
+TEST(ExprTextTest, ParenthesizesWhatBindsLooser) {
+  Diagnostics d;
+  RuleFile f = ParseRuleFile(
+      "text.graft",
+      "rule a {\n  match { c = Relu(x)\n    where not bound(x) or (uses(x) == 1 "
+      "and (uses(c) > 1 or -(2 - 1) * (3 + 4) == 7 - (1 - 1))) }\n"
+      "  rewrite { erase c }\n}\n",
+      &d);
+  ASSERT_FALSE(d.has_errors()) << d.Render();
+  ASSERT_EQ(f.rules.size(), 1u);
+  ASSERT_EQ(f.rules[0].guards.size(), 1u);
+  EXPECT_EQ(ExprText(*f.rules[0].guards[0]),
+            "not bound(x) or uses(x) == 1 and (uses(c) > 1 or -(2 - 1) * (3 + 4) "
+            "== 7 - (1 - 1))");
 }
 
 // A constant a rewrite makes and leaves unread (a `let` only an `if`'s other

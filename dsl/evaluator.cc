@@ -13,6 +13,37 @@ namespace graft::dsl {
 using K = Expr::Kind;
 
 // Source-like text of an expression, for explanations.
+namespace {
+
+// How tightly an expression binds, as the grammar reads it: `if` loosest,
+// then `or`, `and`, `not`, comparisons, `+ -`, `* / // %`, unary minus,
+// and operands (names, calls, members, indexes) tightest.
+int Precedence(const Expr& e) {
+  switch (e.kind) {
+    case K::kIf:
+      return 0;
+    case K::kUnary:
+      return e.text == "not" ? 3 : 7;
+    case K::kBinary:
+      if (e.text == "or") return 1;
+      if (e.text == "and") return 2;
+      if (e.text == "+" || e.text == "-") return 5;
+      if (e.text == "*" || e.text == "/" || e.text == "//" || e.text == "%")
+        return 6;
+      return 4;  // a comparison
+    default:
+      return 8;
+  }
+}
+
+// `e` as an operand that needs at least `least` (in parentheses otherwise).
+std::string OperandText(const Expr& e, int least) {
+  std::string text = ExprText(e);
+  return Precedence(e) < least ? absl::StrCat("(", text, ")") : text;
+}
+
+}  // namespace
+
 std::string ExprText(const Expr& e) {
   switch (e.kind) {
     case K::kBool:
@@ -26,23 +57,27 @@ std::string ExprText(const Expr& e) {
     case K::kName:
       return e.text;
     case K::kPort:
-      return absl::StrCat(ExprText(*e.args[0]), ":", e.port);
+      return absl::StrCat(OperandText(*e.args[0], 8), ":", e.port);
     case K::kMember:
-      return absl::StrCat(ExprText(*e.args[0]), ".", e.text);
+      return absl::StrCat(OperandText(*e.args[0], 8), ".", e.text);
     case K::kUnary:
-      return e.text == "not" ? "not " + ExprText(*e.args[0])
-                             : "-" + ExprText(*e.args[0]);
+      return e.text == "not" ? "not " + OperandText(*e.args[0], 3)
+                             : "-" + OperandText(*e.args[0], 7);
     case K::kIndex:
-      return absl::StrCat(ExprText(*e.args[0]), "[", ExprText(*e.args[1]), "]");
+      return absl::StrCat(OperandText(*e.args[0], 8), "[", ExprText(*e.args[1]), "]");
     case K::kListComp:
       return absl::StrCat("[", ExprText(*e.args[0]), " for ", e.text, " in ",
                           ExprText(*e.args[1]), "]");
     case K::kIf:
       return absl::StrCat("if ", ExprText(*e.args[0]), " then ",
                           ExprText(*e.args[1]), " else ", ExprText(*e.args[2]));
-    case K::kBinary:
-      return absl::StrCat(ExprText(*e.args[0]), " ", e.text, " ",
-                          ExprText(*e.args[1]));
+    case K::kBinary: {
+      // left to right: a right operand as tight as its operator is grouped
+      // (`a - (b - c)`); comparisons do not chain
+      const int p = Precedence(e);
+      return absl::StrCat(OperandText(*e.args[0], p == 4 ? p + 1 : p), " ",
+                          e.text, " ", OperandText(*e.args[1], p + 1));
+    }
     case K::kCall:
     case K::kList:
     case K::kCreate: {

@@ -111,6 +111,7 @@ GRAFT_KW(inputs, "inputs");
 GRAFT_KW(take, "take");
 GRAFT_KW(plan, "plan");
 GRAFT_KW(pattern, "pattern");
+GRAFT_KW(guard, "guard");
 GRAFT_KW(output, "output");
 GRAFT_KW(order, "order");
 GRAFT_KW(if, "if");
@@ -508,13 +509,28 @@ struct pattern_def_name : name {};
 struct pattern_decl
     : p::seq<kw_pattern, ws, p::must<pattern_def_name>, ws,
              p::must<pattern_equals>, ws, p::must<node_pattern>> {};
+// `guard name(a, b) = expr`: a named guard that `where`s, `let`s and
+// rewrites call as a function; inlined, its parameters replaced by the
+// call's arguments.
+struct guard_name : name {};
+struct guard_param : name {};
+struct guard_params_close : rparen {};
+struct guard_params
+    : p::seq<lparen, ws,
+             p::opt<guard_param, ws,
+                    p::star<comma, ws, p::must<guard_param>, ws>>,
+             p::must<guard_params_close>> {};
+struct guard_equals : equals {};
+struct guard_decl
+    : p::seq<kw_guard, ws, p::must<guard_name>, ws, p::must<guard_params>, ws,
+             p::must<guard_equals>, ws, p::must<expr>> {};
 // `output order expr`: the graph the rules leave is written with these
 // nodes first, in this order (sort_by_execution_order).
 struct output_order_kw : kw_order {};
 struct output_order_decl
     : p::seq<kw_output, ws, p::must<output_order_kw>, ws, p::must<expr>> {};
 struct top_item : p::sor<import_decl, dialect_decl, param_decl, require_decl, plan_decl,
-                         pattern_decl, output_order_decl, rule_decl> {};
+                         pattern_decl, guard_decl, output_order_decl, rule_decl> {};
 // One top-level item; the parser loops so that it can report an error per
 // item and go on.
 struct item : p::seq<p::must<top_item>, ws> {};

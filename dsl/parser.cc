@@ -33,7 +33,8 @@ using Selector = p::parse_tree::selector<
         g::where_clause, g::for_clause, g::for_var, g::for_source, g::plan_decl,
         g::output_order_decl, g::for_action, g::rewrite_for_var, g::list_comp,
         g::comp_var, g::plan_name, g::if_expr, g::index_suffix, g::gap_operand,
-        g::pattern_decl, g::pattern_def_name, g::optional_mark, g::stand_in_mark,
+        g::pattern_decl, g::pattern_def_name, g::guard_decl, g::guard_name,
+        g::guard_param, g::optional_mark, g::stand_in_mark,
         g::pattern_ref,
         g::anonymous_bound, g::node_pattern, g::nested_operand, g::op_name,
         g::wildcard, g::control_operand, g::variadic_operand,
@@ -192,6 +193,19 @@ class Converter {
     } else if (n.is_type<g::pattern_decl>()) {
       file_->pattern_defs.push_back(
           {n.children[0]->string(), PatternOf(*n.children[1]), LocOf(n)});
+    } else if (n.is_type<g::guard_decl>()) {
+      GuardDef def;
+      def.loc = LocOf(n);
+      for (const auto& c : n.children) {
+        if (c->is_type<g::guard_name>()) {
+          def.name = c->string();
+        } else if (c->is_type<g::guard_param>()) {
+          def.params.push_back({c->string(), LocOf(*c)});
+        } else {
+          def.body = ExprOf(*c);
+        }
+      }
+      file_->guard_defs.push_back(std::move(def));
     } else if (n.is_type<g::plan_decl>()) {
       file_->plans.push_back(
           {n.children[0]->string(), ExprOf(*n.children[1]), LocOf(n)});
