@@ -6,6 +6,7 @@ as text (.onnxtxt) beside the other ONNX test inputs.
     .venv/bin/python tests/data/make_zoo_cuts.py
 """
 import os
+import re
 import subprocess
 import tempfile
 
@@ -124,6 +125,25 @@ CUTS = {
                                    "/model/layers.0/self_attn/Transpose_2_output_0",
                                    "attention_mask"],
                                   ["/model/layers.0/self_attn/Reshape_6_output_0"]),
+    # GPT-Neo's self-attention (dynamo): no scale, its causal mask a Where
+    # to the float minimum, then the padding mask's bias
+    "zoo_attention_causal_where": ("gpt_neo.dynamo.static",
+                                   ["linear", "linear_1", "linear_2", "attention_mask"],
+                                   ["view_3"]),
+    # MPNet's (TorchScript): the scores divided by sqrt(d), its relative
+    # position bias added, then the padding mask's bias
+    "zoo_attention_position_bias": ("mpnet.ts17.static",
+                                    ["/model/encoder/layer.0/attention/attn/q/Add_output_0",
+                                     "/model/encoder/layer.0/attention/attn/k/Add_output_0",
+                                     "/model/encoder/layer.0/attention/attn/v/Add_output_0",
+                                     "attention_mask"],
+                                    ["/model/encoder/layer.0/attention/attn/Reshape_3_output_0"]),
+    # T5's K heads transposed for their length alone (read by the position
+    # bias), beside the K^T of its first attention (TorchScript, dynamic)
+    "zoo_shape_of_transpose": ("t5_encoder.ts17.dynamic",
+                               ["/model/encoder/block.0/layer.0/layer_norm/Mul_1_output_0"],
+                               ["/model/encoder/block.0/layer.0/SelfAttention/Gather_2_output_0",
+                                "/model/encoder/block.0/layer.0/SelfAttention/MatMul_output_0"]),
     # CLIP's quick_gelu (dynamo)
     "zoo_quick_gelu": ("clip_text.dynamo.static", ["linear_4"], ["mul_1"]),
     # OPT's self-attention (dynamo): Q scaled before its heads split, so no
@@ -256,6 +276,9 @@ REWRITTEN = {
     "zoo_attention_eager_masked_init": ("zoo_attention_eager_masked",
                                         "rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
                                         "extract_constant_to_initializer"),
+    "zoo_attention_position_bias_init": ("zoo_attention_position_bias",
+                                         "rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
+                                         "extract_constant_to_initializer"),
     "zoo_attention_eager_heads_init": ("zoo_attention_eager_heads",
                                        "rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
                                        "extract_constant_to_initializer"),
@@ -296,7 +319,24 @@ def rewritten(name, cut, rule_file, rule):
     graft = os.path.join(root, "bazel-bin", "cli", "graft")
     source = open(os.path.join(root, rule_file)).read()
     start = source.index(f"rule {rule} {{")
-    only = "dialect onnx\n" + source[start:source.index("\n}\n", start) + 3]
+    body = source[start:source.index("\n}\n", start) + 3]
+    # the file's named guards the rule calls (and those they call) ...
+    guards = {guard: decl for decl, guard in
+              re.findall(r"^(guard (\w+)\(.*?)(?=\n\n|\n#)", source, re.M | re.S)}
+    kept, text = [], body
+    changed = True
+    while changed:
+        changed = False
+        for guard, decl in guards.items():
+            if guard not in kept and re.search(rf"\b{guard}\(", text):
+                kept.append(guard)
+                text += decl
+                changed = True
+    # and the params it reads
+    params = [decl for decl, param in re.findall(r"^(param (\w+):.*)$", source, re.M)
+              if re.search(rf"\b{param}\b", text)]
+    only = ("dialect onnx\n" + "".join(p + "\n" for p in params)
+            + "".join(guards[g] + "\n" for g in kept) + body)
     with tempfile.TemporaryDirectory() as tmp:
         with open(os.path.join(tmp, "rule.graft"), "w") as f:
             f.write(only)
