@@ -93,6 +93,7 @@ printf 'x: [1, 2\n' > "$F/bad.yaml"
 printf 'steps:\n  - rulez: ok.graft\n' > "$F/unknown_key.yaml"
 printf 'steps:\n  - rules: ok.graft\n    params: {colour: red}\n' > "$F/undeclared.yaml"
 printf 'steps:\n  - rules: nope.graft\n' > "$F/missing_rules.yaml"
+printf 'steps:\n  - rules: param.graft\n' > "$F/param_step.yaml"
 printf 'r:0: [1\n' > "$F/ranges_garbage.yaml"
 mkdir -p "$F/norules"
 python3 -c "
@@ -211,6 +212,7 @@ case_ pipeline_undeclared_param 1 "undeclared.yaml:3:14: error: param .colour. i
 case_ pipeline_missing_rules 1 "nope.graft: error: cannot read the rule file" -- "$GRAFT" apply --pipeline missing_rules.yaml ok.pb -o out.pb
 case_ param_without_value 2 "--param: error: expected name=value" -- "$GRAFT" apply -r param.graft --param scale ok.pb -o out.pb
 case_ param_unknown 2 "unknown param .colour." -- "$GRAFT" apply -r param.graft --param colour=red ok.pb -o out.pb
+case_ pipeline_param_typo 2 "note: did you mean .scale." -- "$GRAFT" apply --pipeline param_step.yaml --param scal=1 ok.pb -o out.pb
 case_ param_wrong_type 2 "param .scale.: .big. is not a float" -- "$GRAFT" apply -r param.graft --param scale=big ok.pb -o out.pb
 case_ param_out_of_range 2 "param .scale.: 5 is outside 0..2" -- "$GRAFT" apply -r param.graft --param scale=5 ok.pb -o out.pb
 case_ ranges_missing 1 "nope.yaml: error: cannot read the range file" -- "$GRAFT" apply -r ranges.graft --param ranges=nope.yaml ok.pb -o out.pb

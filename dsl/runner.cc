@@ -69,10 +69,12 @@ bool CompileSteps(const std::vector<PipelineStep>& steps,
     }
     out->push_back({StepName(steps[i], i, steps.size()), std::move(set)});
   }
+  const std::vector<std::string> known(declared.begin(), declared.end());
   for (const auto& [k, v] : params) {
     if (declared.count(k) == 0) {
       diagnostics->Error("--param", {},
-                         absl::StrCat("no rule file declares param `", k, "`"));
+                         absl::StrCat("no rule file declares param `", k, "`"),
+                         Suggest(k, known));
     }
   }
   return !diagnostics->has_errors();
