@@ -19,6 +19,7 @@
 #include "analysis/memory.h"
 #include "analysis/regions.h"
 #include "analysis/shapes.h"
+#include "engine/kept_per_graph.h"
 
 namespace graft::analysis {
 
@@ -26,7 +27,6 @@ namespace graft::analysis {
 // it (a rule that only asks for `bytes` never schedules the graph).
 struct Analyses {
   const Graph* graph = nullptr;
-  uint64_t version = 0;
   ShapeMap shapes;
   std::mutex mu;  // guards the lazily computed parts below
   std::optional<absl::StatusOr<Regions>> regions;
@@ -55,33 +55,25 @@ class Cache {
   // The analyses of `graph` now: those of an earlier version brought up to
   // date from the graph's edit log, or computed anew.
   std::shared_ptr<Analyses> For(const Graph& graph) {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = recent_.begin(); it != recent_.end(); ++it) {
-      std::shared_ptr<Analyses> a = *it;
-      if (a->graph != &graph) continue;
-      if (a->version == graph.version()) return a;
-      std::vector<NodeId> touched;
-      if (graph.EditsSince(a->version, &touched)) {
-        Update(graph, std::move(touched), *a);
-        return a;
-      }
-      recent_.erase(it);  // another graph at the same address
-      break;
-    }
-    auto a = std::make_shared<Analyses>();
-    a->graph = &graph;
-    a->version = graph.version();
-    a->shapes = InferShapes(graph, options_.shapes);
-    if (recent_.size() >= kRecent) recent_.erase(recent_.begin());
-    recent_.push_back(a);
-    return a;
+    std::unique_lock<std::recursive_mutex> lock;
+    auto entry = kept_.For(
+        graph, &lock,
+        [&] {
+          auto a = std::make_unique<Analyses>();
+          a->graph = &graph;
+          a->shapes = InferShapes(graph, options_.shapes);
+          return a;
+        },
+        [&](Analyses& a, std::vector<NodeId> touched) {
+          Update(graph, touched, a);
+        });
+    return std::shared_ptr<Analyses>(entry, entry->value.get());
   }
 
   // Shapes and regions follow the edits; the schedule and liveness are
   // computed again when next asked for.
-  void Update(const Graph& graph, std::vector<NodeId> touched, Analyses& a) {
-    std::sort(touched.begin(), touched.end());
-    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  void Update(const Graph& graph, const std::vector<NodeId>& touched,
+              Analyses& a) {
     std::lock_guard<std::mutex> lock(a.mu);
     UpdateShapes(graph, options_.shapes, touched, &a.shapes);
     if (a.regions && a.regions->ok()) {
@@ -91,7 +83,6 @@ class Cache {
     }
     a.memory.reset();
     a.life_of.clear();
-    a.version = graph.version();
   }
 
   const absl::StatusOr<Regions>& RegionsOf(Analyses& a) {
@@ -130,11 +121,9 @@ class Cache {
   const RooflineModel& model() const { return model_; }
 
  private:
-  static constexpr size_t kRecent = 4;  // graphs worked on at once
   AnalysisHookOptions options_;
   RooflineModel model_;
-  std::mutex mu_;
-  std::vector<std::shared_ptr<Analyses>> recent_;
+  KeptPerGraph<Analyses> kept_{4};  // graphs worked on at once
 };
 
 }  // namespace graft::analysis

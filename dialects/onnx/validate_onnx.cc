@@ -142,44 +142,15 @@ void Types::Forget(const std::vector<NodeId>& touched) {
   }
 }
 
-struct HeldTypes::Entry {
-  const Graph* graph = nullptr;
-  uint64_t version = 0;
-  std::unique_ptr<Types> types;
-  std::recursive_mutex mu;
-};
-
 HeldTypes::HeldTypes(const Graph& graph) {
-  // The graphs worked on at once (a batch's threads), the latest last.
-  static auto* mu = new std::mutex;
-  static auto* recent = new std::vector<std::shared_ptr<Entry>>;
-  {
-    std::lock_guard<std::mutex> lock(*mu);
-    for (auto it = recent->begin(); it != recent->end(); ++it) {
-      if ((*it)->graph == &graph) {
-        entry_ = *it;
-        recent->erase(it);
-        break;
-      }
-    }
-    if (entry_ == nullptr) {
-      entry_ = std::make_shared<Entry>();
-      entry_->graph = &graph;
-    }
-    recent->push_back(entry_);
-    if (recent->size() > 16) recent->erase(recent->begin());
-  }
-  lock_ = std::unique_lock<std::recursive_mutex>(entry_->mu);
-  std::vector<NodeId> touched;
-  if (entry_->types == nullptr || !graph.EditsSince(entry_->version, &touched)) {
-    entry_->types = std::make_unique<Types>(graph);
-  } else if (!touched.empty()) {
-    entry_->types->Forget(touched);
-  }
-  entry_->version = graph.version();
+  // The graphs worked on at once (a batch's threads).
+  static auto* kept = new KeptPerGraph<Types>(16);
+  entry_ = kept->For(
+      graph, &lock_, [&] { return std::make_unique<Types>(graph); },
+      [](Types& types, const std::vector<NodeId>& touched) { types.Forget(touched); });
 }
 
-Types& HeldTypes::types() { return *entry_->types; }
+Types& HeldTypes::types() { return *entry_->value; }
 
 void Types::Infer(NodeId id) {
   auto of = [&](Endpoint e) {

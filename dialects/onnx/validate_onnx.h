@@ -14,6 +14,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "engine/graph.h"
+#include "engine/kept_per_graph.h"
 
 namespace graft::validate_onnx {
 
@@ -54,10 +55,8 @@ class HeldTypes {
   explicit HeldTypes(const Graph& graph);
   Types& types();
 
-  struct Entry;
-
  private:
-  std::shared_ptr<Entry> entry_;  // (kept while the lock is held)
+  std::shared_ptr<KeptPerGraph<Types>::Entry> entry_;  // (kept while locked)
   std::unique_lock<std::recursive_mutex> lock_;
 };
 
