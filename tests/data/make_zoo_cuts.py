@@ -51,6 +51,14 @@ CUTS = {
     # dynamic shapes)
     "zoo_rotary_computed": ("llama.dynamo.dynamic", ["input_ids", "linear", "linear_1"],
                             ["add_4", "add_5"]),
+    # ... and as TorchScript computes them (dynamic shapes): the positions
+    # unsqueezed twice, the tables times an attention scaling of 1
+    "zoo_rotary_computed_ts": ("llama.ts17.dynamic",
+                               ["/model/embed_tokens/Gather_output_0",
+                                "/model/layers.0/self_attn/q_proj/MatMul_output_0",
+                                "/model/layers.0/self_attn/k_proj/MatMul_output_0"],
+                               ["/model/layers.0/self_attn/Add_output_0",
+                                "/model/layers.0/self_attn/Add_1_output_0"]),
     # the same as constant tables [1, 1, S, h] (dynamo, static shapes)
     "zoo_rotary_table": ("llama.dynamo.static", ["linear", "linear_1"], ["add_4", "add_5"]),
     # ... and as cos / sin of constant angles (TorchScript, static shapes)
@@ -276,6 +284,15 @@ REWRITTEN = {
     "zoo_attention_eager_masked_init": ("zoo_attention_eager_masked",
                                         "rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
                                         "extract_constant_to_initializer"),
+    # as the pipeline's steps before the fusions' second run leave it: its
+    # constants initializers, its float-to-float casts gone, its
+    # rotate_half's slices at the head's half (shape arithmetic folded)
+    "zoo_rotary_computed_ts_folded": (
+        "zoo_rotary_computed_ts",
+        [("rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
+          "extract_constant_to_initializer"),
+         ("rules/onnx/onnxoptimizer/eliminate_nop_cast.graft", "eliminate_nop_cast"),
+         ("rules/onnx/shape_arithmetic.graft", "fold_shape_arithmetic")]),
     "zoo_attention_position_bias_init": ("zoo_attention_position_bias",
                                          "rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
                                          "extract_constant_to_initializer"),
@@ -313,11 +330,8 @@ REWRITTEN = {
 }
 
 
-def rewritten(name, cut, rule_file, rule):
-    """The cut after `rule` alone: a temporary copy of its file with that rule."""
-    root = os.path.dirname(os.path.dirname(HERE))
-    graft = os.path.join(root, "bazel-bin", "cli", "graft")
-    source = open(os.path.join(root, rule_file)).read()
+def only_rule(source, rule):
+    """A rule file of `rule` alone, with the named guards and params it reads."""
     start = source.index(f"rule {rule} {{")
     body = source[start:source.index("\n}\n", start) + 3]
     # the file's named guards the rule calls (and those they call) ...
@@ -335,19 +349,28 @@ def rewritten(name, cut, rule_file, rule):
     # and the params it reads
     params = [decl for decl, param in re.findall(r"^(param (\w+):.*)$", source, re.M)
               if re.search(rf"\b{param}\b", text)]
-    only = ("dialect onnx\n" + "".join(p + "\n" for p in params)
+    return ("dialect onnx\n" + "".join(p + "\n" for p in params)
             + "".join(guards[g] + "\n" for g in kept) + body)
+
+
+def rewritten(name, cut, rules):
+    """The cut after each (rule file, rule) of `rules` in turn, each rule
+    alone: a temporary copy of its file with that rule."""
+    root = os.path.dirname(os.path.dirname(HERE))
+    graft = os.path.join(root, "bazel-bin", "cli", "graft")
     with tempfile.TemporaryDirectory() as tmp:
-        with open(os.path.join(tmp, "rule.graft"), "w") as f:
-            f.write(only)
-        text = os.path.join(tmp, "in.onnx")
+        path = os.path.join(tmp, "in.onnx")
         onnx.save(text_format.Parse(open(os.path.join(OUT, cut + ".onnxtxt")).read(),
-                                    onnx.ModelProto()), text)
-        out = os.path.join(tmp, "out.onnx")
-        subprocess.run([graft, "apply", "-r", os.path.join(tmp, "rule.graft"), text, "-o", out,
-                        "-q"], check=True)
-        model = onnx.load(out)
-    model.producer_name = f"cut from tests/data/zoo, {rule} applied"
+                                    onnx.ModelProto()), path)
+        for rule_file, rule in rules:
+            with open(os.path.join(tmp, "rule.graft"), "w") as f:
+                f.write(only_rule(open(os.path.join(root, rule_file)).read(), rule))
+            out = os.path.join(tmp, "out.onnx")
+            subprocess.run([graft, "apply", "-r", os.path.join(tmp, "rule.graft"), path, "-o",
+                            out, "-q"], check=True)
+            os.replace(out, path)
+        model = onnx.load(path)
+    model.producer_name = f"cut from tests/data/zoo, {', '.join(r for _, r in rules)} applied"
     onnx.checker.check_model(model, full_check=True)
     with open(os.path.join(OUT, name + ".onnxtxt"), "w") as f:
         f.write(text_format.MessageToString(model))
@@ -377,8 +400,9 @@ def main():
         with open(os.path.join(OUT, name + ".onnxtxt"), "w") as f:
             f.write(text_format.MessageToString(cut))
         print(name, len(cut.graph.node), "nodes")
-    for name, (cut, rule_file, rule) in REWRITTEN.items():
-        rewritten(name, cut, rule_file, rule)
+    for name, (cut, *rules) in REWRITTEN.items():
+        # one rule (a file and its rule), or several in turn
+        rewritten(name, cut, [tuple(rules)] if isinstance(rules[0], str) else rules[0])
 
 
 if __name__ == "__main__":
