@@ -234,6 +234,13 @@ absl::StatusOr<ConstTensor> ChannelValuesOf(
 }
 
 // What shape inference finds for a tensor of the graph a hook is called on.
+// Dimension i of a shape (negative: from the end), or -1.
+int64_t DimAt(const TensorInfo& t, int64_t i) {
+  const int64_t rank = static_cast<int64_t>(t.dims.size());
+  if (!t.known_rank || i < -rank || i >= rank) return -1;
+  return t.dims[i < 0 ? i + rank : i];
+}
+
 auto ShapeOf(std::shared_ptr<Cache> cache) {
   return [cache](const HookContext& ctx, const Value& tensor) -> const TensorInfo& {
     return cache->For(ctx.graph)->shapes.at(tensor.tensor);
@@ -390,13 +397,21 @@ void RegisterShapeHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
       "dimension i of a and dimension j of b are equal as shape inference "
       "shows: known and the same, or the same symbol (negative: from the end)",
       [shape_of](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        auto dim = [](const TensorInfo& t, int64_t i) -> int64_t {
-          const int64_t rank = static_cast<int64_t>(t.dims.size());
-          if (!t.known_rank || i < -rank || i >= rank) return -1;
-          return t.dims[i < 0 ? i + rank : i];
-        };
-        const int64_t x = dim(shape_of(ctx, a[0]), a[1].i), y = dim(shape_of(ctx, a[2]), a[3].i);
+        const int64_t x = DimAt(shape_of(ctx, a[0]), a[1].i),
+                      y = DimAt(shape_of(ctx, a[2]), a[3].i);
         return Value::Bool(x != -1 && x == y);
+      });
+  AddBuiltinHook(
+      r, "meets_dim", {VT::kTensor, VT::kInt, VT::kTensor, VT::kInt}, VT::kBool,
+      "dimension i of a equals dimension j of b wherever the graph runs, for "
+      "a and b that a broadcasting op reads together: the same (same_dim), "
+      "or a's a prefix of a longer length sliced to b's (a buffer of "
+      "positions or a causal mask cut to the sequence, min(n, b's): a "
+      "broadcast meets b's only where they are equal)",
+      [shape_of](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const int64_t x = DimAt(shape_of(ctx, a[0]), a[1].i),
+                      y = DimAt(shape_of(ctx, a[2]), a[3].i);
+        return Value::Bool(x != -1 && (x == y || IsPrefixSlicedTo(x, y)));
       });
 }
 

@@ -93,6 +93,28 @@ TEST_F(SymbolicShapes, ABufferSlicedToTheSequenceBroadcastsToTheSequence) {
   EXPECT_EQ(Of("sum").dims, (Dims{batch, sequence, 8}));
 }
 
+// A declared name for what inference derives replaces the derivation (the
+// exporter's own symbol), but onnx's shape inference's `unk__N`, which only
+// says a dimension is unknown, does not: the buffer cut to the sequence
+// still meets the sequence.
+TEST_F(OnnxShapes, AnonymousDeclaredDimensionsKeepWhatInferenceDerived) {
+  auto declaring = [](const std::string& name) {
+    std::string text = kModel;
+    const std::string at = "    output { name: \"sum\"";
+    text.replace(text.find(at), 0,
+                 "    value_info { name: \"pos\" type { tensor_type { elem_type: 7 shape {\n"
+                 "      dim { dim_value: 1 } dim { dim_param: \"" + name + "\" } } } } }\n");
+    return text;
+  };
+  const int64_t batch = SymbolicDim("batch"), sequence = SymbolicDim("sequence");
+  Load(declaring("unk__3").c_str());
+  ASSERT_EQ(Of("pos").dims.size(), 2u);
+  EXPECT_TRUE(IsPrefixSlicedTo(Of("pos").dims[1], sequence));
+  EXPECT_EQ(Of("sum").dims, (Dims{batch, sequence, 8}));
+  Load(declaring("positions").c_str());
+  EXPECT_EQ(Of("pos").dims, (Dims{1, SymbolicDim("positions")}));
+}
+
 TEST_F(SymbolicShapes, RangeToASymbolHasThatManyElements) {
   EXPECT_EQ(Of("range").dims, (Dims{SymbolicDim("sequence")}));
 }

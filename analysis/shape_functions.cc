@@ -30,18 +30,12 @@ TensorInfo FromShapeProto(const tf::TensorShapeProto& s) {
   return Shaped(dims);
 }
 
-namespace {
-
-// Whether `y` is a prefix of a positive length sliced to `x` (a buffer of
-// positions or a causal mask cut to the sequence: min(d, x)): broadcast with
-// `x`, it gives `x` wherever the graph runs.
-bool IsPrefixTo(int64_t y, int64_t x) {
-  std::optional<DerivedDim> def = DerivedSymbolicDimDefinition(y);
+bool IsPrefixSlicedTo(int64_t d, int64_t length) {
+  std::optional<DerivedDim> def = DerivedSymbolicDimDefinition(d);
   return def.has_value() && def->function == "slice" && def->args.size() == 4 &&
-         def->args[0] > 0 && def->args[1] == 0 && def->args[2] == x && def->args[3] == 1;
+         def->args[0] > 0 && def->args[1] == 0 && def->args[2] == length &&
+         def->args[3] == 1;
 }
-
-}  // namespace
 
 // Right-aligned broadcasting; unknown where it cannot be decided, a derived
 // symbol where two symbols meet.
@@ -60,9 +54,9 @@ TensorInfo BroadcastShapes(const TensorInfo& a, const TensorInfo& b) {
       out[i] = y;
     else if (y == 1)
       out[i] = x;
-    else if (IsPrefixTo(y, x))
+    else if (IsPrefixSlicedTo(y, x))
       out[i] = x;
-    else if (IsPrefixTo(x, y))
+    else if (IsPrefixSlicedTo(x, y))
       out[i] = y;
     else if (IsSymbolicDim(x) && IsSymbolicDim(y))  // whichever is not 1: a function of both
       out[i] = DerivedSymbolicDim("broadcast", {std::min(x, y), std::max(x, y)});

@@ -26,22 +26,34 @@ namespace graft::analysis {
 namespace {
 
 // The shape the graph's dialect declares for a tensor (ONNX's value_info;
-// symbolic dimensions as SymbolicDim), or an unknown rank.
-TensorInfo DeclaredShape(const Graph& graph, Endpoint tensor) {
-  TensorInfo out;
+// symbolic dimensions as SymbolicDim), or an unknown rank; `anonymous`:
+// which dimensions onnx's shape inference named only to say they are
+// unknown (`unk__7`).
+struct Declared {
+  TensorInfo info;
+  std::vector<bool> anonymous;
+};
+Declared DeclaredShape(const Graph& graph, Endpoint tensor) {
+  Declared out;
   std::optional<tf::TensorShapeProto> shape = DialectOf(graph).DeclaredShape(graph, tensor);
   if (!shape.has_value()) return out;
-  out.known_rank = true;
+  out.info.known_rank = true;
   for (const auto& d : shape->dim()) {
-    out.dims.push_back(d.size() >= 0 ? d.size() : !d.name().empty() ? SymbolicDim(d.name()) : -1);
+    out.info.dims.push_back(d.size() >= 0 ? d.size() : !d.name().empty() ? SymbolicDim(d.name()) : -1);
+    int64_t n = 0;
+    out.anonymous.push_back(d.size() < 0 && absl::StartsWith(d.name(), "unk__") &&
+                            absl::SimpleAtoi(d.name().substr(5), &n));
   }
   return out;
 }
 
 // Fills what inference left unknown in `out` from a declared shape of the
 // same rank (or the whole shape when inference knows no rank); a declared
-// symbol (the exporter's `sequence`) names what inference could only derive.
-void MergeDeclared(const TensorInfo& given, TensorInfo& out) {
+// symbol (the exporter's `sequence`) names what inference could only derive,
+// but an anonymous one (onnx's `unk__7`) says less than the derivation (a
+// buffer cut to the sequence: min(64, S)) and does not replace it.
+void MergeDeclared(const Declared& declared, TensorInfo& out) {
+  const TensorInfo& given = declared.info;
   if (!given.known_rank) return;
   if (!out.known_rank) {
     out.known_rank = true;
@@ -51,7 +63,8 @@ void MergeDeclared(const TensorInfo& given, TensorInfo& out) {
   if (out.dims.size() != given.dims.size()) return;
   for (size_t i = 0; i < given.dims.size(); ++i) {
     if (out.dims[i] == -1 || (out.dims[i] < 0 && given.dims[i] >= 0) ||
-        (IsSymbolicDim(given.dims[i]) && DerivedSymbolicDimDefinition(out.dims[i]).has_value()))
+        (IsSymbolicDim(given.dims[i]) && !declared.anonymous[i] &&
+         DerivedSymbolicDimDefinition(out.dims[i]).has_value()))
       out.dims[i] = given.dims[i];
   }
 }

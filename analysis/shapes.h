@@ -36,6 +36,10 @@ struct DerivedDim {
   std::vector<int64_t> args;
 };
 std::optional<DerivedDim> DerivedSymbolicDimDefinition(int64_t d);
+// Whether `d` is a prefix of a positive length sliced to `length` (a buffer
+// of positions or a causal mask cut to the sequence: min(n, length)): read
+// with `length` by a broadcasting op, it is `length` wherever the graph runs.
+bool IsPrefixSlicedTo(int64_t d, int64_t length);
 // Whether `d` is a symbolic dimension: in (kSymbolicDimMax - 2^40,
 // kSymbolicDimMax], clear of -1 and of INT64_MIN (a Slice's "from the start").
 inline bool IsSymbolicDim(int64_t d) {
