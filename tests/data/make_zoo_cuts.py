@@ -152,6 +152,20 @@ CUTS = {
                                ["/model/encoder/block.0/layer.0/layer_norm/Mul_1_output_0"],
                                ["/model/encoder/block.0/layer.0/SelfAttention/Gather_2_output_0",
                                 "/model/encoder/block.0/layer.0/SelfAttention/MatMul_output_0"]),
+    # GPT-Neo's self-attention (TorchScript, dynamic shapes): its causal
+    # mask its buffer cut to the sequence (a length the shapes know as
+    # min(64, S)), then the padding mask's bias
+    "zoo_attention_causal_slice": ("gpt_neo.ts17.dynamic",
+                                   ["input_ids", "/model/wte/Gather_output_0", "attention_mask",
+                                    "/model/h.0/attn/attention/q_proj/MatMul_output_0",
+                                    "/model/h.0/attn/attention/k_proj/MatMul_output_0",
+                                    "/model/h.0/attn/attention/v_proj/MatMul_output_0"],
+                                   ["/model/h.0/attn/attention/Reshape_3_output_0"]),
+    # BERT's embeddings (TorchScript, dynamic shapes): the positions' cut to
+    # the sequence from the position ids' buffer, added to the tokens'
+    "zoo_skip_layer_norm_positions": ("bert.ts17.dynamic",
+                                      ["input_ids", "/model/embeddings/Add_output_0"],
+                                      ["/model/embeddings/LayerNorm/LayerNormalization_output_0"]),
     # CLIP's quick_gelu (dynamo)
     "zoo_quick_gelu": ("clip_text.dynamo.static", ["linear_4"], ["mul_1"]),
     # OPT's self-attention (dynamo): Q scaled before its heads split, so no
@@ -238,7 +252,10 @@ def resolve(model, names):
 # --input-shape token_ids=batch,sequence ...` says of the whole export,
 # and the hidden width where tf2onnx left it unknown (64, as graft's shape
 # inference finds it in the whole export).
-SHARED_DIMS = {"zoo_skip_layer_norm_keras", "zoo_layer_norm_keras17", "zoo_rms_norm_keras"}
+SHARED_DIMS = {"zoo_skip_layer_norm_keras", "zoo_layer_norm_keras17", "zoo_rms_norm_keras",
+               # and cuts of torch's dynamic exports inside, whose values'
+               # dimensions the export names apart from the inputs'
+               "zoo_attention_causal_slice", "zoo_skip_layer_norm_positions"}
 
 
 def share_dims(cut):
@@ -293,6 +310,18 @@ REWRITTEN = {
           "extract_constant_to_initializer"),
          ("rules/onnx/onnxoptimizer/eliminate_nop_cast.graft", "eliminate_nop_cast"),
          ("rules/onnx/shape_arithmetic.graft", "fold_shape_arithmetic")]),
+    # as the pipeline's steps before the fusions' second run leave it (its
+    # view targets computed from shapes made constants)
+    "zoo_attention_causal_slice_folded": (
+        "zoo_attention_causal_slice",
+        [("rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
+          "extract_constant_to_initializer"),
+         ("rules/onnx/onnxoptimizer/eliminate_nop_cast.graft", "eliminate_nop_cast"),
+         ("rules/onnx/shape_arithmetic.graft", "fold_shape_arithmetic"),
+         ("rules/onnx/view_targets.graft", "constant_view_target")]),
+    "zoo_skip_layer_norm_positions_init": ("zoo_skip_layer_norm_positions",
+                                           "rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
+                                           "extract_constant_to_initializer"),
     "zoo_attention_position_bias_init": ("zoo_attention_position_bias",
                                          "rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
                                          "extract_constant_to_initializer"),

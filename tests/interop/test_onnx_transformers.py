@@ -146,7 +146,8 @@ def test_llm_benchmark_sampled():
                                     print_=lambda *_: None)
     rows = {row["kind"]: row for row in result["rows"]}
     fused = rows["fuse"]
-    assert fused["fusions"] == "RotaryEmbedding 4, SkipSimplifiedLayerNormalization 4"
+    assert fused["fusions"] == (
+        "MultiHeadAttention 2, RotaryEmbedding 4, SkipSimplifiedLayerNormalization 4")
     assert fused["diff"] <= 1e-4
     quantized = rows["quantize"]
     assert quantized["dequantize"] == 2 * 7  # q, k, v, o, gate, up, down per layer

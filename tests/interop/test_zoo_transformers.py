@@ -137,10 +137,11 @@ SDPA_MODELS = {"gpt_neo", "mpnet", "bert", "roberta", "distilbert", "vit", "clip
                "xlm_roberta", "deit", "llama", "qwen2", "mistral", "phi3", "gemma",
                "qwen3", "smollm3", "granite", "olmo2", "gemma3", "phi", "stablelm", "gpt_neox",
                "opt", "modernbert", "t5_encoder", "bart", "dinov2", "siglip_vision", "falcon"}
-# Layers whose TorchScript export's attention stays unfused (dynamic shapes):
-# GPT-Neo's, whose causal mask is its buffer sliced from L - S to L (a
-# length the shapes know as min(L, buffer), not L).
-EAGER_UNFUSED = {"gpt_neo.ts17.dynamic": 2}
+# Layers whose TorchScript export's attention stays unfused: none now
+# (GPT-Neo's dynamic one was, its causal mask its buffer cut to the
+# sequence, which the rules now read as the sequence where the mask meets
+# the scores: meets_dim).
+EAGER_UNFUSED = {}
 LAYERS = 2
 # Models whose rotary embeddings fuse (Q's and K's in every layer), on every
 # export below opset 23 but the float16 dynamo export's dynamic one (its
