@@ -376,29 +376,6 @@ void Checker::CollectPatternDefs() {
   }
 }
 
-std::pair<const RuleFile*, const PatternDef*> Checker::FindPatternDef(
-    const RuleFile& f, const std::string& name) const {
-  // Breadth first through the imports: the nearest definition wins.
-  std::vector<const RuleFile*> queue = {&f};
-  std::set<std::string> seen = {f.path};
-  for (size_t i = 0; i < queue.size(); ++i) {
-    const RuleFile* file = queue[i];
-    auto defs = pattern_defs_.find(file->path);
-    if (defs != pattern_defs_.end()) {
-      auto it = defs->second.find(name);
-      if (it != defs->second.end()) return {file, it->second};
-    }
-    for (const Import& imp : file->imports) {
-      std::string path = PathRelativeTo(file->path, imp.path);
-      if (!seen.insert(path).second) continue;
-      for (const auto& ast : set_->asts_) {
-        if (ast->path == path) queue.push_back(ast.get());
-      }
-    }
-  }
-  return {nullptr, nullptr};
-}
-
 // Registers the names a pattern binds; returns the pattern node index.
 // A named pattern is expanded in place: the names it binds are the rule's.
 int Checker::AddPattern(const RuleFile& f, const NodePattern& p,

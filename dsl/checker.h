@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -159,7 +160,9 @@ class Checker {
   // The guard `name` as `f` sees it (its own, then its imports' nearest
   // first), with its file; {} when none.
   std::pair<const RuleFile*, const GuardDef*> FindGuardDef(
-      const RuleFile& f, const std::string& name) const;
+      const RuleFile& f, const std::string& name) const {
+    return FindVisible(f, guard_defs_, name);
+  }
 
   // ---- plans and rules ----
   void CheckPlans();
@@ -192,7 +195,35 @@ class Checker {
   std::map<std::string, std::map<std::string, const PatternDef*>> pattern_defs_;
   // The named pattern `name` as `f` sees it, with its file; {} when none.
   std::pair<const RuleFile*, const PatternDef*> FindPatternDef(
-      const RuleFile& f, const std::string& name) const;
+      const RuleFile& f, const std::string& name) const {
+    return FindVisible(f, pattern_defs_, name);
+  }
+  // A definition (by file, then name) as `f` sees it: its own, then its
+  // imports', breadth first (the nearest wins), with its file; {} when none.
+  template <typename Def>
+  std::pair<const RuleFile*, const Def*> FindVisible(
+      const RuleFile& f,
+      const std::map<std::string, std::map<std::string, const Def*>>& by_file,
+      const std::string& name) const {
+    std::vector<const RuleFile*> queue = {&f};
+    std::set<std::string> seen = {f.path};
+    for (size_t i = 0; i < queue.size(); ++i) {
+      const RuleFile* file = queue[i];
+      auto defs = by_file.find(file->path);
+      if (defs != by_file.end()) {
+        auto it = defs->second.find(name);
+        if (it != defs->second.end()) return {file, it->second};
+      }
+      for (const Import& imp : file->imports) {
+        std::string path = PathRelativeTo(file->path, imp.path);
+        if (!seen.insert(path).second) continue;
+        for (const auto& ast : set_->asts_) {
+          if (ast->path == path) queue.push_back(ast.get());
+        }
+      }
+    }
+    return {nullptr, nullptr};
+  }
   std::map<std::string, int> pattern_def_uses_;
   // Named guards by file, then name (seen as named patterns are), their
   // uses, and those being inlined (a guard that calls itself is an error).

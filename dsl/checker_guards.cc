@@ -44,29 +44,6 @@ ExprPtr InPlaceOfCall(const Expr& call) {
 
 }  // namespace
 
-std::pair<const RuleFile*, const GuardDef*> Checker::FindGuardDef(
-    const RuleFile& f, const std::string& name) const {
-  // Breadth first through the imports: the nearest definition wins.
-  std::vector<const RuleFile*> queue = {&f};
-  std::set<std::string> seen = {f.path};
-  for (size_t i = 0; i < queue.size(); ++i) {
-    const RuleFile* file = queue[i];
-    auto defs = guard_defs_.find(file->path);
-    if (defs != guard_defs_.end()) {
-      auto it = defs->second.find(name);
-      if (it != defs->second.end()) return {file, it->second};
-    }
-    for (const Import& imp : file->imports) {
-      std::string path = PathRelativeTo(file->path, imp.path);
-      if (!seen.insert(path).second) continue;
-      for (const auto& ast : set_->asts_) {
-        if (ast->path == path) queue.push_back(ast.get());
-      }
-    }
-  }
-  return {nullptr, nullptr};
-}
-
 // A guard's expression reads its parameters, the set's params and plans,
 // and the variables of its own list comprehensions; nothing of the rule
 // that calls it.
