@@ -406,11 +406,21 @@ std::optional<ConstTensor> Evaluate(const Node& n, const std::vector<ConstTensor
 std::optional<ConstTensor> Folded(const HookContext& ctx, const Value& v) {
   if (OnnxOf(ctx.graph) == nullptr) return std::nullopt;
   const Node& n = ctx.graph.node(v.tensor.node);
-  std::vector<ConstTensor> in;
+  // Every input a Const small enough, by its declared shape, before any is
+  // read: a model's weights (an embedding a Gather reads by token ids) are
+  // never read to find that a node does not fold.
   for (int i = 0; i < n.num_inputs(); ++i) {
     const Endpoint e = n.input(i);
     if (e.node == kNoNode || ctx.graph.node(e.node).op() != "Const") return std::nullopt;
-    absl::StatusOr<ConstTensor> c = ConstantOf(ctx.graph, e);
+    const tf::AttrValue* value = ctx.graph.node(e.node).attr("value");
+    if (value == nullptr) return std::nullopt;
+    std::vector<int64_t> dims;
+    for (const auto& d : value->tensor().tensor_shape().dim()) dims.push_back(d.size());
+    if (ElementsOf(dims) < 0) return std::nullopt;
+  }
+  std::vector<ConstTensor> in;
+  for (int i = 0; i < n.num_inputs(); ++i) {
+    absl::StatusOr<ConstTensor> c = ConstantOf(ctx.graph, n.input(i));
     if (!c.ok() || c->num_elements() > kMaxFoldedElements) return std::nullopt;
     in.push_back(*std::move(c));
   }

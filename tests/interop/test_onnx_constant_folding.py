@@ -93,3 +93,39 @@ def test_a_large_result_stays_an_op(graft, tmp_path):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), src)
     graft("apply", "-r", RULES, src, "-o", out, "-q")
     assert [n.op_type for n in onnx.load(out).graph.node] == ["Add"]
+
+
+def test_weights_that_cannot_fold_are_never_read(tmp_path):
+    """A Gather of an embedding by the graph's token ids does not fold, and
+    finding so does not read the embedding: a model whose embedding is 256
+    MiB (2^26 values, as many as rules compute on; a sparse data file) folds
+    in a fraction of that (it read and converted to doubles every weight a
+    foldable op's first input held: 0.8 GiB on a 2 GiB LLaMA-like model)."""
+    import subprocess
+    from conftest import graft_binary
+    rows, width = 1 << 20, 64  # 256 MiB of float32
+    weight = onnx.TensorProto()
+    weight.name, weight.data_type = "embedding", onnx.TensorProto.FLOAT
+    weight.dims.extend([rows, width])
+    weight.data_location = onnx.TensorProto.EXTERNAL
+    for key, value in (("location", "m.onnx.data"), ("offset", "0"),
+                       ("length", str(rows * width * 4))):
+        entry = weight.external_data.add()
+        entry.key, entry.value = key, value
+    with open(tmp_path / "m.onnx.data", "wb") as f:
+        f.truncate(rows * width * 4)
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["embedding", "ids"], ["y"])], "embed",
+        [helper.make_tensor_value_info("ids", onnx.TensorProto.INT64, [2, 8])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 8, width])], [weight])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              str(tmp_path / "m.onnx"))
+    (tmp_path / "out").mkdir()
+    rss = tmp_path / "rss"
+    subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(rss), graft_binary(), "apply", "-r",
+                    RULES, str(tmp_path / "m.onnx"), "-o", str(tmp_path / "out" / "m.onnx"),
+                    "-q"], check=True)
+    peak_kib = int(rss.read_text().split()[-1])
+    assert peak_kib < 128 * 1024, peak_kib
+    assert [n.op_type for n in onnx.load(str(tmp_path / "out" / "m.onnx"),
+                                         load_external_data=False).graph.node] == ["Gather"]
