@@ -63,9 +63,16 @@ void Checker::CheckGuardDef(const RuleFile& f, const GuardDef& def) {
   for (const auto& file : set_->asts_) {
     for (const Plan& plan : file->plans) plans.insert(plan.name);
   }
-  std::function<void(const Expr&, const std::set<std::string>&)> walk =
-      [&](const Expr& e, const std::set<std::string>& visible) {
+  std::set<std::string> read;  // the parameters the expression reads
+  // `visible`: the names the expression may read there; `params`: those of
+  // them that are the guard's parameters (a comprehension's variable hides
+  // one of its name)
+  std::function<void(const Expr&, const std::set<std::string>&,
+                     const std::set<std::string>&)>
+      walk = [&](const Expr& e, const std::set<std::string>& visible,
+                 const std::set<std::string>& params) {
         auto check = [&](const std::string& name, Loc loc) {
+          if (params.count(name)) read.insert(name);
           if (visible.count(name) || param_types_.count(name) ||
               plans.count(name)) {
             return;
@@ -79,19 +86,29 @@ void Checker::CheckGuardDef(const RuleFile& f, const GuardDef& def) {
         if (e.kind == K::kCreate && !e.op_of.empty()) check(e.op_of, e.loc);
         for (const AttrItem& attr : e.attrs) {
           if (attr.spread) check(attr.name, attr.loc);
-          if (attr.value) walk(*attr.value, visible);
+          if (attr.value) walk(*attr.value, visible, params);
         }
-        if (e.op_expr) walk(*e.op_expr, visible);
+        if (e.op_expr) walk(*e.op_expr, visible, params);
         if (e.kind == K::kListComp && e.args.size() == 2) {
-          walk(*e.args[1], visible);
-          std::set<std::string> inner = visible;
+          walk(*e.args[1], visible, params);
+          std::set<std::string> inner = visible, inner_params = params;
           inner.insert(e.text);
-          walk(*e.args[0], inner);
+          inner_params.erase(e.text);
+          walk(*e.args[0], inner, inner_params);
           return;
         }
-        for (const auto& a : e.args) walk(*a, visible);
+        for (const auto& a : e.args) walk(*a, visible, params);
       };
-  if (def.body) walk(*def.body, own);
+  if (!def.body) return;
+  walk(*def.body, own, own);
+  // a parameter read by nothing would drop its argument unread
+  for (const auto& [param, loc] : def.params) {
+    if (!read.count(param)) {
+      Error(f, loc,
+            absl::StrCat("guard `", def.name, "` never reads its parameter `",
+                         param, "`"));
+    }
+  }
 }
 
 void Checker::ExpandGuards() {

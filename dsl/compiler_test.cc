@@ -291,6 +291,10 @@ const DiagnosticCase kCases[] = {
      "guard g(t) = g(t)\nrule a {\n  match { c = Relu(x) where g(x) }\n  "
      "rewrite { erase c }\n}\n",
      1, 14, "guard `g` calls itself"},
+    {"guard_parameter_never_read",
+     "guard g(t, u) = uses(t) == 1\nrule a {\n  match { c = Relu(x) where g(x, c) }\n  "
+     "rewrite { erase c }\n}\n",
+     1, 12, "guard `g` never reads its parameter `u`"},
     {"guard_never_used",
      "guard g(t) = uses(t) == 1\nrule a {\n  match { c = Relu(_) }\n  "
      "rewrite { erase c }\n}\n",
