@@ -230,6 +230,15 @@ class Checker {
   std::map<std::string, std::map<std::string, const GuardDef*>> guard_defs_;
   std::map<std::string, int> guard_def_uses_;
   std::vector<const GuardDef*> inlining_;
+  static constexpr size_t kMaxGuardNesting = 32;
+  static constexpr int64_t kMaxInlinedNodes = 100'000;
+  int64_t inlined_nodes_ = 0;
+  bool inlining_too_much_ = false;
+  struct OuterCall {
+    const RuleFile* file = nullptr;
+    Loc loc;
+    std::string name;
+  } outer_call_;  // the call being inlined that a rule (or plan) makes
   // The files loaded, as the set holds them but editable: guard calls are
   // inlined in them before they are checked.
   std::vector<std::shared_ptr<RuleFile>> loaded_;

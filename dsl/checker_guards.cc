@@ -199,6 +199,21 @@ ExprPtr Checker::InlineGuard(const RuleFile& f, const Expr& call,
     Error(f, call.loc, absl::StrCat("guard `", def.name, "` calls itself"));
     return InPlaceOfCall(call);
   }
+  // Bounded: guards calling guards may nest so deep, and inline so much in
+  // all (a guard calling another twice, level after level, doubles it).
+  if (inlining_.empty()) outer_call_ = {&f, call.loc, def.name};
+  if (inlining_.size() >= kMaxGuardNesting || inlined_nodes_ > kMaxInlinedNodes) {
+    // said once, at the call in a rule that set it off
+    if (!inlining_too_much_) {
+      Error(*outer_call_.file, outer_call_.loc,
+            absl::StrCat("guard `", outer_call_.name,
+                         "` inlines too much: guards nest at most ", kMaxGuardNesting,
+                         " deep and inline at most ", kMaxInlinedNodes,
+                         " expression nodes in all"));
+    }
+    inlining_too_much_ = true;
+    return InPlaceOfCall(call);
+  }
   if (!def.body) return InPlaceOfCall(call);
   Arguments given;
   for (size_t i = 0; i < def.params.size(); ++i)
@@ -223,6 +238,7 @@ ExprPtr Checker::InlineGuard(const RuleFile& f, const Expr& call,
       if (it != args.end()) return it->second;
     }
     auto out = std::make_shared<Expr>(*e);
+    ++inlined_nodes_;
     if (relocate) out->loc = call.loc;
     if (e->kind == K::kPort) out->text = name_of(e->text, e->loc);
     if (e->kind == K::kCreate && !e->op_of.empty())

@@ -295,6 +295,21 @@ const DiagnosticCase kCases[] = {
      "guard g(t, u) = uses(t) == 1\nrule a {\n  match { c = Relu(x) where g(x, c) }\n  "
      "rewrite { erase c }\n}\n",
      1, 12, "guard `g` never reads its parameter `u`"},
+    {"guards_doubling_past_the_bound",
+     "guard g0(t) = uses(t) == 1\n"
+     "guard g1(t) = g0(t) and g0(t)\nguard g2(t) = g1(t) and g1(t)\n"
+     "guard g3(t) = g2(t) and g2(t)\nguard g4(t) = g3(t) and g3(t)\n"
+     "guard g5(t) = g4(t) and g4(t)\nguard g6(t) = g5(t) and g5(t)\n"
+     "guard g7(t) = g6(t) and g6(t)\nguard g8(t) = g7(t) and g7(t)\n"
+     "guard g9(t) = g8(t) and g8(t)\nguard ga(t) = g9(t) and g9(t)\n"
+     "guard gb(t) = ga(t) and ga(t)\nguard gc(t) = gb(t) and gb(t)\n"
+     "guard gd(t) = gc(t) and gc(t)\nguard ge(t) = gd(t) and gd(t)\n"
+     "guard gf(t) = ge(t) and ge(t)\nguard gg(t) = gf(t) and gf(t)\n"
+     "guard gh(t) = gg(t) and gg(t)\nguard gi(t) = gh(t) and gh(t)\n"
+     "rule a {\n  match { c = Relu(x) where gi(x) }\n  rewrite { erase c }\n}\n",
+     21, 29,
+     "guard `gi` inlines too much: guards nest at most 32 deep and inline at most 100000 "
+     "expression nodes in all"},
     {"guard_never_used",
      "guard g(t) = uses(t) == 1\nrule a {\n  match { c = Relu(_) }\n  "
      "rewrite { erase c }\n}\n",
