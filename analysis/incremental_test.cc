@@ -183,6 +183,39 @@ TEST(IncrementalShapes, PathsThatMeetAfterNewNodesAreCaughtUpWith) {
   ExpectSameShapes(g, shapes);
 }
 
+// A rewrite that keeps shapes costs its own nodes, however much lies
+// downstream of it (a training graph's forward edits lie upstream of the
+// whole backward pass): 2,000 Relus after the edited one are not redone.
+TEST(IncrementalShapes, AnEditThatKeepsShapesRedoesOnlyItsNodes) {
+  tf::GraphDef def;
+  auto add = [&](const std::string& name, const std::string& op, const std::string& input) {
+    tf::NodeDef* n = def.add_node();
+    n->set_name(name);
+    n->set_op(op);
+    if (!input.empty()) n->add_input(input);
+    (*n->mutable_attr())[op == "Placeholder" ? "dtype" : "T"].set_type(tf::DT_FLOAT);
+    return n;
+  };
+  tf::NodeDef* x = add("x", "Placeholder", "");
+  auto* dims = (*x->mutable_attr())["shape"].mutable_shape();
+  dims->add_dim()->set_size(2);
+  dims->add_dim()->set_size(3);
+  add("r0", "Relu", "x");
+  for (int i = 1; i <= 2000; ++i)
+    add("r" + std::to_string(i), "Relu", "r" + std::to_string(i - 1));
+  absl::StatusOr<Graph> loaded = Graph::FromGraphDef(std::move(def));
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  Graph& g = *loaded;
+  ShapeMap shapes = InferShapes(g);
+  const uint64_t version = g.version();
+  Rewriter r(g);
+  ASSERT_TRUE(r.SetDevice(g.FindId("r0"), "/device:CPU:0").ok());
+  std::vector<NodeId> touched;
+  ASSERT_TRUE(g.EditsSince(version, &touched));
+  EXPECT_EQ(UpdateShapes(g, {}, touched, &shapes), 1u);
+  ExpectSameShapes(g, shapes);
+}
+
 // An edit of unknown reach, or another graph's version, cannot be caught up
 // with: the log says so and the analyses start over.
 TEST(EditLogTest, SaysWhenItCannotCatchUp) {

@@ -417,85 +417,51 @@ std::string SharedSizesHint(const Graph& graph, const ShapeOptions& options) {
       absl::StrJoin(args, " "));
 }
 
-namespace {
-
-// The nodes downstream of `touched` (them included) ranked producers before
-// consumers, by id (past the walk: none): the reverse postorder of a
-// depth-first walk along consumers. Rewrites add nodes with ids above their
-// readers', so an order by id would redo a reader once for each changed
-// path reaching it.
-constexpr size_t kUnranked = ~size_t{0};
-std::vector<size_t> DownstreamRanks(const Graph& graph, const std::vector<NodeId>& touched) {
-  const size_t limit = static_cast<size_t>(graph.id_limit());
-  std::vector<size_t> rank(limit, kUnranked);
-  std::vector<char> seen(limit, 0);
-  std::vector<NodeId> finished;
-  struct Frame {
-    NodeId id;
-    int port = 0;       // the output whose readers are walked
-    size_t next = 0;    // the next of them
-  };
-  std::vector<Frame> stack;
-  auto enter = [&](NodeId id) {
-    if (id < 0 || static_cast<size_t>(id) >= limit || seen[id]) return;
-    seen[id] = 1;
-    stack.push_back({id});
-  };
-  for (NodeId root : touched) {
-    enter(root);
-    while (!stack.empty()) {
-      Frame& top = stack.back();
-      const Node& n = graph.node(top.id);
-      NodeId reader = kNoNode;
-      while (n.alive() && top.port < n.num_used_ports() && reader == kNoNode) {
-        absl::Span<const InputSlot> readers = n.consumers(top.port);
-        if (top.next < readers.size()) {
-          reader = readers[top.next++].node;
-        } else {
-          ++top.port;
-          top.next = 0;
-        }
-      }
-      if (reader != kNoNode) {
-        enter(reader);  // may move `top`
-        continue;
-      }
-      finished.push_back(top.id);
-      stack.pop_back();
-    }
-  }
-  for (size_t i = 0; i < finished.size(); ++i) rank[finished[i]] = finished.size() - 1 - i;
-  return rank;
-}
-
-}  // namespace
-
-void UpdateShapes(const Graph& graph, const ShapeOptions& options,
-                  const std::vector<NodeId>& touched, ShapeMap* map) {
+size_t UpdateShapes(const Graph& graph, const ShapeOptions& options,
+                    const std::vector<NodeId>& touched, ShapeMap* map) {
   map->outputs_.resize(graph.id_limit());
   Inferrer inferrer(graph, options, &map->outputs_, &map->mismatched_);
-  // Worklist in topological order, so that a node is redone only when a
-  // producer changed after it (a cycle's back edge: at most a few times,
-  // so that a cycle cannot loop forever).
-  const std::vector<size_t> rank = DownstreamRanks(graph, touched);
-  auto ranked = [&](NodeId id) {
-    const size_t r = id >= 0 && static_cast<size_t>(id) < rank.size() ? rank[id] : kUnranked;
-    return std::make_pair(r, id);
-  };
-  absl::flat_hash_map<NodeId, int> visits;
+  // A worklist by level, the longest chain of changed nodes seen to reach
+  // a node from the edits: a node waits for the changed producers before
+  // it, and one reached again by a longer chain after it was redone is
+  // redone again, so none is left stale (rewrites add nodes with ids above
+  // their readers', so an order by id redid a reader once per changed path
+  // reaching it). The work is what changed and its readers: a rewrite that
+  // keeps shapes costs its own nodes, however much lies downstream of them
+  // (ranking everything downstream first made a training graph's
+  // rewrites, each upstream of the whole backward pass, quadratic). A
+  // cycle's back edge is redone at most kMaxVisits times.
+  constexpr int kMaxVisits = 64;
   std::set<std::pair<size_t, NodeId>> work;
-  for (NodeId id : touched) work.insert(ranked(id));
+  absl::flat_hash_map<NodeId, size_t> queued;  // a node's level in `work`
+  absl::flat_hash_map<NodeId, int> visits;
+  auto enqueue = [&](NodeId id, size_t level) {
+    auto it = queued.find(id);
+    if (it != queued.end()) {
+      if (it->second >= level) return;
+      work.erase({it->second, id});
+      it->second = level;
+    } else {
+      queued.emplace(id, level);
+    }
+    work.insert({level, id});
+  };
+  for (NodeId id : touched) enqueue(id, 0);
+  size_t redone = 0;
   while (!work.empty()) {
-    const NodeId id = work.begin()->second;
+    const auto [level, id] = *work.begin();
     work.erase(work.begin());
-    if (id < 0 || id >= graph.id_limit() || ++visits[id] > 4) continue;
+    queued.erase(id);
+    if (id < 0 || id >= graph.id_limit() || ++visits[id] > kMaxVisits) continue;
+    ++redone;
     if (!inferrer.Reinfer(id)) continue;
     const Node& n = graph.node(id);
     if (!n.alive()) continue;
     for (int p = 0; p < n.num_used_ports(); ++p) {
-      for (InputSlot s : n.consumers(p)) work.insert(ranked(s.node));
+      for (InputSlot s : n.consumers(p)) enqueue(s.node, level + 1);
     }
   }
+  return redone;
 }
 
 namespace {

@@ -108,8 +108,8 @@ class ShapeMap {
 
  private:
   friend ShapeMap InferShapes(const Graph& graph, const ShapeOptions& options);
-  friend void UpdateShapes(const Graph& graph, const ShapeOptions& options,
-                           const std::vector<NodeId>& touched, ShapeMap* map);
+  friend size_t UpdateShapes(const Graph& graph, const ShapeOptions& options,
+                             const std::vector<NodeId>& touched, ShapeMap* map);
   std::vector<std::vector<TensorInfo>> outputs_;  // by node id, then port
   std::map<NodeId, std::string> mismatched_;
   TensorInfo unknown_;
@@ -122,9 +122,10 @@ ShapeMap InferShapes(const Graph& graph, const ShapeOptions& options = {});
 // Brings `map` (inferred on an earlier version of `graph`) up to date after
 // edits that touched `touched`: those nodes are inferred again, and their
 // consumers as far as an output changes. What InferShapes would give, in
-// time proportional to the change.
-void UpdateShapes(const Graph& graph, const ShapeOptions& options,
-                  const std::vector<NodeId>& touched, ShapeMap* map);
+// time proportional to the change, however much lies downstream of it.
+// Returns how many times a node was inferred again.
+size_t UpdateShapes(const Graph& graph, const ShapeOptions& options,
+                    const std::vector<NodeId>& touched, ShapeMap* map);
 
 // Shapes TensorFlow's importer refuses, where both sides are known: a
 // MatMul or BatchMatMul whose inner dimensions differ (transposes applied),
