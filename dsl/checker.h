@@ -152,7 +152,8 @@ class Checker {
   // parameters, params and plans) and inlined at every call in the files'
   // rules, plans, requirements and output orders.
   void ExpandGuards();
-  void CheckGuardDef(const RuleFile& f, const GuardDef& def);
+  void CheckGuardDef(const RuleFile& f, const GuardDef& def,
+                     const std::set<std::string>& plans);
   ExprPtr ExpandGuardCalls(const RuleFile& f, const ExprPtr& e);
   void ExpandGuardCalls(const RuleFile& f, Action* a);
   ExprPtr InlineGuard(const RuleFile& f, const Expr& call,

@@ -47,7 +47,8 @@ ExprPtr InPlaceOfCall(const Expr& call) {
 // A guard's expression reads its parameters, the set's params and plans,
 // and the variables of its own list comprehensions; nothing of the rule
 // that calls it.
-void Checker::CheckGuardDef(const RuleFile& f, const GuardDef& def) {
+void Checker::CheckGuardDef(const RuleFile& f, const GuardDef& def,
+                            const std::set<std::string>& plans) {
   if (hooks_.Find(def.name) != nullptr || def.name == "bound") {
     Error(f, def.loc,
           absl::StrCat("guard `", def.name, "` has a builtin's name"));
@@ -58,10 +59,6 @@ void Checker::CheckGuardDef(const RuleFile& f, const GuardDef& def) {
       Error(f, loc,
             absl::StrCat("guard `", def.name, "` names `", param, "` twice"));
     }
-  }
-  std::set<std::string> plans;
-  for (const auto& file : set_->asts_) {
-    for (const Plan& plan : file->plans) plans.insert(plan.name);
   }
   std::set<std::string> read;  // the parameters the expression reads
   // `visible`: the names the expression may read there; `params`: those of
@@ -112,6 +109,10 @@ void Checker::CheckGuardDef(const RuleFile& f, const GuardDef& def) {
 }
 
 void Checker::ExpandGuards() {
+  std::set<std::string> plans;  // the set's plans, which a guard may read
+  for (const auto& file : set_->asts_) {
+    for (const Plan& plan : file->plans) plans.insert(plan.name);
+  }
   for (const auto& file : set_->asts_) {
     std::map<std::string, const GuardDef*>& defs = guard_defs_[file->path];
     for (const GuardDef& def : file->guard_defs) {
@@ -121,7 +122,7 @@ void Checker::ExpandGuards() {
               {absl::StrCat("first defined at ", file->path, ":",
                             it->second->loc.line, ":", it->second->loc.col)});
       }
-      CheckGuardDef(*file, def);
+      CheckGuardDef(*file, def, plans);
     }
   }
   for (const auto& file : loaded_) {

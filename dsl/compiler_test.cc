@@ -587,20 +587,30 @@ TEST(CompiledRuleTest, MatchLetIsEvaluatedOncePerCandidate) {
   EXPECT_EQ(calls, 1);
 }
 
+// A rule file compiled with the builtin hooks, which the rules keep using.
+struct Compiled {
+  HookRegistry hooks;
+  Diagnostics d;
+  std::unique_ptr<RuleSet> rules;
+};
+std::unique_ptr<Compiled> CompileWithBuiltins(const std::string& path,
+                                              const std::string& text) {
+  auto c = std::make_unique<Compiled>();
+  RegisterBuiltinHooks(c->hooks);
+  c->rules = CompileRuleText(path, text, {}, c->hooks, &c->d);
+  return c;
+}
+
 // A let that reads a name of an optional part is bound once the match is
 // whole, whether the part is there or not.
 TEST(CompiledRuleTest, MatchLetOfAnOptionalPart) {
-  HookRegistry hooks;
-  RegisterBuiltinHooks(hooks);
-  Diagnostics d;
-  std::unique_ptr<RuleSet> rules = CompileRuleText(
+  std::unique_ptr<Compiled> c = CompileWithBuiltins(
       "let.graft",
       "rule place {\n  match {\n    r = Relu(BiasAdd?(_, bias))\n"
       "    let where_to = if bound(bias) then \"/device:CPU:1\" else "
       "\"/device:CPU:0\"\n    where r.device == \"\"\n  }\n"
-      "  rewrite { device r where_to }\n}\n",
-      {}, hooks, &d);
-  ASSERT_NE(rules, nullptr) << d.Render();
+      "  rewrite { device r where_to }\n}\n");
+  ASSERT_NE(c->rules, nullptr) << c->d.Render();
   Graph g = graft::testing::GraphFromText(R"pb(
     node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
     node { name: "c" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
@@ -609,7 +619,7 @@ TEST(CompiledRuleTest, MatchLetOfAnOptionalPart) {
     node { name: "r1" op: "Relu" input: "ba" attr { key: "T" value { type: DT_FLOAT } } }
     node { name: "r2" op: "Relu" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
   )pb");
-  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, rules->rules());
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, c->rules->rules());
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->rewrites(), 2);
   EXPECT_EQ(g.FindNode("r1")->device(), "/device:CPU:1");
@@ -619,17 +629,13 @@ TEST(CompiledRuleTest, MatchLetOfAnOptionalPart) {
 // `Sub?(sq: Square(x), ?x)`: absent, its marked operand stands in (not its
 // first); present, the marked operand is the same tensor as the other's.
 TEST(CompiledRuleTest, OptionalNodeWithAMarkedStandIn) {
-  HookRegistry hooks;
-  RegisterBuiltinHooks(hooks);
-  Diagnostics d;
-  std::unique_ptr<RuleSet> rules = CompileRuleText(
+  std::unique_ptr<Compiled> c = CompileWithBuiltins(
       "stand_in.graft",
       "rule place {\n  match {\n    r = Relu(Sub?(sq: Square(x), ?x))\n"
       "    let where_to = if bound(sq) then \"/device:CPU:1\" else "
       "\"/device:CPU:0\"\n    where r.device == \"\"\n  }\n"
-      "  rewrite { device r where_to }\n}\n",
-      {}, hooks, &d);
-  ASSERT_NE(rules, nullptr) << d.Render();
+      "  rewrite { device r where_to }\n}\n");
+  ASSERT_NE(c->rules, nullptr) << c->d.Render();
   Graph g = graft::testing::GraphFromText(R"pb(
     node { name: "a" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
     node { name: "c" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
@@ -640,7 +646,7 @@ TEST(CompiledRuleTest, OptionalNodeWithAMarkedStandIn) {
     node { name: "s3" op: "Sub" input: "sq" input: "c" attr { key: "T" value { type: DT_FLOAT } } }
     node { name: "r3" op: "Relu" input: "s3" attr { key: "T" value { type: DT_FLOAT } } }
   )pb");
-  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, rules->rules());
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, c->rules->rules());
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->rewrites(), 3);
   EXPECT_EQ(g.FindNode("r1")->device(), "/device:CPU:1");  // a^2 - a
@@ -653,10 +659,7 @@ TEST(CompiledRuleTest, OptionalNodeWithAMarkedStandIn) {
 // the arguments (an optional part's name included: `bound` reads it), and
 // one guard may call another.
 TEST(CompiledRuleTest, NamedGuardsAreInlinedWhereCalled) {
-  HookRegistry hooks;
-  RegisterBuiltinHooks(hooks);
-  Diagnostics d;
-  std::unique_ptr<RuleSet> rules = CompileRuleText(
+  std::unique_ptr<Compiled> c = CompileWithBuiltins(
       "guards.graft",
       "param most: int = 1\n"
       "guard read_once(t) = uses(t) <= most\n"
@@ -664,9 +667,8 @@ TEST(CompiledRuleTest, NamedGuardsAreInlinedWhereCalled) {
       "read_once(b)\n"
       "rule place {\n  match {\n    r = Relu(ba: BiasAdd?(_, bias))\n"
       "    where bias_read_once(bias, ba) and r.device == \"\"\n  }\n"
-      "  rewrite { device r \"/device:CPU:1\" }\n}\n",
-      {}, hooks, &d);
-  ASSERT_NE(rules, nullptr) << d.Render();
+      "  rewrite { device r \"/device:CPU:1\" }\n}\n");
+  ASSERT_NE(c->rules, nullptr) << c->d.Render();
   Graph g = graft::testing::GraphFromText(R"pb(
     node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
     node { name: "c" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
@@ -679,7 +681,7 @@ TEST(CompiledRuleTest, NamedGuardsAreInlinedWhereCalled) {
     node { name: "r2" op: "Relu" input: "bb" attr { key: "T" value { type: DT_FLOAT } } }
     node { name: "s" op: "Square" input: "d" attr { key: "T" value { type: DT_FLOAT } } }
   )pb");
-  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, rules->rules());
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, c->rules->rules());
   ASSERT_TRUE(report.ok()) << report.status();
   // r1: its bias read once; r2: `d` is read twice (and absent, the BiasAdd
   // binds no bias).
@@ -709,23 +711,19 @@ TEST(ExprTextTest, ParenthesizesWhatBindsLooser) {
 // A constant a rewrite makes and leaves unread (a `let` only an `if`'s other
 // branch reads) is not left in the graph.
 TEST(CompiledRuleTest, AnUnreadConstantTheRewriteMadeGoes) {
-  HookRegistry hooks;
-  RegisterBuiltinHooks(hooks);
-  Diagnostics d;
-  std::unique_ptr<RuleSet> rules = CompileRuleText(
+  std::unique_ptr<Compiled> c = CompileWithBuiltins(
       "unread.graft",
       "rule relu_to_add {\n  match {\n    r = Relu(x)\n  }\n"
       "  rewrite {\n    let one = Const([1.0]) { dtype: \"float32\" }\n"
       "    out = if r.device == \"\" then Identity(x) else Add(x, one)\n"
-      "    replace r with out\n  }\n}\n",
-      {}, hooks, &d);
-  ASSERT_NE(rules, nullptr) << d.Render();
+      "    replace r with out\n  }\n}\n");
+  ASSERT_NE(c->rules, nullptr) << c->d.Render();
   Graph g = graft::testing::GraphFromText(R"pb(
     node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
     node { name: "r" op: "Relu" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
     node { name: "y" op: "Square" input: "r" attr { key: "T" value { type: DT_FLOAT } } }
   )pb");
-  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, rules->rules());
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, c->rules->rules());
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->rewrites(), 1);
   int consts = 0;
