@@ -1,6 +1,8 @@
 """Shared fixtures for the interop tests: TensorFlow (from PyPI) is the
 reference that graft's output graphs must load and run in."""
+import contextlib
 import os
+import shutil
 import subprocess
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -31,6 +33,18 @@ def graft():
         return proc
 
     return run
+
+
+@contextlib.contextmanager
+def module_folder(tmp_path_factory, name):
+    """A folder for a module-scoped fixture's models, removed when the
+    module is done: a session keeps every folder it made until it ends
+    (the module zoos alone are gigabytes of ONNX models)."""
+    path = tmp_path_factory.mktemp(name)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def numbers_report(name, header):

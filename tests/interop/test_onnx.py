@@ -10,7 +10,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from conftest import numbers_report, repo_path
+from conftest import module_folder, numbers_report, repo_path
 from onnx_zoo import MODELS, assert_shapes_agree, example_input, make
 
 FOLD = repo_path("rules", "onnx", "fold_batch_norms.graft")
@@ -18,8 +18,8 @@ FOLD = repo_path("rules", "onnx", "fold_batch_norms.graft")
 
 @pytest.fixture(scope="module")
 def zoo(tmp_path_factory):
-    out = tmp_path_factory.mktemp("zoo")
-    return {name: make(name, str(out)) for name in MODELS}
+    with module_folder(tmp_path_factory, "zoo") as out:
+        yield {name: make(name, str(out)) for name in MODELS}
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from conftest import repo_path
+from conftest import module_folder, repo_path
 from onnx_zoo import assert_shapes_agree
 from tf2onnx_zoo import MODELS, make
 
@@ -18,8 +18,8 @@ FOLD = repo_path("rules", "onnx", "fold_batch_norms.graft")
 
 @pytest.fixture(scope="module")
 def zoo(tmp_path_factory):
-    out = tmp_path_factory.mktemp("tf2onnx")
-    return {name: make(name, str(out)) for name in MODELS}
+    with module_folder(tmp_path_factory, "tf2onnx") as out:
+        yield {name: make(name, str(out)) for name in MODELS}
 
 
 def run(path, x):

@@ -12,7 +12,7 @@ import onnxoptimizer
 import onnxruntime as ort
 import pytest
 
-from conftest import repo_path
+from conftest import module_folder, repo_path
 from onnx_zoo import example_input, make
 
 PASSES = sorted(f[:-6] for f in os.listdir(repo_path("rules", "onnx", "onnxoptimizer"))
@@ -22,8 +22,8 @@ ZOO = ["resnet50", "inception_v1", "shufflenet", "squeezenet"]
 
 @pytest.fixture(scope="module")
 def zoo(tmp_path_factory):
-    out = tmp_path_factory.mktemp("zoo")
-    return {name: make(name, str(out)) for name in ZOO}
+    with module_folder(tmp_path_factory, "zoo") as out:
+        yield {name: make(name, str(out)) for name in ZOO}
 
 
 def run(path, feed):

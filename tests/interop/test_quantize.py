@@ -16,7 +16,7 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from conftest import numbers_report, repo_path, run_graph
+from conftest import module_folder, numbers_report, repo_path, run_graph
 from models import FOLD_RULES, batch_norms_left, freeze, graft_apply, last_identity, randomize_batch_norms
 
 QUANTIZE_RULES = repo_path("rules", "tf", "quantize.graft")
@@ -98,14 +98,15 @@ def folded_models(tmp_path_factory):
     """Each model frozen with random weights and BN statistics, then folded
     by rules/tf/fold_batch_norms.graft; outputs are logits."""
     out = {}
-    tmp = tmp_path_factory.mktemp("folded")
-    for name, (ctor, size, bn_class) in MODELS.items():
-        model = ctor(weights=None, input_shape=(size, size, 3), classes=10, classifier_activation=None)
-        randomize_batch_norms(RNG, model, bn_class)
-        original = freeze(model, [None, size, size, 3])
-        folded, _ = graft_apply(original, tmp, name, "-r", FOLD_RULES)
-        assert batch_norms_left(folded.node) == []
-        out[name] = (folded, last_identity(original), size)
+    with module_folder(tmp_path_factory, "folded") as tmp:
+        for name, (ctor, size, bn_class) in MODELS.items():
+            model = ctor(weights=None, input_shape=(size, size, 3), classes=10,
+                         classifier_activation=None)
+            randomize_batch_norms(RNG, model, bn_class)
+            original = freeze(model, [None, size, size, 3])
+            folded, _ = graft_apply(original, tmp, name, "-r", FOLD_RULES)
+            assert batch_norms_left(folded.node) == []
+            out[name] = (folded, last_identity(original), size)
     return out
 
 

@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from conftest import repo_path
+from conftest import module_folder, repo_path
 
 RNG = np.random.default_rng(0)
 
@@ -18,9 +18,10 @@ RNG = np.random.default_rng(0)
 @pytest.fixture(scope="module")
 def mobilenet(tmp_path_factory):
     model = tf_keras.applications.MobileNetV2(weights=None, input_shape=(64, 64, 3), classes=10)
-    path = str(tmp_path_factory.mktemp("sm") / "mobilenet")
-    tf.saved_model.save(model, path)
-    return path
+    with module_folder(tmp_path_factory, "sm") as folder:
+        path = str(folder / "mobilenet")
+        tf.saved_model.save(model, path)
+        yield path
 
 
 def serve(path, x):

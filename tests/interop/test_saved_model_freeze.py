@@ -14,7 +14,7 @@ import tensorflow as tf
 import tf_keras
 from tensorflow.core.protobuf import saved_model_pb2
 
-from conftest import numbers_report, repo_path
+from conftest import module_folder, numbers_report, repo_path
 from models import FOLD_RULES, randomize_batch_norms
 
 SIZE = 64
@@ -45,9 +45,10 @@ MODELS = (["MobileNetV2"] if os.environ.get("TF_ENABLE_ONEDNN_OPTS") == "1"
 
 @pytest.fixture(scope="module", params=MODELS)
 def saved_model(request, tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("sm") / request.param)
-    tf.saved_model.save(tf_keras_model(request.param), path)
-    return request.param, path
+    with module_folder(tmp_path_factory, "sm") as folder:
+        path = str(folder / request.param)
+        tf.saved_model.save(tf_keras_model(request.param), path)
+        yield request.param, path
 
 
 @pytest.fixture(scope="module")
@@ -65,9 +66,10 @@ def keras3_cnn(tmp_path_factory):
             n = layer.get_weights()[0].shape
             layer.set_weights([rng.uniform(0.5, 1.5, n), rng.uniform(-0.5, 0.5, n),
                                rng.uniform(-0.5, 0.5, n), rng.uniform(0.5, 2.0, n)])
-    path = str(tmp_path_factory.mktemp("k3") / "cnn")
-    model.export(path, verbose=False)
-    return path
+    with module_folder(tmp_path_factory, "k3") as folder:
+        path = str(folder / "cnn")
+        model.export(path, verbose=False)
+        yield path
 
 
 def serve(path, x):
