@@ -51,6 +51,9 @@ CUTS = {
     # dynamic shapes)
     "zoo_rotary_computed": ("llama.dynamo.dynamic", ["input_ids", "linear", "linear_1"],
                             ["add_4", "add_5"]),
+    # ... in float16: the tables computed in float32, cast to float16
+    "zoo_rotary_computed_fp16": ("llama.dynamo16.dynamic", ["input_ids", "linear", "linear_1"],
+                                 ["add_4", "add_5"]),
     # ... and as TorchScript computes them (dynamic shapes): the positions
     # unsqueezed twice, the tables times an attention scaling of 1
     "zoo_rotary_computed_ts": ("llama.ts17.dynamic",

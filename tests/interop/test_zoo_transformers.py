@@ -144,11 +144,10 @@ SDPA_MODELS = {"gpt_neo", "mpnet", "bert", "roberta", "distilbert", "vit", "clip
 EAGER_UNFUSED = {}
 LAYERS = 2
 # Models whose rotary embeddings fuse (Q's and K's in every layer), on every
-# export below opset 23 but the float16 dynamo export's dynamic one (its
-# tables computed in float32 between Casts).
+# export below opset 23 (float16's dynamic one included: its tables computed
+# in float32 and cast).
 ROTARY_MODELS = {"llama", "qwen2", "mistral", "phi3", "gemma", "qwen3", "smollm3", "granite",
                  "olmo2", "gemma3", "phi", "stablelm", "gpt_neox", "falcon", "modernbert"}
-ROTARY_UNFUSED = {"llama.dynamo16.dynamic"}
 # Attention layers where not LAYERS: BART's encoder, decoder and cross-attention.
 ATTENTION_LAYERS = {"bart": 3 * LAYERS}
 # Norms after a residual where fewer than two a layer: one where a layer's
@@ -180,8 +179,7 @@ def test_pipeline_on_real_exports(graft, tmp_path, name):
             spec["model"] in SDPA_MODELS):
         want = ATTENTION_LAYERS.get(spec["model"], LAYERS) - EAGER_UNFUSED.get(name, 0)
         assert sum(have[k] for k in ATTENTION) == want, dict(have)
-    if (spec["model"] in ROTARY_MODELS and spec["exporter"] in ("dynamo", "dynamo16", "ts14", "ts17")
-            and name not in ROTARY_UNFUSED):
+    if spec["model"] in ROTARY_MODELS and spec["exporter"] in ("dynamo", "dynamo16", "ts14", "ts17"):
         assert have["RotaryEmbedding"] == 2 * LAYERS, dict(have)
     if spec["exporter"] != "ts14" or not spec["dynamic"]:
         # Every layer's two norms after a residual are fused (TorchScript's
