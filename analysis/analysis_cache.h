@@ -42,6 +42,10 @@ struct Analyses {
   // segment's first reader is the same until its own rewrite, and the
   // schedule is not found again after every rewrite to say so.
   std::map<std::vector<NodeId>, std::vector<NodeId>> recompute_triggers;
+  // The schedule the swap candidates were planned on (once per apply): each
+  // swap-in's trigger is found on it, as TFLMS finds every trigger on the
+  // graph it plans, rather than on a schedule found again after every swap.
+  std::shared_ptr<const MemoryReport> swap_schedule;
 };
 
 // The analyses of the graph versions hooks were last asked about. Safe to

@@ -13,23 +13,25 @@ namespace {
 using VT = ValueType;
 using Args = absl::Span<const Value>;
 
-// Calls `fn` with the training graph the hooks see now (regions and
-// schedule found), or fails as finding them failed.
-// Without `schedule`, the training graph's memory report is empty (what
-// reads only the regions need not schedule the graph after every edit).
+// The schedule of no graph: what reads only the regions need not schedule
+// the graph after every edit.
+const MemoryReport kNoSchedule;
+
+// Calls `fn` with the training graph the hooks see now (regions found), or
+// fails as finding them failed. Its schedule is `schedule` when given (one
+// planned earlier, or kNoSchedule), else the graph's as it is now.
 absl::StatusOr<Value> WithTrainingGraph(
     Cache& cache, const Graph& graph,
     const std::function<absl::StatusOr<Value>(const TrainingGraph&)>& fn,
-    bool schedule = true) {
+    const MemoryReport* schedule = nullptr) {
   std::shared_ptr<Analyses> an = cache.For(graph);
   // Plans rest on every node's shape and cost: a node that does not match
   // its op stops them with the validator's message.
   if (absl::Status s = an->shapes.CheckSignatures(); !s.ok()) return s;
   const absl::StatusOr<Regions>& regions = cache.RegionsOf(*an);
   if (!regions.ok()) return regions.status();
-  static const MemoryReport kNoSchedule;
-  if (!schedule)
-    return fn(TrainingGraph{graph, an->shapes, *regions, kNoSchedule});
+  if (schedule != nullptr)
+    return fn(TrainingGraph{graph, an->shapes, *regions, *schedule});
   const absl::StatusOr<MemoryReport>& memory = cache.MemoryOf(*an);
   if (!memory.ok()) return memory.status();
   return fn(TrainingGraph{graph, an->shapes, *regions, *memory});
@@ -60,6 +62,9 @@ void RegisterSwapHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
               absl::StatusOr<std::vector<Endpoint>> ts =
                   SwapCandidates(g, options);
               if (!ts.ok()) return ts.status();
+              std::shared_ptr<Analyses> an = cache->For(ctx.graph);
+              std::lock_guard<std::mutex> lock(an->mu);
+              an->swap_schedule = std::make_shared<MemoryReport>(g.memory);
               return TensorList(*ts);
             });
       },
@@ -70,15 +75,26 @@ void RegisterSwapHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
       "over the device profile's host link) before t's first backward "
       "reader, between lb and ub steps before it",
       [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        std::shared_ptr<const MemoryReport> planned;
+        {
+          std::shared_ptr<Analyses> an = cache->For(ctx.graph);
+          std::lock_guard<std::mutex> lock(an->mu);
+          planned = an->swap_schedule;
+        }
+        const Endpoint t = a[0].tensor;
+        if (planned && (t.node >= static_cast<NodeId>(planned->step_of.size()) ||
+                        planned->step_of[t.node] < 0))
+          planned.reset();  // not a tensor the plan saw
         return WithTrainingGraph(
             *cache, ctx.graph,
             [&](const TrainingGraph& g) -> absl::StatusOr<Value> {
-              absl::StatusOr<NodeId> n = SwapTrigger(
-                  g, cache->model(), a[0].tensor, static_cast<int>(a[1].i),
-                  static_cast<int>(a[2].i));
+              absl::StatusOr<NodeId> n =
+                  SwapTrigger(g, cache->model(), t, static_cast<int>(a[1].i),
+                              static_cast<int>(a[2].i));
               if (!n.ok()) return n.status();
               return Value::NodeRef(*n);
-            });
+            },
+            planned.get());
       });
 }
 
@@ -161,7 +177,7 @@ void RegisterPlannerHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
             [&](const TrainingGraph& g) -> absl::StatusOr<Value> {
               return TensorList(SegmentOutputs(g, NodesOf(a[0])));
             },
-            /*schedule=*/false);
+            &kNoSchedule);
       });
   AddBuiltinHook(
       r, "segment_entries", {VT::kList}, VT::kList,
@@ -173,7 +189,7 @@ void RegisterPlannerHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
             [&](const TrainingGraph& g) -> absl::StatusOr<Value> {
               return TensorList(SegmentEntries(g, NodesOf(a[0])));
             },
-            /*schedule=*/false);
+            &kNoSchedule);
       });
   AddBuiltinHook(
       r, "recompute_trigger", {VT::kList}, VT::kList,

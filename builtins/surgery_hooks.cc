@@ -142,6 +142,17 @@ void RegisterSurgeryHooks(HookRegistry& r) {
             ctx.graph, NodesOf(a[0]), NodesOf(a[1]), forward, backward));
       },
       false, 4);
+  AddBuiltinHook(
+      r, "reaches", {VT::kAny, VT::kAny, VT::kBool}, VT::kBool,
+      "a path leads from a node of `a` to a node of `b` (a node or list; a "
+      "node reaches itself), along data edges and control edges with "
+      "`control` (default false); stops where the answer shows",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return Value::Bool(surgery::Reaches(ctx.graph, NodesOf(a[0]),
+                                            NodesOf(a[1]),
+                                            a.size() > 2 && a[2].b));
+      },
+      false, 1);
   Add(r, "filter_ops", {VT::kList, VT::kString}, VT::kList, false,
       "the nodes whose op matches `A|B*`",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {

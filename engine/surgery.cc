@@ -59,6 +59,30 @@ std::vector<NodeId> Walk(const Graph& graph, absl::Span<const NodeId> seeds,
   return out;
 }
 
+// Calls visit(reader, tensor crossed) for each node reading n's outputs,
+// and with `control` for each waiting for n (crossed: {kNoNode}).
+template <typename Visit>
+void ForEachReader(const Node& n, bool control, Visit visit) {
+  for (int p = 0; p < n.num_used_ports(); ++p) {
+    for (InputSlot s : n.consumers(p)) visit(s.node, Endpoint{n.id(), p});
+  }
+  if (control) {
+    for (NodeId c : n.control_consumers()) visit(c, Endpoint{kNoNode, 0});
+  }
+}
+
+// Calls visit(producer, tensor crossed) for each input of n, and with
+// `control` for each node n waits for (crossed: {kNoNode}).
+template <typename Visit>
+void ForEachInput(const Node& n, bool control, Visit visit) {
+  for (Endpoint e : n.inputs()) {
+    if (e.node != kNoNode) visit(e.node, e);
+  }
+  if (control) {
+    for (NodeId c : n.control_inputs()) visit(c, Endpoint{kNoNode, 0});
+  }
+}
+
 }  // namespace
 
 SubgraphView::SubgraphView(const Graph& graph, std::vector<NodeId> nodes,
@@ -94,12 +118,7 @@ std::vector<NodeId> ForwardWalk(const Graph& graph,
                                 absl::Span<const NodeId> seeds,
                                 const WalkOptions& options) {
   return Walk(graph, seeds, options, [&](const Node& n, auto visit) {
-    for (int p = 0; p < n.num_used_ports(); ++p) {
-      for (InputSlot s : n.consumers(p)) visit(s.node, Endpoint{n.id(), p});
-    }
-    if (options.control) {
-      for (NodeId c : n.control_consumers()) visit(c, Endpoint{kNoNode, 0});
-    }
+    ForEachReader(n, options.control, visit);
   });
 }
 
@@ -107,13 +126,48 @@ std::vector<NodeId> BackwardWalk(const Graph& graph,
                                  absl::Span<const NodeId> seeds,
                                  const WalkOptions& options) {
   return Walk(graph, seeds, options, [&](const Node& n, auto visit) {
-    for (Endpoint e : n.inputs()) {
-      if (e.node != kNoNode) visit(e.node, e);
-    }
-    if (options.control) {
-      for (NodeId c : n.control_inputs()) visit(c, Endpoint{kNoNode, 0});
-    }
+    ForEachInput(n, options.control, visit);
   });
+}
+
+bool Reaches(const Graph& graph, absl::Span<const NodeId> from,
+             absl::Span<const NodeId> to, bool control) {
+  // Forward from `from` and backward from `to`, one node of each in turn:
+  // a path shows where the walks meet, and none as soon as either runs out,
+  // after at most twice the smaller of from's descendants and to's
+  // ancestors (whole walks would visit both).
+  absl::flat_hash_set<NodeId> down(from.begin(), from.end());
+  absl::flat_hash_set<NodeId> up(to.begin(), to.end());
+  for (NodeId id : from) {
+    if (up.contains(id)) return true;
+  }
+  std::deque<NodeId> down_queue(from.begin(), from.end());
+  std::deque<NodeId> up_queue(to.begin(), to.end());
+  // Takes the next node of one walk and adds its neighbours; true when one
+  // is in the other walk.
+  auto step = [&](std::deque<NodeId>& queue, absl::flat_hash_set<NodeId>& mine,
+                  const absl::flat_hash_set<NodeId>& theirs, auto for_each) {
+    const Node& n = graph.node(queue.front());
+    queue.pop_front();
+    bool met = false;
+    for_each(n, control, [&](NodeId next, Endpoint) {
+      if (met || !mine.insert(next).second) return;
+      met = theirs.contains(next);
+      queue.push_back(next);
+    });
+    return met;
+  };
+  while (!down_queue.empty() && !up_queue.empty()) {
+    if (step(down_queue, down, up, [](const Node& n, bool c, auto visit) {
+          ForEachReader(n, c, visit);
+        }))
+      return true;
+    if (step(up_queue, up, down, [](const Node& n, bool c, auto visit) {
+          ForEachInput(n, c, visit);
+        }))
+      return true;
+  }
+  return false;
 }
 
 std::vector<NodeId> WalksIntersection(const Graph& graph,

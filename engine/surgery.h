@@ -70,6 +70,13 @@ std::vector<NodeId> WalksIntersection(const Graph& graph,
                                       const WalkOptions& forward = {},
                                       const WalkOptions& backward = {});
 
+// Whether a path of data edges (and control edges with `control`) leads
+// from a node of `from` to a node of `to`; a node reaches itself. Stops
+// where the answer shows: WalksIntersection's emptiness without either
+// whole walk.
+bool Reaches(const Graph& graph, absl::Span<const NodeId> from,
+             absl::Span<const NodeId> to, bool control = false);
+
 // The nodes whose op matches one of `ops` (`|`-separated; `Conv*` globs).
 std::vector<NodeId> FilterByOp(const Graph& graph,
                                absl::Span<const NodeId> nodes,

@@ -209,6 +209,25 @@ TEST(WalkTest, IntersectionOfTwoWalks) {
             (std::vector<std::string>{"x", "relu", "s", "m0", "m1", "out"}));
 }
 
+TEST(WalkTest, ReachesStopsWhereTheAnswerShows) {
+  Graph g = GraphFromText(kChain);
+  EXPECT_TRUE(Reaches(g, {Id(g, "x")}, {Id(g, "out")}));
+  EXPECT_TRUE(Reaches(g, {Id(g, "m0")}, {Id(g, "m0")}));  // itself
+  EXPECT_TRUE(Reaches(g, {Id(g, "m0"), Id(g, "axis")}, {Id(g, "relu"), Id(g, "m1")}));
+  EXPECT_FALSE(Reaches(g, {Id(g, "out")}, {Id(g, "x")}));
+  EXPECT_FALSE(Reaches(g, {Id(g, "m0")}, {Id(g, "m1")}));
+  EXPECT_FALSE(Reaches(g, {Id(g, "axis")}, {Id(g, "relu")}));
+  EXPECT_FALSE(Reaches(g, {}, {Id(g, "out")}));
+  // A path of a control edge only: b waits for a.
+  Graph c = GraphFromText(R"pb(
+    node { name: "a" op: "NoOp" }
+    node { name: "b" op: "NoOp" input: "^a" }
+  )pb");
+  EXPECT_FALSE(Reaches(c, {Id(c, "a")}, {Id(c, "b")}));
+  EXPECT_TRUE(Reaches(c, {Id(c, "a")}, {Id(c, "b")}, /*control=*/true));
+  EXPECT_FALSE(Reaches(c, {Id(c, "b")}, {Id(c, "a")}, /*control=*/true));
+}
+
 TEST(FilterTest, ByOpAndByName) {
   Graph g = GraphFromText(kChain);
   std::vector<NodeId> all = g.NodeIds();
