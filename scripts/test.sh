@@ -13,7 +13,8 @@ echo "== bazel build //..."
 bazel build //... || { echo "0 passed, 1 failed"; exit 1; }
 
 echo "== bazel test //..."
-bazel test //... --test_output=all
+# (run, not read from Bazel's cache of an earlier checkout's results)
+bazel test //... --test_output=all --nocache_test_results
 bazel_rc=$?
 
 checks=()
@@ -49,38 +50,46 @@ echo "== the Python package and wheel (scripts/build_wheel.sh)"
 scripts/build_wheel.sh >/dev/null
 checks+=("python_wheel_builds=$?")
 
-echo "== interop tests (TensorFlow, oneDNN off)"
 rm -rf bazel-testlogs-interop
 mkdir -p bazel-testlogs-interop
+
+# The Python suites run in two lanes at once, as each keeps about one core
+# busy (a lane waits on child processes, graft and file reads): the interop
+# tests with oneDNN off in one; with oneDNN on, the Python face and PyTorch
+# in the other, whose output is printed when both lanes are done.
+# Each suite's temporary folders are its own pytest session's.
+second_lane() {
+  local rc=0
+  echo "== interop tests that run rewritten graphs (TensorFlow, oneDNN on)"
+  TF_ENABLE_ONEDNN_OPTS=1 .venv/bin/python -m pytest "${ONEDNN_TESTS[@]/#/tests/interop/}" \
+    -q -p no:cacheprovider --junitxml=bazel-testlogs-interop/junit_onednn_on.xml || rc=1
+  # import graft: the library from Python (the staged package, the wheel in
+  # a fresh venv, import order beside TensorFlow/onnx/onnxruntime, graft.tf,
+  # graft.batch on a Dask cluster); graft.tf runs TensorFlow both ways.
+  echo "== Python face (import graft), oneDNN off"
+  TF_ENABLE_ONEDNN_OPTS=0 .venv/bin/python -m pytest tests/python -q -p no:cacheprovider \
+    --junitxml=bazel-testlogs-interop/junit_python.xml || rc=1
+  # PyTorch (graft.torch, graft.aten, the device check's dry run) in a
+  # process of its own: torch.export beside TensorFlow aborts (their LLVMs
+  # clash).
+  echo "== PyTorch: graft.torch and the device check's dry run"
+  .venv/bin/python -m pytest tests/torch -q -p no:cacheprovider -p no:logging \
+    --junitxml=bazel-testlogs-interop/junit_torch.xml || rc=1
+  echo "== Python face: graft.tf with oneDNN on"
+  TF_ENABLE_ONEDNN_OPTS=1 .venv/bin/python -m pytest tests/python/test_tf.py -q -p no:cacheprovider \
+    --junitxml=bazel-testlogs-interop/junit_python_onednn_on.xml || rc=1
+  return $rc
+}
+second_log=bazel-testlogs-interop/second_lane.log
+second_lane > "$second_log" 2>&1 &
+second_pid=$!
+
+echo "== interop tests (TensorFlow, oneDNN off)"
 TF_ENABLE_ONEDNN_OPTS=0 .venv/bin/python -m pytest tests/interop -q -p no:cacheprovider \
   --junitxml=bazel-testlogs-interop/junit_onednn_off.xml
 pytest_rc=$?
-echo "== interop tests that run rewritten graphs (TensorFlow, oneDNN on)"
-TF_ENABLE_ONEDNN_OPTS=1 .venv/bin/python -m pytest "${ONEDNN_TESTS[@]/#/tests/interop/}" \
-  -q -p no:cacheprovider --junitxml=bazel-testlogs-interop/junit_onednn_on.xml
-pytest_on_rc=$?
-if [[ $pytest_on_rc -ne 0 ]]; then pytest_rc=$pytest_on_rc; fi
-
-# import graft: the library from Python (the staged package, the wheel in a
-# fresh venv, import order beside TensorFlow/onnx/onnxruntime, graft.tf,
-# graft.batch on a Dask cluster); graft.tf runs TensorFlow both ways.
-echo "== Python face (import graft), oneDNN off"
-TF_ENABLE_ONEDNN_OPTS=0 .venv/bin/python -m pytest tests/python -q -p no:cacheprovider \
-  --junitxml=bazel-testlogs-interop/junit_python.xml
-py_rc=$?
-# PyTorch (graft.torch, graft.aten, the device check's dry run) in a process
-# of its own: torch.export beside TensorFlow aborts (their LLVMs clash).
-echo "== PyTorch: graft.torch and the device check's dry run"
-.venv/bin/python -m pytest tests/torch -q -p no:cacheprovider -p no:logging \
-  --junitxml=bazel-testlogs-interop/junit_torch.xml
-torch_rc=$?
-echo "== Python face: graft.tf with oneDNN on"
-TF_ENABLE_ONEDNN_OPTS=1 .venv/bin/python -m pytest tests/python/test_tf.py -q -p no:cacheprovider \
-  --junitxml=bazel-testlogs-interop/junit_python_onednn_on.xml
-py_on_rc=$?
-for rc in $py_rc $py_on_rc $torch_rc; do
-  if [[ $rc -ne 0 ]]; then pytest_rc=$rc; fi
-done
+wait "$second_pid" || pytest_rc=1
+cat "$second_log"
 
 python3 scripts/summarize_tests.py bazel-testlogs bazel-testlogs-interop "${checks[@]}"
 summary_rc=$?

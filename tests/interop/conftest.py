@@ -55,9 +55,11 @@ def numbers_report(name, header):
     yield lines
     path = repo_path("bazel-testlogs-interop", name)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
+    # whole or not at all: the test command's two lanes may both write one
+    with open(path + ".%d" % os.getpid(), "w") as f:
         f.write(header + "\n")
         f.writelines(line + "\n" for line in sorted(lines))
+    os.replace(f.name, path)
     print("\n" + "\n".join(sorted(lines)))
 
 
