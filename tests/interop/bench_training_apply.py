@@ -43,6 +43,24 @@ def graft_apply(src, rules, options, tmp):
         return json.load(f)
 
 
+def measure(graph_def, library, runs, tmp):
+    """graft's median apply time (ms), each rule's, the rewrites each made
+    (from the first run) and Grappler's median pass time on `graph_def`."""
+    rules, options, grappler = LIBRARIES[library]
+    src = os.path.join(tmp, "in.pb")
+    with open(src, "wb") as f:
+        f.write(graph_def.SerializeToString())
+    reports = [graft_apply(src, rules, options, tmp) for _ in range(runs)]
+    rule_names = [r["name"] for r in reports[0]["rules"]]
+    return {
+        "graft_ms": statistics.median(r["apply_ms"] for r in reports),
+        "rule_ms": {name: statistics.median(rule["time_ms"] for r in reports for rule in r["rules"]
+                                            if rule["name"] == name) for name in rule_names},
+        "applied": {rule["name"]: int(rule["applied"]) for rule in reports[0]["rules"]},
+        "grappler_ms": statistics.median(1000 * grappler(graph_def)[1] for _ in range(runs)),
+    }
+
+
 def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     print("graft binary: %s; median of %d runs" % (graft_binary(), runs))
@@ -51,20 +69,12 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name in ("dense_chain_100", "cifar_resnet_50"):
             original = MEMORY_MODELS[name]().as_graph_def()
-            src = os.path.join(tmp, name + ".pb")
-            with open(src, "wb") as f:
-                f.write(original.SerializeToString())
-            for library, (rules, options, grappler) in LIBRARIES.items():
-                reports = [graft_apply(src, rules, options, tmp) for _ in range(runs)]
-                graft_ms = statistics.median(r["apply_ms"] for r in reports)
-                per_rule = {r["name"]: statistics.median(rep_rule["time_ms"] for rep in reports
-                                                         for rep_rule in rep["rules"]
-                                                         if rep_rule["name"] == r["name"])
-                            for r in reports[0]["rules"]}
-                theirs = statistics.median(1000 * grappler(original)[1] for _ in range(runs))
+            for library in LIBRARIES:
+                m = measure(original, library, runs, tmp)
                 print("| %s | %s | %.1f ms | %s | %.1f ms | %.1fx |" % (
-                    name, library, graft_ms,
-                    ", ".join("%s %.1f" % kv for kv in per_rule.items()), theirs, theirs / graft_ms))
+                    name, library, m["graft_ms"],
+                    ", ".join("%s %.1f" % kv for kv in m["rule_ms"].items()), m["grappler_ms"],
+                    m["grappler_ms"] / m["graft_ms"]))
 
 
 if __name__ == "__main__":

@@ -216,3 +216,17 @@ def test_against_grappler(tmp_path, peer_report, name):
     # The rewrite times are recorded, not asserted: a benchmark's numbers
     # (each varies by half from run to run on a shared machine).
     assert peaks[1] < peaks[2] and peaks[1] < peaks[0], peaks
+
+
+def test_apply_benchmark_sampled(tmp_path):
+    """bench_training_apply.py (docs/benchmarks.md) once on the CIFAR ResNet:
+    each library's rules report their rewrites and times, Grappler's pass
+    its time (none asserted: a benchmark's numbers)."""
+    from bench_training_apply import LIBRARIES, measure
+    original = MEMORY_MODELS["cifar_resnet_50"]().as_graph_def()
+    for library in LIBRARIES:
+        m = measure(original, library, 1, str(tmp_path))
+        assert m["graft_ms"] > 0 and m["grappler_ms"] > 0, m
+        assert set(m["rule_ms"]) == set(m["applied"]), m
+        assert m["applied"]["update_after_reads"] > 0, m
+    assert m["applied"]["swap_to_host"] == 34, m  # as test_against_grappler records
