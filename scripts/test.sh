@@ -50,51 +50,38 @@ echo "== the Python package and wheel (scripts/build_wheel.sh)"
 scripts/build_wheel.sh >/dev/null
 checks+=("python_wheel_builds=$?")
 
+echo "== interop tests (TensorFlow, oneDNN off)"
 rm -rf bazel-testlogs-interop
 mkdir -p bazel-testlogs-interop
-
-# The Python suites run in two lanes at once, as each keeps about one core
-# busy (a lane waits on child processes, graft and file reads): the interop
-# tests with oneDNN off in one; with oneDNN on, the Python face and PyTorch
-# in the other, whose output is printed when both lanes are done.
-# Each suite's temporary folders are its own pytest session's.
-second_lane() {
-  local rc=0
-  echo "== interop tests that run rewritten graphs (TensorFlow, oneDNN on)"
-  TF_ENABLE_ONEDNN_OPTS=1 .venv/bin/python -m pytest "${ONEDNN_TESTS[@]/#/tests/interop/}" \
-    -q -p no:cacheprovider --junitxml=bazel-testlogs-interop/junit_onednn_on.xml || rc=1
-  # import graft: the library from Python (the staged package, the wheel in
-  # a fresh venv, import order beside TensorFlow/onnx/onnxruntime, graft.tf,
-  # graft.batch on a Dask cluster); graft.tf runs TensorFlow both ways.
-  echo "== Python face (import graft), oneDNN off"
-  TF_ENABLE_ONEDNN_OPTS=0 .venv/bin/python -m pytest tests/python -q -p no:cacheprovider \
-    --junitxml=bazel-testlogs-interop/junit_python.xml || rc=1
-  # PyTorch (graft.torch, graft.aten, the device check's dry run) in a
-  # process of its own: torch.export beside TensorFlow aborts (their LLVMs
-  # clash).
-  echo "== PyTorch: graft.torch and the device check's dry run"
-  .venv/bin/python -m pytest tests/torch -q -p no:cacheprovider -p no:logging \
-    --junitxml=bazel-testlogs-interop/junit_torch.xml || rc=1
-  echo "== Python face: graft.tf with oneDNN on"
-  TF_ENABLE_ONEDNN_OPTS=1 .venv/bin/python -m pytest tests/python/test_tf.py -q -p no:cacheprovider \
-    --junitxml=bazel-testlogs-interop/junit_python_onednn_on.xml || rc=1
-  return $rc
-}
-second_log=bazel-testlogs-interop/second_lane.log
-# The second lane runs at low priority: the first lane's memory measurements
-# (swap-ins' timing in TensorFlow's executor) are for a machine whose cores
-# its own threads have; at equal priority the swap library's measured peak
-# once rose 38% above graft mem's estimate.
-nice -n 19 bash -c "$(declare -f second_lane); ONEDNN_TESTS=(${ONEDNN_TESTS[*]}); second_lane" \
-  > "$second_log" 2>&1 &
-second_pid=$!
-
-echo "== interop tests (TensorFlow, oneDNN off)"
 TF_ENABLE_ONEDNN_OPTS=0 .venv/bin/python -m pytest tests/interop -q -p no:cacheprovider \
   --junitxml=bazel-testlogs-interop/junit_onednn_off.xml
 pytest_rc=$?
-wait "$second_pid" || pytest_rc=1
-cat "$second_log"
+echo "== interop tests that run rewritten graphs (TensorFlow, oneDNN on)"
+TF_ENABLE_ONEDNN_OPTS=1 .venv/bin/python -m pytest "${ONEDNN_TESTS[@]/#/tests/interop/}" \
+  -q -p no:cacheprovider --junitxml=bazel-testlogs-interop/junit_onednn_on.xml
+pytest_on_rc=$?
+if [[ $pytest_on_rc -ne 0 ]]; then pytest_rc=$pytest_on_rc; fi
+
+# import graft: the library from Python (the staged package, the wheel in a
+# fresh venv, import order beside TensorFlow/onnx/onnxruntime, graft.tf,
+# graft.batch on a Dask cluster); graft.tf runs TensorFlow both ways.
+echo "== Python face (import graft), oneDNN off"
+TF_ENABLE_ONEDNN_OPTS=0 .venv/bin/python -m pytest tests/python -q -p no:cacheprovider \
+  --junitxml=bazel-testlogs-interop/junit_python.xml
+py_rc=$?
+# PyTorch (graft.torch, graft.aten, the device check's dry run) in a process
+# of its own: torch.export beside TensorFlow aborts (their LLVMs clash).
+echo "== PyTorch: graft.torch and the device check's dry run"
+.venv/bin/python -m pytest tests/torch -q -p no:cacheprovider -p no:logging \
+  --junitxml=bazel-testlogs-interop/junit_torch.xml
+torch_rc=$?
+echo "== Python face: graft.tf with oneDNN on"
+TF_ENABLE_ONEDNN_OPTS=1 .venv/bin/python -m pytest tests/python/test_tf.py -q -p no:cacheprovider \
+  --junitxml=bazel-testlogs-interop/junit_python_onednn_on.xml
+py_on_rc=$?
+for rc in $py_rc $py_on_rc $torch_rc; do
+  if [[ $rc -ne 0 ]]; then pytest_rc=$rc; fi
+done
 
 python3 scripts/summarize_tests.py bazel-testlogs bazel-testlogs-interop "${checks[@]}"
 summary_rc=$?
