@@ -55,7 +55,7 @@ def numbers_report(name, header):
     yield lines
     path = repo_path("bazel-testlogs-interop", name)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    # whole or not at all: the test command's two lanes may both write one
+    # whole or not at all: a run stopped midway leaves the last whole report
     with open(path + ".%d" % os.getpid(), "w") as f:
         f.write(header + "\n")
         f.writelines(line + "\n" for line in sorted(lines))
