@@ -1,41 +1,37 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds everything (warnings are errors) and runs
-# every test: the C++ unit and CLI tests under Bazel, every fuzz target for
-# 10 s (GRAFT_FUZZ_SECONDS), the interop tests against TensorFlow, then the
-# Python package (import graft) and its wheel.
+# every test: the C++ unit and CLI tests under Bazel, the tests that measure
+# TensorFlow's memory (alone), then in two lanes at once every fuzz target
+# for 10 s (GRAFT_FUZZ_SECONDS), the other interop tests against TensorFlow,
+# the Python package (import graft) and its wheel, and PyTorch.
 # Ends with one line: `N passed, N failed`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh --fuzz || exit 1
 
-echo "== bazel build //..."
+# Each step's header says when it started, so a slow run shows where.
+section() { echo "== $* [$(date +%T)]"; }
+
+section "bazel build //..."
 bazel build //... || { echo "0 passed, 1 failed"; exit 1; }
 
-echo "== bazel test //..."
+section "bazel test //..."
 # (run, not read from Bazel's cache of an earlier checkout's results)
 bazel test //... --test_output=all --nocache_test_results
 bazel_rc=$?
 
 checks=()
-echo "== layout (file and function sizes, layering)"
+section "layout (file and function sizes, layering)"
 python3 scripts/check_layout.py
 checks+=("layout=$?")
 
-echo "== bazel build --config=cuda //analysis/cuda:gpu_profile (compile and link only)"
+section "bazel build --config=cuda //analysis/cuda:gpu_profile (compile and link only)"
 if [[ -e /usr/local/cuda/include/cudnn.h ]]; then
   bazel build --config=cuda //analysis/cuda:gpu_profile
   checks+=("cuda_profiler_builds=$?")
 else
   echo "no CUDA toolkit with cuDNN at /usr/local/cuda: skipped"
-fi
-
-echo "== fuzz every target briefly (scripts/fuzz.sh; long runs: docs/reliability.md)"
-if command -v clang-14 >/dev/null; then
-  scripts/fuzz.sh "${GRAFT_FUZZ_SECONDS:-10}"
-  checks+=("fuzz=$?")
-else
-  echo "no clang-14: skipped"
 fi
 
 # TensorFlow turns its oneDNN path on by default only on some CPUs (many
@@ -46,43 +42,72 @@ fi
 # tests/interop/tf_memory.py; test_training_onednn.py runs both itself.)
 ONEDNN_TESTS=(test_fold_batch_norms.py test_keras3.py test_frozen_control_flow.py test_quantize.py test_gtt.py test_saved_model.py
               test_saved_model_freeze.py test_checkpoint.py test_swap.py test_functions.py)
-echo "== the Python package and wheel (scripts/build_wheel.sh)"
+section "the Python package and wheel (scripts/build_wheel.sh)"
 scripts/build_wheel.sh >/dev/null
 checks+=("python_wheel_builds=$?")
 
-echo "== interop tests (TensorFlow, oneDNN off)"
 rm -rf bazel-testlogs-interop
 mkdir -p bazel-testlogs-interop
-TF_ENABLE_ONEDNN_OPTS=0 .venv/bin/python -m pytest tests/interop -q -p no:cacheprovider \
-  --junitxml=bazel-testlogs-interop/junit_onednn_off.xml
-pytest_rc=$?
-echo "== interop tests that run rewritten graphs (TensorFlow, oneDNN on)"
-TF_ENABLE_ONEDNN_OPTS=1 .venv/bin/python -m pytest "${ONEDNN_TESTS[@]/#/tests/interop/}" \
-  -q -p no:cacheprovider --junitxml=bazel-testlogs-interop/junit_onednn_on.xml
-pytest_on_rc=$?
-if [[ $pytest_on_rc -ne 0 ]]; then pytest_rc=$pytest_on_rc; fi
+pytest_rc=0
+# suite NAME ONEDNN PYTEST-ARGS...: one pytest session, its JUnit file
+# bazel-testlogs-interop/junit_NAME.xml; a failure sets pytest_rc.
+suite() {
+  local name=$1 onednn=$2
+  shift 2
+  TF_ENABLE_ONEDNN_OPTS=$onednn .venv/bin/python -m pytest "$@" -q -p no:cacheprovider \
+    --junitxml="bazel-testlogs-interop/junit_$name.xml" || pytest_rc=1
+}
 
+# The tests that measure TensorFlow's memory in its executor
+# (`measures_memory`) run first and alone: a peak measured beside other work
+# is that work's timing as much as the plan's (a swap-in run early, a
+# variable copied).
+section "interop tests that measure TensorFlow's memory, alone (oneDNN off, then on)"
+suite memory_onednn_off 0 tests/interop -m measures_memory
+suite memory_onednn_on 1 "${ONEDNN_TESTS[@]/#/tests/interop/}" -m measures_memory
+
+# Then the rest in two lanes at once, as each suite keeps about one core
+# busy (it waits on child processes, graft and file reads); tf_memory
+# refuses to measure in them (GRAFT_TESTS_SHARE_CORES). The second lane's
+# output is printed when both are done.
+export GRAFT_TESTS_SHARE_CORES=1
+second_lane() {
+  section "fuzz every target briefly (scripts/fuzz.sh; long runs: docs/reliability.md)"
+  if command -v clang-14 >/dev/null; then
+    scripts/fuzz.sh "${GRAFT_FUZZ_SECONDS:-10}"
+    echo "fuzz=$?" > bazel-testlogs-interop/fuzz.status
+  else
+    echo "no clang-14: skipped"
+  fi
+  section "interop tests that run rewritten graphs (TensorFlow, oneDNN on)"
+  suite onednn_on 1 "${ONEDNN_TESTS[@]/#/tests/interop/}" -m "not measures_memory"
+  # PyTorch (graft.torch, graft.aten, the device check's dry run) in a
+  # process of its own: torch.export beside TensorFlow aborts (their LLVMs
+  # clash).
+  section "PyTorch: graft.torch and the device check's dry run"
+  suite torch 0 tests/torch -p no:logging
+  section "Python face: graft.tf with oneDNN on"
+  suite python_onednn_on 1 tests/python/test_tf.py
+  return $pytest_rc
+}
+second_log=bazel-testlogs-interop/second_lane.log
+second_lane > "$second_log" 2>&1 &
+second_pid=$!
+
+section "interop tests (TensorFlow, oneDNN off)"
+suite onednn_off 0 tests/interop -m "not measures_memory"
 # import graft: the library from Python (the staged package, the wheel in a
 # fresh venv, import order beside TensorFlow/onnx/onnxruntime, graft.tf,
 # graft.batch on a Dask cluster); graft.tf runs TensorFlow both ways.
-echo "== Python face (import graft), oneDNN off"
-TF_ENABLE_ONEDNN_OPTS=0 .venv/bin/python -m pytest tests/python -q -p no:cacheprovider \
-  --junitxml=bazel-testlogs-interop/junit_python.xml
-py_rc=$?
-# PyTorch (graft.torch, graft.aten, the device check's dry run) in a process
-# of its own: torch.export beside TensorFlow aborts (their LLVMs clash).
-echo "== PyTorch: graft.torch and the device check's dry run"
-.venv/bin/python -m pytest tests/torch -q -p no:cacheprovider -p no:logging \
-  --junitxml=bazel-testlogs-interop/junit_torch.xml
-torch_rc=$?
-echo "== Python face: graft.tf with oneDNN on"
-TF_ENABLE_ONEDNN_OPTS=1 .venv/bin/python -m pytest tests/python/test_tf.py -q -p no:cacheprovider \
-  --junitxml=bazel-testlogs-interop/junit_python_onednn_on.xml
-py_on_rc=$?
-for rc in $py_rc $py_on_rc $torch_rc; do
-  if [[ $rc -ne 0 ]]; then pytest_rc=$rc; fi
-done
+section "Python face (import graft), oneDNN off"
+suite python 0 tests/python
+wait "$second_pid" || pytest_rc=1
+cat "$second_log"
+if [[ -e bazel-testlogs-interop/fuzz.status ]]; then
+  checks+=("$(cat bazel-testlogs-interop/fuzz.status)")
+fi
 
+section "summary"
 python3 scripts/summarize_tests.py bazel-testlogs bazel-testlogs-interop "${checks[@]}"
 summary_rc=$?
 if [[ $bazel_rc -ne 0 || $pytest_rc -ne 0 || $summary_rc -ne 0 ]]; then

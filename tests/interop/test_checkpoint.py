@@ -175,6 +175,7 @@ def memory_report():
         "training FLOPs (graft cost)")
 
 
+@pytest.mark.measures_memory
 @measures_every_setting
 @pytest.mark.parametrize("name", list(MEMORY_MODELS))
 def test_memory_strategy_lowers_the_peak(tmp_path, memory_report, name):
@@ -304,6 +305,7 @@ def test_keras_resnet50_training_step(tmp_path):
         assert_gradients_close(want, gradients(rewritten, feed, config), noise=1e-5)
 
 
+@pytest.mark.measures_memory
 @measures_every_setting
 @pytest.mark.parametrize("fraction", [0.75, 0.6])
 def test_budget_met_as_tensorflow_measures_it(tmp_path, fraction):
@@ -321,6 +323,7 @@ def test_budget_met_as_tensorflow_measures_it(tmp_path, fraction):
     assert tf_memory.median(runs) <= budget, (budget, runs, log)
 
 
+@pytest.mark.measures_memory
 @measures_every_setting
 def test_budget_met_without_onednn_when_planned_for_its_kernels(tmp_path):
     """Without oneDNN, Eigen's convolution gradients allocate im2col
@@ -361,6 +364,7 @@ def test_budget_met_without_onednn_when_planned_for_its_kernels(tmp_path):
     assert "a kernel's scratch of up to" in proc.stderr, proc.stderr
 
 
+@pytest.mark.measures_memory
 @measures_every_setting
 def test_scaled_gradient_stays_in_the_backward_through_grappler(tmp_path):
     """The early-gradient step on the 4 transformer blocks: Grappler's
@@ -419,6 +423,7 @@ def test_keras_train_step(tmp_path, capsys, keras3):
     assert any(n.name.endswith("/recompute") for n in rewritten.node)
 
 
+@pytest.mark.measures_memory
 def test_keras3_sgd_momentum_waits_for_its_gradient(tmp_path):
     """Keras 3's SGD with momentum scales each momentum, m * 0.9, from the
     variable alone: TensorFlow runs it as the step starts and holds it,
@@ -453,6 +458,7 @@ def test_keras3_sgd_momentum_waits_for_its_gradient(tmp_path):
         assert [float(v) for v in got] == [float(v) for v in want]
 
 
+@pytest.mark.measures_memory
 def test_updates_wait_for_the_readers_of_their_weights(tmp_path):
     """TensorFlow copies a variable whose in-place update runs while a
     value read from it is still to be read (a filter's update before the
@@ -551,17 +557,13 @@ def peer_report():
         "rewrite time")
 
 
+@pytest.mark.measures_memory
 @measures_every_setting
 @pytest.mark.parametrize("name", ["dense_chain_100", "cifar_resnet_50"])
 def test_against_grappler(tmp_path, peer_report, name):
     original = MEMORY_MODELS[name]().as_graph_def()
-    src, out, report = tmp_path / "in.pb", tmp_path / "out.pb", tmp_path / "report.json"
-    src.write_bytes(original.SerializeToString())
-    proc = subprocess.run([graft_binary(), "apply", "-q", "-r", RULES, str(src), "-o", str(out),
-                           "--report", str(report)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    ours = tf1.GraphDef()
-    ours.ParseFromString(out.read_bytes())
+    report = tmp_path / "report.json"
+    ours, _ = apply_rules(original, tmp_path, RULES, [], ["--report", str(report)])
     graft_ms = json.loads(report.read_text())["apply_ms"]
     theirs, seconds = grappler_recompute(original)
     peaks = tf_memory.peaks([original, ours, theirs], tmp_path, as_written=True)

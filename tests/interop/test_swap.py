@@ -133,6 +133,7 @@ def executor_report():
         "graft mem's peak; graft mem's (Grappler off, oneDNN on)")
 
 
+@pytest.mark.measures_memory
 @measures_every_setting
 @pytest.mark.parametrize("name", ["dense_chain_100", "cifar_resnet_50"])
 def test_swap_lowers_the_peak_in_tensorflow(tmp_path, executor_report, name):
@@ -195,13 +196,9 @@ def test_against_grappler(tmp_path, peer_report, name):
     record says how many swaps each inserted, so that a run on a GPU machine
     shows the real comparison."""
     original = MEMORY_MODELS[name]().as_graph_def()
-    src, out, report = tmp_path / "in.pb", tmp_path / "out.pb", tmp_path / "report.json"
-    src.write_bytes(original.SerializeToString())
-    proc = subprocess.run([graft_binary(), "apply", "-q", "-r", RULES, str(src), "-o", str(out),
-                           "--device-default", GPU, "--report", str(report)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    ours = tf1.GraphDef.FromString(out.read_bytes())
+    report = tmp_path / "report.json"
+    ours, _ = apply_rules(original, tmp_path, RULES, [],
+                          ["--device-default", GPU, "--report", str(report)])
     graft_ms = json.loads(report.read_text())["apply_ms"]
     theirs, seconds = grappler_memory(original, "SWAPPING_HEURISTICS", device=GPU, prune=False)
     peaks = [graft_mem(g, tmp_path, label)[GPU]

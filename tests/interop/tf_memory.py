@@ -76,6 +76,20 @@ def _child(args, onednn=True, timeout=600):
     return json.loads(lines[-1]) if lines else None
 
 
+# Set by the test command for suites that run beside another (scripts/test.sh).
+SHARED_CORES_ENV = "GRAFT_TESTS_SHARE_CORES"
+
+
+def _measuring_alone():
+    """A peak measured while another suite runs is that suite's timing as
+    much as the plan's (a swap-in run early, a variable copied): refused,
+    with what to do, in a run that shares the cores."""
+    if os.environ.get(SHARED_CORES_ENV) == "1":
+        raise AssertionError(
+            "a memory measurement in a run that shares the cores (%s=1): mark the test "
+            "@pytest.mark.measures_memory; scripts/test.sh runs those alone" % SHARED_CORES_ENV)
+
+
 def _child_env(onednn):
     env = dict(os.environ, **MEASURING_ENV)
     env["TF_ENABLE_ONEDNN_OPTS"] = "1" if onednn else "0"
@@ -101,6 +115,7 @@ def stats(graph_defs, tmp_path, runs=5, settings=SETTINGS):
     """{(grappler, onednn): [every run's peak in bytes, per graph]}, each
     setting measured in one fresh process, `runs` training steps of each
     graph after a warm-up (TensorFlow's default threading)."""
+    _measuring_alone()
     paths = write_graphs(graph_defs, tmp_path)
     out = {}
     for grappler, onednn in settings:
@@ -144,6 +159,7 @@ def median(values):
 
 def peaks(graph_defs, tmp_path, as_written=False, runs=3):
     """The peaks (bytes) of `graph_defs`, measured in one fresh process."""
+    _measuring_alone()
     paths = write_graphs(graph_defs, tmp_path)
     return _child(["--runs", str(runs)] + (["--as-written"] if as_written else []) + paths)
 
@@ -199,6 +215,7 @@ def traced_step_peaks(graph_def, runs=3, grappler=True, output="Identity"):
     fresh variable of the shape its reads (or assignments) give, the other
     placeholders fed random values, each seeded by its name (the same for
     a rewritten graph); `runs` traced steps after a warm-up."""
+    _measuring_alone()
     import zlib
     import numpy as np
     import tensorflow as tf
@@ -366,6 +383,7 @@ def variable_copies(graph_defs, tmp_path, as_written=False):
     in-place update run while a value read from its variable is still to
     be read: `_variable_copy_frees`), the most of three steps, measured in
     one fresh process."""
+    _measuring_alone()
     paths = write_graphs(graph_defs, tmp_path)
     return _child(["--copies"] + (["--as-written"] if as_written else []) + paths)
 
