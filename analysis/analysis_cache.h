@@ -87,6 +87,16 @@ class Cache {
     }
     a.memory.reset();
     a.life_of.clear();
+    // The swap plan's schedule holds while every node it scheduled lives
+    // (another rule of the set may erase one); then triggers are found on
+    // the graph's schedule again.
+    if (a.swap_schedule &&
+        std::any_of(touched.begin(), touched.end(), [&](NodeId id) {
+          const std::vector<int>& step_of = a.swap_schedule->step_of;
+          return !graph.node(id).alive() &&
+                 id < static_cast<NodeId>(step_of.size()) && step_of[id] >= 0;
+        }))
+      a.swap_schedule.reset();
   }
 
   const absl::StatusOr<Regions>& RegionsOf(Analyses& a) {

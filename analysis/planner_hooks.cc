@@ -86,11 +86,6 @@ void RegisterSwapHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
         if (planned && (t.node >= static_cast<NodeId>(planned->step_of.size()) ||
                         planned->step_of[t.node] < 0))
           planned.reset();  // not a tensor the plan saw
-        if (planned && std::any_of(planned->schedule.begin(),
-                                   planned->schedule.end(), [&](NodeId id) {
-                                     return !ctx.graph.node(id).alive();
-                                   }))
-          planned.reset();  // another rule erased what the plan scheduled
         return WithTrainingGraph(
             *cache, ctx.graph,
             [&](const TrainingGraph& g) -> absl::StatusOr<Value> {
