@@ -224,3 +224,42 @@ def test_measured_peak_frees_a_copied_variable(read_held):
     assert len(frees) == 1 and frees[0][1] == -256 * 256 * 4, frees
     assert end("late") > end("total")
     assert frees[0][0] == end("total"), frees
+
+
+@pytest.mark.parametrize("read_held", [True, False])
+def test_measured_peak_frees_a_variable_buffer_an_assignment_replaced(read_held):
+    """Assigning a value no other op reads makes its buffer the variable's
+    (Keras 3 SGD's `m.assign(m * 0.9 - lr * g)`): the step's records keep
+    that buffer, allocated by the op that computed it, and miss the old
+    buffer's free. The measurement (tf_memory) puts that free after the
+    assignment, or after the last reader of the old value where one is
+    still to run, and the records balance."""
+    graph = tf.Graph()
+    with graph.as_default():
+        var = tf.Variable(tf.ones([256, 256]), name="v")  # 256 KiB
+        read = tf.raw_ops.ReadVariableOp(resource=var.handle, dtype=tf.float32)
+        new = tf.subtract(read * 0.5, tf.fill([256, 256], 0.25), name="new")
+        if read_held:
+            update = var.assign(new, read_value=False)
+            with tf.control_dependencies([update]):
+                total = tf.reduce_sum(read, name="total")  # reads the old value
+        else:
+            total = tf.reduce_sum(read, name="total")
+            with tf.control_dependencies([total]):
+                update = var.assign(new, read_value=False)
+        init = tf1.global_variables_initializer()
+    config = tf1.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    with tf1.Session(graph=graph, config=config) as sess:
+        sess.run(init)
+        sess.run([total, update])
+        metadata = tf_memory._traced_run(sess, [total, update], {})
+        value = sess.run(var)
+    np.testing.assert_array_equal(value, np.full([256, 256], 0.25 * 0.5 - 0.25, np.float32))
+    assert tf_memory._variable_copy_frees(metadata) == []
+    frees = tf_memory._variable_adoption_frees(metadata)
+    stats = {s.node_name: s for dev in metadata.step_stats.dev_stats for s in dev.node_stats}
+    end = lambda name: stats[name].all_start_micros + stats[name].all_end_rel_micros  # noqa: E731
+    assert len(frees) == 1 and frees[0][1] == -256 * 256 * 4, frees
+    assert frees[0][0] == end("total" if read_held else update.name), frees
+    assert tf_memory._records_peak(metadata) >= 256 * 256 * 4  # and its records balance

@@ -13,8 +13,11 @@ default: TensorFlow turns its oneDNN path on by default only on some CPUs
 with it. Either way the peak is that of a traced step's allocation
 records: the bytes its kernels asked for (Eigen's convolution gradients'
 im2col buffers included), live at once, with the old buffer of each
-variable an update copied freed after its last reader (the records miss
-that free: `_variable_copy_frees`). Without oneDNN the CPU allocator is
+variable an update copied, or whose assigned value's buffer it adopted,
+freed after its last reader (the records miss that free:
+`_variable_copy_frees`, `_variable_adoption_frees`); so corrected, a
+step's records balance, and a measurement whose records do not is an
+error. Without oneDNN the CPU allocator is
 malloc, which keeps no statistics; with it, oneDNN's allocator
 (`tf.config.experimental.get_memory_info`) counts only the allocations it
 serves from its large-size pool, 256 KiB and more: its peak of the CIFAR
@@ -273,19 +276,79 @@ def traced_step_peaks(graph_def, runs=3, grappler=True, output="Identity"):
 def _records_peak(metadata, device=None):
     """The peak of a traced step's allocation records: the bytes its
     kernels asked for (outputs and scratch), live at once, with the frees
-    the records miss (`_variable_copy_frees`); of the ops on `device` (a
-    suffix of the device's name) where one is given."""
+    the records miss (`_variable_copy_frees`, `_variable_adoption_frees`);
+    of the ops on `device` (a suffix of the device's name) where one is
+    given. With those frees a step's records balance: what they allocate
+    and never free is the step's fetched values, so a larger remainder is a
+    buffer the measurement does not account for, and an error."""
     on_device = lambda dev: device is None or dev.device.endswith(device)  # noqa: E731
     events = [(r.alloc_micros, r.alloc_bytes)
               for dev in metadata.step_stats.dev_stats if on_device(dev) for node in dev.node_stats
               for memory in node.memory for r in memory.allocation_records]
     assert events, "TensorFlow recorded no allocations"
     events += _variable_copy_frees(metadata, on_device)
+    events += _variable_adoption_frees(metadata, on_device)
     live = peak = 0
     for _, size in sorted(events):
         live += size
         peak = max(peak, live)
+    assert abs(live) <= UNBALANCED_BYTES, (
+        "the step's allocation records do not balance: %.2f MiB %s at its end (peak %.2f MiB)"
+        % (abs(live) / 2**20, "kept" if live > 0 else "freed twice", peak / 2**20))
     return peak
+
+
+# The most a step's records may keep (its fetched values: losses, counts).
+UNBALANCED_BYTES = 2**20
+
+
+class _Step:
+    """A traced step's nodes, their stats and data readers."""
+
+    def __init__(self, metadata, on_device):
+        self.nodes = {n.name: n for graph in metadata.partition_graphs for n in graph.node}
+        self.stats = {s.node_name: s for dev in metadata.step_stats.dev_stats
+                      for s in dev.node_stats}
+        self.ran_here = [s.node_name for dev in metadata.step_stats.dev_stats
+                         if on_device(dev) for s in dev.node_stats]
+        self.readers = {}  # data readers only: a control edge holds no buffer
+        for node in self.nodes.values():
+            for name in node.input:
+                if not name.startswith("^"):
+                    self.readers.setdefault(name.split(":")[0], []).append(node.name)
+
+    def end(self, name):
+        return self.stats[name].all_start_micros + self.stats[name].all_end_rel_micros
+
+    def kept(self, name):
+        """The bytes a node's records allocate and do not free in the step."""
+        return sum(r.alloc_bytes for m in self.stats[name].memory
+                   for r in m.allocation_records)
+
+    def op(self, name):
+        return self.nodes[name].op if name in self.nodes else ""
+
+    def old_buffer_freed(self, update):
+        """When a variable's old buffer is freed after `update` gave it a
+        new one: at the end of the update or of the last data reader of a
+        value read from it before (through Identity), whichever is later."""
+        freed = self.end(update)
+        handle = self.nodes[update].input[0].split(":")[0]
+        start = self.stats[update].all_start_micros
+        reads = [r for r in self.readers.get(handle, []) if self.op(r) == "ReadVariableOp"
+                 and r in self.stats and self.stats[r].all_start_micros <= start]
+        while reads:
+            read = reads.pop()
+            for reader in self.readers.get(read, []):
+                if reader in self.stats:
+                    freed = max(freed, self.end(reader))
+                if self.op(reader) == "Identity":
+                    reads.append(reader)
+        return freed
+
+
+def _is_update(op):
+    return op.startswith("ResourceApply") or op.startswith("Assign") and op.endswith("VariableOp")
 
 
 def _variable_copy_frees(metadata, on_device=lambda dev: True):
@@ -301,39 +364,40 @@ def _variable_copy_frees(metadata, on_device=lambda dev: True):
     in an earlier step and its free is not in this step's records. Left
     uncorrected, each copy counts to the step's end, as if the process held
     both buffers (the CIFAR ResNet's pipeline with oneDNN: 2.9 MiB of 51
-    copies). The free is put at the end of the update or of the last
-    data reader of an earlier read (through Identity), whichever is later."""
-    nodes = {n.name: n for graph in metadata.partition_graphs for n in graph.node}
-    stats = {s.node_name: s for dev in metadata.step_stats.dev_stats for s in dev.node_stats}
-    updates = {s.node_name for dev in metadata.step_stats.dev_stats if on_device(dev)
-               for s in dev.node_stats}
-    readers = {}  # data readers only: a control edge holds no buffer
-    for node in nodes.values():
-        for name in node.input:
-            if not name.startswith("^"):
-                readers.setdefault(name.split(":")[0], []).append(node.name)
-    end = lambda name: stats[name].all_start_micros + stats[name].all_end_rel_micros  # noqa: E731
-    frees = []
-    for name in updates:
-        stat = stats[name]
-        op = nodes[name].op if name in nodes else ""
-        if not (op.startswith("ResourceApply") or op.startswith("Assign") and op.endswith("VariableOp")):
-            continue
-        kept = sum(r.alloc_bytes for m in stat.memory for r in m.allocation_records)
-        if kept <= 0:
-            continue
-        freed = end(name)
-        handle = nodes[name].input[0].split(":")[0]
-        reads = [r for r in readers.get(handle, []) if nodes[r].op == "ReadVariableOp"
-                 and r in stats and stats[r].all_start_micros <= stat.all_start_micros]
-        while reads:
-            read = reads.pop()
-            for reader in readers.get(read, []):
-                if reader in stats:
-                    freed = max(freed, end(reader))
-                if nodes[reader].op == "Identity":
-                    reads.append(reader)
-        frees.append((freed, -kept))
+    copies). The free is put at `_Step.old_buffer_freed`."""
+    step = _Step(metadata, on_device)
+    return [(step.old_buffer_freed(name), -step.kept(name)) for name in step.ran_here
+            if _is_update(step.op(name)) and step.kept(name) > 0]
+
+
+def _variable_adoption_frees(metadata, on_device=lambda dev: True):
+    """(micros, -bytes) at which each variable's old buffer is freed where
+    an `AssignVariableOp` adopted its value's buffer as the variable's.
+
+    Assigning a value no other op still reads takes its buffer rather than
+    copying it (Keras 3 SGD's `m.assign(m * 0.9 - lr * g)`, batch norms'
+    moving statistics), and the records keep that buffer, allocated by the
+    op that computed it, to the step's end, as if the process held the old
+    and new values of every such variable (90 MiB of momenta on Keras 3's
+    ResNet50: a third of its step's peak). The adopted buffer is the first
+    one the step keeps from the value back through the ops that may have
+    computed their result in their input's buffer (`a * b - c` in `a * b`'s),
+    and the old buffer's free is put at `_Step.old_buffer_freed`."""
+    step = _Step(metadata, on_device)
+    frees, adopted = [], set()
+    for name in step.ran_here:
+        if step.op(name) != "AssignVariableOp" or step.kept(name) > 0:
+            continue  # a copy into a new buffer: _variable_copy_frees
+        frontier = [step.nodes[name].input[1].split(":")[0]]
+        for _ in range(4):
+            found = next((f for f in frontier if f in step.stats and f not in adopted
+                          and step.kept(f) > 0), None)
+            if found:
+                adopted.add(found)
+                frees.append((step.old_buffer_freed(name), -step.kept(found)))
+                break
+            frontier = [i.split(":")[0] for f in frontier if f in step.nodes
+                        for i in step.nodes[f].input if not i.startswith("^")]
     return frees
 
 
