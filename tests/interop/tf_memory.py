@@ -286,8 +286,8 @@ def _records_peak(metadata, device=None):
               for dev in metadata.step_stats.dev_stats if on_device(dev) for node in dev.node_stats
               for memory in node.memory for r in memory.allocation_records]
     assert events, "TensorFlow recorded no allocations"
-    events += _variable_copy_frees(metadata, on_device)
-    events += _variable_adoption_frees(metadata, on_device)
+    step = _Step(metadata, on_device)
+    events += _copy_frees(step) + _adoption_frees(step)
     live = peak = 0
     for _, size in sorted(events):
         live += size
@@ -365,7 +365,10 @@ def _variable_copy_frees(metadata, on_device=lambda dev: True):
     uncorrected, each copy counts to the step's end, as if the process held
     both buffers (the CIFAR ResNet's pipeline with oneDNN: 2.9 MiB of 51
     copies). The free is put at `_Step.old_buffer_freed`."""
-    step = _Step(metadata, on_device)
+    return _copy_frees(_Step(metadata, on_device))
+
+
+def _copy_frees(step):
     return [(step.old_buffer_freed(name), -step.kept(name)) for name in step.ran_here
             if _is_update(step.op(name)) and step.kept(name) > 0]
 
@@ -383,7 +386,10 @@ def _variable_adoption_frees(metadata, on_device=lambda dev: True):
     one the step keeps from the value back through the ops that may have
     computed their result in their input's buffer (`a * b - c` in `a * b`'s),
     and the old buffer's free is put at `_Step.old_buffer_freed`."""
-    step = _Step(metadata, on_device)
+    return _adoption_frees(_Step(metadata, on_device))
+
+
+def _adoption_frees(step):
     frees, adopted = [], set()
     for name in step.ran_here:
         if step.op(name) != "AssignVariableOp" or step.kept(name) > 0:
