@@ -368,8 +368,12 @@ ValueType Checker::CheckCreate(const RuleFile& f, const Expr& e, Names* names,
   }
   for (const AttrItem& item : e.attrs) {
     if (!item.spread && def != nullptr && !absl::StartsWith(item.name, "_")) {
+      // An attr of any of the op's versions (ONNX's ReduceMax has `axes`
+      // below opset 18): a rule may write the form a model's opset takes.
       bool known = false;
       for (const auto& a : def->attr()) known = known || a.name() == item.name;
+      for (const tf::OpDef* version : OpsOf(f).Versions(e.text))
+        for (const auto& a : version->attr()) known = known || a.name() == item.name;
       if (!known) {
         std::vector<std::string> attrs;
         for (const auto& a : def->attr()) attrs.push_back(a.name());

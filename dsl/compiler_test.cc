@@ -429,6 +429,39 @@ INSTANTIATE_TEST_SUITE_P(Cases, DiagnosticTest, ::testing::ValuesIn(kCases),
                            return std::string(info.param.name);
                          });
 
+// An ONNX op's attrs are those of any of its versions: a rule may write the
+// form an older opset takes (ReduceMax's `axes` attr, an input from opset 18).
+TEST(OnnxAttrsTest, AnAttrOfAnyVersionOfTheOp) {
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  const char* older = R"(dialect onnx
+rule a {
+  match { r = Relu(x) }
+  rewrite {
+    out = if opset() >= 18 then ReduceMax(x, Const([-1]) { dtype: "int64" }) { keepdims: 1 }
+    else ReduceMax(x) { axes: [-1], keepdims: 1 }
+    replace r with out
+  }
+}
+)";
+  Diagnostics d;
+  EXPECT_NE(CompileRuleText("older.graft", older, {}, hooks, &d), nullptr) << d.Render();
+  // an attr no version has is still a mistake
+  const char* none = R"(dialect onnx
+rule a {
+  match { r = Relu(x) }
+  rewrite {
+    out = ReduceMax(x) { axis: [-1] }
+    replace r with out
+  }
+}
+)";
+  Diagnostics e;
+  EXPECT_EQ(CompileRuleText("none.graft", none, {}, hooks, &e), nullptr);
+  ASSERT_TRUE(e.has_errors());
+  EXPECT_EQ(e.errors()[0].message, "`ReduceMax` has no attr `axis`") << e.Render();
+}
+
 TEST(DiagnosticRenderTest, ShowsTheLineACaretAndNotes) {
   HookRegistry hooks;
   RegisterBuiltinHooks(hooks);

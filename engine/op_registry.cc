@@ -122,6 +122,14 @@ int64_t OpRegistry::NewestSince(absl::string_view op) const {
   return it == versions_.end() || it->second.empty() ? 0 : it->second.back().first;
 }
 
+std::vector<const tf::OpDef*> OpRegistry::Versions(absl::string_view op) const {
+  std::vector<const tf::OpDef*> defs;
+  auto it = versions_.find(op);
+  if (it == versions_.end()) return defs;
+  for (const auto& [since, def] : it->second) defs.push_back(def);
+  return defs;
+}
+
 bool OpRegistry::IsRuntimeContrib(const tf::OpDef& def) {
   return def.description() == "onnxruntime contrib op";
 }

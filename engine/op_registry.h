@@ -37,6 +37,9 @@ class OpRegistry {
   // The opset a versioned op's newest version is defined since; 0 for an
   // op not in the registry.
   int64_t NewestSince(absl::string_view op) const;
+  // Every version of a versioned op's signature, oldest first; empty for
+  // an op without versions.
+  std::vector<const tf::OpDef*> Versions(absl::string_view op) const;
   // Whether a signature is one of onnxruntime's contrib ops
   // (`com.microsoft.Name`): rules are checked against them, models are not
   // (onnx.checker does not know them).
