@@ -231,6 +231,25 @@ CUTS = {
         "bert.keras.dynamic", [],
         ["bert_backbone_1/transformer_layer_0_1/self_attention_layer_1/attention_output_1/"
          "BiasAdd:0#0#0#0#1"]),
+    # Keras 3's MultiHeadAttention (KerasHub, static shapes): BERT's, its
+    # padding mask over the keys alone ...
+    "zoo_attention_keras": (
+        "bert.keras.static", ["bert_backbone_1/embeddings_layer_norm_1/add_2:0", "padding_mask"],
+        ["bert_backbone_1/transformer_layer_0_1/self_attention_layer_1/attention_output_1/"
+         "Reshape:0"]),
+    # ... GPT-2's, its causal and padding mask one row per query
+    "zoo_attention_keras_causal": (
+        "gpt2.keras.static",
+        ["gpt2_backbone_1/transformer_layer_0_1/self_attention_layer_norm_1/add_2:0",
+         "padding_mask"],
+        ["gpt2_backbone_1/transformer_layer_0_1/self_attention_1/attention_output_1/Reshape:0"]),
+    # ... BERT's with dynamic shapes: the projections a Gemm over rows viewed
+    # as [B, S, 4, 16, 1] and squeezed, the heads merged into rows through an
+    # Unsqueeze (up to the output projection's Gemm's rows)
+    "zoo_attention_keras_rows": (
+        "bert.keras.dynamic", ["bert_backbone_1/embeddings_layer_norm_1/add_2:0", "padding_mask"],
+        ["bert_backbone_1/transformer_layer_0_1/self_attention_layer_1/attention_output_1/"
+         "BiasAdd:0#0#0#0#0"]),
 }
 
 
@@ -256,6 +275,7 @@ def resolve(model, names):
 # and the hidden width where tf2onnx left it unknown (64, as graft's shape
 # inference finds it in the whole export).
 SHARED_DIMS = {"zoo_skip_layer_norm_keras", "zoo_layer_norm_keras17", "zoo_rms_norm_keras",
+               "zoo_attention_keras_rows",
                # and cuts of torch's dynamic exports inside, whose values'
                # dimensions the export names apart from the inputs'
                "zoo_attention_causal_slice", "zoo_skip_layer_norm_positions"}
@@ -297,6 +317,8 @@ REWRITTEN = {
                           "multi_head_attention_sdpa"),
     "zoo_mha_cross": ("zoo_cross_attention", "rules/onnx/transformers/attention.graft",
                       "multi_head_attention_sdpa"),
+    "zoo_mha_keras": ("zoo_attention_keras", "rules/onnx/transformers/attention.graft",
+                      "multi_head_attention_keras"),
     # its scalars as initializers, as the pipeline's first step makes them
     "zoo_attention_eager_init": ("zoo_attention_eager",
                                  "rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
@@ -356,6 +378,16 @@ REWRITTEN = {
     "zoo_embed_layer_norm_opset14_init": ("zoo_embed_layer_norm_opset14",
                                           "rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
                                           "extract_constant_to_initializer"),
+    # as the fusions' second run sees it: its shape arithmetic and constants
+    # folded (the rows' view target), its head splits' views without the
+    # unit sizes the Squeezes drop
+    "zoo_attention_keras_rows_viewed": (
+        "zoo_attention_keras_rows",
+        [("rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
+          "extract_constant_to_initializer"),
+         ("rules/onnx/shape_arithmetic.graft", "fold_shape_arithmetic"),
+         ("rules/onnx/constant_folding.graft", "fold_constant_ops"),
+         ("rules/onnx/view_targets.graft", "view_without_trailing_units")]),
     # Keras's RMS norm in torch's order, for the Skip norm rule
     "zoo_rms_norm_keras_ordered": ("zoo_rms_norm_keras", "rules/onnx/transformers/rms_norm.graft",
                                    "rsqrt_scaled_last"),
