@@ -90,5 +90,49 @@ TEST(OnnxModel, GraftsOwnMarksAreNoOpsAModelMayUse) {
   }
 }
 
+// A node that leaves an optional input out keeps its place when the model is
+// written: the reader's stand-in for "" (made after every node) keeps no
+// reader waiting, so clip stays before relu.
+TEST(OnnxModel, ALeftOutInputKeepsTheNodeOrder) {
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(ColonNamedModel()));
+  onnx::GraphProto& g = *model.mutable_graph();
+  g.clear_node();
+  g.clear_output();
+  onnx::TensorProto& hi = *g.add_initializer();
+  hi.set_name("hi");
+  hi.set_data_type(1);
+  hi.add_float_data(1.0f);
+  auto add = [&](const char* name, const char* op, std::vector<std::string> inputs) {
+    onnx::NodeProto& n = *g.add_node();
+    n.set_name(name);
+    n.set_op_type(op);
+    for (const std::string& i : inputs) n.add_input(i);
+    n.add_output(absl::StrCat(name, "_out"));
+    onnx::ValueInfoProto& out = *g.add_output();
+    out.set_name(absl::StrCat(name, "_out"));
+    out.mutable_type()->mutable_tensor_type()->set_elem_type(1);
+  };
+  add("clip", "Clip", {"x:0", "", "hi"});
+  add("relu", "Relu", {"x:0"});
+  absl::StatusOr<Graph> graph = ParseOnnx(model.SerializeAsString(), "clip.onnx");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  // a change, so that the model is written from the graph
+  Rewriter rewriter(*graph);
+  rewriter.Begin();
+  const NodeId w = graph->FindId("w_0");
+  ASSERT_NE(w, kNoNode);
+  ASSERT_TRUE(rewriter.RemoveNode(w).ok());
+  rewriter.Commit();
+  absl::StatusOr<std::string> bytes = SerializeOnnx(*graph);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  onnx::ModelProto written;
+  ASSERT_TRUE(written.ParseFromString(*bytes));
+  ASSERT_EQ(written.graph().node_size(), 2);
+  EXPECT_EQ(written.graph().node(0).name(), "clip");
+  EXPECT_EQ(written.graph().node(0).input(1), "");
+  EXPECT_EQ(written.graph().node(1).name(), "relu");
+}
+
 }  // namespace
 }  // namespace graft

@@ -105,12 +105,17 @@ class ValueNames {
 };
 
 // The nodes in topological order, the original order where it is one (the
-// smallest id first among those ready); an error for a cycle.
+// smallest id first among those ready); an error for a cycle. A left-out
+// input is written as "", not read from a node: it keeps no reader waiting
+// (where the stand-in was made, by the reader or a rewrite, moves nothing).
 absl::StatusOr<std::vector<NodeId>> WriteOrder(const Graph& graph) {
   std::vector<int> waiting(graph.id_limit(), 0);
   std::priority_queue<NodeId, std::vector<NodeId>, std::greater<NodeId>> ready;
   graph.ForEachNode([&](const Node& n) {
-    waiting[n.id()] = n.num_inputs() + static_cast<int>(n.control_inputs().size());
+    int inputs = static_cast<int>(n.control_inputs().size());
+    for (int i = 0; i < n.num_inputs(); ++i)
+      inputs += graph.node(n.input(i).node).op() == kAbsentOp ? 0 : 1;
+    waiting[n.id()] = inputs;
     if (waiting[n.id()] == 0) ready.push(n.id());
   });
   std::vector<NodeId> order;
@@ -119,6 +124,7 @@ absl::StatusOr<std::vector<NodeId>> WriteOrder(const Graph& graph) {
     ready.pop();
     order.push_back(id);
     const Node& n = graph.node(id);
+    if (n.op() == kAbsentOp) continue;
     auto release = [&](NodeId c) {
       if (--waiting[c] == 0) ready.push(c);
     };
