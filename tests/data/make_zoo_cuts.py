@@ -243,6 +243,13 @@ CUTS = {
         ["gpt2_backbone_1/transformer_layer_0_1/self_attention_layer_norm_1/add_2:0",
          "padding_mask"],
         ["gpt2_backbone_1/transformer_layer_0_1/self_attention_1/attention_output_1/Reshape:0"]),
+    # ... LLaMA's: Q and K rotated after the head split, K and V repeated
+    # for grouped-query attention, the scores scaled after the product
+    "zoo_attention_keras_heads": (
+        "llama.keras.static",
+        ["llama_backbone_1/transformer_layer_0_1/self_attention_layernorm_1/mul_1:0",
+         "padding_mask"],
+        ["llama_backbone_1/transformer_layer_0_1/self_attention_1/attention_output_1/Reshape:0"]),
     # ... BERT's with dynamic shapes: the projections a Gemm over rows viewed
     # as [B, S, 4, 16, 1] and squeezed, the heads merged into rows through an
     # Unsqueeze (up to the output projection's Gemm's rows)
@@ -395,10 +402,16 @@ REWRITTEN = {
 
 
 def only_rule(source, rule):
-    """A rule file of `rule` alone, with the named guards and params it reads."""
+    """A rule file of `rule` alone, with the named patterns, guards and
+    params it reads."""
     start = source.index(f"rule {rule} {{")
     body = source[start:source.index("\n}\n", start) + 3]
-    # the file's named guards the rule calls (and those they call) ...
+    # the file's named patterns the rule uses ...
+    patterns = [decl for decl, name in
+                re.findall(r"^(pattern (\w+) =.*?)(?=\n\n|\n#)", source, re.M | re.S)
+                if re.search(rf"=\s*{name}\b", body)]
+    body = "".join(p + "\n" for p in patterns) + body
+    # ... the named guards the rule and its patterns call (and those they call) ...
     guards = {guard: decl for decl, guard in
               re.findall(r"^(guard (\w+)\(.*?)(?=\n\n|\n#)", source, re.M | re.S)}
     kept, text = [], body

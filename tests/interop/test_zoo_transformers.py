@@ -148,10 +148,12 @@ LAYERS = 2
 # in float32 and cast).
 ROTARY_MODELS = {"llama", "qwen2", "mistral", "phi3", "gemma", "qwen3", "smollm3", "granite",
                  "olmo2", "gemma3", "phi", "stablelm", "gpt_neox", "falcon", "modernbert"}
-# Keras 3's exports (KerasHub by tf2onnx) whose MultiHeadAttention layers
-# fuse, static and dynamic, at opsets 15 and 17: Keras's masked softmax, a
-# row masked whole zeroed after the fused op.
-KERAS_ATTENTION_MODELS = {"bert", "gpt2", "opt"}
+# Keras 3's exports (KerasHub by tf2onnx): every attention layer fuses,
+# static and dynamic, at opsets 15 and 17 (Keras's masked softmax, a row
+# masked whole zeroed after the fused op); those whose Q, K and V are plain
+# projections of one input (Keras's MultiHeadAttention) pack into Attention
+# where static. LLaMA's and Qwen3's rotate and repeat their heads.
+KERAS_PACKED_MODELS = {"bert", "gpt2", "opt"}
 # Attention layers where not LAYERS: BART's encoder, decoder and cross-attention.
 ATTENTION_LAYERS = {"bart": 3 * LAYERS}
 # Norms after a residual where fewer than two a layer: one where a layer's
@@ -183,10 +185,9 @@ def test_pipeline_on_real_exports(graft, tmp_path, name):
             spec["model"] in SDPA_MODELS):
         want = ATTENTION_LAYERS.get(spec["model"], LAYERS) - EAGER_UNFUSED.get(name, 0)
         assert sum(have[k] for k in ATTENTION) == want, dict(have)
-    elif spec["exporter"].startswith("keras") and spec["model"] in KERAS_ATTENTION_MODELS:
+    elif spec["exporter"].startswith("keras"):
         assert sum(have[k] for k in ATTENTION) == LAYERS, dict(have)
-        if not spec["dynamic"]:
-            # Q, K and V projections of the layer's input: packed
+        if not spec["dynamic"] and spec["model"] in KERAS_PACKED_MODELS:
             assert have["Attention"] == LAYERS, dict(have)
     if spec["model"] in ROTARY_MODELS and spec["exporter"] in ("dynamo", "dynamo16", "ts14", "ts17"):
         assert have["RotaryEmbedding"] == 2 * LAYERS, dict(have)
