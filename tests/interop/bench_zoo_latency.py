@@ -17,20 +17,15 @@ output difference relative to the largest output.
   .venv/bin/python tests/interop/bench_zoo_latency.py [NAME[@ts17[-dynamic]],...]
 """
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 import warnings
-
-import numpy as np
-import onnxruntime as ort
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import export_zoo  # noqa: E402
+from zoo import LATENCY_HEADER, latency_row  # noqa: E402
 
 GRAFT = os.path.join(ROOT, "bazel-bin", "cli", "graft")
 WIDTH = dict(hidden_size=512, num_attention_heads=8, num_hidden_layers=4, intermediate_size=2048)
@@ -52,49 +47,21 @@ RUNS = ["opt", "falcon", "qwen3", "t5_encoder", "siglip_vision",
 
 
 
-def median_ms(path, feeds, runs=30):
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 2
-    options.log_severity_level = 3
-    session = ort.InferenceSession(path, options)
-    for _ in range(3):
-        session.run(None, feeds)
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        out = session.run(None, feeds)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3, out[0]
-
-
 def main():
     names = sys.argv[1].split(",") if len(sys.argv) > 1 else RUNS
     export_zoo.SEQ, export_zoo.BATCH, export_zoo.IMAGE = 128, 4, 128
     warnings.simplefilter("ignore")
-    print("| export | ms before | ms after | before / after | ms after, `skip_norms=false` "
-          "| before / after | diff |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(LATENCY_HEADER)
     with tempfile.TemporaryDirectory() as tmp:
         for run in names:
             name, _, exporter = run.partition("@")
             model, inputs = export_zoo.build(name, **WIDE[name])
             src = os.path.join(tmp, "model.onnx")
-            out, cpu = os.path.join(tmp, "model.graft.onnx"), os.path.join(tmp, "model.cpu.onnx")
             exporter = exporter or "dynamo"
             export_zoo.write(model, inputs, name, exporter.removesuffix("-dynamic"),
                              exporter.endswith("-dynamic"), src)
-            for path, params in ((out, []), (cpu, ["--param", "skip_norms=false"])):
-                subprocess.run([GRAFT, "apply", "--pipeline", "onnx-transformers", src, "-o", path,
-                                "-q", *params], check=True)
             feeds = {k: v.numpy() for k, v in inputs.items()}
-            before, want = median_ms(src, feeds)
-            after, got = median_ms(out, feeds)
-            after_cpu, got_cpu = median_ms(cpu, feeds)
-            scale = max(float(np.abs(want).max()), 1.0)
-            diff = max(np.abs(want - got).max(), np.abs(want - got_cpu).max()) / scale
-            print(f"| {run} | {before:.1f} | {after:.1f} | {before / after:.2f} | {after_cpu:.1f} "
-                  f"| {before / after_cpu:.2f} | {diff:.1e} |", flush=True)
-
+            print(latency_row(run, src, feeds, GRAFT), flush=True)
 
 if __name__ == "__main__":
     main()

@@ -38,35 +38,35 @@ BACKBONES = {
 }
 
 
-def build(name):
+def build(name, config=None, batch=2, sequence=8):
     """The backbone `name` with random weights (norm scales and biases
     perturbed too, so that a wrong fusion changes the numbers) and the
-    inputs it was called on."""
+    inputs it was called on (`config` over the zoo's, for other widths)."""
     import keras
     import keras_hub
     import numpy as np
     keras.backend.clear_session()  # layer names as in a fresh process
     keras.utils.set_random_seed(0)
-    cls, config = BACKBONES[name]
-    model = getattr(keras_hub.models, cls)(**config)
+    cls, zoo_config = BACKBONES[name]
+    model = getattr(keras_hub.models, cls)(**dict(zoo_config, **(config or {})))
     rng = np.random.default_rng(2)
     for w in model.weights:
         value = keras.ops.convert_to_numpy(w)
         w.assign(value + rng.standard_normal(value.shape).astype(value.dtype) * 0.05)
-    inputs = {"token_ids": np.arange(16, dtype="int32").reshape(2, 8),
-              "padding_mask": np.ones((2, 8), "int32")}
+    inputs = {"token_ids": (np.arange(batch * sequence, dtype="int32") % 512).reshape(batch, sequence),
+              "padding_mask": np.ones((batch, sequence), "int32")}
     if "segment_ids" in [t.name for t in model.inputs]:
-        inputs["segment_ids"] = np.zeros((2, 8), "int32")
+        inputs["segment_ids"] = np.zeros((batch, sequence), "int32")
     model(inputs)  # Keras exports a model that has been called
     return model, {t.name: inputs[t.name] for t in model.inputs}
 
 
-def export(name, exporter, dynamic, path):
+def export(name, exporter, dynamic, path, **sizes):
     """Writes `name`'s export to `path` (`exporter`: keras, Keras's default
     opset, or kerasNN at opset NN; static shapes by an input signature of
-    the build's inputs); its manifest entry."""
+    the build's inputs; `sizes` as build takes them); its manifest entry."""
     import tensorflow as tf
-    model, inputs = build(name)
+    model, inputs = build(name, **sizes)
     signature = None if dynamic else [
         {k: tf.TensorSpec(v.shape, tf.as_dtype(v.dtype), name=k) for k, v in inputs.items()}]
     opset = None if exporter == "keras" else int(exporter[len("keras"):])

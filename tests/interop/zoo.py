@@ -115,6 +115,52 @@ def run(path, inputs):
     return session.run(None, inputs)
 
 
+def median_ms(path, feeds, runs=30):
+    """onnxruntime's latency of a model (its default session options, 2
+    intra-op threads): the median of `runs` runs after 3 warm-up runs, in
+    ms, and its first output."""
+    import statistics
+    import time
+
+    import onnxruntime as ort
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 2
+    options.log_severity_level = 3
+    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    for _ in range(3):
+        session.run(None, feeds)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        out = session.run(None, feeds)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3, out[0]
+
+
+LATENCY_HEADER = ("| export | ms before | ms after | before / after "
+                  "| ms after, `skip_norms=false` | before / after | diff |\n"
+                  "|---|---:|---:|---:|---:|---:|---:|")
+
+
+def latency_row(run, src, feeds, graft, *args):
+    """A row of LATENCY_HEADER's table: the export `src` before and after
+    `graft apply --pipeline onnx-transformers` (with `args`), and after it
+    with `--param skip_norms=false`, timed by median_ms; the largest
+    output difference relative to the largest output."""
+    import subprocess
+    out, cpu = src + ".graft.onnx", src + ".cpu.onnx"
+    for path, params in ((out, []), (cpu, ["--param", "skip_norms=false"])):
+        subprocess.run([graft, "apply", "--pipeline", "onnx-transformers", src, "-o", path, "-q",
+                        *args, *params], check=True)
+    before, want = median_ms(src, feeds)
+    after, got = median_ms(out, feeds)
+    after_cpu, got_cpu = median_ms(cpu, feeds)
+    scale = max(float(np.abs(want).max()), 1.0)
+    diff = max(np.abs(want - got).max(), np.abs(want - got_cpu).max()) / scale
+    return (f"| {run} | {before:.1f} | {after:.1f} | {before / after:.2f} | {after_cpu:.1f} "
+            f"| {before / after_cpu:.2f} | {diff:.1e} |")
+
+
 def strip_provenance(path):
     """Drops what names the exporting machine's files (the dynamo exporter's
     per-node stack traces and doc strings); the ops and weights stay."""
