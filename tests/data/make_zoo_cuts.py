@@ -250,6 +250,17 @@ CUTS = {
         ["llama_backbone_1/transformer_layer_0_1/self_attention_layernorm_1/mul_1:0",
          "padding_mask"],
         ["llama_backbone_1/transformer_layer_0_1/self_attention_1/attention_output_1/Reshape:0"]),
+    # LLaMA's Q and K rotated (KerasHub, static shapes): the heads [B, S, N,
+    # H] split in halves, rotate_half Keras's stack viewed as them, tables
+    # [1, S, 1, H]
+    "zoo_rotary_keras": (
+        "llama.keras.static",
+        ["llama_backbone_1/transformer_layer_0_1/self_attention_1/query_1/Reshape_1:0",
+         "llama_backbone_1/transformer_layer_0_1/self_attention_1/key_1/Reshape_1:0"],
+        ["llama_backbone_1/transformer_layer_0_1/self_attention_1/llama_rotary_embedding_1/"
+         "add_1:0",
+         "llama_backbone_1/transformer_layer_0_1/self_attention_1/llama_rotary_embedding_3/"
+         "add_1:0"]),
     # ... BERT's with dynamic shapes: the projections a Gemm over rows viewed
     # as [B, S, 4, 16, 1] and squeezed, the heads merged into rows through an
     # Unsqueeze (up to the output projection's Gemm's rows)

@@ -189,6 +189,9 @@ def test_pipeline_on_real_exports(graft, tmp_path, name):
         assert sum(have[k] for k in ATTENTION) == LAYERS, dict(have)
         if not spec["dynamic"] and spec["model"] in KERAS_PACKED_MODELS:
             assert have["Attention"] == LAYERS, dict(have)
+        if not spec["dynamic"] and spec["model"] in ROTARY_MODELS:
+            # Q's and K's rotary embeddings from constant tables
+            assert have["RotaryEmbedding"] == 2 * LAYERS, dict(have)
     if spec["model"] in ROTARY_MODELS and spec["exporter"] in ("dynamo", "dynamo16", "ts14", "ts17"):
         assert have["RotaryEmbedding"] == 2 * LAYERS, dict(have)
     if spec["exporter"] != "ts14" or not spec["dynamic"]:
