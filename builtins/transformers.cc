@@ -88,27 +88,28 @@ bool HalfOfLastAxis(const Graph& graph, Endpoint s, Endpoint x, int64_t rank, in
 // to check: x's shape). Its pieces read by nothing else; a, b as `halves`.
 bool JoinsOverLastAxis(const Graph& graph, Endpoint rot, int64_t rank, Endpoint halves[2]) {
   const Node* cat = &graph.node(rot.node);
-  int64_t stacked = 0;  // the Unsqueezes' (and the Concat's) axis; 0: none
-  if (cat->op() == "Reshape") {
+  const bool stacked = cat->op() == "Reshape";
+  if (stacked) {
     if (cat->consumers(rot.port).size() != 1 || cat->num_inputs() < 1) return false;
     rot = cat->input(0);
     cat = &graph.node(rot.node);
-    stacked = rank - 1;
   }
-  if (cat->op() != "Concat" || cat->num_inputs() != 2 || cat->consumers(rot.port).size() != 1)
-    return false;
-  const int64_t axis = OneAxis(graph, *cat, "axis", -1).value_or(0);
-  const int64_t out_rank = stacked ? rank + 1 : rank;
-  if (axis != (stacked ? stacked : rank - 1) && axis + out_rank != (stacked ? stacked : rank - 1))
+  // Concat's axis, and the Unsqueezes' where stacked: rank - 1 of the
+  // joined tensor's rank (or the same counted from its end)
+  const int64_t joined_rank = stacked ? rank + 1 : rank;
+  auto is_joined_axis = [&](std::optional<int64_t> a) {
+    return a && (*a == rank - 1 || *a + joined_rank == rank - 1);
+  };
+  if (cat->op() != "Concat" || cat->num_inputs() != 2 || cat->consumers(rot.port).size() != 1 ||
+      !is_joined_axis(OneAxis(graph, *cat, "axis", -1).value_or(0)))
     return false;
   for (int i = 0; i < 2; ++i) {
     halves[i] = cat->input(i);
     if (!stacked) continue;
     const Node& u = graph.node(halves[i].node);
-    if (u.op() != "Unsqueeze" || u.num_inputs() < 1 || u.consumers(halves[i].port).size() != 1)
+    if (u.op() != "Unsqueeze" || u.num_inputs() < 1 || u.consumers(halves[i].port).size() != 1 ||
+        !is_joined_axis(OneAxis(graph, u, "axes", 1)))
       return false;
-    const std::optional<int64_t> at = OneAxis(graph, u, "axes", 1);
-    if (!at || (*at != stacked && *at + out_rank != stacked)) return false;
     halves[i] = u.input(0);
   }
   return true;
