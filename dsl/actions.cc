@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "absl/algorithm/container.h"
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -440,6 +441,7 @@ class ActionRunner : public NodeFactory {
   Rewriter& r_;
   RewritePlan* plan_;
   std::set<NodeId> created_;
+  int shared_depth_ = 0;  // inside how many `shared Op(...)` being built
 };
 
 // splice "g.pbtxt" [for "node"] [prefix "p/"] [inputs {...}] [take {...}]
@@ -623,11 +625,19 @@ absl::StatusOr<Value> ActionRunner::Create(const Expr& e,
   }
   const Node& root = g.node(root_);
   spec.device = root.device();
+  // `shared Op(...)`: every node built inside it is shared too
+  const bool shared = e.shared || shared_depth_ > 0;
   std::vector<Value> args;
-  for (const auto& a : e.args) {
-    absl::StatusOr<Value> v = Eval(*a);
-    if (!v.ok()) return v.status();
-    args.push_back(*std::move(v));
+  {
+    if (e.shared) ++shared_depth_;
+    absl::Cleanup leave = [&] {
+      if (e.shared) --shared_depth_;
+    };
+    for (const auto& a : e.args) {
+      absl::StatusOr<Value> v = Eval(*a);
+      if (!v.ok()) return v.status();
+      args.push_back(*std::move(v));
+    }
   }
   if (spec.op == "Const" && e.args.size() == 1) {
     // A computed constant is encoded where it is, not copied first.
@@ -670,6 +680,13 @@ absl::StatusOr<Value> ActionRunner::Create(const Expr& e,
       e.has_name_template
           ? Substitute(e.name_template, g, b_)
           : absl::StrCat(root.name(), "/", binding.empty() ? spec.op : binding);
+  if (shared) {
+    // an equal node already there (not one this rewrite removes) serves
+    std::vector<NodeId> going = plan_->remove;
+    going.insert(going.end(), plan_->erase.begin(), plan_->erase.end());
+    NodeId equal = surgery::EqualNode(g, spec, going);
+    if (equal != kNoNode) return Value::NodeRef(equal);
+  }
   absl::StatusOr<NodeId> id = r_.AddNode(std::move(spec));
   if (!id.ok()) return id.status();
   created_.insert(*id);

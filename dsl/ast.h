@@ -75,6 +75,9 @@ struct Expr {
   std::vector<AttrItem> attrs;  // kCreate
   std::string name_template;    // kCreate: `named "{bn}/scaled"`
   bool has_name_template = false;
+  // kCreate: `shared Op(...)`: the nodes it builds are read from the graph
+  // where an equal one is there (same op, inputs, attrs, device).
+  bool shared = false;
 };
 
 struct NodePattern;
@@ -263,12 +266,15 @@ struct PatternDef {
 
 // `guard name(a, b) = expr`: a named guard, inlined where it is called
 // (`where name(x, y)`), its parameters replaced by the call's arguments. Its
-// expression reads only its parameters, params and plans.
+// expression reads only its parameters, params and plans. A `fragment`
+// builds nodes (and is called in rewrites); a guard never does.
 struct GuardDef {
   std::string name;
   std::vector<std::pair<std::string, Loc>> params;
   ExprPtr body;
   Loc loc;
+  bool fragment = false;
+  const char* kind() const { return fragment ? "fragment" : "guard"; }
 };
 
 // `plan name = expr`: a value computed once per graph, before any rule runs,

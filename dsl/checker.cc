@@ -201,7 +201,7 @@ std::unique_ptr<RuleSet> Checker::Compile(const std::vector<std::string>& paths,
       if (guard_def_uses_[file->path + ":" + def.name] == 0 &&
           !d_->has_errors()) {
         Error(*file, def.loc,
-              absl::StrCat("guard `", def.name, "` is never used"));
+              absl::StrCat(def.kind(), " `", def.name, "` is never used"));
       }
     }
     for (const Plan& plan : file->plans) {

@@ -42,6 +42,56 @@ ExprPtr InPlaceOfCall(const Expr& call) {
   return out;
 }
 
+// Whether `e` builds a node anywhere (`Op(...)`, shared or not).
+bool HasCreate(const Expr& e) {
+  if (e.kind == K::kCreate) return true;
+  for (const AttrItem& attr : e.attrs) {
+    if (attr.value && HasCreate(*attr.value)) return true;
+  }
+  if (e.op_expr && HasCreate(*e.op_expr)) return true;
+  for (const ExprPtr& a : e.args) {
+    if (a && HasCreate(*a)) return true;
+  }
+  return false;
+}
+
+// Whether evaluating `e` builds a node other than through `shared Op(...)`
+// (which reads an equal node when there is one, so it builds once).
+bool BuildsNodes(const Expr& e) {
+  if (e.kind == K::kCreate) return !e.shared;
+  for (const AttrItem& attr : e.attrs) {
+    if (attr.value && BuildsNodes(*attr.value)) return true;
+  }
+  if (e.op_expr && BuildsNodes(*e.op_expr)) return true;
+  for (const ExprPtr& a : e.args) {
+    if (a && BuildsNodes(*a)) return true;
+  }
+  return false;
+}
+
+// How many times evaluating `e` may read `param`: an `if` reads one of its
+// branches, a comprehension's body counts as many (2).
+int Reads(const Expr& e, const std::string& param) {
+  if (e.kind == K::kName) return e.text == param ? 1 : 0;
+  int n = 0;
+  for (const AttrItem& attr : e.attrs) {
+    if (attr.value) n += Reads(*attr.value, param);
+  }
+  if (e.op_expr) n += Reads(*e.op_expr, param);
+  if (e.kind == K::kIf && e.args.size() == 3) {
+    return n + Reads(*e.args[0], param) +
+           std::max(Reads(*e.args[1], param), Reads(*e.args[2], param));
+  }
+  if (e.kind == K::kListComp && e.args.size() == 2) {
+    int body = e.text == param ? 0 : Reads(*e.args[0], param);
+    return n + Reads(*e.args[1], param) + 2 * body;
+  }
+  for (const ExprPtr& a : e.args) {
+    if (a) n += Reads(*a, param);
+  }
+  return n;
+}
+
 }  // namespace
 
 // A guard's expression reads its parameters, the set's params and plans,
@@ -51,13 +101,14 @@ void Checker::CheckGuardDef(const RuleFile& f, const GuardDef& def,
                             const std::set<std::string>& plans) {
   if (hooks_.Find(def.name) != nullptr || def.name == "bound") {
     Error(f, def.loc,
-          absl::StrCat("guard `", def.name, "` has a builtin's name"));
+          absl::StrCat(def.kind(), " `", def.name, "` has a builtin's name"));
   }
   std::set<std::string> own;
   for (const auto& [param, loc] : def.params) {
     if (!own.insert(param).second) {
       Error(f, loc,
-            absl::StrCat("guard `", def.name, "` names `", param, "` twice"));
+            absl::StrCat(def.kind(), " `", def.name, "` names `", param,
+                         "` twice"));
     }
   }
   std::set<std::string> read;  // the parameters the expression reads
@@ -75,7 +126,7 @@ void Checker::CheckGuardDef(const RuleFile& f, const GuardDef& def,
             return;
           }
           Error(f, loc,
-                absl::StrCat("guard `", def.name, "` reads `", name,
+                absl::StrCat(def.kind(), " `", def.name, "` reads `", name,
                              "`, which is none of its parameters (a guard "
                              "reads its parameters, params and plans)"));
         };
@@ -98,12 +149,23 @@ void Checker::CheckGuardDef(const RuleFile& f, const GuardDef& def,
       };
   if (!def.body) return;
   walk(*def.body, own, own);
+  // a guard computes a value; a fragment builds nodes (in rewrites)
+  if (!def.fragment && HasCreate(*def.body)) {
+    Error(f, def.loc,
+          absl::StrCat("guard `", def.name,
+                       "` builds nodes: declare it `fragment` (a guard only "
+                       "computes a value)"));
+  } else if (def.fragment && !HasCreate(*def.body)) {
+    Error(f, def.loc,
+          absl::StrCat("fragment `", def.name,
+                       "` builds no nodes: declare it `guard`"));
+  }
   // a parameter read by nothing would drop its argument unread
   for (const auto& [param, loc] : def.params) {
     if (!read.count(param)) {
       Error(f, loc,
-            absl::StrCat("guard `", def.name, "` never reads its parameter `",
-                         param, "`"));
+            absl::StrCat(def.kind(), " `", def.name,
+                         "` never reads its parameter `", param, "`"));
     }
   }
 }
@@ -118,7 +180,8 @@ void Checker::ExpandGuards() {
     for (const GuardDef& def : file->guard_defs) {
       auto [it, fresh] = defs.emplace(def.name, &def);
       if (!fresh) {
-        Error(*file, def.loc, absl::StrCat("duplicate guard `", def.name, "`"),
+        Error(*file, def.loc,
+              absl::StrCat("duplicate ", def.kind(), " `", def.name, "`"),
               {absl::StrCat("first defined at ", file->path, ":",
                             it->second->loc.line, ":", it->second->loc.col)});
       }
@@ -191,13 +254,15 @@ ExprPtr Checker::InlineGuard(const RuleFile& f, const Expr& call,
                              const RuleFile& def_file, const GuardDef& def) {
   ++guard_def_uses_[def_file.path + ":" + def.name];
   if (call.args.size() != def.params.size()) {
-    Error(f, call.loc,
-          absl::StrCat("guard `", def.name, "` takes ", def.params.size(),
-                       " argument(s), got ", call.args.size()));
+    Error(
+        f, call.loc,
+        absl::StrCat(def.kind(), " `", def.name, "` takes ", def.params.size(),
+                     " argument(s), got ", call.args.size()));
     return InPlaceOfCall(call);
   }
   if (std::find(inlining_.begin(), inlining_.end(), &def) != inlining_.end()) {
-    Error(f, call.loc, absl::StrCat("guard `", def.name, "` calls itself"));
+    Error(f, call.loc,
+          absl::StrCat(def.kind(), " `", def.name, "` calls itself"));
     return InPlaceOfCall(call);
   }
   // Bounded: guards calling guards may nest so deep, and inline so much in
@@ -216,6 +281,20 @@ ExprPtr Checker::InlineGuard(const RuleFile& f, const Expr& call,
     return InPlaceOfCall(call);
   }
   if (!def.body) return InPlaceOfCall(call);
+  // an argument is inlined where its parameter is read: one that builds
+  // nodes would build them again at each read
+  for (size_t i = 0; i < def.params.size(); ++i) {
+    if (call.args[i] && BuildsNodes(*call.args[i]) &&
+        Reads(*def.body, def.params[i].first) > 1) {
+      Error(f, call.args[i]->loc,
+            absl::StrCat(
+                def.kind(), " `", def.name, "` reads `", def.params[i].first,
+                "` more than once, and its argument builds nodes: each read "
+                "would build them again (name the node first, or make it "
+                "`shared`)"));
+      return InPlaceOfCall(call);
+    }
+  }
   Arguments given;
   for (size_t i = 0; i < def.params.size(); ++i)
     given[def.params[i].first] = call.args[i];
@@ -228,7 +307,7 @@ ExprPtr Checker::InlineGuard(const RuleFile& f, const Expr& call,
       if (it == args.end()) return param;
       if (it->second->kind != K::kName) {
         Error(f, relocate ? call.loc : loc,
-              absl::StrCat("guard `", def.name, "` reads `", param,
+              absl::StrCat(def.kind(), " `", def.name, "` reads `", param,
                            "` as a node: its argument must be a name"));
         return param;
       }

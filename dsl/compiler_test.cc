@@ -36,8 +36,8 @@ const DiagnosticCase kCases[] = {
      "expected `doc`, `priority`, `match`, `rewrite`, `test` or `}` in the "
      "rule"},
     {"bad_top_level", "rul a {}\n", 1, 1,
-     "expected `rule`, `pattern`, `guard`, `param`, `plan`, `require` or "
-     "`import`"},
+     "expected `rule`, `pattern`, `guard`, `fragment`, `param`, `plan`, "
+     "`require` or `import`"},
     {"unterminated_string", "rule a {\n  doc \"oops\n}\n", 2, 12,
      "unterminated string: expected `\"`"},
     {"missing_pattern_equals", "rule a {\n  match { x Relu(y) }\n}\n", 2, 13,
@@ -320,8 +320,26 @@ const DiagnosticCase kCases[] = {
      1, 1, "guard `uses` has a builtin's name"},
     {"guard_without_parameters_list",
      "guard g = 1\n", 1, 9,
-     "expected `(` and the guard's parameters (as in `guard small(t) = "
+     "expected `(` and the parameters (as in `guard small(t) = "
      "bytes(t) < 1024`)"},
+    {"guard_that_builds_nodes",
+     "guard g(t) = Tanh(t)\nrule a {\n  match { c = Relu(x) }\n"
+     "  rewrite {\n    o = g(x)\n    replace c with o\n  }\n}\n",
+     1, 1, "guard `g` builds nodes: declare it `fragment` (a guard only computes a value)"},
+    {"fragment_that_builds_none",
+     "fragment f(t) = uses(t) == 1\nrule a {\n  match { c = Relu(x) where f(x) }\n"
+     "  rewrite { erase c }\n}\n",
+     1, 1, "fragment `f` builds no nodes: declare it `guard`"},
+    {"fragment_argument_built_at_each_read",
+     "fragment twice(a) = Add(a, a)\nrule a {\n  match { c = Relu(x) }\n"
+     "  rewrite {\n    o = twice(Tanh(x))\n    replace c with o\n  }\n}\n",
+     5, 15,
+     "fragment `twice` reads `a` more than once, and its argument builds nodes: each "
+     "read would build them again (name the node first, or make it `shared`)"},
+    {"shared_node_in_a_guard",
+     "rule a {\n  match { c = Relu(x) where uses(shared Tanh(x)) > 0 }\n"
+     "  rewrite { erase c }\n}\n",
+     2, 34, "a guard cannot create nodes"},
     {"guard_port_of_an_expression",
      "guard g(t) = uses(t:1) == 1\nrule a {\n  match { c = Relu(x) where "
      "g(uses(x)) }\n  rewrite { erase c }\n}\n",
@@ -721,6 +739,45 @@ TEST(CompiledRuleTest, NamedGuardsAreInlinedWhereCalled) {
   EXPECT_EQ(report->rewrites(), 1);
   EXPECT_EQ(g.FindNode("r1")->device(), "/device:CPU:1");
   EXPECT_EQ(g.FindNode("r2")->device(), "");
+}
+
+// `shared Op(...)`: every node it builds is read from the graph where an
+// equal one is there (one made by an earlier rewrite included), never a
+// stateful op's; a fragment builds nodes where a rewrite calls it.
+TEST(CompiledRuleTest, SharedNodesAreBuiltOnce) {
+  std::unique_ptr<Compiled> c = CompileWithBuiltins(
+      "shared.graft",
+      "fragment gate(x) = shared Sigmoid(Mul(x, Const([2.0]) { dtype: \"float32\" }))\n"
+      "rule relu {\n  match {\n    r = Relu(x)\n  }\n"
+      "  rewrite {\n"
+      "    noise = shared RandomUniform(node_named(\"shape\")) { dtype: \"float32\" }\n"
+      "    out = Mul(Mul(x, gate(x)), noise)\n"
+      "    replace r with out\n  }\n}\n");
+  ASSERT_NE(c->rules, nullptr) << c->d.Render();
+  Graph g = graft::testing::GraphFromText(R"pb(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "shape" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+           attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 1 } } } }
+    node { name: "r1" op: "Relu" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "r2" op: "Relu" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "y1" op: "Square" input: "r1" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "y2" op: "Square" input: "r2" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "two" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 2 } } } }
+    node { name: "y3" op: "Square" input: "two" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb");
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, c->rules->rules());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->rewrites(), 2);
+  std::map<std::string, int> ops;
+  g.ForEachNode([&](const Node& n) { ++ops[n.op()]; });
+  // one gate (Sigmoid, its Mul and constant) for both; a random op each;
+  // the model's own constant 2 is not the rewrites'
+  EXPECT_EQ(ops["Sigmoid"], 1);
+  EXPECT_EQ(ops["Mul"], 5);
+  EXPECT_EQ(ops["Const"], 3);
+  EXPECT_EQ(ops["RandomUniform"], 2);
+  EXPECT_EQ(ops["Relu"], 0);
 }
 
 // A guard is shown as it reads: parentheses where an operand binds looser

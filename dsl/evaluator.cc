@@ -83,9 +83,10 @@ std::string ExprText(const Expr& e) {
     case K::kCreate: {
       std::vector<std::string> args;
       for (const auto& a : e.args) args.push_back(ExprText(*a));
-      std::string head = e.kind == K::kCall     ? e.text
-                         : e.kind == K::kCreate ? e.text
-                                                : "";
+      std::string head = e.kind == K::kCall ? e.text
+                         : e.kind == K::kCreate
+                             ? (e.shared ? "shared " + e.text : e.text)
+                             : "";
       return e.kind == K::kList
                  ? absl::StrCat("[", absl::StrJoin(args, ", "), "]")
                  : absl::StrCat(head, "(", absl::StrJoin(args, ", "), ")");

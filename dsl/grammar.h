@@ -112,11 +112,13 @@ GRAFT_KW(take, "take");
 GRAFT_KW(plan, "plan");
 GRAFT_KW(pattern, "pattern");
 GRAFT_KW(guard, "guard");
+GRAFT_KW(fragment, "fragment");
 GRAFT_KW(output, "output");
 GRAFT_KW(order, "order");
 GRAFT_KW(if, "if");
 GRAFT_KW(then, "then");
 GRAFT_KW(else, "else");
+GRAFT_KW(shared, "shared");
 #undef GRAFT_KW
 
 struct lbrace : p::one<'{'> {};
@@ -164,9 +166,12 @@ struct op_name_close : rparen {};
 struct named_op : p::seq<op_kw, ws, lparen, ws, p::must<expr>, ws,
                          p::must<op_name_close>, p::at<ws, lparen>> {};
 struct create_head : p::sor<named_op, op_name, matched_op> {};
-struct create_expr : p::seq<create_head, ws, p::must<call_args>,
-                            p::opt<ws, attr_block>, p::opt<ws, name_template>> {
-};
+// `shared Op(...)`: an equal node the graph already has is read instead
+// (every node the expression builds).
+struct shared_mark : kw_shared {};
+struct create_expr
+    : p::seq<p::opt<shared_mark, ws>, create_head, ws, p::must<call_args>,
+             p::opt<ws, attr_block>, p::opt<ws, name_template>> {};
 struct qualified_name : p::seq<name, p::opt<dot, name>> {};
 struct call_expr : p::seq<qualified_name, ws, p::at<lparen>, call_args> {};
 struct list_expr
@@ -511,7 +516,9 @@ struct pattern_decl
              p::must<pattern_equals>, ws, p::must<node_pattern>> {};
 // `guard name(a, b) = expr`: a named guard that `where`s, `let`s and
 // rewrites call as a function; inlined, its parameters replaced by the
-// call's arguments.
+// call's arguments. `fragment name(a) = expr`: the same for an expression
+// that builds nodes (rewrites only).
+struct fragment_mark : kw_fragment {};
 struct guard_name : name {};
 struct guard_param : name {};
 struct guard_params_close : rparen {};
@@ -521,9 +528,9 @@ struct guard_params
                     p::star<comma, ws, p::must<guard_param>, ws>>,
              p::must<guard_params_close>> {};
 struct guard_equals : equals {};
-struct guard_decl
-    : p::seq<kw_guard, ws, p::must<guard_name>, ws, p::must<guard_params>, ws,
-             p::must<guard_equals>, ws, p::must<expr>> {};
+struct guard_decl : p::seq<p::sor<kw_guard, fragment_mark>, ws,
+                           p::must<guard_name>, ws, p::must<guard_params>, ws,
+                           p::must<guard_equals>, ws, p::must<expr>> {};
 // `output order expr`: the graph the rules leave is written with these
 // nodes first, in this order (sort_by_execution_order).
 struct output_order_kw : kw_order {};

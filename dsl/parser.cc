@@ -26,37 +26,38 @@ template <typename Rule>
 using Selector = p::parse_tree::selector<
     Rule,
     p::parse_tree::store_content::on<
-        g::import_decl, g::dialect_decl, g::dialect_name, g::param_decl, g::rule_decl, g::param_name,
-        g::type_name, g::default_value, g::param_range, g::range_bound,
-        g::rule_name, g::control_name, g::doc_item, g::priority_value,
-        g::match_block, g::rewrite_block, g::test_block, g::pattern_stmt,
-        g::where_clause, g::for_clause, g::for_var, g::for_source, g::plan_decl,
-        g::output_order_decl, g::for_action, g::rewrite_for_var, g::list_comp,
-        g::comp_var, g::plan_name, g::if_expr, g::index_suffix, g::gap_operand,
+        g::import_decl, g::dialect_decl, g::dialect_name, g::param_decl,
+        g::rule_decl, g::param_name, g::type_name, g::default_value,
+        g::param_range, g::range_bound, g::rule_name, g::control_name,
+        g::doc_item, g::priority_value, g::match_block, g::rewrite_block,
+        g::test_block, g::pattern_stmt, g::where_clause, g::for_clause,
+        g::for_var, g::for_source, g::plan_decl, g::output_order_decl,
+        g::for_action, g::rewrite_for_var, g::list_comp, g::comp_var,
+        g::plan_name, g::if_expr, g::index_suffix, g::gap_operand,
         g::pattern_decl, g::pattern_def_name, g::guard_decl, g::guard_name,
-        g::guard_param, g::optional_mark, g::stand_in_mark,
-        g::pattern_ref,
-        g::anonymous_bound, g::node_pattern, g::nested_operand, g::op_name,
-        g::wildcard, g::control_operand, g::variadic_operand,
+        g::fragment_mark, g::guard_param, g::optional_mark, g::stand_in_mark,
+        g::pattern_ref, g::anonymous_bound, g::node_pattern, g::nested_operand,
+        g::op_name, g::wildcard, g::control_operand, g::variadic_operand,
         g::wildcard_variadic, g::wildcard_operand, g::bound_operand,
         g::port_number, g::operand_list, g::name, g::string_body, g::int_lit,
         g::float_lit, g::kw_true, g::kw_false, g::list_expr, g::create_expr,
-        g::matched_op, g::named_op, g::call_args, g::attr_block, g::attr_spread,
-        g::spread_node, g::attr_set, g::attr_key, g::name_template,
-        g::call_expr, g::qualified_name, g::name_ref, g::member, g::member_name,
-        g::port_suffix, g::neg_op, g::mul_op, g::add_op, g::cmp_op, g::not_op,
-        g::and_op, g::or_op, g::let_action, g::let_name, g::replace_action,
-        g::reroute_action, g::swap_action, g::erase_action, g::rename_action,
-        g::control_action, g::uncontrol_action, g::device_action, g::set_action,
-        g::unset_action, g::assign_action, g::clone_action, g::clone_src,
-        g::clone_dst, g::tensor_pair, g::fail_action, g::splice_action,
-        g::splice_path, g::splice_param, g::splice_root, g::require_decl,
-        g::splice_prefix, g::splice_input, g::splice_take, g::take_name,
-        g::node_ref, g::set_attr, g::filter_only, g::filter_except,
-        g::set_member, g::input_item, g::op_count, g::count_value,
-        g::expect_ops_item, g::expect_nodes_item, g::expect_no_nodes_item,
-        g::expect_edges_item, g::edge_item, g::no_match_item, g::all_rules_item,
-        g::test_param_item, g::test_param_name, g::test_param_value>,
+        g::matched_op, g::named_op, g::shared_mark, g::call_args, g::attr_block,
+        g::attr_spread, g::spread_node, g::attr_set, g::attr_key,
+        g::name_template, g::call_expr, g::qualified_name, g::name_ref,
+        g::member, g::member_name, g::port_suffix, g::neg_op, g::mul_op,
+        g::add_op, g::cmp_op, g::not_op, g::and_op, g::or_op, g::let_action,
+        g::let_name, g::replace_action, g::reroute_action, g::swap_action,
+        g::erase_action, g::rename_action, g::control_action,
+        g::uncontrol_action, g::device_action, g::set_action, g::unset_action,
+        g::assign_action, g::clone_action, g::clone_src, g::clone_dst,
+        g::tensor_pair, g::fail_action, g::splice_action, g::splice_path,
+        g::splice_param, g::splice_root, g::require_decl, g::splice_prefix,
+        g::splice_input, g::splice_take, g::take_name, g::node_ref, g::set_attr,
+        g::filter_only, g::filter_except, g::set_member, g::input_item,
+        g::op_count, g::count_value, g::expect_ops_item, g::expect_nodes_item,
+        g::expect_no_nodes_item, g::expect_edges_item, g::edge_item,
+        g::no_match_item, g::all_rules_item, g::test_param_item,
+        g::test_param_name, g::test_param_value>,
     p::parse_tree::fold_one::on<g::expr, g::or_expr, g::and_expr, g::not_expr,
                                 g::cmp_expr, g::add_expr, g::mul_expr, g::unary,
                                 g::postfix, g::paren_expr>>;
@@ -197,7 +198,9 @@ class Converter {
       GuardDef def;
       def.loc = LocOf(n);
       for (const auto& c : n.children) {
-        if (c->is_type<g::guard_name>()) {
+        if (c->is_type<g::fragment_mark>()) {
+          def.fragment = true;
+        } else if (c->is_type<g::guard_name>()) {
           def.name = c->string();
         } else if (c->is_type<g::guard_param>()) {
           def.params.push_back({c->string(), LocOf(*c)});
@@ -382,7 +385,9 @@ class Converter {
   ExprPtr CreateOf(const Node& n) {
     ExprPtr e = Make(Expr::Kind::kCreate, n);
     for (const auto& c : n.children) {
-      if (c->is_type<g::op_name>()) {
+      if (c->is_type<g::shared_mark>()) {
+        e->shared = true;
+      } else if (c->is_type<g::op_name>()) {
         e->text = c->string();
       } else if (c->is_type<g::matched_op>()) {
         e->op_of = c->children[0]->string();

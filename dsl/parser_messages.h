@@ -18,16 +18,16 @@ inline constexpr const char* kError = nullptr;
   template <>                   \
   inline constexpr const char* kError<g::rule> = text
 GRAFT_ERROR(top_item,
-            "expected `rule`, `pattern`, `guard`, `param`, `plan`, `require` "
-            "or `import`");
-GRAFT_ERROR(guard_name, "expected a name after `guard`");
+            "expected `rule`, `pattern`, `guard`, `fragment`, `param`, `plan`, "
+            "`require` or `import`");
+GRAFT_ERROR(guard_name, "expected a name after `guard` or `fragment`");
 GRAFT_ERROR(guard_params,
-            "expected `(` and the guard's parameters (as in `guard "
+            "expected `(` and the parameters (as in `guard "
             "small(t) = bytes(t) < 1024`)");
 GRAFT_ERROR(guard_param, "expected a parameter's name after `,`");
 GRAFT_ERROR(guard_params_close, "expected `,` or `)` after a parameter");
 GRAFT_ERROR(guard_equals,
-            "expected `=` and the guard's expression after its parameters");
+            "expected `=` and the expression after the parameters");
 GRAFT_ERROR(pattern_def_name, "expected a name after `pattern`");
 GRAFT_ERROR(plan_name, "expected a name after `plan`");
 GRAFT_ERROR(output_order_kw,

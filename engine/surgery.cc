@@ -2,11 +2,13 @@
 
 #include <deque>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "engine/op_registry.h"
+#include "google/protobuf/util/message_differencer.h"
 
 namespace graft::surgery {
 
@@ -388,6 +390,98 @@ absl::Status AddPostprocessing(Rewriter& r, const Graph& post) {
     if (!(s = r.Rename(result, name)).ok()) return s;
   }
   return absl::OkStatus();
+}
+
+namespace {
+
+// A Const's value: the same dtype, shape and bytes, encoded the same way
+// (two encodings of one value compare unequal, which only shares less).
+bool SameValue(const tf::TensorProto& a, absl::string_view a_content,
+               const tf::TensorProto& b, absl::string_view b_content) {
+  if (a.dtype() != b.dtype() ||
+      !google::protobuf::util::MessageDifferencer::Equals(a.tensor_shape(),
+                                                          b.tensor_shape()) ||
+      a_content != b_content)
+    return false;
+  tf::TensorProto a_rest = a, b_rest = b;
+  a_rest.clear_tensor_content();
+  b_rest.clear_tensor_content();
+  return google::protobuf::util::MessageDifferencer::Equals(a_rest, b_rest);
+}
+
+// The bytes of a tensor_content held apart, or in the tensor itself.
+absl::string_view ContentOf(const tf::TensorProto& value,
+                            const std::shared_ptr<const TensorContent>& apart) {
+  return apart != nullptr ? apart->bytes()
+                          : absl::string_view(value.tensor_content());
+}
+
+}  // namespace
+
+NodeId EqualNode(const Graph& graph, const NodeSpec& spec,
+                 absl::Span<const NodeId> excluded) {
+  const bool is_const = spec.op == "Const";
+  if (!is_const) {
+    const tf::OpDef* def = OpRegistry::For(graph).Find(spec.op);
+    if (def == nullptr || def->is_stateful() || def->summary() == "mutates")
+      return kNoNode;
+  }
+  if (!spec.control_inputs.empty() || (spec.inputs.empty() && !is_const))
+    return kNoNode;
+  auto value_of =
+      [](const google::protobuf::Map<std::string, tf::AttrValue>& attrs)
+      -> const tf::TensorProto* {
+    auto it = attrs.find("value");
+    return it == attrs.end() ? nullptr : &it->second.tensor();
+  };
+  const tf::TensorProto* spec_value = is_const ? value_of(spec.attrs) : nullptr;
+  auto equal = [&](const Node& n) {
+    if (!n.alive() || n.op() != spec.op || n.device() != spec.device ||
+        !n.control_inputs().empty() ||
+        n.num_inputs() != static_cast<int>(spec.inputs.size()) ||
+        n.attrs().size() != spec.attrs.size() ||
+        absl::c_linear_search(excluded, n.id()))
+      return false;
+    for (int i = 0; i < n.num_inputs(); ++i) {
+      if (n.input(i) != spec.inputs[i]) return false;
+    }
+    for (const auto& [name, value] : spec.attrs) {
+      auto it = n.attrs().find(name);
+      if (it == n.attrs().end()) return false;
+      if (is_const && name == "value") continue;
+      if (!google::protobuf::util::MessageDifferencer::Equals(it->second,
+                                                              value))
+        return false;
+    }
+    if (!is_const) return true;
+    const tf::TensorProto* value = value_of(n.attrs());
+    if (value == nullptr || spec_value == nullptr) return value == spec_value;
+    // cheap first: dtype and shape, before any bytes are read
+    if (value->dtype() != spec_value->dtype() ||
+        !google::protobuf::util::MessageDifferencer::Equals(
+            value->tensor_shape(), spec_value->tensor_shape()))
+      return false;
+    return SameValue(*value, n.value_content(), *spec_value,
+                     ContentOf(*spec_value, spec.value_content));
+  };
+  NodeId found = kNoNode;
+  auto consider = [&](NodeId id) {
+    if ((found == kNoNode || id < found) && equal(graph.node(id))) found = id;
+  };
+  if (!spec.inputs.empty()) {
+    // an equal node reads the same first input
+    const Endpoint first = spec.inputs[0];
+    if (!first.valid()) return kNoNode;
+    for (InputSlot s : graph.node(first.node).consumers(first.port))
+      consider(s.node);
+  } else {
+    // a constant a rewrite made (never one of the model's: an ONNX
+    // initializer may also be an input a caller feeds)
+    for (NodeId id : graph.NodesWithOp("Const")) {
+      if (!graph.Provenance(id).empty()) consider(id);
+    }
+  }
+  return found;
 }
 
 }  // namespace graft::surgery

@@ -105,6 +105,16 @@ absl::StatusOr<int> SwapOutputs(Rewriter& rewriter, const SubgraphView& a,
 absl::StatusOr<tf::GraphDef> AncestorsOf(const Graph& graph,
                                          const std::vector<std::string>& roots);
 
+// A node of `graph` that computes what `spec` would: the same op, device,
+// attrs and inputs, no control inputs, and a deterministic op its registry
+// knows (never a stateful or mutating one); a Const the same dtype, shape
+// and encoded value, made by a rewrite (never the model's own: an ONNX
+// initializer may also be an input a caller feeds). Never one of
+// `excluded`. The one made first (the smallest id) among several; kNoNode
+// when there is none.
+NodeId EqualNode(const Graph& graph, const NodeSpec& spec,
+                 absl::Span<const NodeId> excluded = {});
+
 // graph_def_editor's grafts. Preprocessing: each Placeholder `x` of `pre`
 // names an input (Placeholder) of the target and `pre` has `x_preprocessed`;
 // what computes `x_preprocessed` is spliced in, the target's consumers of

@@ -17,6 +17,7 @@ IR has; its description says "partial" when the constraint allows others
 (sequences, optionals, float8 and narrower). ONNX attrs become attrs of the matching type
 ("int", "float", "string", "tensor", "graph", "list(int)", ...), with
 their defaults; a required attr has none and the description "required".
+An op whose outputs are random (Dropout's when training) is stateful.
 Documentation is dropped.
 
   .venv/bin/python dialects/onnx/ops/gen_onnx_ops.py > dialects/onnx/ops/onnx_ops.pbtxt
@@ -46,6 +47,12 @@ DTYPES = {
 # Two-operand ops whose operands commute (patterns match them either way).
 COMMUTATIVE = {"Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor",
                "Equal", "BitwiseAnd", "BitwiseOr", "BitwiseXor"}
+
+# Ops whose outputs are drawn at random (Dropout when training): marked
+# stateful, so that two nodes of them are never taken for one.
+RANDOM = {"Bernoulli", "Dropout", "Multinomial", "RandomNormal", "RandomNormalLike",
+          "RandomUniform", "RandomUniformLike", "BiasDropout", "BitmaskBiasDropout",
+          "BitmaskDropout", "Sampling"}
 
 ATTR_TYPES = {
     "FLOAT": "float", "INT": "int", "STRING": "string", "TENSOR": "tensor",
@@ -157,6 +164,7 @@ def op_def(schema, name):
     elif unchecked_attributes(schema):
         out.description = "allows unchecked attributes"
     out.is_commutative = schema.name in COMMUTATIVE
+    out.is_stateful = schema.name in RANDOM
     out.summary = "since %d" % schema.since_version
     if schema.deprecated:
         out.deprecation.version = schema.since_version
