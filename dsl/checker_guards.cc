@@ -42,29 +42,17 @@ ExprPtr InPlaceOfCall(const Expr& call) {
   return out;
 }
 
-// Whether `e` builds a node anywhere (`Op(...)`, shared or not).
-bool HasCreate(const Expr& e) {
-  if (e.kind == K::kCreate) return true;
+// Whether `e` builds a node: anywhere (`Op(...)`), or, with
+// `unshared_only`, other than through `shared Op(...)` (which reads an equal
+// node when there is one, so it builds once).
+bool BuildsNodes(const Expr& e, bool unshared_only) {
+  if (e.kind == K::kCreate) return !(unshared_only && e.shared);
   for (const AttrItem& attr : e.attrs) {
-    if (attr.value && HasCreate(*attr.value)) return true;
+    if (attr.value && BuildsNodes(*attr.value, unshared_only)) return true;
   }
-  if (e.op_expr && HasCreate(*e.op_expr)) return true;
+  if (e.op_expr && BuildsNodes(*e.op_expr, unshared_only)) return true;
   for (const ExprPtr& a : e.args) {
-    if (a && HasCreate(*a)) return true;
-  }
-  return false;
-}
-
-// Whether evaluating `e` builds a node other than through `shared Op(...)`
-// (which reads an equal node when there is one, so it builds once).
-bool BuildsNodes(const Expr& e) {
-  if (e.kind == K::kCreate) return !e.shared;
-  for (const AttrItem& attr : e.attrs) {
-    if (attr.value && BuildsNodes(*attr.value)) return true;
-  }
-  if (e.op_expr && BuildsNodes(*e.op_expr)) return true;
-  for (const ExprPtr& a : e.args) {
-    if (a && BuildsNodes(*a)) return true;
+    if (a && BuildsNodes(*a, unshared_only)) return true;
   }
   return false;
 }
@@ -150,12 +138,12 @@ void Checker::CheckGuardDef(const RuleFile& f, const GuardDef& def,
   if (!def.body) return;
   walk(*def.body, own, own);
   // a guard computes a value; a fragment builds nodes (in rewrites)
-  if (!def.fragment && HasCreate(*def.body)) {
+  if (!def.fragment && BuildsNodes(*def.body, /*unshared_only=*/false)) {
     Error(f, def.loc,
           absl::StrCat("guard `", def.name,
                        "` builds nodes: declare it `fragment` (a guard only "
                        "computes a value)"));
-  } else if (def.fragment && !HasCreate(*def.body)) {
+  } else if (def.fragment && !BuildsNodes(*def.body, /*unshared_only=*/false)) {
     Error(f, def.loc,
           absl::StrCat("fragment `", def.name,
                        "` builds no nodes: declare it `guard`"));
@@ -284,7 +272,7 @@ ExprPtr Checker::InlineGuard(const RuleFile& f, const Expr& call,
   // an argument is inlined where its parameter is read: one that builds
   // nodes would build them again at each read
   for (size_t i = 0; i < def.params.size(); ++i) {
-    if (call.args[i] && BuildsNodes(*call.args[i]) &&
+    if (call.args[i] && BuildsNodes(*call.args[i], /*unshared_only=*/true) &&
         Reads(*def.body, def.params[i].first) > 1) {
       Error(f, call.args[i]->loc,
             absl::StrCat(

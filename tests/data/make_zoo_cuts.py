@@ -261,6 +261,18 @@ CUTS = {
          "add_1:0",
          "llama_backbone_1/transformer_layer_0_1/self_attention_1/llama_rotary_embedding_3/"
          "add_1:0"]),
+    # ... with dynamic shapes: the tables computed from the positions, f
+    # stacked twice and viewed as concat(f, f)
+    "zoo_rotary_keras_computed": (
+        "llama.keras.dynamic",
+        ["llama_backbone_1/transformer_layer_0_1/self_attention_1/llama_rotary_embedding_1/"
+         "add_1:0#0#0",
+         "llama_backbone_1/transformer_layer_0_1/self_attention_1/llama_rotary_embedding_3/"
+         "add_1:0#0#0"],
+        ["llama_backbone_1/transformer_layer_0_1/self_attention_1/llama_rotary_embedding_1/"
+         "add_1:0",
+         "llama_backbone_1/transformer_layer_0_1/self_attention_1/llama_rotary_embedding_3/"
+         "add_1:0"]),
     # ... BERT's with dynamic shapes: the projections a Gemm over rows viewed
     # as [B, S, 4, 16, 1] and squeezed, the heads merged into rows through an
     # Unsqueeze (up to the output projection's Gemm's rows)
@@ -299,10 +311,16 @@ SHARED_DIMS = {"zoo_skip_layer_norm_keras", "zoo_layer_norm_keras17", "zoo_rms_n
                "zoo_attention_causal_slice", "zoo_skip_layer_norm_positions"}
 
 
-def share_dims(cut):
-    for value in cut.graph.input:
+# Cuts whose inputs tf2onnx left all unknown, given their sizes: Q's heads
+# and K's (LLaMA's 4 and 2 heads of 16) over one batch and sequence.
+INPUT_SIZES = {"zoo_rotary_keras_computed": [["batch", "sequence", 4, 16],
+                                             ["batch", "sequence", 2, 16]]}
+
+
+def share_dims(cut, sizes=None):
+    for i, value in enumerate(cut.graph.input):
         dims = value.type.tensor_type.shape.dim
-        for dim, size in zip(dims, ["batch", "sequence", 64]):
+        for dim, size in zip(dims, sizes[i] if sizes else ["batch", "sequence", 64]):
             if dim.HasField("dim_param") and isinstance(size, str):
                 dim.dim_param = size
             elif dim.HasField("dim_param"):
@@ -406,6 +424,14 @@ REWRITTEN = {
          ("rules/onnx/shape_arithmetic.graft", "fold_shape_arithmetic"),
          ("rules/onnx/constant_folding.graft", "fold_constant_ops"),
          ("rules/onnx/view_targets.graft", "view_without_trailing_units")]),
+    # as the fusions' second run sees it: its shape arithmetic and constants
+    # folded (rotate_half's view target)
+    "zoo_rotary_keras_computed_folded": (
+        "zoo_rotary_keras_computed",
+        [("rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
+          "extract_constant_to_initializer"),
+         ("rules/onnx/shape_arithmetic.graft", "fold_shape_arithmetic"),
+         ("rules/onnx/constant_folding.graft", "fold_constant_ops")]),
     # Keras's RMS norm in torch's order, for the Skip norm rule
     "zoo_rms_norm_keras_ordered": ("zoo_rms_norm_keras", "rules/onnx/transformers/rms_norm.graft",
                                    "rsqrt_scaled_last"),
@@ -413,8 +439,8 @@ REWRITTEN = {
 
 
 def only_rule(source, rule):
-    """A rule file of `rule` alone, with the named patterns, guards and
-    params it reads."""
+    """A rule file of `rule` alone, with the named patterns, guards,
+    fragments and params it reads."""
     start = source.index(f"rule {rule} {{")
     body = source[start:source.index("\n}\n", start) + 3]
     # the file's named patterns the rule uses ...
@@ -424,7 +450,8 @@ def only_rule(source, rule):
     body = "".join(p + "\n" for p in patterns) + body
     # ... the named guards the rule and its patterns call (and those they call) ...
     guards = {guard: decl for decl, guard in
-              re.findall(r"^(guard (\w+)\(.*?)(?=\n\n|\n#)", source, re.M | re.S)}
+              re.findall(r"^((?:guard|fragment) (\w+)\(.*?)(?=\n\n|\n#)", source,
+                         re.M | re.S)}
     kept, text = [], body
     changed = True
     while changed:
@@ -478,8 +505,8 @@ def main():
                     onnx.load(os.path.join(ZOO, model + ".onnx")), data_prop=True)
                 cut = onnx.utils.Extractor(whole).extract_model([], resolve(model, outputs))
         freeze(cut, model, FROZEN.get(name, []))
-        if name in SHARED_DIMS:
-            share_dims(cut)
+        if name in SHARED_DIMS or name in INPUT_SIZES:
+            share_dims(cut, INPUT_SIZES.get(name))
         cut.producer_name = f"cut from tests/data/zoo/{model}.onnx"
         for node in cut.graph.node:
             del node.metadata_props[:]

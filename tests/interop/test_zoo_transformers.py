@@ -152,7 +152,8 @@ ROTARY_MODELS = {"llama", "qwen2", "mistral", "phi3", "gemma", "qwen3", "smollm3
 # static and dynamic, at opsets 15 and 17 (Keras's masked softmax, a row
 # masked whole zeroed after the fused op); those whose Q, K and V are plain
 # projections of one input (Keras's MultiHeadAttention) pack into Attention
-# where static. LLaMA's and Qwen3's rotate and repeat their heads.
+# where static. LLaMA's and Qwen3's rotate and repeat their heads, and
+# their rotary embeddings fuse, static and dynamic.
 KERAS_PACKED_MODELS = {"bert", "gpt2", "opt"}
 # Attention layers where not LAYERS: BART's encoder, decoder and cross-attention.
 ATTENTION_LAYERS = {"bart": 3 * LAYERS}
@@ -189,8 +190,9 @@ def test_pipeline_on_real_exports(graft, tmp_path, name):
         assert sum(have[k] for k in ATTENTION) == LAYERS, dict(have)
         if not spec["dynamic"] and spec["model"] in KERAS_PACKED_MODELS:
             assert have["Attention"] == LAYERS, dict(have)
-        if not spec["dynamic"] and spec["model"] in ROTARY_MODELS:
-            # Q's and K's rotary embeddings from constant tables
+        if spec["model"] in ROTARY_MODELS:
+            # Q's and K's rotary embeddings, from constant tables (static)
+            # or tables computed from the positions (dynamic)
             assert have["RotaryEmbedding"] == 2 * LAYERS, dict(have)
     if spec["model"] in ROTARY_MODELS and spec["exporter"] in ("dynamo", "dynamo16", "ts14", "ts17"):
         assert have["RotaryEmbedding"] == 2 * LAYERS, dict(have)
