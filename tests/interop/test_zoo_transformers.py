@@ -196,12 +196,11 @@ def test_pipeline_on_real_exports(graft, tmp_path, name):
             assert have["RotaryEmbedding"] == 2 * LAYERS, dict(have)
     if spec["model"] in ROTARY_MODELS and spec["exporter"] in ("dynamo", "dynamo16", "ts14", "ts17"):
         assert have["RotaryEmbedding"] == 2 * LAYERS, dict(have)
-    if spec["exporter"] != "ts14" or not spec["dynamic"]:
-        # Every layer's two norms after a residual are fused (TorchScript's
-        # dynamic exports below opset 17 write them decomposed).
-        skips = have["SkipLayerNormalization"] + have["SkipSimplifiedLayerNormalization"]
-        keras = spec["exporter"].startswith("keras")  # KerasHub's: two a layer
-        assert skips >= (2 * LAYERS if keras else SKIP_NORMS.get(spec["model"], 2 * LAYERS)), have
+    # Every layer's two norms after a residual are fused (TorchScript's
+    # dynamic exports below opset 17 too, whose norms are decomposed).
+    skips = have["SkipLayerNormalization"] + have["SkipSimplifiedLayerNormalization"]
+    keras = spec["exporter"].startswith("keras")  # KerasHub's: two a layer
+    assert skips >= (2 * LAYERS if keras else SKIP_NORMS.get(spec["model"], 2 * LAYERS)), have
     # no more nodes than the better peer whose output is valid and right
     peers = [r["nodes"] for r in PEERS["exports"][name].values()
              if "error" not in r and r["valid"] and r["same_outputs"]]
