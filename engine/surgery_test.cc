@@ -357,6 +357,53 @@ constexpr char kPost[] = R"pb(
   }
 )pb";
 
+// EqualNode: a node that computes what a spec would (the same op, inputs,
+// attrs and device), never one excluded nor a stateful op's; a Const only
+// one a rewrite made, equal in value.
+TEST(EqualNodeTest, FindsWhatComputesTheSame) {
+  Graph g = GraphFromText(testing::PlaceholderNode("x", {2}) +
+                          FloatConstNode("c", 2) +
+                          testing::OpNode("r", "Relu", {"x"}) +
+                          testing::IntConstNode("shape", {2}));
+  Rewriter rewriter(g);
+  NodeSpec relu;
+  relu.name = "relu";
+  relu.op = "Relu";
+  relu.inputs = {{Id(g, "x"), 0}};
+  relu.attrs["T"].set_type(tf::DT_FLOAT);
+  EXPECT_EQ(EqualNode(g, relu), Id(g, "r"));
+  EXPECT_EQ(EqualNode(g, relu, {Id(g, "r")}), kNoNode);
+  NodeSpec placed = relu;
+  placed.device = "/device:CPU:1";
+  EXPECT_EQ(EqualNode(g, placed), kNoNode);
+  NodeSpec tanh = relu;
+  tanh.op = "Tanh";
+  EXPECT_EQ(EqualNode(g, tanh), kNoNode);
+  // a random op is never taken for another
+  NodeSpec random;
+  random.name = "random";
+  random.op = "RandomUniform";
+  random.inputs = {{Id(g, "shape"), 0}};
+  random.attrs["dtype"].set_type(tf::DT_FLOAT);
+  random.attrs["T"].set_type(tf::DT_INT32);
+  ASSERT_TRUE(rewriter.AddNode(random).ok());
+  EXPECT_EQ(EqualNode(g, random), kNoNode);
+  // the model's own constant is never a rewrite's; one a rewrite made is,
+  // where its value is the same
+  NodeSpec zeros;
+  zeros.name = "zeros";
+  zeros.op = "Const";
+  zeros.attrs = g.node(Id(g, "c")).attrs();
+  EXPECT_EQ(EqualNode(g, zeros), kNoNode);
+  rewriter.SetProvenance("a_rule");
+  absl::StatusOr<NodeId> made = rewriter.AddNode(zeros);
+  ASSERT_TRUE(made.ok()) << made.status();
+  EXPECT_EQ(EqualNode(g, zeros), *made);
+  NodeSpec ones = zeros;
+  ones.attrs["value"].mutable_tensor()->add_float_val(1);
+  EXPECT_EQ(EqualNode(g, ones), kNoNode);
+}
+
 TEST(GraphDefEditorScenarios, AddPreprocessing) {
   Graph g = GraphFromText(kModel);
   Graph pre = GraphFromText(kPre);
