@@ -1,6 +1,7 @@
 #include "engine/surgery.h"
 
 #include <deque>
+#include <optional>
 
 #include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
@@ -394,26 +395,16 @@ absl::Status AddPostprocessing(Rewriter& r, const Graph& post) {
 
 namespace {
 
-// A Const's value: the same dtype, shape and bytes, encoded the same way
-// (two encodings of one value compare unequal, which only shares less).
+// Two Const values of one dtype and shape (checked first, before any bytes
+// are read): the same bytes, encoded the same way (two encodings of one
+// value compare unequal, which only shares less).
 bool SameValue(const tf::TensorProto& a, absl::string_view a_content,
                const tf::TensorProto& b, absl::string_view b_content) {
-  if (a.dtype() != b.dtype() ||
-      !google::protobuf::util::MessageDifferencer::Equals(a.tensor_shape(),
-                                                          b.tensor_shape()) ||
-      a_content != b_content)
-    return false;
+  if (a_content != b_content) return false;
   tf::TensorProto a_rest = a, b_rest = b;
   a_rest.clear_tensor_content();
   b_rest.clear_tensor_content();
   return google::protobuf::util::MessageDifferencer::Equals(a_rest, b_rest);
-}
-
-// The bytes of a tensor_content held apart, or in the tensor itself.
-absl::string_view ContentOf(const tf::TensorProto& value,
-                            const std::shared_ptr<const TensorContent>& apart) {
-  return apart != nullptr ? apart->bytes()
-                          : absl::string_view(value.tensor_content());
 }
 
 }  // namespace
@@ -435,6 +426,9 @@ NodeId EqualNode(const Graph& graph, const NodeSpec& spec,
     return it == attrs.end() ? nullptr : &it->second.tensor();
   };
   const tf::TensorProto* spec_value = is_const ? value_of(spec.attrs) : nullptr;
+  // the spec's bytes (held apart, or in its tensor), read once, when a
+  // candidate of its dtype and shape is found
+  std::optional<absl::string_view> spec_content;
   auto equal = [&](const Node& n) {
     if (!n.alive() || n.op() != spec.op || n.device() != spec.device ||
         !n.control_inputs().empty() ||
@@ -461,8 +455,12 @@ NodeId EqualNode(const Graph& graph, const NodeSpec& spec,
         !google::protobuf::util::MessageDifferencer::Equals(
             value->tensor_shape(), spec_value->tensor_shape()))
       return false;
-    return SameValue(*value, n.value_content(), *spec_value,
-                     ContentOf(*spec_value, spec.value_content));
+    if (!spec_content) {
+      spec_content = spec.value_content != nullptr
+                         ? spec.value_content->bytes()
+                         : absl::string_view(spec_value->tensor_content());
+    }
+    return SameValue(*value, n.value_content(), *spec_value, *spec_content);
   };
   NodeId found = kNoNode;
   auto consider = [&](NodeId id) {
