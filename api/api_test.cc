@@ -76,6 +76,34 @@ TEST(ApiTest, OneSourceOfRules) {
   EXPECT_TRUE(CompileRules(spec).error().usage);
 }
 
+TEST(ApiTest, SkippedRulesLeaveEveryStepAndAreNamed) {
+  RulesSpec spec;
+  spec.pipeline = "rules/pipelines/inference.yaml";
+  std::shared_ptr<const Rules> all = Compile(spec);
+  spec.skip_rules = {"quantize_*", "fold_fused_batch_norm"};
+  std::shared_ptr<const Rules> some = Compile(spec);
+  ASSERT_NE(all, nullptr);
+  ASSERT_NE(some, nullptr);
+  EXPECT_LT(some->num_rules(), all->num_rules() - 2);
+  ASSERT_FALSE(some->notes().empty());
+  EXPECT_NE(some->notes().back().find("quantize_weights"), std::string::npos)
+      << some->notes().back();
+  Result<Applied> applied = Apply(Model::File(kModel), *some, ApplyOptions{});
+  ASSERT_TRUE(applied.ok()) << applied.error().message;
+  for (const report::RuleStats& r : applied->report.rules()) {
+    EXPECT_NE(r.name().rfind("quantize_", 0), 0u) << r.name();
+    EXPECT_NE(r.name(), "fold_fused_batch_norm");
+  }
+  // A name that matches no rule is the caller's error, with the near one.
+  spec.skip_rules = {"fold_fused_batchnorm"};
+  Result<std::shared_ptr<const Rules>> typo = CompileRules(spec);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_TRUE(typo.error().usage);
+  EXPECT_NE(typo.error().message.find("did you mean `fold_fused_batch_norm`"),
+            std::string::npos)
+      << typo.error().message;
+}
+
 TEST(ApiTest, ExplainListsEveryRuleAndItsMatches) {
   RulesSpec spec;
   spec.rule_files = {"rules/tf/fold_batch_norms.graft"};

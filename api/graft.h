@@ -127,6 +127,9 @@ struct RulesSpec {
   std::string onnxoptimizer_passes;
   std::string program;                 // argv[0]: where to find rules/tf/gtt
   std::map<std::string, std::string> params;
+  // Rules left out of every step: names or globs (`rotary_*`), each of
+  // which must name a rule.
+  std::vector<std::string> skip_rules;
   // Fetch nodes: GTT's outputs, and live to the end for the analyses.
   std::vector<std::string> outputs;
   AnalysisSettings analysis;  // for the analysis hooks rules may call

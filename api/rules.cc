@@ -20,6 +20,7 @@
 #include "dsl/pipeline.h"
 #include "dsl/transforms.h"
 #include "engine/files.h"
+#include "engine/suggest.h"
 
 namespace graft::api {
 
@@ -140,6 +141,38 @@ std::string PipelinePath(const std::string& pipeline, const std::string& program
   return absl::StrCat(dsl::FindTransformRules(program, "pipelines"), "/", pipeline, ".yaml");
 }
 
+// Drops the rules `patterns` name from every step; says which, or names
+// the pattern that matches no rule.
+Result<std::string> SkipRules(const std::vector<std::string>& patterns,
+                              std::vector<dsl::CompiledStep>& steps) {
+  std::vector<std::string> known;
+  for (const dsl::CompiledStep& step : steps) {
+    for (const ::graft::Rule* r : step.rules->rules()) {
+      if (std::find(known.begin(), known.end(), r->name()) == known.end())
+        known.push_back(r->name());
+    }
+  }
+  std::vector<bool> matched(patterns.size(), false);
+  std::vector<std::string> dropped;
+  for (dsl::CompiledStep& step : steps) {
+    for (std::string& name : step.rules->Drop(patterns, &matched)) {
+      if (std::find(dropped.begin(), dropped.end(), name) == dropped.end())
+        dropped.push_back(std::move(name));
+    }
+  }
+  for (size_t i = 0; i < patterns.size(); ++i) {
+    if (matched[i]) continue;
+    const std::string closest = Closest(patterns[i], known);
+    return Error::Usage(absl::StrCat(
+        "error: skip rules: `", patterns[i], "` names no rule of these ",
+        known.size(), " rules",
+        closest.empty() ? ""
+                        : absl::StrCat(" (did you mean `", closest, "`?)")));
+  }
+  return absl::StrCat("left out ", dropped.size(),
+                      " rule(s): ", absl::StrJoin(dropped, ", "));
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const Rules>> CompileRules(const RulesSpec& spec) {
@@ -226,6 +259,11 @@ Result<std::shared_ptr<const Rules>> CompileRules(const RulesSpec& spec) {
                  !spec.pipeline.empty() || !spec.transforms.empty(),
                  *impl->hooks, &diagnostics, &impl->steps)) {
     return CompileError(diagnostics);
+  }
+  if (!spec.skip_rules.empty()) {
+    Result<std::string> skipped = SkipRules(spec.skip_rules, impl->steps);
+    if (!skipped.ok()) return skipped.error();
+    impl->notes.push_back(*skipped);
   }
   impl->warnings = diagnostics.Render();
   impl->num_warnings = static_cast<int>(diagnostics.warnings().size());

@@ -351,6 +351,7 @@ api::RulesSpec RulesSpecOf(const ApplyCommandOptions& options) {
   spec.onnxoptimizer_passes = options.onnxoptimizer_passes;
   spec.gtt_inputs = options.gtt_inputs;
   spec.program = options.program;
+  spec.skip_rules = options.skip_rules;
   spec.outputs = options.outputs;
   spec.analysis.device = options.device;
   spec.analysis.loss = options.loss;

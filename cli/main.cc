@@ -187,6 +187,12 @@ int main(int argc, char** argv) {
       ->add_option("--param", apply.params, "A param: name=value (repeatable)")
       ->allow_extra_args(false);
   apply_cmd
+      ->add_option("--skip-rules", apply.skip_rules,
+                   "Leave these rules out of every step: names or globs, "
+                   "comma separated ('rotary_*,fast_gelu')")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  apply_cmd
       ->add_option("inputs", apply.inputs,
                    "Graph(s) to rewrite: files, or folders searched for .pb, "
                    ".pbtxt, .onnx and SavedModels (several, or a folder: a "

@@ -1,5 +1,9 @@
 #include "dsl/compiler.h"
 
+#include <fnmatch.h>
+
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "dsl/checker.h"
 #include "dsl/compiled_rule.h"
@@ -65,6 +69,24 @@ const ::graft::Rule* RuleSet::Find(const std::string& name) const {
     if (r->name() == name) return r.get();
   }
   return nullptr;
+}
+
+std::vector<std::string> RuleSet::Drop(const std::vector<std::string>& patterns,
+                                       std::vector<bool>* matched) {
+  std::vector<std::string> dropped;
+  auto drops = [&](const std::unique_ptr<::graft::Rule>& rule) {
+    bool any = false;
+    for (size_t i = 0; i < patterns.size(); ++i) {
+      if (fnmatch(patterns[i].c_str(), rule->name().c_str(), 0) != 0) continue;
+      (*matched)[i] = true;
+      any = true;
+    }
+    if (any) dropped.push_back(rule->name());
+    return any;
+  };
+  rules_.erase(std::remove_if(rules_.begin(), rules_.end(), drops),
+               rules_.end());
+  return dropped;
 }
 
 absl::Status RuleSet::OrderOutput(Graph& graph) const {

@@ -41,6 +41,11 @@ class RuleSet {
   std::string dialect() const;
   // The compiled rule called `name`, or nullptr.
   const ::graft::Rule* Find(const std::string& name) const;
+  // Drops the rules whose names match one of `patterns` (names, or fnmatch
+  // globs: `rotary_*`); returns their names in file order and sets
+  // `matched[i]` where pattern i matched one.
+  std::vector<std::string> Drop(const std::vector<std::string>& patterns,
+                                std::vector<bool>* matched);
   // Whether a file says how the result is ordered (`output order`).
   bool orders_output() const { return output_order_.expr != nullptr; }
   // Gives `graph` (after the rules ran) the order a file's `output order

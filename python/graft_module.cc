@@ -53,11 +53,13 @@ T Take(Result<T> result) {
 
 using RulesPtr = std::shared_ptr<const Rules>;
 
-RulesPtr Compile(const std::vector<std::string>& files,
-                 const std::string& text, const std::string& text_name,
-                 const std::string& pipeline, const std::string& transforms,
-                 const std::string& onnxoptimizer_passes, const std::string& gtt_inputs,
+RulesPtr Compile(const std::vector<std::string>& files, const std::string& text,
+                 const std::string& text_name, const std::string& pipeline,
+                 const std::string& transforms,
+                 const std::string& onnxoptimizer_passes,
+                 const std::string& gtt_inputs,
                  const std::map<std::string, std::string>& params,
+                 const std::vector<std::string>& skip_rules,
                  const std::vector<std::string>& outputs,
                  const AnalysisSettings& analysis, const std::string& program) {
   RulesSpec spec;
@@ -69,6 +71,7 @@ RulesPtr Compile(const std::vector<std::string>& files,
   spec.onnxoptimizer_passes = onnxoptimizer_passes;
   spec.gtt_inputs = gtt_inputs;
   spec.params = params;
+  spec.skip_rules = skip_rules;
   spec.outputs = outputs;
   spec.analysis = analysis;
   spec.program = program;

@@ -290,6 +290,7 @@ class RuleSet:
                 transforms: Optional[str] = None,
                 onnxoptimizer_passes: Optional[str] = None,
                 params: Optional[Mapping[str, Any]] = None,
+                skip_rules: Union[str, Sequence[str]] = (),
                 name: str = "<rules>", gtt_inputs: str = "",
                 outputs: Sequence[str] = (), device: str = "h100_sxm",
                 loss: str = "", seed: str = "",
@@ -302,7 +303,9 @@ class RuleSet:
         ``"training-memory"``), a GTT ``--transforms`` string or
         onnxoptimizer's pass names (``onnxoptimizer_passes=
         "fuse_bn_into_conv,eliminate_identity"``, rules/onnx/onnxoptimizer/). ``params``
-        override the rules' defaults. The analysis settings (``device``,
+        override the rules' defaults. ``skip_rules``: rules left out of
+        every step, by name or glob (``["rotary_*"]``; each must name a
+        rule; ``notes`` says which were left out). The analysis settings (``device``,
         ``loss``, ``seed``, ``input_shapes`` (``{"ids": ["batch",
         "sequence"]}``: sizes, None for unknown, names for sizes inputs
         share), ``batch``, ``cpu_kernels``:
@@ -318,6 +321,7 @@ class RuleSet:
             transforms=transforms or "",
             onnxoptimizer_passes=onnxoptimizer_passes or "", gtt_inputs=gtt_inputs,
             params={k: _param_text(v) for k, v in (params or {}).items()},
+            skip_rules=[skip_rules] if isinstance(skip_rules, str) else list(skip_rules),
             outputs=list(outputs), device=device, loss=loss, seed=seed,
             input_shapes=_shape_items(input_shapes), batch=int(batch),
             default_device=default_device, cpu_kernels=cpu_kernels)
@@ -332,7 +336,7 @@ class RuleSet:
         native = _graft.compile(
             spec["files"], spec["text"], spec["name"], spec["pipeline"],
             spec["transforms"], spec.get("onnxoptimizer_passes", ""), spec["gtt_inputs"],
-            spec["params"],
+            spec["params"], spec.get("skip_rules", []),
             spec["outputs"], settings, _graft.__file__)
         return cls(native, spec)
 
@@ -356,7 +360,7 @@ class RuleSet:
 
     @property
     def notes(self) -> List[str]:
-        """Notes on GTT params graft does not need."""
+        """Notes: GTT params graft does not need, the rules left out."""
         return list(self._native.notes)
 
     def __repr__(self) -> str:

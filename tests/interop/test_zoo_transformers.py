@@ -295,6 +295,43 @@ def test_named_input_shapes_from_python_are_the_cli(graft, tmp_path):
     assert kinds(onnx.load(py_out))["SkipSimplifiedLayerNormalization"] == 2 * LAYERS
 
 
+def test_skipped_rules_leave_their_fusion_out(graft, tmp_path):
+    """`--skip-rules 'rotary_*'` (Python: skip_rules=) leaves the rotary
+    fusions out of the pipeline and fuses the rest as before, with the
+    original's outputs; the CLI and Python write the same bytes; a name
+    that matches no rule is a usage error that suggests the near one and
+    writes nothing."""
+    sys.path.insert(0, repo_path("build", "python"))
+    import graft as graft_module
+    name = "llama.ts17.dynamic"
+    src = os.path.join(ZOO, name + ".onnx")
+    full, cli_out, py_out = (str(tmp_path / f) for f in ("full.onnx", "cli.onnx", "py.onnx"))
+    graft("apply", "--pipeline", "onnx-transformers", src, "-o", full, "-q")
+    proc = graft("apply", "--pipeline", "onnx-transformers", src, "-o", cli_out,
+                 "--skip-rules", "rotary_*")
+    assert "left out" in proc.stderr and "rotary_embedding_computed" in proc.stderr, proc.stderr
+    _, report = graft_module.apply(src, pipeline="onnx-transformers", output=py_out,
+                                   skip_rules=["rotary_*"])
+    with open(cli_out, "rb") as a, open(py_out, "rb") as b:
+        assert a.read() == b.read()
+    assert not [r for r in report["rules"] if r["name"].startswith("rotary_")], report["rules"]
+    have, without = kinds(onnx.load(full)), kinds(onnx.load(cli_out))
+    assert have["RotaryEmbedding"] == 2 * LAYERS and without["RotaryEmbedding"] == 0, (
+        dict(have), dict(without))
+    for kind in set(have) - {"RotaryEmbedding"}:
+        assert without[kind] == have[kind], (kind, dict(have), dict(without))
+    onnx.checker.check_model(onnx.load(cli_out), full_check=True)
+    check_same_outputs(src, cli_out, name)
+    typo = str(tmp_path / "typo.onnx")
+    proc = graft("apply", "--pipeline", "onnx-transformers", src, "-o", typo,
+                 "--skip-rules", "rotary_embeding", check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "did you mean `rotary_embedding`?" in proc.stderr, proc.stderr
+    assert not os.path.exists(typo)
+    with pytest.raises(graft_module.Error, match="rotary_embeding"):
+        graft_module.apply(src, pipeline="onnx-transformers", skip_rules="rotary_embeding")
+
+
 def test_rule_folder_and_glob_mistake(graft, tmp_path):
     """-r takes a folder; rule files given as models are a usage error naming -r."""
     src = os.path.join(ZOO, "vit.dynamo.static.onnx")
