@@ -43,6 +43,15 @@ TEST(AtenDialectTest, SchemasComeFromTorch) {
   EXPECT_EQ(ops.Find("aten.relu_.default")->summary(), "mutates");
   EXPECT_EQ(ops.Find("aten.relu.default")->summary(), "");
   EXPECT_EQ(ops.Find("aten.conv2d.Default"), nullptr);
+  // Ops that draw from the generator are stateful (never shared between
+  // rewrites nor recomputed), as TensorFlow's and ONNX's random ops are.
+  for (const char* random : {"aten.native_dropout.default", "aten.bernoulli.p",
+                             "aten.rand_like.default", "aten.randn.default"}) {
+    ASSERT_NE(ops.Find(random), nullptr) << random;
+    EXPECT_TRUE(ops.Find(random)->is_stateful()) << random;
+  }
+  EXPECT_FALSE(ops.Find("aten.add.Tensor")->is_stateful());
+  EXPECT_FALSE(ops.Find("aten.relu_.default")->is_stateful());
 }
 
 TEST(AtenDialectTest, UnknownOpsAndCountsAreSaid) {

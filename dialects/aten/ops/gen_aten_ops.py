@@ -13,7 +13,11 @@ one (an empty one where the default is None or not an attr value: the
 attr may be left out, and torch fills it in). Outputs are the schema's returns, named `out0`, `out1`, ... unless
 named. An argument the op writes (`Tensor(a!)`) says "mutated" in its
 description, and the op's summary says "mutates" (in-place ops and
-out= variants), so rules and analyses can tell them from pure ones.
+out= variants), so rules and analyses can tell them from pure ones. An op
+torch tags `nondeterministic_seeded` (it draws from the generator:
+dropout, bernoulli, rand*, the attention kernels with a dropout) is
+`is_stateful`, as TensorFlow's and ONNX's random ops are: never shared
+between rewrites nor recomputed by a checkpoint plan.
 
   .venv/bin/python dialects/aten/ops/gen_aten_ops.py > dialects/aten/ops/aten_ops.pbtxt
 """
@@ -91,9 +95,19 @@ def default_text(kind, value):
     return None
 
 
+def draws_random(base, overload):
+    """Whether torch tags the overload nondeterministic_seeded."""
+    try:
+        op = getattr(getattr(torch.ops.aten, base), overload)
+    except (AttributeError, RuntimeError):
+        return False
+    return torch.Tag.nondeterministic_seeded in op.tags
+
+
 def op_text(schema):
     overload = schema.overload_name or "default"
-    name = "aten.%s.%s" % (schema.name.split("::", 1)[1], overload)
+    base = schema.name.split("::", 1)[1]
+    name = "aten.%s.%s" % (base, overload)
     lines = ["op {", "  name: %s" % quote(name)]
     attrs = []
     mutates = False
@@ -139,6 +153,8 @@ def op_text(schema):
         lines.append("  }")
     if mutates:
         lines.append('  summary: "mutates"')
+    if draws_random(base, overload):
+        lines.append("  is_stateful: true")
     lines.append("}")
     return name, "\n".join(lines)
 
