@@ -14,8 +14,16 @@ median of 30. Prints a markdown table: ms before, ms after (and the
 ratio), ms after with `skip_norms=false` (and the ratio), and the largest
 output difference relative to the largest output.
 
+With `--skip-rules PATTERNS` it measures what those rules are worth: the
+pipeline against itself without them (`graft apply --skip-rules`), both
+graphs timed together in interleaved rounds (20 rounds of 10 runs each,
+the order turned each round), the fastest run, the first quartile and
+the median of each, so that the machine's drift falls on both alike.
+
   .venv/bin/python tests/interop/bench_zoo_latency.py [NAME[@ts17[-dynamic]],...]
+      [--skip-rules 'rotary_*'] [--param skip_norms=false] [--rounds N]
 """
+import argparse
 import os
 import sys
 import tempfile
@@ -25,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import export_zoo  # noqa: E402
-from zoo import LATENCY_HEADER, latency_row  # noqa: E402
+from zoo import ABLATION_HEADER, LATENCY_HEADER, ablation_row, latency_row  # noqa: E402
 
 GRAFT = os.path.join(ROOT, "bazel-bin", "cli", "graft")
 WIDTH = dict(hidden_size=512, num_attention_heads=8, num_hidden_layers=4, intermediate_size=2048)
@@ -48,12 +56,22 @@ RUNS = ["opt", "falcon", "qwen3", "t5_encoder", "siglip_vision",
 
 
 def main():
-    names = sys.argv[1].split(",") if len(sys.argv) > 1 else RUNS
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="?", default=",".join(RUNS),
+                        help="NAME[@ts17[-dynamic]],... (default: all)")
+    parser.add_argument("--skip-rules", default="",
+                        help="time the pipeline against itself without these rules "
+                             "(names or globs, comma separated)")
+    parser.add_argument("--param", action="append", default=[],
+                        help="a param of the pipeline, name=value (repeatable)")
+    parser.add_argument("--rounds", type=int, default=20, help="with --skip-rules")
+    options = parser.parse_args()
     export_zoo.SEQ, export_zoo.BATCH, export_zoo.IMAGE = 128, 4, 128
     warnings.simplefilter("ignore")
-    print(LATENCY_HEADER)
+    params = [a for p in options.param for a in ("--param", p)]
+    print(ABLATION_HEADER if options.skip_rules else LATENCY_HEADER)
     with tempfile.TemporaryDirectory() as tmp:
-        for run in names:
+        for run in options.runs.split(","):
             name, _, exporter = run.partition("@")
             model, inputs = export_zoo.build(name, **WIDE[name])
             src = os.path.join(tmp, "model.onnx")
@@ -61,7 +79,13 @@ def main():
             export_zoo.write(model, inputs, name, exporter.removesuffix("-dynamic"),
                              exporter.endswith("-dynamic"), src)
             feeds = {k: v.numpy() for k, v in inputs.items()}
-            print(latency_row(run, src, feeds, GRAFT), flush=True)
+            if options.skip_rules:
+                row = ablation_row(run, src, feeds, GRAFT, options.skip_rules, params,
+                                   rounds=options.rounds)
+            else:
+                row = latency_row(run, src, feeds, GRAFT, *params)
+            print(row, flush=True)
+
 
 if __name__ == "__main__":
     main()

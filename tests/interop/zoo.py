@@ -171,3 +171,65 @@ def strip_provenance(path):
         node.doc_string = ""
     model.graph.doc_string = ""
     onnx.save(model, path)
+
+
+def interleaved_ms(paths, feeds, rounds=20, runs=10):
+    """onnxruntime's latency of several models measured together (their
+    default session options, 2 intra-op threads, one session each, 3
+    warm-up runs): `rounds` rounds of `runs` runs of each, the order
+    turned each round, so that the machine's drift falls on all alike.
+    Returns each model's (fastest, first quartile, median) in ms and its
+    first output."""
+    import statistics
+    import time
+
+    import onnxruntime as ort
+    sessions = []
+    for path in paths:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 2
+        options.log_severity_level = 3
+        sessions.append(ort.InferenceSession(path, options, providers=["CPUExecutionProvider"]))
+    outputs = []
+    for session in sessions:
+        for _ in range(3):
+            out = session.run(None, feeds)
+        outputs.append(out[0])
+    times = [[] for _ in sessions]
+    for r in range(rounds):
+        order = range(len(sessions)) if r % 2 == 0 else reversed(range(len(sessions)))
+        for i in order:
+            for _ in range(runs):
+                start = time.perf_counter()
+                sessions[i].run(None, feeds)
+                times[i].append(time.perf_counter() - start)
+    stats = [(min(t) * 1e3, statistics.quantiles(t, n=4)[0] * 1e3, statistics.median(t) * 1e3)
+             for t in times]
+    return stats, outputs
+
+
+ABLATION_HEADER = ("| export | nodes with / without | ms with: fastest, p25, median "
+                   "| ms without: fastest, p25, median | without / with: fastest, p25, median "
+                   "| diff |\n|---|---:|---:|---:|---:|---:|")
+
+
+def ablation_row(label, src, feeds, graft, skip_rules, args=(), rounds=20, runs=10):
+    """A row of ABLATION_HEADER's table: the pipeline `onnx-transformers`
+    (with `args`) against the same pipeline with `--skip-rules skip_rules`,
+    timed together by interleaved_ms; the largest difference of either's
+    output from the export's, relative to the largest output."""
+    import subprocess
+
+    import onnx
+    with_rules, without = src + ".with.onnx", src + ".without.onnx"
+    for path, skip in ((with_rules, []), (without, ["--skip-rules", skip_rules])):
+        subprocess.run([graft, "apply", "--pipeline", "onnx-transformers", src, "-o", path, "-q",
+                        *args, *skip], check=True)
+    nodes = [len(onnx.load(p).graph.node) for p in (with_rules, without)]
+    want = run(src, feeds)[0]
+    (have, lack), (got, got_without) = interleaved_ms([with_rules, without], feeds, rounds, runs)
+    scale = max(float(np.abs(want).max()), 1.0)
+    diff = max(np.abs(want - got).max(), np.abs(want - got_without).max()) / scale
+    ratio = ", ".join(f"{b / a:.2f}" for a, b in zip(have, lack))
+    return (f"| {label} | {nodes[0]} / {nodes[1]} | {', '.join(f'{t:.1f}' for t in have)} "
+            f"| {', '.join(f'{t:.1f}' for t in lack)} | {ratio} | {diff:.1e} |")

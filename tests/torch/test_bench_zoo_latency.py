@@ -23,3 +23,24 @@ def test_latency_bench_runs_two_models():
         assert abs(float(ratio) - float(before) / float(after)) < 0.01, name
         assert abs(float(ratio_cpu) - float(before) / float(after_cpu)) < 0.01, name
         assert float(diff) <= 1e-4, name
+
+
+def test_ablation_times_the_pipeline_against_itself_without_rules():
+    """`--skip-rules 'rotary_*'`: LLaMA's TorchScript export with its rotary
+    embeddings fused and not, timed together; the one without them keeps
+    more nodes, both compute the export's outputs."""
+    proc = subprocess.run([sys.executable, repo_path("tests", "interop", "bench_zoo_latency.py"),
+                           "llama@ts17", "--skip-rules", "rotary_*", "--rounds", "1"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in proc.stdout.splitlines()
+            if line.startswith("| llama@ts17 ")]
+    assert len(rows) == 1, proc.stdout
+    _, nodes, have, lack, ratios, diff = rows[0]
+    with_rules, without = map(int, nodes.split(" / "))
+    assert with_rules < without, nodes
+    have, lack, ratios = ([float(x) for x in cell.split(", ")] for cell in (have, lack, ratios))
+    assert all(t > 0 for t in have + lack), proc.stdout
+    for a, b, r in zip(have, lack, ratios):
+        assert abs(r - b / a) < 0.01, proc.stdout
+    assert float(diff) <= 1e-4, proc.stdout
