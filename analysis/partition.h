@@ -44,9 +44,11 @@ struct PartitionOptions {
   // Forward ops whose recomputation costs nothing (views and aliases: new
   // metadata over their input's bytes).
   std::vector<std::string> free;
-  // Ops outside the dialect's registry that the caller knows to be pure
-  // functions of their inputs (a compiler's own prims): recomputable; other
-  // unknown ops are not.
+  // Ops the caller knows to be pure functions of their inputs as called:
+  // outside the dialect's registry (a compiler's own prims), or random in
+  // it but drawing nothing here (an attention kernel whose dropout is 0):
+  // recomputable; other unknown ops are not, nor any registry op that
+  // mutates.
   std::vector<std::string> functional;
   // Forward ops whose saved outputs may wait for the backward in host
   // memory (an accelerator's tensors): swapped out after the forward,

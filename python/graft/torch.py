@@ -202,9 +202,10 @@ def _roles(joint, num_fwd_outputs):
     backward's inputs (tangents), the ops the trace placed in the backward
     (as torch's default partition reads the graph: after the forward's last
     op), forward ops graft must not recompute, those that cost nothing to
-    (views and aliases), and the pure ones (a schema that writes nothing),
-    which graft may recompute though its registry lacks them (inductor's
-    prims)."""
+    (views and aliases), and the pure ones (a schema that writes nothing,
+    drawing nothing as called), which graft may recompute though its
+    registry lacks them (inductor's prims) or calls the op random (an
+    attention kernel whose dropout is 0)."""
     import torch
     from torch._functorch import partitioners as tp
     from torch._functorch._aot_autograd.descriptors import InputMutationAOTOutput
@@ -248,7 +249,9 @@ def _roles(joint, num_fwd_outputs):
         schema = getattr(node.target, "_schema", None)
         reads_state = any(isinstance(a, torch.fx.Node) and a in mutated
                           for a in node.all_input_nodes)
-        if (reads_state or tp.is_rng_op(node) or node.is_impure(impure_random=True)
+        # a random draw (an attention kernel with a dropout statically 0 is
+        # none: torch's own test), a side effect, a state read, or the user's
+        if (reads_state or tp.is_rng_op(node) or node.is_impure(impure_random=False)
                 or node.meta.get("recompute") == CheckpointPolicy.MUST_SAVE):
             pinned.append(node.name)
         elif getattr(node.target, "is_view", False) or node.target in (

@@ -164,6 +164,43 @@ def test_inductor_partition_is_correct(net_and_input):
     assert close(got_grads, grads) and close(got_stats, stats)
 
 
+class SelfAttention(torch.nn.Module):
+    """One attention layer by torch's fused kernel, its dropout given."""
+
+    def __init__(self, dropout):
+        super().__init__()
+        self.qkv = torch.nn.Linear(64, 192)
+        self.out = torch.nn.Linear(64, 64)
+        self.dropout = dropout
+
+    def forward(self, x):
+        q, k, v = (t.unflatten(-1, (4, 16)).transpose(1, 2) for t in self.qkv(x).chunk(3, -1))
+        y = torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, dropout_p=self.dropout, is_causal=True)
+        return self.out(y.transpose(1, 2).flatten(2)).square().mean()
+
+
+@pytest.mark.parametrize("inner", ["eager", "inductor"])
+def test_attention_without_dropout_may_be_recomputed_with_it_never(inner):
+    """The fused attention kernel is random in torch's registry, but called
+    with a dropout of 0 it draws nothing: graft may recompute it (as
+    torch's own partitioner does), and the least it saves is less than
+    where the kernel drops out and must stay in the forward."""
+    least = {}
+    for dropout in (0.0, 0.2):
+        torch.manual_seed(0)
+        model, x = SelfAttention(dropout).train(), torch.randn(2, 32, 64)
+        with inductor_config.patch(fallback_random=True):
+            (grads, _), (got_grads, _), [report] = run(
+                model, x, graft.torch.backend(0.0, inner=inner))
+        assert report["fallback"] is None
+        assert close(got_grads, grads), dropout
+        attention = [n for n in report["recomputed"] if "scaled_dot_product" in n]
+        assert bool(attention) == (dropout == 0.0), report["recomputed"]
+        least[dropout] = report["saved_bytes"]
+    assert least[0.0] < least[0.2], least
+
+
 class CheckpointedBlocks(torch.nn.Module):
     """Two blocks under torch.utils.checkpoint (as Hugging Face's
     gradient_checkpointing_enable wraps its layers), dropout inside."""
