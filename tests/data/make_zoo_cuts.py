@@ -62,6 +62,10 @@ CUTS = {
                                 "/model/layers.0/self_attn/k_proj/MatMul_output_0"],
                                ["/model/layers.0/self_attn/Add_output_0",
                                 "/model/layers.0/self_attn/Add_1_output_0"]),
+    # ... at opset 23 (dynamic shapes): the standard RotaryEmbedding over
+    # tables of one row for the whole batch
+    "zoo_rotary_batch_tables": ("llama.dynamo23.dynamic", ["input_ids", "linear", "linear_1"],
+                                ["add_4", "add_5"]),
     # the same as constant tables [1, 1, S, h] (dynamo, static shapes)
     "zoo_rotary_table": ("llama.dynamo.static", ["linear", "linear_1"], ["add_4", "add_5"]),
     # ... and as cos / sin of constant angles (TorchScript, static shapes)

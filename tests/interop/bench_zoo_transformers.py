@@ -14,7 +14,8 @@ the three are timed alike. Prints a markdown table and a summary.
 --record writes what the peers wrote on each export (fused kinds by domain
 and op, nodes, onnx.checker's verdict, same outputs in onnxruntime) with
 their versions to tests/data/zoo/PEERS.json: the zoo test holds graft to
-it without running the peers.
+it without running the peers. With a NAME_SUBSTRING, the other exports'
+records stay where the versions are the same.
 """
 import collections
 import json
@@ -82,7 +83,7 @@ def fused(model):
     return " ".join(f"{SHORT.get(k, k)} {v}" for k, v in sorted(counts.items())) or "-"
 
 
-def measure(tool, src, out, spec):
+def measure(tool, name, src, out, spec):
     start = time.perf_counter()
     if tool == "graft":
         proc = subprocess.run([GRAFT, "apply", "--pipeline", "onnx-transformers", src, "-o", out,
@@ -102,7 +103,7 @@ def measure(tool, src, out, spec):
         valid = "no"
     inputs = zoo.feeds(spec)
     try:
-        want, got = run(src, inputs)[0], run(out, inputs)[0]
+        want, got = zoo.reference(name, src, inputs)[0], run(out, inputs)[0]
         diff = f"{np.abs(want - got).max() / max(np.abs(want).max(), 1.0):.1e}"
     except Exception:  # noqa: BLE001
         diff = "fails"
@@ -135,7 +136,7 @@ def main():
         before = len(onnx.load(src).graph.node)
         results = {}
         for tool in ("graft", "onnxruntime", "onnxscript"):
-            r = measure(tool, src, os.path.join(out, f"{name}.{tool}.onnx"), manifest[name])
+            r = measure(tool, name, src, os.path.join(out, f"{name}.{tool}.onnx"), manifest[name])
             results[tool] = r
             if "error" in r:
                 print(f"| {name} | {before} | {tool} | fails: {r['error']} | | | | {r['s']:.2f} |")
@@ -161,6 +162,12 @@ def main():
     print(f"\ngraft leaves no more nodes than the better valid peer on {wins['nodes']} of "
           f"{wins['models']} exports, and is faster than both on {wins['time']}.")
     if record:
+        if only:  # a subset: the other exports' records stay, if the versions do
+            with open(PEERS_JSON) as f:
+                kept = json.load(f)
+            if kept["versions"] == versions():
+                recorded = {**{n: r for n, r in kept["exports"].items() if n in manifest},
+                            **recorded}
         with open(PEERS_JSON, "w") as f:
             json.dump({"versions": versions(), "exports": recorded}, f, indent=1, sort_keys=True)
             f.write("\n")
