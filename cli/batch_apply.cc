@@ -120,10 +120,12 @@ int RunReview(const ReviewOptions& options) {
   if (!ParseCliParams(options.params, &params)) return kExitUsage;
   review.base.rule_files = options.base_rules;
   review.base.pipeline = options.base_pipeline;
+  review.base.skip_rules = options.base_skip_rules;
   review.base.params = params;
   review.base.program = options.program;
   review.head.rule_files = options.head_rules;
   review.head.pipeline = options.head_pipeline;
+  review.head.skip_rules = options.head_skip_rules;
   review.head.params = params;
   review.head.program = options.program;
   review.rules.rule_files = options.rules;

@@ -130,6 +130,9 @@ int RunReportMerge(const ReportMergeOptions& options);
 struct ReviewOptions {
   std::vector<std::string> base_rules, head_rules;
   std::string base_pipeline, head_pipeline;
+  // Rules left out of each side (names or globs): the same pipeline with
+  // and without a rule shows what that rule does.
+  std::vector<std::string> base_skip_rules, head_skip_rules;
   // Exporter drift: one rule set over two folders of exports.
   std::vector<std::string> rules;
   std::string pipeline, before, after;

@@ -445,6 +445,18 @@ int main(int argc, char** argv) {
   review_cmd->add_option("--head-pipeline", review.head_pipeline,
                          "The pipeline after");
   review_cmd
+      ->add_option("--base-skip-rules", review.base_skip_rules,
+                   "Rules left out of the base (names or globs, comma "
+                   "separated): with the same rules on both sides, what "
+                   "those rules do")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  review_cmd
+      ->add_option("--head-skip-rules", review.head_skip_rules,
+                   "Rules left out of the head (names or globs)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  review_cmd
       ->add_option("--param", review.params,
                    "A param for both sides: name=value (repeatable)")
       ->allow_extra_args(false);

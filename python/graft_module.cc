@@ -138,6 +138,34 @@ py::tuple ApplyOne(const std::string& path, const py::object& data,
   return py::make_tuple(py::bytes(applied.bytes), report, applied.diff_text);
 }
 
+// A rule change (base and head) over models: (text, JSON, models failed).
+std::tuple<std::string, std::string, int> ReviewModels(
+    const std::vector<std::string>& base_files,
+    const std::string& base_pipeline,
+    const std::vector<std::string>& head_files,
+    const std::string& head_pipeline,
+    const std::map<std::string, std::string>& params,
+    const std::vector<std::string>& models, const std::string& format, int jobs,
+    bool full, const std::vector<std::string>& base_skip_rules,
+    const std::vector<std::string>& head_skip_rules) {
+  ReviewOptions options;
+  options.base.rule_files = base_files;
+  options.base.pipeline = base_pipeline;
+  options.base.params = params;
+  options.base.skip_rules = base_skip_rules;
+  options.head.rule_files = head_files;
+  options.head.pipeline = head_pipeline;
+  options.head.params = params;
+  options.head.skip_rules = head_skip_rules;
+  options.models = models;
+  options.format = format;
+  options.jobs = jobs;
+  options.full = full;
+  py::gil_scoped_release release;
+  Reviewed r = Take(Review(options));
+  return std::make_tuple(r.text, r.json, r.failed);
+}
+
 std::string BatchModelJson(const std::string& input, const std::string& output,
                            const std::string& refused, const RulesPtr& rules,
                            const std::vector<std::string>& outputs,
@@ -324,28 +352,7 @@ PYBIND11_MODULE(_graft, m) {
     py::gil_scoped_release release;
     return PartitionJson(Take(Partition(model, settings)));
   });
-  m.def("review", [](const std::vector<std::string>& base_files,
-                     const std::string& base_pipeline,
-                     const std::vector<std::string>& head_files,
-                     const std::string& head_pipeline,
-                     const std::map<std::string, std::string>& params,
-                     const std::vector<std::string>& models,
-                     const std::string& format, int jobs, bool full) {
-    ReviewOptions options;
-    options.base.rule_files = base_files;
-    options.base.pipeline = base_pipeline;
-    options.base.params = params;
-    options.head.rule_files = head_files;
-    options.head.pipeline = head_pipeline;
-    options.head.params = params;
-    options.models = models;
-    options.format = format;
-    options.jobs = jobs;
-    options.full = full;
-    py::gil_scoped_release release;
-    Reviewed r = Take(Review(options));
-    return std::make_tuple(r.text, r.json, r.failed);
-  });
+  m.def("review", &ReviewModels);
   m.def("test_rules", [](const std::vector<std::string>& paths) {
     py::gil_scoped_release release;
     return RuleTestsJson(Take(TestRules(paths)));

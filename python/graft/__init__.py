@@ -321,7 +321,7 @@ class RuleSet:
             transforms=transforms or "",
             onnxoptimizer_passes=onnxoptimizer_passes or "", gtt_inputs=gtt_inputs,
             params={k: _param_text(v) for k, v in (params or {}).items()},
-            skip_rules=[skip_rules] if isinstance(skip_rules, str) else list(skip_rules),
+            skip_rules=_names(skip_rules),
             outputs=list(outputs), device=device, loss=loss, seed=seed,
             input_shapes=_shape_items(input_shapes), batch=int(batch),
             default_device=default_device, cpu_kernels=cpu_kernels)
@@ -377,6 +377,11 @@ def _rules_in_worker(spec_json: str) -> RuleSet:
         rules = RuleSet._from_spec(json.loads(spec_json))
         _WORKER_RULES[spec_json] = rules
     return rules
+
+
+def _names(names: Union[str, Sequence[str]]) -> List[str]:
+    """A name or names (rules to skip) as a list."""
+    return [names] if isinstance(names, str) else list(names)
 
 
 def _param_text(value: Any) -> str:
@@ -504,12 +509,17 @@ def review(base: Union[PathLike, Sequence[PathLike]],
            head: Union[PathLike, Sequence[PathLike]],
            models: Sequence[PathLike], *,
            params: Optional[Mapping[str, Any]] = None,
-           format: str = "text", jobs: int = 0, full: bool = False) -> Dict[str, Any]:
+           format: str = "text", jobs: int = 0, full: bool = False,
+           base_skip_rules: Union[str, Sequence[str]] = (),
+           head_skip_rules: Union[str, Sequence[str]] = ()) -> Dict[str, Any]:
     """A rule change (base and head rule files or pipeline YAMLs) applied to
     every model: ``{"text": review, "models": [...], "failed": n}``; each
     model's op-count change, rewrites per rule, constants' size and outputs
     first, its node-level diff (cut at 200 lines, or whole with ``full``;
-    in markdown only with ``full``) after."""
+    in markdown only with ``full``) after. ``base_skip_rules`` /
+    ``head_skip_rules`` leave rules out of a side (names or globs): the
+    same rules on both sides, one without ``["rotary_*"]``, show what
+    those rules do."""
     def side(rules):
         if isinstance(rules, (str, os.PathLike)):
             rules = [rules]
@@ -521,7 +531,8 @@ def review(base: Union[PathLike, Sequence[PathLike]],
     hf, hp = side(head)
     text, json_text, failed = _graft.review(
         bf, bp, hf, hp, {k: _param_text(v) for k, v in (params or {}).items()},
-        [os.fspath(m) for m in models], format, int(jobs), bool(full))
+        [os.fspath(m) for m in models], format, int(jobs), bool(full),
+        _names(base_skip_rules), _names(head_skip_rules))
     return {"text": text, "models": json.loads(json_text)["models"],
             "failed": failed}
 

@@ -354,6 +354,28 @@ def test_skipped_rules_leave_their_fusion_out(graft, tmp_path):
         graft_module.apply(src, pipeline="onnx-transformers", skip_rules="rotary_embeding")
 
 
+def test_review_of_a_pipeline_without_its_rules_shows_what_they_do(graft):
+    """`graft review` of the pipeline against itself with the rotary rules
+    left out of the base: only the rotary export changes, by those rules'
+    rewrites, its outputs the same (Python: base_skip_rules=); a name that
+    matches no rule is a usage error naming the side."""
+    sys.path.insert(0, repo_path("build", "python"))
+    import graft as graft_module
+    models = [os.path.join(ZOO, n + ".onnx") for n in ("llama.dynamo.dynamic", "bert.dynamo.static")]
+    proc = graft("review", "--base-pipeline", "onnx-transformers", "--base-skip-rules", "rotary_*",
+                 "--head-pipeline", "onnx-transformers", *models)
+    assert proc.stdout.startswith("The change alters 1 of 2 model(s)"), proc.stdout[:300]
+    assert "rewrites rotary_embedding_computed: 0 -> 4" in proc.stdout, proc.stdout[:600]
+    assert "com.microsoft.RotaryEmbedding +4" in proc.stdout and "outputs: same" in proc.stdout
+    pipeline = repo_path("rules", "pipelines", "onnx-transformers.yaml")
+    reviewed = graft_module.review(pipeline, pipeline, models, base_skip_rules="rotary_*")
+    assert reviewed["failed"] == 0 and reviewed["text"] == proc.stdout
+    proc = graft("review", "--base-pipeline", "onnx-transformers", "--head-pipeline",
+                 "onnx-transformers", "--head-skip-rules", "rotary_embeding", *models, check=False)
+    assert proc.returncode == 2 and "head" in proc.stderr, proc.stderr
+    assert "did you mean `rotary_embedding`?" in proc.stderr, proc.stderr
+
+
 def test_rule_folder_and_glob_mistake(graft, tmp_path):
     """-r takes a folder; rule files given as models are a usage error naming -r."""
     src = os.path.join(ZOO, "vit.dynamo.static.onnx")
