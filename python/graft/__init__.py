@@ -512,7 +512,8 @@ def review(base: Union[PathLike, Sequence[PathLike]],
            format: str = "text", jobs: int = 0, full: bool = False,
            base_skip_rules: Union[str, Sequence[str]] = (),
            head_skip_rules: Union[str, Sequence[str]] = ()) -> Dict[str, Any]:
-    """A rule change (base and head rule files or pipeline YAMLs) applied to
+    """A rule change (base and head: rule files, a pipeline YAML, or a
+    shipped pipeline or library by name, ``"onnx-transformers"``) applied to
     every model: ``{"text": review, "models": [...], "failed": n}``; each
     model's op-count change, rewrites per rule, constants' size and outputs
     first, its node-level diff (cut at 200 lines, or whole with ``full``;
@@ -524,9 +525,10 @@ def review(base: Union[PathLike, Sequence[PathLike]],
         if isinstance(rules, (str, os.PathLike)):
             rules = [rules]
         rules = [os.fspath(r) for r in rules]
-        if len(rules) == 1 and rules[0].endswith((".yaml", ".yml")):
-            return [], rules[0]
-        return rules, ""
+        pipeline = _shipped_pipeline(rules[0]) if len(rules) == 1 else ""
+        if pipeline.endswith((".yaml", ".yml")):
+            return [], pipeline
+        return [_shipped_rules(r) for r in rules], ""
     bf, bp = side(base)
     hf, hp = side(head)
     text, json_text, failed = _graft.review(
