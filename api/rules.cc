@@ -145,23 +145,23 @@ std::string PipelinePath(const std::string& pipeline, const std::string& program
 // the pattern that matches no rule.
 Result<std::string> SkipRules(const std::vector<std::string>& patterns,
                               std::vector<dsl::CompiledStep>& steps) {
-  std::vector<std::string> known;
-  for (const dsl::CompiledStep& step : steps) {
-    for (const ::graft::Rule* r : step.rules->rules()) {
-      if (std::find(known.begin(), known.end(), r->name()) == known.end())
-        known.push_back(r->name());
-    }
-  }
   std::vector<bool> matched(patterns.size(), false);
   std::vector<std::string> dropped;
+  auto add = [](std::vector<std::string>& names, const std::string& name) {
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      names.push_back(name);
+  };
   for (dsl::CompiledStep& step : steps) {
-    for (std::string& name : step.rules->Drop(patterns, &matched)) {
-      if (std::find(dropped.begin(), dropped.end(), name) == dropped.end())
-        dropped.push_back(std::move(name));
-    }
+    for (const std::string& name : step.rules->Drop(patterns, &matched))
+      add(dropped, name);
   }
   for (size_t i = 0; i < patterns.size(); ++i) {
     if (matched[i]) continue;
+    // every rule there was: those left and those dropped
+    std::vector<std::string> known = dropped;
+    for (const dsl::CompiledStep& step : steps) {
+      for (const ::graft::Rule* r : step.rules->rules()) add(known, r->name());
+    }
     const std::string closest = Closest(patterns[i], known);
     return Error::Usage(absl::StrCat(
         "error: skip rules: `", patterns[i], "` names no rule of these ",

@@ -137,22 +137,8 @@ def median_ms(path, feeds, runs=30):
     """onnxruntime's latency of a model (its default session options, 2
     intra-op threads): the median of `runs` runs after 3 warm-up runs, in
     ms, and its first output."""
-    import statistics
-    import time
-
-    import onnxruntime as ort
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 2
-    options.log_severity_level = 3
-    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-    for _ in range(3):
-        session.run(None, feeds)
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        out = session.run(None, feeds)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3, out[0]
+    stats, outputs = interleaved_ms([path], feeds, rounds=1, runs=runs)
+    return stats[0][2], outputs[0]
 
 
 LATENCY_HEADER = ("| export | ms before | ms after | before / after "
@@ -160,16 +146,21 @@ LATENCY_HEADER = ("| export | ms before | ms after | before / after "
                   "|---|---:|---:|---:|---:|---:|---:|")
 
 
+def apply_pipeline(graft, src, out, *args):
+    """`graft apply --pipeline onnx-transformers src -o out args...`."""
+    import subprocess
+    subprocess.run([graft, "apply", "--pipeline", "onnx-transformers", src, "-o", out, "-q",
+                    *args], check=True)
+
+
 def latency_row(run, src, feeds, graft, *args):
     """A row of LATENCY_HEADER's table: the export `src` before and after
     `graft apply --pipeline onnx-transformers` (with `args`), and after it
     with `--param skip_norms=false`, timed by median_ms; the largest
     output difference relative to the largest output."""
-    import subprocess
     out, cpu = src + ".graft.onnx", src + ".cpu.onnx"
-    for path, params in ((out, []), (cpu, ["--param", "skip_norms=false"])):
-        subprocess.run([graft, "apply", "--pipeline", "onnx-transformers", src, "-o", path, "-q",
-                        *args, *params], check=True)
+    apply_pipeline(graft, src, out, *args)
+    apply_pipeline(graft, src, cpu, *args, "--param", "skip_norms=false")
     before, want = median_ms(src, feeds)
     after, got = median_ms(out, feeds)
     after_cpu, got_cpu = median_ms(cpu, feeds)
@@ -202,12 +193,11 @@ def interleaved_ms(paths, feeds, rounds=20, runs=10):
     import time
 
     import onnxruntime as ort
-    sessions = []
-    for path in paths:
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 2
-        options.log_severity_level = 3
-        sessions.append(ort.InferenceSession(path, options, providers=["CPUExecutionProvider"]))
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 2
+    options.log_severity_level = 3
+    sessions = [ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+                for path in paths]
     outputs = []
     for session in sessions:
         for _ in range(3):
@@ -236,13 +226,10 @@ def ablation_row(label, src, feeds, graft, skip_rules, args=(), rounds=20, runs=
     (with `args`) against the same pipeline with `--skip-rules skip_rules`,
     timed together by interleaved_ms; the largest difference of either's
     output from the export's, relative to the largest output."""
-    import subprocess
-
     import onnx
     with_rules, without = src + ".with.onnx", src + ".without.onnx"
-    for path, skip in ((with_rules, []), (without, ["--skip-rules", skip_rules])):
-        subprocess.run([graft, "apply", "--pipeline", "onnx-transformers", src, "-o", path, "-q",
-                        *args, *skip], check=True)
+    apply_pipeline(graft, src, with_rules, *args)
+    apply_pipeline(graft, src, without, *args, "--skip-rules", skip_rules)
     nodes = [len(onnx.load(p).graph.node) for p in (with_rules, without)]
     want = run(src, feeds)[0]
     (have, lack), (got, got_without) = interleaved_ms([with_rules, without], feeds, rounds, runs)
