@@ -3,14 +3,14 @@
 #include <set>
 
 #include "absl/container/flat_hash_set.h"
-#include "dialects/tf/tf_ops.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "builtins/internal.h"
-#include "engine/graph_algorithms.h"
 #include "dialects/graph_io.h"
+#include "engine/graph_algorithms.h"
 #include "engine/name_regex.h"
 #include "engine/op_registry.h"
 #include "engine/surgery.h"
@@ -49,24 +49,38 @@ absl::StatusOr<std::vector<NodeId>> NamedNodes(const Graph& g,
   return out;
 }
 
+// Whether two nodes of `def` reading the same inputs with the same attrs
+// compute the same: not random (stateful), and holding no subgraph the
+// attrs leave out (ONNX's If, Loop and Scan keep their bodies apart).
+bool MergeableOp(const tf::OpDef* def) {
+  if (def == nullptr || def->is_stateful()) return false;
+  for (const tf::OpDef::AttrDef& a : def->attr()) {
+    if (a.type() == "graph" || a.type() == "list(graph)") return false;
+  }
+  return true;
+}
+
 // For each node that computes what an earlier node computes (same op,
 // device, attrs, value, and inputs that are the same or themselves such
 // duplicates; control inputs as a set), [the node, that earlier node], in
-// topological order. Stateful ops, and nodes nothing reads (outputs), are
-// never duplicates.
+// topological order. Stateful ops, graph inputs, ops the graph's dialect
+// does not know, and nodes nothing reads (outputs) are never duplicates.
+// A constant's bytes are hashed into its key and compared in full on a hit,
+// so that the keys never copy a model's weights.
 absl::StatusOr<std::vector<std::pair<NodeId, NodeId>>> DuplicateNodes(
     const Graph& g) {
   absl::StatusOr<std::vector<NodeId>> order = TopologicalOrder(g);
   if (!order.ok()) return order.status();
+  const OpRegistry& ops = OpRegistry::For(g);
   std::vector<NodeId> rep(g.id_limit(), kNoNode);  // a node's representative
-  std::map<std::string, NodeId> first;             // key -> representative
+  // key -> the representatives with that key (more than one only where
+  // values' bytes differ under one hash)
+  std::map<std::string, std::vector<NodeId>> first;
   std::vector<std::pair<NodeId, NodeId>> out;
   for (NodeId id : *order) {
     const Node& n = g.node(id);
     rep[id] = id;
-    const tf::OpDef* def = TensorflowOps().Find(n.op());
-    if (def == nullptr || def->is_stateful() || n.op() == "Placeholder")
-      continue;
+    if (n.op() == "Placeholder" || !MergeableOp(ops.Find(n.op()))) continue;
     std::string key = absl::StrCat(n.op(), "|", n.device(), "|");
     for (Endpoint e : n.inputs()) {
       if (e.valid()) absl::StrAppend(&key, rep[e.node], ":", e.port, ",");
@@ -80,12 +94,19 @@ absl::StatusOr<std::vector<std::pair<NodeId, NodeId>>> DuplicateNodes(
     for (const auto& [k, v] : n.attrs()) attrs[k] = &v;
     for (const auto& [k, v] : attrs)
       absl::StrAppend(&key, k, "=", SerializeDeterministic(*v), ";");
-    absl::StrAppend(&key, n.value_content());
-    auto [it, fresh] = first.emplace(std::move(key), id);
+    absl::string_view content = n.value_content();
+    absl::StrAppend(&key, content.size(), "#",
+                    absl::Hash<absl::string_view>{}(content));
+    std::vector<NodeId>& same_key = first[key];
+    auto it = std::find_if(same_key.begin(), same_key.end(), [&](NodeId m) {
+      return g.node(m).value_content() == content;
+    });
     bool read = n.num_used_ports() > 0 || !n.control_consumers().empty();
-    if (!fresh && read) {
-      rep[id] = it->second;
-      out.push_back({id, it->second});
+    if (it != same_key.end() && read) {
+      rep[id] = *it;
+      out.push_back({id, *it});
+    } else if (it == same_key.end()) {
+      same_key.push_back(id);
     }
   }
   return out;
