@@ -49,22 +49,12 @@ absl::StatusOr<std::vector<NodeId>> NamedNodes(const Graph& g,
   return out;
 }
 
-// Whether two nodes of `def` reading the same inputs with the same attrs
-// compute the same: not random (stateful), and holding no subgraph the
-// attrs leave out (ONNX's If, Loop and Scan keep their bodies apart).
-bool MergeableOp(const tf::OpDef* def) {
-  if (def == nullptr || def->is_stateful()) return false;
-  for (const tf::OpDef::AttrDef& a : def->attr()) {
-    if (a.type() == "graph" || a.type() == "list(graph)") return false;
-  }
-  return true;
-}
-
 // For each node that computes what an earlier node computes (same op,
 // device, attrs, value, and inputs that are the same or themselves such
 // duplicates; control inputs as a set), [the node, that earlier node], in
-// topological order. Stateful ops, graph inputs, ops the graph's dialect
-// does not know, and nodes nothing reads (outputs) are never duplicates.
+// topological order. Graph inputs, nodes nothing reads (outputs) and ops
+// that may compute otherwise (OpRegistry::SameInputsSameOutputs) are never
+// duplicates.
 // A constant's bytes are hashed into its key and compared in full on a hit,
 // so that the keys never copy a model's weights.
 absl::StatusOr<std::vector<std::pair<NodeId, NodeId>>> DuplicateNodes(
@@ -80,7 +70,9 @@ absl::StatusOr<std::vector<std::pair<NodeId, NodeId>>> DuplicateNodes(
   for (NodeId id : *order) {
     const Node& n = g.node(id);
     rep[id] = id;
-    if (n.op() == "Placeholder" || !MergeableOp(ops.Find(n.op()))) continue;
+    if (n.op() == "Placeholder" ||
+        !OpRegistry::SameInputsSameOutputs(ops.Find(n.op())))
+      continue;
     std::string key = absl::StrCat(n.op(), "|", n.device(), "|");
     for (Endpoint e : n.inputs()) {
       if (e.valid()) absl::StrAppend(&key, rep[e.node], ":", e.port, ",");

@@ -293,6 +293,15 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
   return out + "]";
 }
 
+bool OpRegistry::SameInputsSameOutputs(const tf::OpDef* op) {
+  if (op == nullptr || op->is_stateful() || op->summary() == "mutates")
+    return false;
+  for (const tf::OpDef::AttrDef& a : op->attr()) {
+    if (a.type() == "graph" || a.type() == "list(graph)") return false;
+  }
+  return true;
+}
+
 bool GlobMatch(absl::string_view pattern, absl::string_view text) {
   if (absl::EndsWith(pattern, "*")) {
     return absl::StartsWith(text, pattern.substr(0, pattern.size() - 1));

@@ -63,6 +63,12 @@ class OpRegistry {
   // a list input leaves it open; trailing optional inputs (ONNX's) need not
   // be given.
   static std::pair<int, int> InputCounts(const tf::OpDef& op);
+  // Whether two nodes of `op` that read the same inputs with the same attrs
+  // compute the same, so that one may stand for the other: the op is known,
+  // draws nothing random (is_stateful), writes no input (an ATen op whose
+  // summary says "mutates") and holds no subgraph, which attrs leave out
+  // (ONNX's If, Loop and Scan keep their bodies apart).
+  static bool SameInputsSameOutputs(const tf::OpDef* op);
 
  private:
   tf::OpList ops_;

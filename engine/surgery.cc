@@ -413,8 +413,8 @@ NodeId EqualNode(const Graph& graph, const NodeSpec& spec,
                  absl::Span<const NodeId> excluded) {
   const bool is_const = spec.op == "Const";
   if (!is_const) {
-    const tf::OpDef* def = OpRegistry::For(graph).Find(spec.op);
-    if (def == nullptr || def->is_stateful() || def->summary() == "mutates")
+    if (!OpRegistry::SameInputsSameOutputs(
+            OpRegistry::For(graph).Find(spec.op)))
       return kNoNode;
   }
   if (!spec.control_inputs.empty() || (spec.inputs.empty() && !is_const))

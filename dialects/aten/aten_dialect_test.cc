@@ -52,6 +52,13 @@ TEST(AtenDialectTest, SchemasComeFromTorch) {
   }
   EXPECT_FALSE(ops.Find("aten.add.Tensor")->is_stateful());
   EXPECT_FALSE(ops.Find("aten.relu_.default")->is_stateful());
+  // Neither a random nor an in-place op stands for another of its kind
+  // (merge_duplicates, `shared`); a pure one does.
+  EXPECT_TRUE(OpRegistry::SameInputsSameOutputs(ops.Find("aten.relu.default")));
+  EXPECT_FALSE(
+      OpRegistry::SameInputsSameOutputs(ops.Find("aten.relu_.default")));
+  EXPECT_FALSE(OpRegistry::SameInputsSameOutputs(ops.Find("aten.bernoulli.p")));
+  EXPECT_FALSE(OpRegistry::SameInputsSameOutputs(nullptr));
 }
 
 TEST(AtenDialectTest, UnknownOpsAndCountsAreSaid) {
