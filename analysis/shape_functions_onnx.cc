@@ -375,6 +375,19 @@ void MultiHeadAttention(const ShapeInputs& in, const Node& n, std::vector<Tensor
   out[0] = Shaped({q.dims[0], q.dims[1], width});
 }
 
+// onnxruntime's GroupQueryAttention: query [B, S, D] with key and value
+// apart -> [B, S, D] (N heads of Q's width); a packed query (no key: its
+// width (N + 2 KV) H) is left unknown.
+void GroupQueryAttention(const ShapeInputs& in, const Node& n,
+                         std::vector<TensorInfo>& out) {
+  const TensorInfo& q = in.In(n, 0);
+  if (!q.known_rank || q.dims.size() != 3 || out.empty() || n.num_inputs() < 3)
+    return;
+  const TensorInfo& k = in.In(n, 1);
+  if (!k.known_rank || k.dims.size() != 3) return;
+  out[0] = Shaped({q.dims[0], q.dims[1], q.dims[2]});
+}
+
 // onnxruntime's EmbedLayerNormalization: ids [B, S] -> [B, S, H], H the
 // word embeddings' width; its mask index [B].
 void EmbedNorm(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
@@ -752,6 +765,7 @@ void AddOnnxShapeFunctions(ShapeTable* table) {
   (*table)["com.microsoft.Attention"] = Attention;
   (*table)["com.microsoft.EmbedLayerNormalization"] = EmbedNorm;
   (*table)["com.microsoft.MultiHeadAttention"] = MultiHeadAttention;
+  (*table)["com.microsoft.GroupQueryAttention"] = GroupQueryAttention;
 }
 
 }  // namespace graft::analysis

@@ -439,6 +439,23 @@ REWRITTEN = {
     # Keras's RMS norm in torch's order, for the Skip norm rule
     "zoo_rms_norm_keras_ordered": ("zoo_rms_norm_keras", "rules/onnx/transformers/rms_norm.graft",
                                    "rsqrt_scaled_last"),
+    # the MultiHeadAttention over repeated K and V heads that the LLaMA
+    # family's attention fuses into, for the rule that makes it grouped
+    "zoo_gqa_dynamic": ("zoo_sdpa_gqa_dynamic", "rules/onnx/transformers/attention.graft",
+                        "multi_head_attention_sdpa_heads"),
+    "zoo_gqa_eager_heads": ("zoo_attention_eager_heads_init",
+                            "rules/onnx/transformers/attention.graft",
+                            "multi_head_attention_eager_heads"),
+    "zoo_mha_multi_query": ("zoo_sdpa_multi_query", "rules/onnx/transformers/attention.graft",
+                            "multi_head_attention_sdpa_heads"),
+    # GPT-Neo's attention fused (TorchScript, dynamic shapes) and the
+    # transposes that undo each other gone: the context split into heads
+    # and merged again, two views back to their input's shape
+    "zoo_view_back": (
+        "zoo_attention_causal_slice_folded",
+        [("rules/onnx/transformers/attention.graft", "multi_head_attention_eager_heads"),
+         ("rules/onnx/onnxoptimizer/fuse_consecutive_transposes.graft",
+          "fuse_consecutive_transposes")]),
 }
 
 

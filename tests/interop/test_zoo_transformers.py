@@ -241,6 +241,42 @@ def test_rotary_tables_of_one_row_broadcast_to_the_batch(graft, tmp_path, name):
     assert all(made[n.input[1]] == made[n.input[2]] == "Expand" for n in rotary)
 
 
+# Models whose K and V heads are repeated for grouped-query attention (2
+# heads of K and V for 4 of Q) where their attention fuses into
+# MultiHeadAttention: with `--param grouped_attention=true`, every layer's
+# is GroupQueryAttention, on every such export (Keras's, which repeat by
+# Tile, and those at opset 23, which write ONNX's Attention, excepted).
+GROUPED_MODELS = {"llama", "qwen2", "mistral", "phi3", "gemma", "qwen3", "smollm3", "granite",
+                  "olmo2", "gemma3", "stablelm"}
+GROUPED = [n for n in TRANSFORMERS if MANIFEST[n]["model"] in GROUPED_MODELS
+           and not MANIFEST[n]["exporter"].startswith(("keras", "dynamo23"))]
+
+
+@pytest.mark.parametrize("name", GROUPED)
+def test_grouped_attention_reads_kv_heads_unrepeated(graft, tmp_path, name):
+    """`--param grouped_attention=true`: each layer's attention is
+    onnxruntime's GroupQueryAttention over the KV heads as they are (no
+    Expand of K or V left), not causal, the export's bias masking as before:
+    the original's outputs, padded rows and NaNs included, and fewer nodes
+    than the default's MultiHeadAttention."""
+    src = os.path.join(ZOO, name + ".onnx")
+    default, grouped = str(tmp_path / "mha.onnx"), str(tmp_path / "gqa.onnx")
+    graft("apply", "--pipeline", "onnx-transformers", src, "-o", default, "-q")
+    graft("apply", "--pipeline", "onnx-transformers", src, "-o", grouped, "-q",
+          "--param", "grouped_attention=true")
+    mine = onnx.load(grouped)
+    onnx.checker.check_model(mine, full_check=True)
+    check_same_outputs(src, grouped, name)
+    have = kinds(mine)
+    assert have["GroupQueryAttention"] == LAYERS and have["MultiHeadAttention"] == 0, have
+    assert kinds(onnx.load(default))["MultiHeadAttention"] == LAYERS
+    for n in mine.graph.node:
+        if n.op_type == "GroupQueryAttention":
+            attrs = {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute}
+            assert attrs["causal"] == 0 and attrs["kv_num_heads"] == 2 and attrs["num_heads"] == 4
+    assert len(mine.graph.node) < len(onnx.load(default).graph.node)
+
+
 @pytest.mark.parametrize("name", ["bert.ts17.dynamic", "llama.dynamo.static"])
 def test_skip_norms_false_keeps_residual_adds_apart(graft, tmp_path, name):
     """`--param skip_norms=false` (for onnxruntime's CPU kernels, where a
