@@ -241,6 +241,16 @@ def test_rotary_tables_of_one_row_broadcast_to_the_batch(graft, tmp_path, name):
     assert all(made[n.input[1]] == made[n.input[2]] == "Expand" for n in rotary)
 
 
+def apply_with_param(graft, src, out, name, param):
+    """The pipeline's output with `--param PARAM`: valid ONNX, the
+    original's outputs (padded rows included)."""
+    graft("apply", "--pipeline", "onnx-transformers", src, "-o", out, "-q", "--param", param)
+    mine = onnx.load(out)
+    onnx.checker.check_model(mine, full_check=True)
+    check_same_outputs(src, out, name)
+    return mine
+
+
 # Models whose K and V heads are repeated for grouped-query attention (2
 # heads of K and V for 4 of Q) where their attention fuses into
 # MultiHeadAttention: with `--param grouped_attention=true`, every layer's
@@ -262,11 +272,7 @@ def test_grouped_attention_reads_kv_heads_unrepeated(graft, tmp_path, name):
     src = os.path.join(ZOO, name + ".onnx")
     default, grouped = str(tmp_path / "mha.onnx"), str(tmp_path / "gqa.onnx")
     graft("apply", "--pipeline", "onnx-transformers", src, "-o", default, "-q")
-    graft("apply", "--pipeline", "onnx-transformers", src, "-o", grouped, "-q",
-          "--param", "grouped_attention=true")
-    mine = onnx.load(grouped)
-    onnx.checker.check_model(mine, full_check=True)
-    check_same_outputs(src, grouped, name)
+    mine = apply_with_param(graft, src, grouped, name, "grouped_attention=true")
     have = kinds(mine)
     assert have["GroupQueryAttention"] == LAYERS and have["MultiHeadAttention"] == 0, have
     assert kinds(onnx.load(default))["MultiHeadAttention"] == LAYERS
@@ -285,11 +291,7 @@ def test_skip_norms_false_keeps_residual_adds_apart(graft, tmp_path, name):
     fusions as before, the original's outputs."""
     src = os.path.join(ZOO, name + ".onnx")
     ours = str(tmp_path / "cpu.onnx")
-    graft("apply", "--pipeline", "onnx-transformers", src, "-o", ours, "-q",
-          "--param", "skip_norms=false")
-    mine = onnx.load(ours)
-    onnx.checker.check_model(mine, full_check=True)
-    check_same_outputs(src, ours, name)
+    mine = apply_with_param(graft, src, ours, name, "skip_norms=false")
     have = kinds(mine)
     assert have["SkipLayerNormalization"] + have["SkipSimplifiedLayerNormalization"] == 0, have
     assert sum(have[k] for k in ATTENTION) == LAYERS, have
