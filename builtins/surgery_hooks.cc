@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "builtins/internal.h"
 #include "dialects/graph_io.h"
+#include "engine/dialect.h"
 #include "engine/graph_algorithms.h"
 #include "engine/name_regex.h"
 #include "engine/op_registry.h"
@@ -52,9 +53,9 @@ absl::StatusOr<std::vector<NodeId>> NamedNodes(const Graph& g,
 // For each node that computes what an earlier node computes (same op,
 // device, attrs, value, and inputs that are the same or themselves such
 // duplicates; control inputs as a set), [the node, that earlier node], in
-// topological order. Graph inputs, nodes nothing reads (outputs) and ops
-// that may compute otherwise (OpRegistry::SameInputsSameOutputs) are never
-// duplicates.
+// topological order. Graph inputs, nodes nothing reads (outputs), ops that
+// may compute otherwise (OpRegistry::SameInputsSameOutputs) and nodes whose
+// attrs leave something out (Dialect::AttrsWhole) are never duplicates.
 // A constant's bytes are hashed into its key and compared in full on a hit,
 // so that the keys never copy a model's weights.
 absl::StatusOr<std::vector<std::pair<NodeId, NodeId>>> DuplicateNodes(
@@ -62,6 +63,7 @@ absl::StatusOr<std::vector<std::pair<NodeId, NodeId>>> DuplicateNodes(
   absl::StatusOr<std::vector<NodeId>> order = TopologicalOrder(g);
   if (!order.ok()) return order.status();
   const OpRegistry& ops = OpRegistry::For(g);
+  const Dialect& dialect = DialectOf(g);
   std::vector<NodeId> rep(g.id_limit(), kNoNode);  // a node's representative
   // key -> the representatives with that key (more than one only where
   // values' bytes differ under one hash)
@@ -71,7 +73,8 @@ absl::StatusOr<std::vector<std::pair<NodeId, NodeId>>> DuplicateNodes(
     const Node& n = g.node(id);
     rep[id] = id;
     if (n.op() == "Placeholder" ||
-        !OpRegistry::SameInputsSameOutputs(ops.Find(n.op())))
+        !OpRegistry::SameInputsSameOutputs(ops.Find(n.op())) ||
+        !dialect.AttrsWhole(g, n))
       continue;
     std::string key = absl::StrCat(n.op(), "|", n.device(), "|");
     for (Endpoint e : n.inputs()) {

@@ -156,6 +156,13 @@ class Dialect {
   virtual bool MayDropUnreadProducer(const Graph& /*graph*/, const Node& /*node*/) const {
     return false;
   }
+  // Whether a node's attrs hold everything it computes with besides its
+  // inputs, so that two nodes of one op, attrs and inputs compute the same
+  // (ONNX keeps a node's graphs, sparse tensors and type protos in its
+  // original message, not as attrs).
+  virtual bool AttrsWhole(const Graph& /*graph*/, const Node& /*node*/) const {
+    return true;
+  }
   // Whether the dialect's files name tensors by value names (ONNX) rather
   // than `node:port`.
   virtual bool has_value_names() const { return false; }

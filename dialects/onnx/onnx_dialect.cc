@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dialects/onnx/onnx_bodies.h"
+#include "dialects/onnx/onnx_convert.h"
 #include "dialects/onnx/onnx_model.h"
 #include "dialects/onnx/onnx_ops.h"
 #include "dialects/onnx/validate_onnx.h"
@@ -149,6 +150,16 @@ class OnnxDialect : public ModelDialect {
     const std::string& value = origin.ValueOf(node.name());
     return std::none_of(origin.inputs.begin(), origin.inputs.end(),
                         [&](const auto& input) { return input.name() == value; });
+  }
+  bool AttrsWhole(const Graph& graph, const Node& node) const override {
+    const OnnxOrigin& origin = *OnnxOf(graph);
+    auto it = origin.nodes.find(node.name());
+    if (it == origin.nodes.end()) return true;  // made by a rewrite: attrs only
+    return std::all_of(it->second.attribute().begin(),
+                       it->second.attribute().end(),
+                       [](const onnx::AttributeProto& a) {
+                         return onnx_internal::Modelled(a.type());
+                       });
   }
   bool has_value_names() const override { return true; }
   std::string TensorNameInFile(const Graph& graph, Endpoint tensor) const override {

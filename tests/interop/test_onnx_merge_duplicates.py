@@ -1,7 +1,9 @@
 """rules/onnx/merge_duplicates.graft (common subexpression elimination):
 what it merges computes the same in onnxruntime, and what could differ
 stays apart: random ops, control flow whose bodies differ, nodes whose
-attrs or constants' bytes differ. Graph outputs keep their names."""
+attrs or constants' bytes differ, nodes whose attributes graft keeps
+only in their message (sparse constants). Graph outputs keep their
+names."""
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -18,6 +20,13 @@ def branch(name, value):
     c = helper.make_node("Constant", [], [f"{name}_y"],
                          value=numpy_helper.from_array(np.full(3, value, np.float32)))
     return helper.make_graph([c], name, [], [out])
+
+
+def sparse(values):
+    """A sparse [3] float tensor: `values` at its first indices."""
+    v = numpy_helper.from_array(np.array(values, np.float32), "")
+    i = numpy_helper.from_array(np.arange(len(values), dtype=np.int64), "")
+    return helper.make_sparse_tensor(v, i, [3])
 
 
 def model():
@@ -41,7 +50,12 @@ def model():
                          else_branch=branch("e2", 6.0)),  # other bodies: apart
         helper.make_node("Mul", ["r1", "r2"], ["r"]),
         helper.make_node("Sub", ["i1", "i2"], ["i"]),
-        helper.make_node("Sum", ["s2", "a3", "l1", "i"], ["z"]),
+        # sparse constants (graft keeps them in the node's message, not as
+        # attrs): other values, apart
+        helper.make_node("Constant", [], ["c1"], sparse_value=sparse([0.5])),
+        helper.make_node("Constant", [], ["c2"], sparse_value=sparse([-2.0])),
+        helper.make_node("Sub", ["c1", "c2"], ["c"]),
+        helper.make_node("Sum", ["s2", "a3", "l1", "i", "c"], ["z"]),
     ]
     outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3])
                for n in ("s1", "s2", "z", "r")]
@@ -64,7 +78,7 @@ def test_merged_compute_the_same_and_what_may_differ_stays(graft, tmp_path):
     assert "w3" in {i.name for i in merged.graph.initializer}
     assert ops.count("Add") == 2 and ops.count("Softmax") == 1
     assert ops.count("RandomUniformLike") == 2 and ops.count("If") == 2
-    assert ops.count("LogSoftmax") == 1
+    assert ops.count("LogSoftmax") == 1 and ops.count("Constant") == 2
     assert [o.name for o in merged.graph.output] == ["s1", "s2", "z", "r"]
     feeds = {"x": np.array([0.5, -1.0, 2.0], np.float32)}
     for c in (True, False):
