@@ -385,7 +385,8 @@ void GroupQueryAttention(const ShapeInputs& in, const Node& n,
     return;
   const TensorInfo& k = in.In(n, 1);
   if (!k.known_rank || k.dims.size() != 3) return;
-  out[0] = Shaped({q.dims[0], q.dims[1], q.dims[2]});
+  out[0] = q;
+  out[0].value.reset();
 }
 
 // onnxruntime's EmbedLayerNormalization: ids [B, S] -> [B, S, H], H the

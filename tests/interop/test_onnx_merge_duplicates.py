@@ -80,10 +80,10 @@ def test_merged_compute_the_same_and_what_may_differ_stays(graft, tmp_path):
     assert ops.count("RandomUniformLike") == 2 and ops.count("If") == 2
     assert ops.count("LogSoftmax") == 1 and ops.count("Constant") == 2
     assert [o.name for o in merged.graph.output] == ["s1", "s2", "z", "r"]
+    sessions = [ort.InferenceSession(p, providers=["CPUExecutionProvider"]) for p in (src, out)]
     feeds = {"x": np.array([0.5, -1.0, 2.0], np.float32)}
     for c in (True, False):
         feeds["cond"] = np.array(c)
-        want, got = (ort.InferenceSession(p, providers=["CPUExecutionProvider"])
-                     .run(["s1", "s2", "z"], feeds) for p in (src, out))
+        want, got = (s.run(["s1", "s2", "z"], feeds) for s in sessions)
         for w, g in zip(want, got):
             np.testing.assert_array_equal(w, g)
