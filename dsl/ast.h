@@ -111,6 +111,10 @@ struct NodePattern {
   // the operand marked `?`) stands in and the other operands bind nothing.
   bool optional = false;
   std::string ref;  // a named pattern used here (`conv = weighted_op`)
+  // `repeated(kh, _)`: a named pattern with parameters, called with these
+  // names ("_": one the rule does not name).
+  bool ref_call = false;
+  std::vector<std::pair<std::string, Loc>> ref_args;
   bool has_operands = false;
   std::vector<OperandPattern> operands;
   Loc loc;
@@ -258,10 +262,19 @@ struct Require {
 
 // `pattern name = Op(...)`: a pattern piece rules use by name; the names it
 // binds are bound in the rule that uses it.
+// `pattern name(a, b) = r: Op(...) where expr`: with parameters, a call
+// (`n = name(x, y)`) binds the parameters to the rule's names and the root
+// `r` to the call's; its other names are its own at each call, and its
+// `where` holds with the rule's.
 struct PatternDef {
   std::string name;
   NodePattern pattern;
   Loc loc;
+  bool has_params = false;
+  std::vector<std::pair<std::string, Loc>> params;
+  std::string root;  // `r: Op(...)`: the root's name, for the `where`
+  Loc root_loc;
+  ExprPtr where;
 };
 
 // `guard name(a, b) = expr`: a named guard, inlined where it is called

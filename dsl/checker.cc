@@ -160,6 +160,7 @@ std::unique_ptr<RuleSet> Checker::Compile(const std::vector<std::string>& paths,
   CollectPatternDefs();
   ExpandGuards();
   CheckPlans();
+  CheckPatternDefs();
   CheckOutputOrder();
   for (const auto& file : set_->asts_) {
     for (const Require& req : file->requirements) {
@@ -381,7 +382,8 @@ void Checker::CollectPatternDefs() {
 int Checker::AddPattern(const RuleFile& f, const NodePattern& p,
                         const std::string& binding, const std::string& what,
                         std::vector<PatternNode>* pnodes, Names* names,
-                        const std::map<std::string, int>& stmts, int slot) {
+                        const std::map<std::string, int>& stmts, int slot,
+                        const std::string& tensor) {
   if (!p.ref.empty()) {
     auto [def_file, def] = FindPatternDef(f, p.ref);
     if (def == nullptr) {
@@ -399,8 +401,8 @@ int Checker::AddPattern(const RuleFile& f, const NodePattern& p,
     } else {
       ++pattern_def_uses_[def_file->path + ":" + p.ref];
       expanding_.push_back(p.ref);
-      int index = AddPattern(*def_file, def->pattern, binding, what, pnodes,
-                             names, stmts, slot);
+      int index = AddPatternCall(f, p, *def_file, *def, binding, tensor, what,
+                                 pnodes, names, stmts, slot);
       expanding_.pop_back();
       return index;
     }
@@ -539,27 +541,33 @@ std::vector<Guard> Checker::CheckGuards(const RuleFile& f, const Rule& rule,
   };
   for (size_t i = 0; i < rule.guards.size(); ++i) {
     check_lets_before(i);
-    const ExprPtr& g = rule.guards[i];
-    ValueType t = CheckExpr(f, *g, names, true);
-    if (t != ValueType::kBool && t != ValueType::kAny) {
-      Error(f, g->loc,
-            absl::StrCat("`where` needs a bool, not ", AValueType(t)));
-    }
-    std::vector<ExprPtr> parts;
-    Conjuncts(g, &parts);
-    for (const ExprPtr& p : parts) {
-      Guard guard;
-      guard.expr = p;
-      guards.push_back(std::move(guard));
-    }
+    AddWhere(f, rule.guards[i], names, &guards);
   }
   check_lets_before(rule.guards.size());
   return guards;
 }
 
+// A `where` checked (a bool) and split into its conjuncts, each a guard.
+void Checker::AddWhere(const RuleFile& f, const ExprPtr& where, Names* names,
+                       std::vector<Guard>* guards) {
+  ValueType t = CheckExpr(f, *where, names, true);
+  if (t != ValueType::kBool && t != ValueType::kAny) {
+    Error(f, where->loc,
+          absl::StrCat("`where` needs a bool, not ", AValueType(t)));
+  }
+  std::vector<ExprPtr> parts;
+  Conjuncts(where, &parts);
+  for (const ExprPtr& p : parts) {
+    Guard guard;
+    guard.expr = p;
+    guards->push_back(std::move(guard));
+  }
+}
+
 void Checker::CompileRule(const RuleFile& f, const Rule& rule) {
   size_t errors_before = d_->errors().size();
   splice_graphs_.clear();
+  pattern_wheres_.clear();
   if (!rule.has_match)
     Error(f, rule.loc,
           absl::StrCat("rule `", rule.name, "` has no `match` block"));
@@ -601,6 +609,9 @@ void Checker::CompileRule(const RuleFile& f, const Rule& rule) {
   }
   pattern.root = rule.patterns.empty() ? -1 : FindRoot(f, rule, names);
   pattern.guards = CheckGuards(f, rule, &pattern.lets, &names);
+  // the `where`s of the named patterns the rule calls, in its own names
+  for (const auto& [file, where] : pattern_wheres_)
+    AddWhere(*file, where, &names, &pattern.guards);
   for (const Action& a : rule.actions) CheckAction(f, rule, a, &names);
   CheckUnused(f, names);
   if (d_->errors().size() != errors_before ||

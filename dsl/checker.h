@@ -6,19 +6,20 @@
 #define GRAFT_DSL_CHECKER_H_
 
 #include <cstddef>
+#include <deque>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "dsl/actions.h"
 #include "dsl/ast.h"
-#include "engine/op_registry.h"
 #include "dsl/compiled_rule.h"
 #include "dsl/compiler.h"
 #include "dsl/diagnostics.h"
 #include "dsl/matcher.h"
+#include "engine/op_registry.h"
 
 namespace graft::dsl {
 
@@ -97,10 +98,21 @@ class Checker {
                      const std::vector<std::string>& ops,
                      const std::string& attr, Loc loc);
   void CheckOp(const RuleFile& f, const std::string& op, Loc loc);
+  // `binding`: the statement the pattern is; `tensor`: the name its output
+  // is bound to (`w: Const`).
   int AddPattern(const RuleFile& f, const NodePattern& p,
                  const std::string& binding, const std::string& what,
                  std::vector<PatternNode>* pnodes, Names* names,
-                 const std::map<std::string, int>& stmts, int slot = -1);
+                 const std::map<std::string, int>& stmts, int slot = -1,
+                 const std::string& tensor = "");
+  // ---- named patterns with parameters (checker_pattern_calls.cc) ----
+  void CheckPatternDefs();
+  int AddPatternCall(const RuleFile& f, const NodePattern& p,
+                     const RuleFile& def_file, const PatternDef& def,
+                     const std::string& binding, const std::string& tensor,
+                     const std::string& what, std::vector<PatternNode>* pnodes,
+                     Names* names, const std::map<std::string, int>& stmts,
+                     int slot);
   int MarkedStandIn(const RuleFile& f, const NodePattern& p);
   bool AddOperand(const RuleFile& f, const NodePattern& p, size_t i,
                   const std::string& what, PatternNode* pn,
@@ -177,6 +189,8 @@ class Checker {
   std::vector<Guard> CheckGuards(const RuleFile& f, const Rule& rule,
                                  std::vector<MatchLet>* lets,
                                  Names* names);
+  void AddWhere(const RuleFile& f, const ExprPtr& where, Names* names,
+                std::vector<Guard>* guards);
   void BuildRule(const RuleFile& f, const Rule& rule, CompiledPattern pattern,
                  const Names& names);
 
@@ -226,6 +240,13 @@ class Checker {
     return {nullptr, nullptr};
   }
   std::map<std::string, int> pattern_def_uses_;
+  // Named patterns in error (not expanded at their calls); the calls made
+  // so far (each call's own names); the patterns calls expanded to (kept
+  // while the set is checked); the current rule's calls' `where`s.
+  std::set<const PatternDef*> bad_pattern_defs_;
+  int pattern_calls_ = 0;
+  std::deque<NodePattern> expanded_patterns_;
+  std::vector<std::pair<const RuleFile*, ExprPtr>> pattern_wheres_;
   // Named guards by file, then name (seen as named patterns are), their
   // uses, and those being inlined (a guard that calls itself is an error).
   std::map<std::string, std::map<std::string, const GuardDef*>> guard_defs_;

@@ -182,6 +182,8 @@ void Checker::ExpandGuards() {
       for (LetStmt& let : rule.lets) let.expr = ExpandGuardCalls(*file, let.expr);
       for (Action& a : rule.actions) ExpandGuardCalls(*file, &a);
     }
+    for (PatternDef& def : file->pattern_defs)
+      def.where = ExpandGuardCalls(*file, def.where);
     for (Plan& plan : file->plans) plan.expr = ExpandGuardCalls(*file, plan.expr);
     for (Require& req : file->requirements)
       req.expr = ExpandGuardCalls(*file, req.expr);

@@ -77,8 +77,8 @@ bool Checker::AddOperand(const RuleFile& f, const NodePattern& p, size_t i,
       Bind(f, o.name, NameInfo::Kind::kTensor, ValueType::kTensor, o.loc,
            names);
       (*names)[o.name].ops = KnownOps(f, *o.nested);
-      po.nested =
-          AddPattern(f, *o.nested, "", nested_what, pnodes, names, stmts);
+      po.nested = AddPattern(f, *o.nested, "", nested_what, pnodes, names,
+                             stmts, -1, o.name);
       break;
     case OK::kNested:
       po.nested =

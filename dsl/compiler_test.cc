@@ -5,15 +5,16 @@
 #include <cstring>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "analysis/hooks.h"
 #include "builtins/builtins.h"
 #include "dialects/graph_io.h"
+#include "dsl/evaluator.h"
+#include "dsl/parser.h"
 #include "engine/test_graphs.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
-#include "dsl/evaluator.h"
-#include "dsl/parser.h"
 
 namespace graft::dsl {
 namespace {
@@ -42,9 +43,13 @@ const DiagnosticCase kCases[] = {
      "unterminated string: expected `\"`"},
     {"missing_pattern_equals", "rule a {\n  match { x Relu(y) }\n}\n", 2, 13,
      "expected `=` after the pattern name (as in `conv = Conv2D(x, w)`)"},
-    {"lowercase_op", "rule a {\n  match { x = relu(y) }\n}\n", 2, 19,
-     "expected an op pattern (ops start with a capital letter): an op, "
-     "`(OpA | OpB)`, `_` or a named pattern"},
+    {"lowercase_op",
+     "rule a {\n  match { x = relu(y) }\n  rewrite { erase x }\n}\n", 2, 15,
+     "unknown pattern `relu` (ops start with a capital letter)"},
+    {"lowercase_op_with_a_pattern_operand",
+     "rule a {\n  match { x = relu(Relu(y)) }\n}\n", 2, 20,
+     "expected a name, `_`, `,` or `)`: a named pattern's arguments are names "
+     "or `_` (ops start with a capital letter)"},
     {"unclosed_operands", "rule a {\n  match { x = Relu(y }\n}\n", 2, 22,
      "expected `,` or `)` in the operand list"},
     {"bad_alternation", "rule a {\n  match { x = (Relu | )(y) }\n}\n", 2, 23,
@@ -161,7 +166,8 @@ const DiagnosticCase kCases[] = {
      "rule a {\n  match { c = Relu(y:1) }\n  rewrite { erase c }\n}\n", 2, 20,
      "`y:1` needs `y` to be a pattern of this match"},
     {"port_of_a_number",
-     "rule a {\n  match { c = Relu(_) where uses(0.0:05) == 1 }\n  rewrite { erase c }\n}\n",
+     "rule a {\n  match { c = Relu(_) where uses(0.0:05) == 1 }\n  rewrite { "
+     "erase c }\n}\n",
      2, 34, "`:5` takes a node's output, not of a float"},
     {"unknown_import", "import \"nowhere.graft\"\n", 1, 1,
      "cannot import `nowhere.graft`: no such file"},
@@ -292,7 +298,8 @@ const DiagnosticCase kCases[] = {
      "rewrite { erase c }\n}\n",
      1, 14, "guard `g` calls itself"},
     {"guard_parameter_never_read",
-     "guard g(t, u) = uses(t) == 1\nrule a {\n  match { c = Relu(x) where g(x, c) }\n  "
+     "guard g(t, u) = uses(t) == 1\nrule a {\n  match { c = Relu(x) where g(x, "
+     "c) }\n  "
      "rewrite { erase c }\n}\n",
      1, 12, "guard `g` never reads its parameter `u`"},
     {"guards_doubling_past_the_bound",
@@ -306,9 +313,11 @@ const DiagnosticCase kCases[] = {
      "guard gd(t) = gc(t) and gc(t)\nguard ge(t) = gd(t) and gd(t)\n"
      "guard gf(t) = ge(t) and ge(t)\nguard gg(t) = gf(t) and gf(t)\n"
      "guard gh(t) = gg(t) and gg(t)\nguard gi(t) = gh(t) and gh(t)\n"
-     "rule a {\n  match { c = Relu(x) where gi(x) }\n  rewrite { erase c }\n}\n",
+     "rule a {\n  match { c = Relu(x) where gi(x) }\n  rewrite { erase c "
+     "}\n}\n",
      21, 29,
-     "guard `gi` inlines too much: guards nest at most 32 deep and inline at most 100000 "
+     "guard `gi` inlines too much: guards nest at most 32 deep and inline at "
+     "most 100000 "
      "expression nodes in all"},
     {"guard_never_used",
      "guard g(t) = uses(t) == 1\nrule a {\n  match { c = Relu(_) }\n  "
@@ -318,23 +327,26 @@ const DiagnosticCase kCases[] = {
      "guard uses(t) = 1\nrule a {\n  match { c = Relu(x) where uses(x) == 1 "
      "}\n  rewrite { erase c }\n}\n",
      1, 1, "guard `uses` has a builtin's name"},
-    {"guard_without_parameters_list",
-     "guard g = 1\n", 1, 9,
+    {"guard_without_parameters_list", "guard g = 1\n", 1, 9,
      "expected `(` and the parameters (as in `guard small(t) = "
      "bytes(t) < 1024`)"},
     {"guard_that_builds_nodes",
      "guard g(t) = Tanh(t)\nrule a {\n  match { c = Relu(x) }\n"
      "  rewrite {\n    o = g(x)\n    replace c with o\n  }\n}\n",
-     1, 1, "guard `g` builds nodes: declare it `fragment` (a guard only computes a value)"},
+     1, 1,
+     "guard `g` builds nodes: declare it `fragment` (a guard only computes a "
+     "value)"},
     {"fragment_that_builds_none",
-     "fragment f(t) = uses(t) == 1\nrule a {\n  match { c = Relu(x) where f(x) }\n"
+     "fragment f(t) = uses(t) == 1\nrule a {\n  match { c = Relu(x) where f(x) "
+     "}\n"
      "  rewrite { erase c }\n}\n",
      1, 1, "fragment `f` builds no nodes: declare it `guard`"},
     {"fragment_argument_built_at_each_read",
      "fragment twice(a) = Add(a, a)\nrule a {\n  match { c = Relu(x) }\n"
      "  rewrite {\n    o = twice(Tanh(x))\n    replace c with o\n  }\n}\n",
      5, 15,
-     "fragment `twice` reads `a` more than once, and its argument builds nodes: each "
+     "fragment `twice` reads `a` more than once, and its argument builds "
+     "nodes: each "
      "read would build them again (name the node first, or make it `shared`)"},
     {"shared_node_in_a_guard",
      "rule a {\n  match { c = Relu(x) where uses(shared Tanh(x)) > 0 }\n"
@@ -349,7 +361,8 @@ const DiagnosticCase kCases[] = {
      "an optional node needs a first operand to stand in for it (as in "
      "`BiasAdd?(conv, b)`)"},
     {"stand_in_of_a_node_not_optional",
-     "rule a {\n  match { c = Relu(?x) where uses(x) == 1 }\n  rewrite { erase c "
+     "rule a {\n  match { c = Relu(?x) where uses(x) == 1 }\n  rewrite { erase "
+     "c "
      "}\n}\n",
      2, 20,
      "`?` marks the operand that stands in for an optional node, and this "
@@ -371,6 +384,41 @@ const DiagnosticCase kCases[] = {
      "`bound` takes one name the rule's pattern binds (as in `bound(b)`)"},
     {"named_pattern_never_used", "pattern p = Relu(_)\n", 1, 1,
      "pattern `p` is never used"},
+    {"pattern_call_argument_count",
+     "pattern p(x) = Relu(x)\nrule a {\n  match { c = p(y, z) where uses(y) "
+     "+ uses(z) > 0 }\n  rewrite { erase c }\n}\n",
+     3, 15, "pattern `p` takes 1 argument(s), got 2"},
+    {"pattern_without_parameters_called",
+     "pattern p = Relu(_)\nrule a {\n  match { c = p() }\n  rewrite { erase "
+     "c }\n}\n",
+     3, 15, "pattern `p` takes no arguments: write `p` alone"},
+    {"pattern_with_parameters_not_called",
+     "pattern p(x) = Relu(x)\nrule a {\n  match { c = p }\n  rewrite { erase "
+     "c }\n}\n",
+     3, 15, "pattern `p` takes 1 argument(s): call it as `p(...)`"},
+    {"pattern_binds_a_name_it_never_reads",
+     "pattern p(x) = Relu(b: BiasAdd(x, _))\nrule a {\n  match { c = p(_) }\n"
+     "  rewrite { erase c }\n}\n",
+     1, 21,
+     "pattern `p` binds `b` but never reads it; write `_` to match any input"},
+    {"pattern_where_reads_a_rule_name",
+     "pattern p(x) = Relu(x) where uses(c) == 1\nrule a {\n  match { c = p(_) "
+     "}\n  rewrite { erase c }\n}\n",
+     1, 35,
+     "pattern `p` reads `c`, which it neither binds nor takes as a parameter"},
+    {"pattern_parameter_never_matched",
+     "pattern p(x, y) = Relu(x)\nrule a {\n  match { c = p(_, _) }\n  rewrite "
+     "{ erase c }\n}\n",
+     1, 14,
+     "pattern `p` never matches its parameter `y` (write it in the pattern)"},
+    {"pattern_root_of_an_anonymous_call",
+     "pattern p(x) = r: Relu(x) where uses(r) == 1\nrule a {\n  match { c = "
+     "Neg(p(_)) }\n  rewrite { erase c }\n}\n",
+     3, 19,
+     "pattern `p` reads its root `r`: name the call (`n = p(...)` or `t: "
+     "p(...)`)"},
+    {"pattern_parameter_list_unclosed", "pattern p(x = Relu(x)\n", 1, 13,
+     "expected `,` or `)` after a parameter"},
     {"rename_a_list",
      "rule a {\n  match { c = AddN(xs...) }\n  rewrite { rename xs to \"y\" "
      "}\n}\n",
@@ -382,11 +430,12 @@ const DiagnosticCase kCases[] = {
     // What the op registry knows: input counts and attr names.
     {"operand_count_an_op_cannot_have",
      "rule a {\n  match { p = Pad(_, _, _) }\n  rewrite { erase p }\n}\n", 2,
-     15, "`Pad` takes 2 data input(s); this pattern gives it 3, so it never "
+     15,
+     "`Pad` takes 2 data input(s); this pattern gives it 3, so it never "
      "matches"},
     {"operand_count_of_a_variadic_op",
-     "rule a {\n  match { c = ConcatV2(_) }\n  rewrite { erase c }\n}\n", 2,
-     15, "`ConcatV2` takes at least 3 data input(s); this pattern gives it 1, "
+     "rule a {\n  match { c = ConcatV2(_) }\n  rewrite { erase c }\n}\n", 2, 15,
+     "`ConcatV2` takes at least 3 data input(s); this pattern gives it 1, "
      "so it never matches"},
     {"attr_name_in_a_guard",
      "rule a {\n  match { c = Conv2D(_, _) where c.paddin == \"SAME\" }\n"
@@ -405,7 +454,8 @@ const DiagnosticCase kCases[] = {
      "  rewrite { erase c }\n}\n",
      3, 9, "`n` is never used"},
     {"match_let_creates_a_node",
-     "rule a {\n  match { c = Relu(x)\n    let t = Tanh(x)\n    where uses(t) > 0 }\n"
+     "rule a {\n  match { c = Relu(x)\n    let t = Tanh(x)\n    where uses(t) "
+     "> 0 }\n"
      "  rewrite { erase c }\n}\n",
      3, 13, "a guard cannot create nodes"},
     {"match_let_read_before_it_is_bound",
@@ -739,6 +789,52 @@ TEST(CompiledRuleTest, NamedGuardsAreInlinedWhereCalled) {
   EXPECT_EQ(report->rewrites(), 1);
   EXPECT_EQ(g.FindNode("r1")->device(), "/device:CPU:1");
   EXPECT_EQ(g.FindNode("r2")->device(), "");
+}
+
+// A named pattern with parameters, called twice in one rule: each call
+// binds its own names (`r`, `c`) and its `where` holds at each; `t: p(y)`
+// binds the call's output, `_` a parameter the rule does not name.
+TEST(CompiledRuleTest, NamedPatternWithParametersIsItsOwnAtEachCall) {
+  std::unique_ptr<Compiled> c = CompileWithBuiltins(
+      "calls.graft",
+      "pattern doubled(x) = r: Mul(x, c: Const) where all_equal(c, 2.0) and "
+      "uses(r) == 1\n"
+      "rule sum_of_doubles {\n  match {\n    a = doubled(x)\n"
+      "    s = AddV2(a, t: doubled(_))\n"
+      "    where uses(x) > 0 and uses(t) == 1 and s.device == \"\"\n"
+      "  }\n  rewrite { device s \"/device:CPU:1\" }\n}\n");
+  ASSERT_NE(c->rules, nullptr) << c->d.Render();
+  auto scalar = [](const char* name, float v) {
+    return absl::StrCat(
+        "node { name: \"", name,
+        "\" op: \"Const\" attr { key: \"dtype\" value "
+        "{ type: DT_FLOAT } } attr { key: \"value\" value { tensor { dtype: "
+        "DT_FLOAT tensor_shape { } float_val: ",
+        v, " } } } }\n");
+  };
+  auto op = [](const char* name, const char* type, const char* a,
+               const char* b) {
+    return absl::StrCat("node { name: \"", name, "\" op: \"", type,
+                        "\" input: \"", a, "\" input: \"", b,
+                        "\" attr { key: \"T\" value { type: DT_FLOAT } } }\n");
+  };
+  std::string text =
+      "node { name: \"x\" op: \"Placeholder\" attr { key: \"dtype\" value { "
+      "type: DT_FLOAT } } }\n" +
+      scalar("two", 2) + scalar("three", 3) +
+      // s1: both doubled; s2: its second a tripling; s3: its second read twice
+      op("a1", "Mul", "x", "two") + op("b1", "Mul", "x", "two") +
+      op("s1", "AddV2", "a1", "b1") + op("a2", "Mul", "x", "two") +
+      op("b2", "Mul", "x", "three") + op("s2", "AddV2", "a2", "b2") +
+      op("a3", "Mul", "x", "two") + op("b3", "Mul", "x", "two") +
+      op("s3", "AddV2", "a3", "b3") + op("n3", "Mul", "b3", "two");
+  Graph g = graft::testing::GraphFromText(text);
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, c->rules->rules());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->rewrites(), 1);
+  EXPECT_EQ(g.FindNode("s1")->device(), "/device:CPU:1");
+  EXPECT_EQ(g.FindNode("s2")->device(), "");
+  EXPECT_EQ(g.FindNode("s3")->device(), "");
 }
 
 // `shared Op(...)`: every node it builds is read from the graph where an

@@ -192,10 +192,12 @@ std::string FormatRuleText(const std::string& source) {
   int parens = 0;
   bool blank = false;
   bool started = false;
+  bool in_pattern_where = false;
   for (const std::string& raw : lines) {
     std::vector<Token> toks = Tokenize(raw);
     if (toks.empty()) {
       blank = started;
+      if (braces == 0) in_pattern_where = false;
       continue;
     }
     if (blank) out += "\n";
@@ -211,8 +213,15 @@ std::string FormatRuleText(const std::string& source) {
             : 0;
     bool continues =
         first.kind == Tok::kWord && (first.text == "and" || first.text == "or");
+    // A named pattern's `where` goes on its declaration (two more), and
+    // so do the conditions after it.
+    bool pattern_where =
+        braces == 0 && first.kind == Tok::kWord && first.text == "where";
+    if (braces == 0 && first.kind == Tok::kWord && !continues)
+      in_pattern_where = pattern_where;
     int indent = 2 * std::max(0, braces - lead_braces) +
-                 (parens - lead_parens > 0 ? 4 : 0) + (continues ? 2 : 0);
+                 (parens - lead_parens > 0 ? 4 : 0) + (continues ? 2 : 0) +
+                 (in_pattern_where ? 2 : 0);
     out += std::string(indent, ' ') + Join(toks) + "\n";
     for (const Token& t : toks) {
       if (t.kind != Tok::kPunct) continue;

@@ -82,6 +82,22 @@ TEST(FormatTest, CanonicalSpacingAndIndent) {
             "  } }\n");
 }
 
+// A named pattern's `where` goes on its declaration, and so does each
+// condition after it; the next declaration starts at the margin again.
+TEST(FormatTest, IndentsANamedPatternsWhere) {
+  EXPECT_EQ(
+      FormatRuleText("pattern p( x ,y) = r:Relu(AddV2( x,y ))\n"
+                     "where uses(r)==1\nand uses(x) ==1\n"
+                     "guard g(t) = uses(t) == 1\nand uses(t) > 0\n"
+                     "pattern q = Relu(_) where true\n\n# q\nrule a {}\n"),
+      "pattern p(x, y) = r: Relu(AddV2(x, y))\n"
+      "  where uses(r) == 1\n"
+      "    and uses(x) == 1\n"
+      "guard g(t) = uses(t) == 1\n"
+      "  and uses(t) > 0\n"
+      "pattern q = Relu(_) where true\n\n# q\nrule a { }\n");
+}
+
 TEST(FormatTest, KeepsPortsGlobsSpreadsAndVariadics) {
   std::string text =
       "rule a {\n"

@@ -245,8 +245,9 @@ struct variadic_operand : p::seq<name, TAO_PEGTL_STRING("...")> {};
 struct wildcard_variadic : p::seq<p::one<'_'>, TAO_PEGTL_STRING("...")> {};
 struct port_number : int_lit {};
 struct bound_target : p::sor<port_number, node_pattern> {};
-struct bound_operand
-    : p::seq<name, p::opt<ws, colon, ws, p::must<bound_target>>> {};
+// (a name before `(` is a named pattern's call: a nested operand)
+struct bound_operand : p::seq<name, p::not_at<p::one<'('>>,
+                              p::opt<ws, colon, ws, p::must<bound_target>>> {};
 struct wildcard_operand : wildcard {};
 // `_: constant`: an anonymous input produced by a pattern (a named one, too).
 struct anonymous_bound
@@ -272,9 +273,20 @@ struct operand_list
 struct optional_mark : p::one<'?'> {};
 // A named pattern (`pattern name = ...`) used in its place.
 struct pattern_ref : p::seq<name, p::not_at<p::one<'('>>> {};
+// A named pattern with parameters, called with the rule's names
+// (`repeated(kh)`; `_` for one the rule does not name).
+struct pattern_call_name : name {};
+struct pattern_arg : p::sor<p::seq<p::one<'_'>, p::not_at<ident_rest>>, name> {
+};
+struct pattern_args_close : rparen {};
+struct pattern_call
+    : p::seq<
+          pattern_call_name, lparen, ws,
+          p::opt<pattern_arg, ws, p::star<comma, ws, p::must<pattern_arg>, ws>>,
+          p::must<pattern_args_close>> {};
 struct node_pattern
     : p::sor<p::seq<op_alt, p::opt<optional_mark>, p::opt<ws, operand_list>>,
-             pattern_ref> {};
+             pattern_call, pattern_ref> {};
 struct pattern_equals : equals {};
 struct pattern_stmt
     : p::seq<name, ws, p::must<pattern_equals>, ws, p::must<node_pattern>> {};
@@ -509,11 +521,24 @@ struct plan_name : name {};
 struct plan_equals : equals {};
 struct plan_decl : p::seq<kw_plan, ws, p::must<plan_name>, ws,
                           p::must<plan_equals>, ws, p::must<expr>> {};
-// `pattern name = Op(...)`: a pattern piece that rules use by name.
+// `pattern name = Op(...)`: a pattern piece that rules use by name;
+// `pattern name(a, b) = r: Op(...) where expr`: one with parameters, its
+// other names its own at each use, its root named `r` for its `where`.
 struct pattern_def_name : name {};
+struct pattern_param : name {};
+struct pattern_params_close : rparen {};
+struct pattern_params
+    : p::seq<lparen, ws,
+             p::opt<pattern_param, ws,
+                    p::star<comma, ws, p::must<pattern_param>, ws>>,
+             p::must<pattern_params_close>> {};
+struct pattern_root : name {};
+struct pattern_where : p::seq<kw_where, ws, p::must<expr>> {};
 struct pattern_decl
     : p::seq<kw_pattern, ws, p::must<pattern_def_name>, ws,
-             p::must<pattern_equals>, ws, p::must<node_pattern>> {};
+             p::opt<pattern_params, ws>, p::must<pattern_equals>, ws,
+             p::opt<pattern_root, ws, colon, ws>, p::must<node_pattern>,
+             p::opt<ws, pattern_where>> {};
 // `guard name(a, b) = expr`: a named guard that `where`s, `let`s and
 // rewrites call as a function; inlined, its parameters replaced by the
 // call's arguments. `fragment name(a) = expr`: the same for an expression

@@ -13,7 +13,10 @@ namespace {
 std::string PatternKey(const Rule& rule) {
   std::string key;
   std::function<void(const NodePattern&)> walk = [&](const NodePattern& p) {
-    absl::StrAppend(&key, absl::StrJoin(p.ops, "|"), p.has_operands ? "(" : "");
+    absl::StrAppend(&key, absl::StrJoin(p.ops, "|"), p.ref,
+                    p.ref_call ? "(" : "");
+    for (const auto& [arg, loc] : p.ref_args) absl::StrAppend(&key, arg, ",");
+    absl::StrAppend(&key, p.ref_call ? ")" : "", p.has_operands ? "(" : "");
     for (const OperandPattern& o : p.operands) {
       absl::StrAppend(&key, static_cast<int>(o.kind), ":", o.name, ":", o.port,
                       ",");

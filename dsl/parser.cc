@@ -34,7 +34,9 @@ using Selector = p::parse_tree::selector<
         g::for_var, g::for_source, g::plan_decl, g::output_order_decl,
         g::for_action, g::rewrite_for_var, g::list_comp, g::comp_var,
         g::plan_name, g::if_expr, g::index_suffix, g::gap_operand,
-        g::pattern_decl, g::pattern_def_name, g::guard_decl, g::guard_name,
+        g::pattern_decl, g::pattern_def_name, g::pattern_params,
+        g::pattern_param, g::pattern_root, g::pattern_where, g::pattern_call,
+        g::pattern_call_name, g::pattern_arg, g::guard_decl, g::guard_name,
         g::fragment_mark, g::guard_param, g::optional_mark, g::stand_in_mark,
         g::pattern_ref, g::anonymous_bound, g::node_pattern, g::nested_operand,
         g::op_name, g::wildcard, g::control_operand, g::variadic_operand,
@@ -192,8 +194,25 @@ class Converter {
       }
       file_->params.push_back(std::move(param));
     } else if (n.is_type<g::pattern_decl>()) {
-      file_->pattern_defs.push_back(
-          {n.children[0]->string(), PatternOf(*n.children[1]), LocOf(n)});
+      PatternDef def;
+      def.loc = LocOf(n);
+      for (const auto& c : n.children) {
+        if (c->is_type<g::pattern_def_name>()) {
+          def.name = c->string();
+        } else if (c->is_type<g::pattern_params>()) {
+          def.has_params = true;
+          for (const auto& param : c->children)
+            def.params.push_back({param->string(), LocOf(*param)});
+        } else if (c->is_type<g::pattern_root>()) {
+          def.root = c->string();
+          def.root_loc = LocOf(*c);
+        } else if (c->is_type<g::pattern_where>()) {
+          def.where = ExprOf(*c->children[0]);
+        } else {
+          def.pattern = PatternOf(*c);
+        }
+      }
+      file_->pattern_defs.push_back(std::move(def));
     } else if (n.is_type<g::guard_decl>()) {
       GuardDef def;
       def.loc = LocOf(n);
@@ -279,6 +298,15 @@ class Converter {
         pattern.optional = true;
       } else if (c->is_type<g::pattern_ref>()) {
         pattern.ref = c->string();
+      } else if (c->is_type<g::pattern_call>()) {
+        pattern.ref_call = true;
+        for (const auto& a : c->children) {
+          if (a->is_type<g::pattern_call_name>()) {
+            pattern.ref = a->string();
+          } else {
+            pattern.ref_args.push_back({a->string(), LocOf(*a)});
+          }
+        }
       } else if (c->is_type<g::operand_list>()) {
         pattern.has_operands = true;
         const Node* stand_in = nullptr;  // the `?` before an operand

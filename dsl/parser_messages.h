@@ -29,6 +29,13 @@ GRAFT_ERROR(guard_params_close, "expected `,` or `)` after a parameter");
 GRAFT_ERROR(guard_equals,
             "expected `=` and the expression after the parameters");
 GRAFT_ERROR(pattern_def_name, "expected a name after `pattern`");
+GRAFT_ERROR(pattern_param, "expected a parameter's name after `,`");
+GRAFT_ERROR(pattern_params_close, "expected `,` or `)` after a parameter");
+GRAFT_ERROR(pattern_arg,
+            "expected a name or `_` after `,` (a named pattern's argument)");
+GRAFT_ERROR(pattern_args_close,
+            "expected a name, `_`, `,` or `)`: a named pattern's arguments "
+            "are names or `_` (ops start with a capital letter)");
 GRAFT_ERROR(plan_name, "expected a name after `plan`");
 GRAFT_ERROR(output_order_kw,
             "expected `order` and the nodes' order after `output` (as in "

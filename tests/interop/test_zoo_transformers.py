@@ -241,13 +241,13 @@ def test_rotary_tables_of_one_row_broadcast_to_the_batch(graft, tmp_path, name):
     assert all(made[n.input[1]] == made[n.input[2]] == "Expand" for n in rotary)
 
 
-def apply_with_param(graft, src, out, name, param):
+def apply_with_param(graft, src, out, name, param, manifest=MANIFEST):
     """The pipeline's output with `--param PARAM`: valid ONNX, the
     original's outputs (padded rows included)."""
     graft("apply", "--pipeline", "onnx-transformers", src, "-o", out, "-q", "--param", param)
     mine = onnx.load(out)
     onnx.checker.check_model(mine, full_check=True)
-    check_same_outputs(src, out, name)
+    check_same_outputs(src, out, name, manifest)
     return mine
 
 
@@ -260,19 +260,23 @@ GROUPED_MODELS = {"llama", "qwen2", "mistral", "phi3", "gemma", "qwen3", "smollm
                   "olmo2", "gemma3", "stablelm"}
 GROUPED = [n for n in TRANSFORMERS if MANIFEST[n]["model"] in GROUPED_MODELS
            and not MANIFEST[n]["exporter"].startswith(("keras", "dynamo23"))]
+# (transformers 4.57's exports of them too)
+GROUPED4 = sorted(n for n in MANIFEST4 if MANIFEST4[n]["model"] in GROUPED_MODELS)
 
 
-@pytest.mark.parametrize("name", GROUPED)
-def test_grouped_attention_reads_kv_heads_unrepeated(graft, tmp_path, name):
+@pytest.mark.parametrize("zoo_dir,name", [pytest.param(ZOO, n, id=n) for n in GROUPED]
+                         + [pytest.param(ZOO4, n, id="transformers4-" + n) for n in GROUPED4])
+def test_grouped_attention_reads_kv_heads_unrepeated(graft, tmp_path, zoo_dir, name):
     """`--param grouped_attention=true`: each layer's attention is
     onnxruntime's GroupQueryAttention over the KV heads as they are (no
     Expand of K or V left), not causal, the export's bias masking as before:
     the original's outputs, padded rows and NaNs included, and fewer nodes
     than the default's MultiHeadAttention."""
-    src = os.path.join(ZOO, name + ".onnx")
+    manifest = MANIFEST if zoo_dir == ZOO else MANIFEST4
+    src = os.path.join(zoo_dir, name + ".onnx")
     default, grouped = str(tmp_path / "mha.onnx"), str(tmp_path / "gqa.onnx")
     graft("apply", "--pipeline", "onnx-transformers", src, "-o", default, "-q")
-    mine = apply_with_param(graft, src, grouped, name, "grouped_attention=true")
+    mine = apply_with_param(graft, src, grouped, name, "grouped_attention=true", manifest)
     have = kinds(mine)
     assert have["GroupQueryAttention"] == LAYERS and have["MultiHeadAttention"] == 0, have
     assert kinds(onnx.load(default))["MultiHeadAttention"] == LAYERS
