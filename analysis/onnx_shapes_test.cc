@@ -237,6 +237,102 @@ TEST_F(OnnxShapes, SizesPickedByABoolConstantAreKnown) {
   EXPECT_EQ(Of("expanded").dims, (Dims{2, 1, 8, 8}));
 }
 
+// Keras's repeat of K's heads for grouped-query attention (a Tile of 2 on
+// one axis, the symbolic batch and sequence kept), a Tile by repeats not
+// known, and one whose product would not fit.
+constexpr char kTile[] = R"pb(
+  ir_version: 8
+  opset_import { version: 17 }
+  graph {
+    name: "tile"
+    input {
+      name: "heads"
+      type {
+        tensor_type {
+          elem_type: 1
+          shape {
+            dim { dim_param: "batch" }
+            dim { dim_param: "sequence" }
+            dim { dim_value: 2 }
+            dim { dim_value: 1 }
+            dim { dim_value: 16 }
+          }
+        }
+      }
+    }
+    input {
+      name: "reps"
+      type {
+        tensor_type {
+          elem_type: 7
+          shape { dim { dim_value: 5 } }
+        }
+      }
+    }
+    input {
+      name: "big"
+      type {
+        tensor_type {
+          elem_type: 1
+          shape { dim { dim_value: 3000000000 } }
+        }
+      }
+    }
+    initializer {
+      name: "twice"
+      data_type: 7
+      dims: 5
+      int64_data: 1
+      int64_data: 1
+      int64_data: 1
+      int64_data: 2
+      int64_data: 1
+    }
+    initializer { name: "huge" data_type: 7 dims: 1 int64_data: 4000000000000 }
+    node {
+      name: "tiled"
+      op_type: "Tile"
+      input: "heads"
+      input: "twice"
+      output: "tiled"
+    }
+    node {
+      name: "any"
+      op_type: "Tile"
+      input: "heads"
+      input: "reps"
+      output: "any"
+    }
+    node {
+      name: "over"
+      op_type: "Tile"
+      input: "big"
+      input: "huge"
+      output: "over"
+    }
+    output {
+      name: "tiled"
+      type { tensor_type { elem_type: 1 } }
+    }
+    output {
+      name: "any"
+      type { tensor_type { elem_type: 1 } }
+    }
+    output {
+      name: "over"
+      type { tensor_type { elem_type: 1 } }
+    }
+  }
+)pb";
+
+TEST_F(OnnxShapes, TileMultipliesEachDimensionByItsRepeat) {
+  Load(kTile);
+  EXPECT_EQ(Of("tiled").dims,
+            (Dims{SymbolicDim("batch"), SymbolicDim("sequence"), 2, 2, 16}));
+  EXPECT_EQ(Of("any").dims, (Dims{-1, -1, -1, -1, -1}));
+  EXPECT_EQ(Of("over").dims, (Dims{-1}));
+}
+
 // As tf2onnx writes Keras's models: every unknown dimension a symbol of its
 // own (ids and mask do not say they share batch and sequence), a float
 // Range to the sequence's length (a causal mask), slices to a TensorFlow

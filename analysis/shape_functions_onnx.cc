@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <set>
 
@@ -468,6 +469,25 @@ void Expand(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) 
   out[0].value.reset();
 }
 
+// Tile(X, repeats): each dimension times its repeat (a symbolic one kept
+// where its repeat is 1; unknown where the product would not fit).
+void Tile(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
+  const TensorInfo& x = in.In(n, 0);
+  if (!x.known_rank || out.empty()) return;
+  const std::optional<Dims>& repeats = in.Value(n, 1);
+  const bool known = repeats.has_value() && repeats->size() == x.dims.size();
+  Dims dims = x.dims;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t r = known ? (*repeats)[i] : -1;
+    if (r == 1) continue;
+    const bool fits =
+        r >= 0 && dims[i] >= 0 &&
+        (r == 0 || dims[i] <= std::numeric_limits<int64_t>::max() / r);
+    dims[i] = fits ? dims[i] * r : -1;
+  }
+  out[0] = Shaped(dims);
+}
+
 // Resize(X, roi, scales, sizes) with sizes over every axis: those sizes
 // (symbolic ones kept); with scales or sizes not known, X's rank.
 void Resize(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) {
@@ -721,6 +741,7 @@ void AddOnnxShapeFunctions(ShapeTable* table) {
     (*table)[op] = SameAsInput;
   (*table)["ConstantOfShape"] = WithValue<ConstantOfShape>;
   (*table)["Expand"] = Expand;
+  (*table)["Tile"] = Tile;
   (*table)["Range"] = Range;
   (*table)["GatherElements"] = GatherElements;
   (*table)["Resize"] = Resize;

@@ -448,6 +448,9 @@ REWRITTEN = {
                             "multi_head_attention_eager_heads"),
     "zoo_mha_multi_query": ("zoo_sdpa_multi_query", "rules/onnx/transformers/attention.graft",
                             "multi_head_attention_sdpa_heads"),
+    # ... and Keras's, its K and V heads tiled
+    "zoo_gqa_keras": ("zoo_attention_keras_heads", "rules/onnx/transformers/attention.graft",
+                      "multi_head_attention_keras_heads"),
     # GPT-Neo's attention fused (TorchScript, dynamic shapes) and the
     # transposes that undo each other gone: the context split into heads
     # and merged again, two views back to their input's shape
