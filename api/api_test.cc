@@ -104,6 +104,40 @@ TEST(ApiTest, SkippedRulesLeaveEveryStepAndAreNamed) {
       << typo.error().message;
 }
 
+TEST(ApiTest, OnlyRulesKeepThoseAloneInEveryStep) {
+  RulesSpec spec;
+  spec.pipeline = "rules/pipelines/inference.yaml";
+  spec.only_rules = {"quantize_*", "fold_fused_batch_norm"};
+  std::shared_ptr<const Rules> some = Compile(spec);
+  ASSERT_NE(some, nullptr);
+  ASSERT_FALSE(some->notes().empty());
+  EXPECT_EQ(some->notes().back().rfind("kept ", 0), 0u) << some->notes().back();
+  Result<Applied> applied = Apply(Model::File(kModel), *some, ApplyOptions{});
+  ASSERT_TRUE(applied.ok()) << applied.error().message;
+  ASSERT_FALSE(applied->report.rules().empty());
+  for (const report::RuleStats& r : applied->report.rules()) {
+    EXPECT_TRUE(r.name().rfind("quantize_", 0) == 0 ||
+                r.name() == "fold_fused_batch_norm")
+        << r.name();
+  }
+  // then skip_rules leaves some of those out
+  spec.skip_rules = {"quantize_*"};
+  std::shared_ptr<const Rules> one = Compile(spec);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->num_rules(), 1);
+  spec.skip_rules = {};
+  spec.only_rules = {"fold_fused_batchnorm"};
+  Result<std::shared_ptr<const Rules>> typo = CompileRules(spec);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_TRUE(typo.error().usage);
+  EXPECT_NE(typo.error().message.find("only rules: `fold_fused_batchnorm`"),
+            std::string::npos)
+      << typo.error().message;
+  EXPECT_NE(typo.error().message.find("did you mean `fold_fused_batch_norm`"),
+            std::string::npos)
+      << typo.error().message;
+}
+
 TEST(ApiTest, ExplainListsEveryRuleAndItsMatches) {
   RulesSpec spec;
   spec.rule_files = {"rules/tf/fold_batch_norms.graft"};

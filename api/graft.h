@@ -130,6 +130,10 @@ struct RulesSpec {
   // Rules left out of every step: names or globs (`rotary_*`), each of
   // which must name a rule.
   std::vector<std::string> skip_rules;
+  // The rules kept in every step, the others left out: names or globs,
+  // each of which must name a rule (then `skip_rules` leaves some of them
+  // out).
+  std::vector<std::string> only_rules;
   // Fetch nodes: GTT's outputs, and live to the end for the analyses.
   std::vector<std::string> outputs;
   AnalysisSettings analysis;  // for the analysis hooks rules may call

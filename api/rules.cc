@@ -141,10 +141,11 @@ std::string PipelinePath(const std::string& pipeline, const std::string& program
   return absl::StrCat(dsl::FindTransformRules(program, "pipelines"), "/", pipeline, ".yaml");
 }
 
-// Drops the rules `patterns` name from every step; says which, or names
-// the pattern that matches no rule.
+// Drops the rules `patterns` name from every step (`only`: those they do
+// not name); says which, or names the pattern that matches no rule.
 Result<std::string> SkipRules(const std::vector<std::string>& patterns,
-                              std::vector<dsl::CompiledStep>& steps) {
+                              std::vector<dsl::CompiledStep>& steps,
+                              bool only) {
   std::vector<bool> matched(patterns.size(), false);
   std::vector<std::string> dropped;
   auto add = [](std::vector<std::string>& names, const std::string& name) {
@@ -152,7 +153,7 @@ Result<std::string> SkipRules(const std::vector<std::string>& patterns,
       names.push_back(name);
   };
   for (dsl::CompiledStep& step : steps) {
-    for (const std::string& name : step.rules->Drop(patterns, &matched))
+    for (const std::string& name : step.rules->Drop(patterns, &matched, only))
       add(dropped, name);
   }
   for (size_t i = 0; i < patterns.size(); ++i) {
@@ -164,10 +165,19 @@ Result<std::string> SkipRules(const std::vector<std::string>& patterns,
     }
     const std::string closest = Closest(patterns[i], known);
     return Error::Usage(absl::StrCat(
-        "error: skip rules: `", patterns[i], "` names no rule of these ",
-        known.size(), " rules",
+        "error: ", only ? "only" : "skip", " rules: `", patterns[i],
+        "` names no rule of these ", known.size(), " rules",
         closest.empty() ? ""
                         : absl::StrCat(" (did you mean `", closest, "`?)")));
+  }
+  if (only) {
+    std::vector<std::string> kept;
+    for (const dsl::CompiledStep& step : steps) {
+      for (const ::graft::Rule* r : step.rules->rules()) add(kept, r->name());
+    }
+    return absl::StrCat("kept ", kept.size(),
+                        " rule(s): ", absl::StrJoin(kept, ", "), " (left out ",
+                        dropped.size(), ")");
   }
   return absl::StrCat("left out ", dropped.size(),
                       " rule(s): ", absl::StrJoin(dropped, ", "));
@@ -260,10 +270,13 @@ Result<std::shared_ptr<const Rules>> CompileRules(const RulesSpec& spec) {
                  *impl->hooks, &diagnostics, &impl->steps)) {
     return CompileError(diagnostics);
   }
-  if (!spec.skip_rules.empty()) {
-    Result<std::string> skipped = SkipRules(spec.skip_rules, impl->steps);
-    if (!skipped.ok()) return skipped.error();
-    impl->notes.push_back(*skipped);
+  for (bool only : {true, false}) {
+    const std::vector<std::string>& patterns =
+        only ? spec.only_rules : spec.skip_rules;
+    if (patterns.empty()) continue;
+    Result<std::string> selected = SkipRules(patterns, impl->steps, only);
+    if (!selected.ok()) return selected.error();
+    impl->notes.push_back(*selected);
   }
   impl->warnings = diagnostics.Render();
   impl->num_warnings = static_cast<int>(diagnostics.warnings().size());

@@ -352,6 +352,7 @@ api::RulesSpec RulesSpecOf(const ApplyCommandOptions& options) {
   spec.gtt_inputs = options.gtt_inputs;
   spec.program = options.program;
   spec.skip_rules = options.skip_rules;
+  spec.only_rules = options.only_rules;
   spec.outputs = options.outputs;
   spec.analysis.device = options.device;
   spec.analysis.loss = options.loss;

@@ -82,6 +82,7 @@ struct ApplyCommandOptions {
   std::string program;              // argv[0]: where to look for rules/tf/gtt
   std::vector<std::string> params;  // name=value
   std::vector<std::string> skip_rules;  // rule names or globs left out
+  std::vector<std::string> only_rules;  // rule names or globs kept alone
   std::string input;
   std::string output;
   std::string report;  // JSON report path, or empty

@@ -193,6 +193,13 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->allow_extra_args(false);
   apply_cmd
+      ->add_option("--only-rules", apply.only_rules,
+                   "Run these rules alone, the others left out of every "
+                   "step: names or globs, comma separated "
+                   "('multi_head_attention_*')")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  apply_cmd
       ->add_option("inputs", apply.inputs,
                    "Graph(s) to rewrite: files, or folders searched for .pb, "
                    ".pbtxt, .onnx and SavedModels (several, or a folder: a "

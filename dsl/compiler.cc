@@ -72,7 +72,7 @@ const ::graft::Rule* RuleSet::Find(const std::string& name) const {
 }
 
 std::vector<std::string> RuleSet::Drop(const std::vector<std::string>& patterns,
-                                       std::vector<bool>* matched) {
+                                       std::vector<bool>* matched, bool keep) {
   std::vector<std::string> dropped;
   auto drops = [&](const std::unique_ptr<::graft::Rule>& rule) {
     bool any = false;
@@ -81,8 +81,8 @@ std::vector<std::string> RuleSet::Drop(const std::vector<std::string>& patterns,
       (*matched)[i] = true;
       any = true;
     }
-    if (any) dropped.push_back(rule->name());
-    return any;
+    if (any != keep) dropped.push_back(rule->name());
+    return any != keep;
   };
   rules_.erase(std::remove_if(rules_.begin(), rules_.end(), drops),
                rules_.end());

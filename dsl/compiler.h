@@ -42,10 +42,11 @@ class RuleSet {
   // The compiled rule called `name`, or nullptr.
   const ::graft::Rule* Find(const std::string& name) const;
   // Drops the rules whose names match one of `patterns` (names, or fnmatch
-  // globs: `rotary_*`); returns their names in file order and sets
-  // `matched[i]` where pattern i matched one.
+  // globs: `rotary_*`), or with `keep` those that match none; returns the
+  // dropped rules' names in file order and sets `matched[i]` where pattern
+  // i matched one.
   std::vector<std::string> Drop(const std::vector<std::string>& patterns,
-                                std::vector<bool>* matched);
+                                std::vector<bool>* matched, bool keep = false);
   // Whether a file says how the result is ordered (`output order`).
   bool orders_output() const { return output_order_.expr != nullptr; }
   // Gives `graph` (after the rules ran) the order a file's `output order

@@ -60,6 +60,7 @@ RulesPtr Compile(const std::vector<std::string>& files, const std::string& text,
                  const std::string& gtt_inputs,
                  const std::map<std::string, std::string>& params,
                  const std::vector<std::string>& skip_rules,
+                 const std::vector<std::string>& only_rules,
                  const std::vector<std::string>& outputs,
                  const AnalysisSettings& analysis, const std::string& program) {
   RulesSpec spec;
@@ -72,6 +73,7 @@ RulesPtr Compile(const std::vector<std::string>& files, const std::string& text,
   spec.gtt_inputs = gtt_inputs;
   spec.params = params;
   spec.skip_rules = skip_rules;
+  spec.only_rules = only_rules;
   spec.outputs = outputs;
   spec.analysis = analysis;
   spec.program = program;

@@ -291,6 +291,7 @@ class RuleSet:
                 onnxoptimizer_passes: Optional[str] = None,
                 params: Optional[Mapping[str, Any]] = None,
                 skip_rules: Union[str, Sequence[str]] = (),
+                only_rules: Union[str, Sequence[str]] = (),
                 name: str = "<rules>", gtt_inputs: str = "",
                 outputs: Sequence[str] = (), device: str = "h100_sxm",
                 loss: str = "", seed: str = "",
@@ -305,7 +306,8 @@ class RuleSet:
         "fuse_bn_into_conv,eliminate_identity"``, rules/onnx/onnxoptimizer/). ``params``
         override the rules' defaults. ``skip_rules``: rules left out of
         every step, by name or glob (``["rotary_*"]``; each must name a
-        rule; ``notes`` says which were left out). The analysis settings (``device``,
+        rule; ``notes`` says which were left out); ``only_rules``: the
+        rules kept, every other left out (the same way). The analysis settings (``device``,
         ``loss``, ``seed``, ``input_shapes`` (``{"ids": ["batch",
         "sequence"]}``: sizes, None for unknown, names for sizes inputs
         share), ``batch``, ``cpu_kernels``:
@@ -321,7 +323,7 @@ class RuleSet:
             transforms=transforms or "",
             onnxoptimizer_passes=onnxoptimizer_passes or "", gtt_inputs=gtt_inputs,
             params={k: _param_text(v) for k, v in (params or {}).items()},
-            skip_rules=_names(skip_rules),
+            skip_rules=_names(skip_rules), only_rules=_names(only_rules),
             outputs=list(outputs), device=device, loss=loss, seed=seed,
             input_shapes=_shape_items(input_shapes), batch=int(batch),
             default_device=default_device, cpu_kernels=cpu_kernels)
@@ -336,7 +338,7 @@ class RuleSet:
         native = _graft.compile(
             spec["files"], spec["text"], spec["name"], spec["pipeline"],
             spec["transforms"], spec.get("onnxoptimizer_passes", ""), spec["gtt_inputs"],
-            spec["params"], spec.get("skip_rules", []),
+            spec["params"], spec.get("skip_rules", []), spec.get("only_rules", []),
             spec["outputs"], settings, _graft.__file__)
         return cls(native, spec)
 

@@ -21,6 +21,7 @@ def settings(device: str, loss: str, seed: str, input_shapes: Sequence[str],
 def compile(files: Sequence[str], text: str, text_name: str, pipeline: str,
             transforms: str, onnxoptimizer_passes: str, gtt_inputs: str,
             params: Dict[str, str], skip_rules: Sequence[str],
+            only_rules: Sequence[str],
             outputs: Sequence[str], analysis: AnalysisSettings,
             program: str) -> Rules: ...
 def apply(path: str, data: Optional[bytes], format: str, rules: Rules,

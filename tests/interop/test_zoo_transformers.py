@@ -402,14 +402,50 @@ def test_skipped_rules_leave_their_fusion_out(graft, tmp_path):
         assert without[kind] == have[kind], (kind, dict(have), dict(without))
     onnx.checker.check_model(onnx.load(cli_out), full_check=True)
     check_same_outputs(src, cli_out, name)
-    typo = str(tmp_path / "typo.onnx")
-    proc = graft("apply", "--pipeline", "onnx-transformers", src, "-o", typo,
-                 "--skip-rules", "rotary_embeding", check=False)
-    assert proc.returncode == 2, proc.stderr
-    assert "did you mean `rotary_embedding`?" in proc.stderr, proc.stderr
-    assert not os.path.exists(typo)
+    refuses_typo(graft, src, tmp_path, "--skip-rules", "rotary_embeding", "rotary_embedding")
     with pytest.raises(graft_module.Error, match="rotary_embeding"):
         graft_module.apply(src, pipeline="onnx-transformers", skip_rules="rotary_embeding")
+
+
+def test_only_rules_run_alone(graft, tmp_path):
+    """`--only-rules merge_duplicate_nodes` (Python: only_rules=) runs that
+    rule alone, every other rule of the pipeline left out: no fusion, the
+    duplicates merged, the original's outputs; the CLI and Python write the
+    same bytes; a name that matches no rule is a usage error that suggests
+    the near one and writes nothing."""
+    sys.path.insert(0, repo_path("build", "python"))
+    import graft as graft_module
+    name = "bart.ts17.dynamic"
+    src = os.path.join(ZOO, name + ".onnx")
+    cli_out, py_out = str(tmp_path / "cli.onnx"), str(tmp_path / "py.onnx")
+    proc = graft("apply", "--pipeline", "onnx-transformers", src, "-o", cli_out,
+                 "--only-rules", "merge_duplicate_*")
+    assert "kept 1 rule(s): merge_duplicate_nodes" in proc.stderr, proc.stderr
+    assert "merge_duplicate_nodes:" in proc.stderr and "applied" in proc.stderr, proc.stderr
+    _, report = graft_module.apply(src, pipeline="onnx-transformers", output=py_out,
+                                   only_rules="merge_duplicate_nodes")
+    with open(cli_out, "rb") as a, open(py_out, "rb") as b:
+        assert a.read() == b.read()
+    assert {r["name"] for r in report["rules"]} == {"merge_duplicate_nodes"}, report["rules"]
+    mine, original = onnx.load(cli_out), onnx.load(src)
+    assert not set(kinds(mine)) - set(kinds(original)), kinds(mine)
+    assert len(mine.graph.node) < len(original.graph.node)
+    onnx.checker.check_model(mine, full_check=True)
+    check_same_outputs(src, cli_out, name)
+    refuses_typo(graft, src, tmp_path, "--only-rules", "merge_duplicate_node",
+                 "merge_duplicate_nodes")
+
+
+def refuses_typo(graft, src, tmp_path, flag, typo, meant):
+    """`flag typo` (a name of no rule) is a usage error naming the flag and
+    the near name, and writes nothing."""
+    out = str(tmp_path / "typo.onnx")
+    proc = graft("apply", "--pipeline", "onnx-transformers", src, "-o", out, flag, typo,
+                 check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert f"{flag[2:].replace('-', ' ')}: `{typo}`" in proc.stderr, proc.stderr
+    assert f"did you mean `{meant}`?" in proc.stderr, proc.stderr
+    assert not os.path.exists(out)
 
 
 def test_review_of_a_pipeline_without_its_rules_shows_what_they_do(graft):
