@@ -109,6 +109,9 @@ Checker::Checker(const CompileOptions& options, const HookRegistry& hooks,
 
 void Checker::Error(const RuleFile& f, Loc loc, std::string msg,
                     std::vector<std::string> notes) {
+  // once where it is written (a named pattern's `where` is checked at each
+  // call)
+  if (!reported_.emplace(f.path, loc.line, loc.col, msg).second) return;
   d_->Error(f.path, loc, std::move(msg), std::move(notes));
 }
 
@@ -568,6 +571,7 @@ void Checker::CompileRule(const RuleFile& f, const Rule& rule) {
   size_t errors_before = d_->errors().size();
   splice_graphs_.clear();
   pattern_wheres_.clear();
+  pattern_too_big_ = false;
   if (!rule.has_match)
     Error(f, rule.loc,
           absl::StrCat("rule `", rule.name, "` has no `match` block"));

@@ -11,6 +11,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "dsl/actions.h"
@@ -247,6 +248,12 @@ class Checker {
   int pattern_calls_ = 0;
   std::deque<NodePattern> expanded_patterns_;
   std::vector<std::pair<const RuleFile*, ExprPtr>> pattern_wheres_;
+  // The most pattern nodes a rule's named patterns expand to (said once
+  // per rule).
+  static constexpr size_t kMaxPatternNodes = 10'000;
+  bool pattern_too_big_ = false;
+  // The errors said (file, line, column, message): each once.
+  std::set<std::tuple<std::string, int, int, std::string>> reported_;
   // Named guards by file, then name (seen as named patterns are), their
   // uses, and those being inlined (a guard that calls itself is an error).
   std::map<std::string, std::map<std::string, const GuardDef*>> guard_defs_;

@@ -181,6 +181,20 @@ int Checker::AddPatternCall(const RuleFile& f, const NodePattern& p,
                             const std::string& tensor, const std::string& what,
                             std::vector<PatternNode>* pnodes, Names* names,
                             const std::map<std::string, int>& stmts, int slot) {
+  // Bounded: named patterns that use each other twice, level after level,
+  // double the pattern each level.
+  if (pnodes->size() >= kMaxPatternNodes) {
+    if (!pattern_too_big_) {
+      Error(f, p.loc,
+            absl::StrCat("the pattern grows past ", kMaxPatternNodes,
+                         " nodes here (named patterns that use each other "
+                         "more than once nest too deep)"));
+    }
+    pattern_too_big_ = true;
+    NodePattern any;
+    return AddPattern(f, any, binding, what, pnodes, names, stmts, slot,
+                      tensor);
+  }
   if (def.has_params != p.ref_call) {
     Error(
         f, p.loc,
@@ -223,9 +237,10 @@ int Checker::AddPatternCall(const RuleFile& f, const NodePattern& p,
   const NodePattern& body = expanded_patterns_.back();
   int index =
       AddPattern(def_file, body, binding, what, pnodes, names, stmts, slot);
-  // The call binds these names for the rule, where it is written.
+  // A rule's call binds these names for the rule, where it is written (a
+  // call inside a named pattern binds that pattern's own).
   for (const auto& [arg, loc] : p.ref_args) {
-    if (!args.count(arg)) continue;
+    if (!args.count(arg) || expanding_.size() > 1) continue;
     auto it = names->find(arg);
     if (it == names->end()) continue;
     it->second.file = nullptr;

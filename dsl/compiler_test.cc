@@ -837,6 +837,30 @@ TEST(CompiledRuleTest, NamedPatternWithParametersIsItsOwnAtEachCall) {
   EXPECT_EQ(g.FindNode("s3")->device(), "");
 }
 
+// A named pattern that calls another with its own names: a rule's `_`
+// stays the pattern's own name at the inner call too; an error in a
+// pattern's `where` is said once, however many calls check it.
+TEST(CompiledRuleTest, NamedPatternsCallingNamedPatterns) {
+  const std::string patterns =
+      "pattern inner(x) = r: Relu(x) where uses(r) == 1\n"
+      "pattern outer(x) = o: Neg(i: inner(x)) where uses(i) == 1 and uses(o) "
+      "== 1\n";
+  const std::string rule =
+      "rule r {\n  match {\n    a = outer(_)\n    b = outer(y)\n"
+      "    s = AddV2(a, b)\n    where uses(y) > 0 and s.device == \"\"\n  }\n"
+      "  rewrite { device s \"/device:CPU:1\" }\n}\n";
+  std::unique_ptr<Compiled> c =
+      CompileWithBuiltins("nested.graft", patterns + rule);
+  EXPECT_NE(c->rules, nullptr) << c->d.Render();
+  std::unique_ptr<Compiled> bad = CompileWithBuiltins(
+      "nested.graft",
+      "pattern inner(x) = r: Relu(x) where uses(r) == 1 and nope(r)\n" +
+          patterns.substr(patterns.find("pattern outer")) + rule);
+  EXPECT_EQ(bad->rules, nullptr);
+  ASSERT_EQ(bad->d.errors().size(), 1u) << bad->d.Render();
+  EXPECT_EQ(bad->d.errors()[0].message, "unknown function `nope`");
+}
+
 // `shared Op(...)`: every node it builds is read from the graph where an
 // equal one is there (one made by an earlier rewrite included), never a
 // stateful op's; a fragment builds nodes where a rewrite calls it.
@@ -1336,6 +1360,32 @@ TEST(LimitsTest, DeepOrLongRuleText) {
   EXPECT_EQ(FirstError("rule a {\n  match { c = " + op + "(_)" + tail),
             absl::StrCat("2:15: unknown op `", op, "`"));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+// Named patterns that each use the one before twice double the pattern at
+// every level: refused once it grows past its bound, with and without
+// parameters.
+TEST(LimitsTest, NamedPatternsThatDoubleThePattern) {
+  for (bool params : {false, true}) {
+    std::string text =
+        params ? "pattern p0(x) = Relu(x)\n" : "pattern p0 = Relu(_)\n";
+    for (int i = 1; i <= 30; ++i) {
+      text += params ? absl::StrCat("pattern p", i, "(x) = Add(_: p", i - 1,
+                                    "(x), _: p", i - 1, "(x))\n")
+                     : absl::StrCat("pattern p", i, " = Add(_: p", i - 1,
+                                    ", _: p", i - 1, ")\n");
+    }
+    text += params ? "rule a {\n  match { c = p30(y) where uses(y) > 0 }\n"
+                   : "rule a {\n  match { c = p30 }\n";
+    text += "  rewrite { erase c }\n}\n";
+    auto start = std::chrono::steady_clock::now();
+    std::string error = FirstError(text);
+    EXPECT_NE(error.find("the pattern grows past 10000 nodes here"),
+              std::string::npos)
+        << error;
+    EXPECT_LT(std::chrono::steady_clock::now() - start,
+              std::chrono::seconds(10));
+  }
 }
 
 }  // namespace
