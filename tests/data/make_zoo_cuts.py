@@ -44,6 +44,14 @@ CUTS = {
     # grouped-query attention; static shapes fold the repeat into K^T's view
     "zoo_sdpa_gqa_static": ("llama.dynamo.static", ["linear", "linear_1", "linear_2", "val_151"],
                             ["view_4"]),
+    # ... at opset 23: ONNX's Attention over K and V repeated to Q's heads
+    "zoo_attention23_gqa_static": ("llama.dynamo23.static",
+                                   ["add_4", "add_5", "transpose_2", "bitwise_and_1"],
+                                   ["scaled_dot_product_attention"]),
+    "zoo_attention23_gqa_dynamic": ("llama.dynamo23.dynamic",
+                                    ["input_ids", "add_4", "add_5", "transpose_2",
+                                     "bitwise_and_1"],
+                                    ["scaled_dot_product_attention"]),
     "zoo_sdpa_gqa_dynamic": ("llama.dynamo.dynamic",
                              ["input_ids", "linear", "linear_1", "linear_2", "unsqueeze_14",
                               "unsqueeze_15", "val_153"], ["view_4"]),

@@ -288,18 +288,51 @@ def test_grouped_attention_reads_kv_heads_unrepeated(graft, tmp_path, zoo_dir, n
             attrs = {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute}
             assert attrs["causal"] == 0 and attrs["num_heads"] == 4
             assert attrs["kv_num_heads"] == KV_HEADS.get(manifest[name]["model"], 2)
-            # K and V as they are, not repeated (merged as rows at most)
-            made = {o: m for m in mine.graph.node for o in m.output}
-            for kv in n.input[1:3]:
-                chain = []
-                while kv in made and made[kv].op_type in ("Reshape", "Transpose"):
-                    chain.append(made[kv].op_type)
-                    kv = made[kv].input[0]
-                assert kv not in made or made[kv].op_type not in ("Expand", "Tile"), chain
+            assert_kv_unrepeated(mine, n)
     # (Falcon's one head was broadcast by one Expand each; its merge as rows
     # costs more nodes than that)
     if manifest[name]["model"] != "falcon":
         assert len(mine.graph.node) < len(onnx.load(default).graph.node)
+
+
+def assert_kv_unrepeated(model, node):
+    """`node` reads K and V as they are, not repeated (merged as rows at
+    most)."""
+    made = {o: m for m in model.graph.node for o in m.output}
+    for kv in node.input[1:3]:
+        chain = []
+        while kv in made and made[kv].op_type in ("Reshape", "Transpose"):
+            chain.append(made[kv].op_type)
+            kv = made[kv].input[0]
+        assert kv not in made or made[kv].op_type not in ("Expand", "Tile"), chain
+
+
+@pytest.mark.parametrize("name", [n for n in TRANSFORMERS if MANIFEST[n]["model"] in GROUPED_MODELS
+                                  and MANIFEST[n]["exporter"].startswith("dynamo23")])
+def test_onnx_attention_reads_kv_heads_unrepeated(graft, tmp_path, name):
+    """At opset 23 (ONNX's own Attention, which takes fewer heads of K and
+    V than of Q) the pipeline drops the exporter's repeat of K and V: the
+    original's outputs, each Attention reading the KV heads the export
+    repeated (unsqueezed, expanded, viewed)."""
+    src = os.path.join(ZOO, name + ".onnx")
+    original = onnx.load(src)
+    made = {o: n for n in original.graph.node for o in n.output}
+
+    def repeated(t):
+        view = made[t]
+        expand = made[view.input[0]]
+        unsqueeze = made[expand.input[0]]
+        assert (view.op_type, expand.op_type, unsqueeze.op_type) == (
+            "Reshape", "Expand", "Unsqueeze")
+        return unsqueeze.input[0]
+    want = [[n.input[0], repeated(n.input[1]), repeated(n.input[2])]
+            for n in original.graph.node if n.op_type == "Attention"]
+    mine = apply_and_check(graft, src, str(tmp_path / "graft.onnx"), name, MANIFEST)
+    attention = [n for n in mine.graph.node if n.op_type == "Attention"]
+    assert len(attention) == len(want) == LAYERS
+    for n in attention:
+        assert_kv_unrepeated(mine, n)
+    assert sorted(list(n.input[1:3]) for n in attention) == sorted(w[1:] for w in want)
 
 
 @pytest.mark.parametrize("name", ["bert.ts17.dynamic", "llama.dynamo.static"])
