@@ -5,7 +5,8 @@ architectures at hidden 512, 8 heads, 4 layers, MLP 2048; batch 4 of 128
 tokens, or 128 x 128 images) by torch's dynamo exporter, static shapes;
 then BERT, GPT-2 and LLaMA by its TorchScript exporter at opset 17
 (`NAME@ts17`), static and dynamic (`NAME@ts17-dynamic`: batch and sequence
-named, run at 4 x 128). Each also with `--param skip_norms=false` (the
+named, run at 4 x 128); `NAME@dynamo23` at opset 23 (ONNX's own
+Attention, RMSNormalization and RotaryEmbedding). Each also with `--param skip_norms=false` (the
 residuals' Adds kept apart from their norms: onnxruntime's CPU kernel of
 SkipLayerNormalization is slower than an Add and a LayerNormalization).
 Each model runs in onnxruntime with its default session options (its own
@@ -20,7 +21,7 @@ graphs timed together in interleaved rounds (20 rounds of 10 runs each,
 the order turned each round), the fastest run, the first quartile and
 the median of each, so that the machine's drift falls on both alike.
 
-  .venv/bin/python tests/interop/bench_zoo_latency.py [NAME[@ts17[-dynamic]],...]
+  .venv/bin/python tests/interop/bench_zoo_latency.py [NAME[@ts17[-dynamic]|@dynamo23],...]
       [--skip-rules 'rotary_*'] [--param skip_norms=false] [--rounds N]
 """
 import argparse
