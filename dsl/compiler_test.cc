@@ -835,6 +835,24 @@ TEST(CompiledRuleTest, NamedPatternWithParametersIsItsOwnAtEachCall) {
   EXPECT_EQ(g.FindNode("s1")->device(), "/device:CPU:1");
   EXPECT_EQ(g.FindNode("s2")->device(), "");
   EXPECT_EQ(g.FindNode("s3")->device(), "");
+  // A parameter may name a tensor inside the pattern for the rule to read
+  // (`c`, each call's constant): s2 alone, doubled then tripled.
+  std::unique_ptr<Compiled> out = CompileWithBuiltins(
+      "calls.graft",
+      "pattern scaled(x, c) = r: Mul(x, c: Const) where uses(r) == 1\n"
+      "rule doubled_and_tripled {\n  match {\n    a = scaled(x, two)\n"
+      "    s = AddV2(a, b: scaled(_, three))\n    where all_equal(two, 2.0) "
+      "and "
+      "all_equal(three, 3.0)\n      and uses(x) > 0 and uses(b) == 1 and "
+      "s.device == \"\"\n"
+      "  }\n  rewrite { device s \"/device:CPU:2\" }\n}\n");
+  ASSERT_NE(out->rules, nullptr) << out->d.Render();
+  Graph h = graft::testing::GraphFromText(text);
+  report = ApplyRules(h, out->rules->rules());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->rewrites(), 1);
+  EXPECT_EQ(h.FindNode("s2")->device(), "/device:CPU:2");
+  EXPECT_EQ(h.FindNode("s1")->device(), "");
 }
 
 // A named pattern that calls another with its own names: a rule's `_`
