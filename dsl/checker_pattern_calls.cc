@@ -125,6 +125,8 @@ void Checker::CheckPatternDefs() {
       CountPatternNames(def.pattern, &written);
       std::vector<std::pair<std::string, Loc>> read;
       if (def.where) ReadNames(*def.where, {}, &read);
+      std::set<std::string> in_where;
+      for (const auto& [name, loc] : read) in_where.insert(name);
       std::set<std::string> own = {def.root};
       for (const auto& [name, count] : written) own.insert(name);
       for (const auto& [name, loc] : read) {
@@ -146,23 +148,19 @@ void Checker::CheckPatternDefs() {
                                   "` (write it in the pattern)"));
         }
       }
-      if (!def.has_params) {
-        // The names are the rule's, which may use them or not.
-      } else {
-        std::set<std::string> in_where;
-        for (const auto& [name, loc] : read) in_where.insert(name);
-        for (const auto& [name, count] : written) {
-          if (params.count(name) || count > 1 || in_where.count(name)) continue;
-          Loc loc = def.loc;
-          FindPatternName(def.pattern, name, &loc);
-          error(loc, absl::StrCat("binds `", name,
-                                  "` but never reads it; write `_` to match "
-                                  "any input"));
-        }
+      // (without parameters the names are the rule's, which may use them
+      // or not)
+      for (const auto& [name, count] : written) {
+        if (!def.has_params || params.count(name) || count > 1 ||
+            in_where.count(name))
+          continue;
+        Loc loc = def.loc;
+        FindPatternName(def.pattern, name, &loc);
+        error(loc, absl::StrCat("binds `", name,
+                                "` but never reads it; write `_` to match "
+                                "any input"));
       }
-      bool root_read = false;
-      for (const auto& [name, loc] : read) root_read |= name == def.root;
-      if (!def.root.empty() && !root_read) {
+      if (!def.root.empty() && !in_where.count(def.root)) {
         error(def.root_loc, absl::StrCat("names its root `", def.root,
                                          "` but its `where` never reads it"));
       }
