@@ -137,17 +137,6 @@ void Checker::CheckGuardDef(const RuleFile& f, const GuardDef& def,
       };
   if (!def.body) return;
   walk(*def.body, own, own);
-  // a guard computes a value; a fragment builds nodes (in rewrites)
-  if (!def.fragment && BuildsNodes(*def.body, /*unshared_only=*/false)) {
-    Error(f, def.loc,
-          absl::StrCat("guard `", def.name,
-                       "` builds nodes: declare it `fragment` (a guard only "
-                       "computes a value)"));
-  } else if (def.fragment && !BuildsNodes(*def.body, /*unshared_only=*/false)) {
-    Error(f, def.loc,
-          absl::StrCat("fragment `", def.name,
-                       "` builds no nodes: declare it `guard`"));
-  }
   // a parameter read by nothing would drop its argument unread
   for (const auto& [param, loc] : def.params) {
     if (!read.count(param)) {
@@ -176,6 +165,25 @@ void Checker::ExpandGuards() {
       CheckGuardDef(*file, def, plans);
     }
   }
+  // once every file's definitions are known: a guard computes a value, a
+  // fragment builds nodes (in rewrites), itself or by calling a fragment
+  for (const auto& file : set_->asts_) {
+    for (const GuardDef& def : file->guard_defs) {
+      if (!def.body) continue;
+      bool builds = BuildsNodes(*def.body, /*unshared_only=*/false) ||
+                    CallsFragment(*file, *def.body);
+      if (!def.fragment && builds) {
+        Error(*file, def.loc,
+              absl::StrCat("guard `", def.name,
+                           "` builds nodes: declare it `fragment` (a guard "
+                           "only computes a value)"));
+      } else if (def.fragment && !builds) {
+        Error(*file, def.loc,
+              absl::StrCat("fragment `", def.name,
+                           "` builds no nodes: declare it `guard`"));
+      }
+    }
+  }
   for (const auto& file : loaded_) {
     for (Rule& rule : file->rules) {
       for (ExprPtr& g : rule.guards) g = ExpandGuardCalls(*file, g);
@@ -190,6 +198,23 @@ void Checker::ExpandGuards() {
     for (OutputOrder& order : file->output_orders)
       order.expr = ExpandGuardCalls(*file, order.expr);
   }
+}
+
+// Whether `e` calls a fragment that `f` sees (which builds nodes: each
+// fragment is checked to).
+bool Checker::CallsFragment(const RuleFile& f, const Expr& e) const {
+  if (e.kind == K::kCall) {
+    const GuardDef* def = FindGuardDef(f, e.text).second;
+    if (def != nullptr && def->fragment) return true;
+  }
+  for (const AttrItem& attr : e.attrs) {
+    if (attr.value && CallsFragment(f, *attr.value)) return true;
+  }
+  if (e.op_expr && CallsFragment(f, *e.op_expr)) return true;
+  for (const ExprPtr& a : e.args) {
+    if (a && CallsFragment(f, *a)) return true;
+  }
+  return false;
 }
 
 void Checker::ExpandGuardCalls(const RuleFile& f, Action* a) {

@@ -341,6 +341,12 @@ const DiagnosticCase kCases[] = {
      "}\n"
      "  rewrite { erase c }\n}\n",
      1, 1, "fragment `f` builds no nodes: declare it `guard`"},
+    {"guard_that_calls_a_fragment",
+     "fragment f(t) = Tanh(t)\nguard g(t) = f(t)\nrule a {\n  match { c = Relu(x) }\n"
+     "  rewrite {\n    o = g(x)\n    replace c with o\n  }\n}\n",
+     2, 1,
+     "guard `g` builds nodes: declare it `fragment` (a guard only computes a "
+     "value)"},
     {"fragment_argument_built_at_each_read",
      "fragment twice(a) = Add(a, a)\nrule a {\n  match { c = Relu(x) }\n"
      "  rewrite {\n    o = twice(Tanh(x))\n    replace c with o\n  }\n}\n",
@@ -916,6 +922,32 @@ TEST(CompiledRuleTest, SharedNodesAreBuiltOnce) {
   EXPECT_EQ(ops["Const"], 3);
   EXPECT_EQ(ops["RandomUniform"], 2);
   EXPECT_EQ(ops["Relu"], 0);
+}
+
+// A fragment may build its nodes through other fragments alone (defined
+// after it, or in an `if` of its own).
+TEST(CompiledRuleTest, AFragmentBuildsThroughOtherFragments) {
+  std::unique_ptr<Compiled> c = CompileWithBuiltins(
+      "calls.graft",
+      "fragment gated(x) = if uses(x) > 1 then squashed(x) else clipped(x)\n"
+      "fragment squashed(x) = Tanh(x)\n"
+      "fragment clipped(x) = Relu(x)\n"
+      "rule relu {\n  match {\n    r = Sigmoid(x)\n  }\n"
+      "  rewrite {\n    out = gated(x)\n    replace r with out\n  }\n}\n");
+  ASSERT_NE(c->rules, nullptr) << c->d.Render();
+  Graph g = graft::testing::GraphFromText(R"pb(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "r" op: "Sigmoid" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "y" op: "Square" input: "r" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb");
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, c->rules->rules());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->rewrites(), 1);
+  std::map<std::string, int> ops;
+  g.ForEachNode([&](const Node& n) { ++ops[n.op()]; });
+  EXPECT_EQ(ops["Relu"], 1);  // x read once: clipped
+  EXPECT_EQ(ops["Tanh"], 0);
+  EXPECT_EQ(ops["Sigmoid"], 0);
 }
 
 // A guard is shown as it reads: parentheses where an operand binds looser
