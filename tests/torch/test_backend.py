@@ -267,19 +267,24 @@ class NetWithASizeOfData(Net):
         return super().forward(x) + positive.square().mean()
 
 
-def test_a_graph_graft_cannot_read_gets_torch_default_of_the_graph_as_given():
+@pytest.mark.parametrize("strategy", ["budget", "swap"])
+def test_a_graph_graft_cannot_read_gets_torch_default_of_the_graph_as_given(monkeypatch,
+                                                                            strategy):
     """A size that depends on data (no hint to plan with) makes graft fall
-    back, after it has split the batch norms from their statistics, to
-    torch's default partition of the graph torch gave: said so, eager's
-    gradients, the default's bytes."""
+    back, after it has split the batch norms from their statistics (and,
+    swapping, as it would have moved tensors to the host), to torch's
+    default partition of the graph torch gave: said so, eager's gradients,
+    the default's bytes, nothing swapped."""
+    monkeypatch.setattr(graft.torch, "_swap_host_tensors", True)
     torch.manual_seed(0)
     model, x = NetWithASizeOfData().train(), torch.randn(4, 3, 16, 16)
     with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
         default = default_saved_bytes(model, x)
         (grads, stats), (got_grads, got_stats), [report] = run(
-            model, x, graft.torch.backend(0.3, inner="eager"))
+            model, x, graft.torch.backend(0.3, strategy=strategy, inner="eager"))
     assert "depends on data" in report["fallback"]
     assert report["saved_bytes"] == default
+    assert report["swapped"] == [] and report["swapped_bytes"] == 0
     assert close(got_grads, grads) and close(got_stats, stats)
 
 
