@@ -275,6 +275,9 @@ struct PatternDef {
   std::string root;  // `r: Op(...)`: the root's name, for the `where`
   Loc root_loc;
   ExprPtr where;
+  // `= a(x) | b(x)`: the alternatives after the first (`pattern`); a rule
+  // that calls the pattern matches where any of them does.
+  std::vector<NodePattern> or_patterns;
 };
 
 // `guard name(a, b) = expr`: a named guard, inlined where it is called

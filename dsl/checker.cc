@@ -190,7 +190,7 @@ std::unique_ptr<RuleSet> Checker::Compile(const std::vector<std::string>& paths,
                           it->second.second.line, ":", it->second.second.col)});
         continue;
       }
-      CompileRule(*file, rule);
+      CompileRuleVariants(*file, rule);
     }
   }
   for (const auto& file : set_->asts_) {
@@ -567,7 +567,44 @@ void Checker::AddWhere(const RuleFile& f, const ExprPtr& where, Names* names,
   }
 }
 
-void Checker::CompileRule(const RuleFile& f, const Rule& rule) {
+void Checker::CompileRuleVariants(const RuleFile& f, const Rule& rule) {
+  std::vector<std::unique_ptr<CompiledRule>> variants;
+  choices_.clear();
+  do {
+    choice_at_ = 0;
+    std::unique_ptr<CompiledRule> variant = CompileRule(f, rule);
+    if (variant == nullptr) return;  // (said)
+    variants.push_back(std::move(variant));
+    if (variants.size() > kMaxVariants) {
+      Error(f, rule.loc,
+            absl::StrCat("rule `", rule.name, "` has more than ", kMaxVariants,
+                         " variants (the alternatives of the named patterns "
+                         "it calls, each choice of them one variant)"));
+      return;
+    }
+  } while (NextVariant());
+  std::stable_sort(variants.begin(), variants.end(),
+                   [](const auto& a, const auto& b) {
+                     return a->priority() > b->priority();
+                   });
+  std::unique_ptr<CompiledRule> first = std::move(variants.front());
+  variants.erase(variants.begin());
+  first->AddVariants(std::move(variants));
+  set_->rules_.push_back(std::move(first));
+}
+
+// Like an odometer over the calls the last variant made: the last call
+// with an alternative left takes the next one, the calls after it start
+// again (which calls there are may change with it).
+bool Checker::NextVariant() {
+  choices_.resize(std::min(choices_.size(), choice_at_));
+  while (!choices_.empty() && ++choices_.back().first == choices_.back().second)
+    choices_.pop_back();
+  return !choices_.empty();
+}
+
+std::unique_ptr<CompiledRule> Checker::CompileRule(const RuleFile& f,
+                                                   const Rule& rule) {
   size_t errors_before = d_->errors().size();
   splice_graphs_.clear();
   pattern_wheres_.clear();
@@ -582,7 +619,7 @@ void Checker::CompileRule(const RuleFile& f, const Rule& rule) {
   if (rule.has_match && rule.patterns.empty() && !has_for) {
     Error(f, rule.match_loc, "the match block has no pattern");
   }
-  if (!rule.has_match || (rule.patterns.empty() && !has_for)) return;
+  if (!rule.has_match || (rule.patterns.empty() && !has_for)) return nullptr;
 
   std::map<std::string, int> stmts;
   Names names;
@@ -620,14 +657,16 @@ void Checker::CompileRule(const RuleFile& f, const Rule& rule) {
   CheckUnused(f, names);
   if (d_->errors().size() != errors_before ||
       (pattern.root < 0 && !rule.patterns.empty()))
-    return;
-  BuildRule(f, rule, std::move(pattern), names);
+    return nullptr;
+  return BuildRule(f, rule, std::move(pattern), names);
 }
 
 // Gives every name a slot, resolves the pattern's names to slots, and adds
 // the compiled rule to the set.
-void Checker::BuildRule(const RuleFile& f, const Rule& rule,
-                        CompiledPattern pattern, const Names& names) {
+std::unique_ptr<CompiledRule> Checker::BuildRule(const RuleFile& f,
+                                                 const Rule& rule,
+                                                 CompiledPattern pattern,
+                                                 const Names& names) {
   SlotTable slots;
   for (const auto& [name, info] : names) slots.Add(name);
   for (PatternNode& pn : pattern.nodes) {
@@ -663,9 +702,9 @@ void Checker::BuildRule(const RuleFile& f, const Rule& rule,
       for (MatchLet& let : pattern.lets) ++let.guards_before;
     }
   }
-  set_->rules_.push_back(std::make_unique<CompiledRule>(
+  return std::make_unique<CompiledRule>(
       rule.name, priority, std::move(pattern), std::move(slots),
-      std::move(program), std::move(shared), std::move(for_clause)));
+      std::move(program), std::move(shared), std::move(for_clause));
 }
 
 void Checker::CheckUnused(const RuleFile& f, const Names& names) {

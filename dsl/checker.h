@@ -182,7 +182,13 @@ class Checker {
   // ---- plans and rules ----
   void CheckPlans();
   void CheckOutputOrder();
-  void CompileRule(const RuleFile& f, const Rule& rule);
+  // The rule compiled, one variant per choice of the alternatives of the
+  // named patterns it calls (tried in turn, the largest first).
+  void CompileRuleVariants(const RuleFile& f, const Rule& rule);
+  std::unique_ptr<CompiledRule> CompileRule(const RuleFile& f, const Rule& rule);
+  // The next choice of alternatives after the variant just compiled; false
+  // after the last.
+  bool NextVariant();
   // A `for` clause: its var's name info, or false (reported).
   bool CheckFor(const RuleFile& f, const Rule& rule, Names* names);
   // A match's `where`s (split into conjuncts) and `let`s, in the order
@@ -193,8 +199,9 @@ class Checker {
                                  Names* names);
   void AddWhere(const RuleFile& f, const ExprPtr& where, Names* names,
                 std::vector<Guard>* guards);
-  void BuildRule(const RuleFile& f, const Rule& rule, CompiledPattern pattern,
-                 const Names& names);
+  std::unique_ptr<CompiledRule> BuildRule(const RuleFile& f, const Rule& rule,
+                                          CompiledPattern pattern,
+                                          const Names& names);
 
   const CompileOptions& options_;
   const HookRegistry& hooks_;
@@ -253,6 +260,12 @@ class Checker {
   // per rule).
   static constexpr size_t kMaxPatternNodes = 10'000;
   bool pattern_too_big_ = false;
+  // The alternative each call of a pattern with alternatives takes in the
+  // variant being compiled (taken, count), in the order of the calls, and
+  // the next call's index; a rule has at most kMaxVariants variants.
+  std::vector<std::pair<size_t, size_t>> choices_;
+  size_t choice_at_ = 0;
+  static constexpr size_t kMaxVariants = 64;
   // The errors said (file, line, column, message): each once.
   std::set<std::tuple<std::string, int, int, std::string>> reported_;
   // Named guards by file, then name (seen as named patterns are), their

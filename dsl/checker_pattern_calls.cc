@@ -107,9 +107,12 @@ ExprPtr Renamed(const ExprPtr& e, const Renames& renames) {
 }  // namespace
 
 // Each pattern with parameters: its parameters named once and written in
-// it, its root not one of them, each name of its own read (by its `where`,
-// or twice in its body: a join), its `where` reading only its own names,
-// params and plans. One in error is not expanded at its calls (said once).
+// it (in each of its alternatives), its root not one of them, each name of
+// its own read (by its `where`, or twice in its body: a join), its `where`
+// reading only its own names, params and plans. A pattern of alternatives
+// takes parameters and names no root; its `where` reads only them (each
+// alternative's other names are its own). One in error is not expanded at
+// its calls (said once).
 void Checker::CheckPatternDefs() {
   std::set<std::string> plans;
   for (const auto& file : set_->asts_) {
@@ -121,44 +124,78 @@ void Checker::CheckPatternDefs() {
       auto error = [&](Loc loc, const std::string& msg) {
         Error(*file, loc, absl::StrCat("pattern `", def.name, "` ", msg));
       };
-      std::map<std::string, int> written;
-      CountPatternNames(def.pattern, &written);
+      std::vector<const NodePattern*> alternatives = {&def.pattern};
+      for (const NodePattern& p : def.or_patterns) alternatives.push_back(&p);
+      const bool alternates = alternatives.size() > 1;
+      if (alternates && !def.has_params) {
+        error(def.loc,
+              "has alternatives, so it takes parameters (`pattern name(a) = "
+              "x(a) | y(a)`): the other names of each alternative are its own");
+      }
+      if (alternates && !def.root.empty()) {
+        error(def.root_loc,
+              absl::StrCat("names its root `", def.root,
+                           "`, but it has alternatives: a call names the root "
+                           "of the one that matched"));
+      }
+      std::vector<std::map<std::string, int>> written(alternatives.size());
+      for (size_t i = 0; i < alternatives.size(); ++i)
+        CountPatternNames(*alternatives[i], &written[i]);
       std::vector<std::pair<std::string, Loc>> read;
       if (def.where) ReadNames(*def.where, {}, &read);
       std::set<std::string> in_where;
       for (const auto& [name, loc] : read) in_where.insert(name);
       std::set<std::string> own = {def.root};
-      for (const auto& [name, count] : written) own.insert(name);
+      if (alternates) {
+        for (const auto& [param, loc] : def.params) own.insert(param);
+      } else {
+        for (const auto& [name, count] : written[0]) own.insert(name);
+      }
       for (const auto& [name, loc] : read) {
         if (own.count(name) || param_types_.count(name) || plans.count(name))
           continue;
-        error(loc, absl::StrCat("reads `", name,
-                                "`, which it neither binds nor takes as a "
-                                "parameter"));
+        error(loc, alternates
+                       ? absl::StrCat("reads `", name,
+                                      "`, which is none of its parameters (a "
+                                      "`where` of alternatives reads only them)")
+                       : absl::StrCat("reads `", name,
+                                      "`, which it neither binds nor takes as "
+                                      "a parameter"));
       }
       std::set<std::string> params;
       for (const auto& [param, loc] : def.params) {
         if (!params.insert(param).second) {
           error(loc, absl::StrCat("names `", param, "` twice"));
-        } else if (param == def.root) {
+          continue;
+        }
+        if (param == def.root) {
           error(loc, absl::StrCat("names `", param,
                                   "` as a parameter and as its root"));
-        } else if (!written.count(param)) {
-          error(loc, absl::StrCat("never matches its parameter `", param,
-                                  "` (write it in the pattern)"));
+          continue;
+        }
+        for (size_t i = 0; i < alternatives.size(); ++i) {
+          if (written[i].count(param)) continue;
+          error(alternates ? alternatives[i]->loc : loc,
+                alternates ? absl::StrCat("never matches its parameter `", param,
+                                          "` in alternative ", i + 1,
+                                          " (write it in each alternative)")
+                           : absl::StrCat("never matches its parameter `", param,
+                                          "` (write it in the pattern)"));
         }
       }
       // (without parameters the names are the rule's, which may use them
       // or not)
-      for (const auto& [name, count] : written) {
-        if (!def.has_params || params.count(name) || count > 1 ||
-            in_where.count(name))
-          continue;
-        Loc loc = def.loc;
-        FindPatternName(def.pattern, name, &loc);
-        error(loc, absl::StrCat("binds `", name,
-                                "` but never reads it; write `_` to match "
-                                "any input"));
+      for (size_t i = 0; i < alternatives.size(); ++i) {
+        for (const auto& [name, count] : written[i]) {
+          if (!def.has_params || params.count(name) || count > 1 ||
+              in_where.count(name))
+            continue;
+          Loc loc = def.loc;
+          FindPatternName(*alternatives[i], name, &loc);
+          error(loc, absl::StrCat("binds `", name,
+                                  "` but never reads it; write `_` to match "
+                                  "any input"));
+        }
       }
       if (!def.root.empty() && !in_where.count(def.root)) {
         error(def.root_loc, absl::StrCat("names its root `", def.root,
@@ -212,9 +249,17 @@ int Checker::AddPatternCall(const RuleFile& f, const NodePattern& p,
                            : !tensor.empty()
                                ? tensor
                                : absl::StrCat(def.name, "#", ++pattern_calls_);
+  // A pattern of alternatives: the one this variant of the rule takes.
+  const NodePattern* chosen = &def.pattern;
+  if (!def.or_patterns.empty()) {
+    if (choice_at_ == choices_.size())
+      choices_.push_back({0, def.or_patterns.size() + 1});
+    size_t taken = choices_[choice_at_++].first;
+    if (taken > 0) chosen = &def.or_patterns[taken - 1];
+  }
   Renames renames;
   std::map<std::string, int> written;
-  CountPatternNames(def.pattern, &written);
+  CountPatternNames(*chosen, &written);
   std::set<std::string> args;  // the rule's names a call binds here
   if (def.has_params) {
     for (const auto& [name, count] : written)
@@ -231,7 +276,7 @@ int Checker::AddPatternCall(const RuleFile& f, const NodePattern& p,
     }
   }
   if (!def.root.empty()) renames[def.root] = call;
-  expanded_patterns_.push_back(Renamed(def.pattern, renames));
+  expanded_patterns_.push_back(Renamed(*chosen, renames));
   const NodePattern& body = expanded_patterns_.back();
   int index =
       AddPattern(def_file, body, binding, what, pnodes, names, stmts, slot);

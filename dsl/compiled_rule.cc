@@ -1,5 +1,6 @@
 #include "dsl/compiled_rule.h"
 
+#include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,7 @@ namespace {
 struct DslMatch : MatchState {
   explicit DslMatch(Bindings b) : bindings(std::move(b)) {}
   Bindings bindings;
+  const CompiledRule* variant = nullptr;  // the variant that matched
   std::shared_ptr<const PlanValues> plans;  // what `bindings` reads plans from
 };
 
@@ -147,6 +149,7 @@ std::unique_ptr<MatchState> CompiledRule::MatchAt(
   std::vector<NodeId> nodes;
   auto found = [&] {
     auto match = std::make_unique<DslMatch>(std::move(bindings));
+    match->variant = this;
     match->plans = *plans;
     match->root = root;
     match->nodes = std::move(nodes);
@@ -180,14 +183,33 @@ std::unique_ptr<MatchState> CompiledRule::MatchAt(
   return found();
 }
 
+std::vector<std::string> CompiledRule::anchor_ops() const {
+  if (pattern_.root < 0) return {};
+  std::vector<std::string> ops = pattern_.nodes[pattern_.root].ops;
+  for (const auto& v : variants_) {
+    std::vector<std::string> more = v->anchor_ops();
+    if (more.empty()) return {};
+    for (std::string& op : more) {
+      if (std::find(ops.begin(), ops.end(), op) == ops.end())
+        ops.push_back(std::move(op));
+    }
+  }
+  return ops;
+}
+
 std::unique_ptr<MatchState> CompiledRule::Match(const Graph& graph,
                                                 NodeId root) const {
-  return MatchAt(graph, root, nullptr);
+  std::unique_ptr<MatchState> m = MatchAt(graph, root, nullptr);
+  for (size_t i = 0; m == nullptr && i < variants_.size(); ++i)
+    m = variants_[i]->MatchAt(graph, root, nullptr);
+  return m;
 }
 
 std::unique_ptr<MatchState> CompiledRule::MatchReporting(
     const Graph& graph, NodeId root, std::string* guard_error) const {
   std::unique_ptr<MatchState> m = MatchAt(graph, root, nullptr, guard_error);
+  for (size_t i = 0; m == nullptr && i < variants_.size(); ++i)
+    m = variants_[i]->MatchAt(graph, root, nullptr, guard_error);
   if (m != nullptr) guard_error->clear();  // another branch matched
   return m;
 }
@@ -195,6 +217,8 @@ std::unique_ptr<MatchState> CompiledRule::MatchReporting(
 absl::Status CompiledRule::Rewrite(const MatchState& base, Rewriter& rewriter,
                                    RewritePlan* plan) const {
   const DslMatch& match = static_cast<const DslMatch&>(base);
+  if (match.variant != this && match.variant != nullptr)
+    return match.variant->Rewrite(base, rewriter, plan);
   Bindings bindings = match.bindings;  // its plans live in match.plans
   return RunRewrite(program_, *shared_.evaluator, match.root, bindings,
                     rewriter, plan);
@@ -203,6 +227,31 @@ absl::Status CompiledRule::Rewrite(const MatchState& base, Rewriter& rewriter,
 std::unique_ptr<MatchState> CompiledRule::Explain(const Graph& graph,
                                                   NodeId root,
                                                   ExplainSink* sink) const {
+  std::unique_ptr<MatchState> m = ExplainVariant(graph, root, sink);
+  if (m != nullptr || variants_.empty()) return m;
+  // Each variant's reason, said once for variants failing alike.
+  std::vector<std::string> reasons = {sink->reason};
+  for (const auto& v : variants_) {
+    ExplainSink own;
+    m = v->ExplainVariant(graph, root, &own);
+    if (m != nullptr) {
+      *sink = std::move(own);
+      return m;
+    }
+    if (std::find(reasons.begin(), reasons.end(), own.reason) == reasons.end())
+      reasons.push_back(std::move(own.reason));
+  }
+  if (reasons.size() > 1) {
+    for (size_t i = 0; i < reasons.size(); ++i)
+      reasons[i] = absl::StrCat("(", i + 1, ") ", reasons[i]);
+    sink->reason = absl::StrCat("no variant of the rule matches: ",
+                                absl::StrJoin(reasons, "; "));
+  }
+  return nullptr;
+}
+
+std::unique_ptr<MatchState> CompiledRule::ExplainVariant(
+    const Graph& graph, NodeId root, ExplainSink* sink) const {
   if (pattern_.root < 0) return MatchAt(graph, root, sink);
   const PatternNode& top = pattern_.nodes[pattern_.root];
   const Node& node = graph.node(root);

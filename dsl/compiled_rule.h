@@ -112,9 +112,12 @@ class CompiledRule : public ::graft::Rule {
   int priority() const override { return priority_; }
   // A `for` rule without patterns is tried at every node (and matches at
   // its items' nodes).
-  std::vector<std::string> anchor_ops() const override {
-    if (pattern_.root < 0) return {};
-    return pattern_.nodes[pattern_.root].ops;
+  std::vector<std::string> anchor_ops() const override;
+  // The rule's other variants (one per choice of the alternatives of the
+  // named patterns it calls), of the same name, tried after this one in
+  // turn; their priority is at most this one's.
+  void AddVariants(std::vector<std::unique_ptr<CompiledRule>> variants) {
+    variants_ = std::move(variants);
   }
   absl::Status Prepare(const Graph& graph) const override;
   std::unique_ptr<MatchState> Match(const Graph& graph,
@@ -132,6 +135,9 @@ class CompiledRule : public ::graft::Rule {
       const MatchState& match);
 
  private:
+  // Explain for this variant alone.
+  std::unique_ptr<MatchState> ExplainVariant(const Graph& graph, NodeId root,
+                                             ExplainSink* sink) const;
   std::unique_ptr<MatchState> MatchAt(const Graph& graph, NodeId root,
                                       ExplainSink* sink,
                                       std::string* guard_error = nullptr) const;
@@ -143,6 +149,7 @@ class CompiledRule : public ::graft::Rule {
   RewriteProgram program_;
   RuleSetShared shared_;
   ForClause for_;
+  std::vector<std::unique_ptr<CompiledRule>> variants_;
 };
 
 }  // namespace graft::dsl

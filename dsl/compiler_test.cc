@@ -1,5 +1,6 @@
 #include "dsl/compiler.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -423,6 +424,42 @@ const DiagnosticCase kCases[] = {
      3, 19,
      "pattern `p` reads its root `r`: name the call (`n = p(...)` or `t: "
      "p(...)`)"},
+    {"alternatives_without_parameters",
+     "pattern p = Relu(_) | Tanh(_)\nrule a {\n  match { c = p }\n  rewrite { "
+     "erase c }\n}\n",
+     1, 1,
+     "pattern `p` has alternatives, so it takes parameters (`pattern name(a) "
+     "= x(a) | y(a)`): the other names of each alternative are its own"},
+    {"alternatives_with_a_root",
+     "pattern p(x) = r: Relu(x) | Tanh(x) where uses(r) == 1\nrule a {\n  "
+     "match { c = p(_) }\n  rewrite { erase c }\n}\n",
+     1, 16,
+     "pattern `p` names its root `r`, but it has alternatives: a call names "
+     "the root of the one that matched"},
+    {"alternative_without_a_parameter",
+     "pattern p(x) = Relu(x) | Tanh(_)\nrule a {\n  match { c = p(_) }\n  "
+     "rewrite { erase c }\n}\n",
+     1, 26,
+     "pattern `p` never matches its parameter `x` in alternative 2 (write it "
+     "in each alternative)"},
+    {"alternatives_where_reads_an_alternatives_name",
+     "pattern p(x) = Relu(x) | AddV2(t: Tanh(x), t) where uses(t) == 1\nrule "
+     "a {\n  match { c = p(_) }\n  rewrite { erase c }\n}\n",
+     1, 58,
+     "pattern `p` reads `t`, which is none of its parameters (a `where` of "
+     "alternatives reads only them)"},
+    {"alternative_missing_after_the_bar",
+     "pattern p(x) = Relu(x) |\nrule a {\n  match { c = p(_) }\n  rewrite "
+     "{ erase c }\n}\n",
+     2, 1,
+     "expected a pattern after `|`: an op pattern or a named pattern's "
+     "call"},
+    {"too_many_variants",
+     "pattern p(x) = Relu(x) | Tanh(x) | Neg(x)\nrule a {\n  match {\n    "
+     "s = AddN(p(_), p(_), p(_), p(_))\n  }\n  rewrite { erase s }\n}\n",
+     2, 1,
+     "rule `a` has more than 64 variants (the alternatives of the named "
+     "patterns it calls, each choice of them one variant)"},
     {"pattern_parameter_list_unclosed", "pattern p(x = Relu(x)\n", 1, 13,
      "expected `,` or `)` after a parameter"},
     {"rename_a_list",
@@ -859,6 +896,65 @@ TEST(CompiledRuleTest, NamedPatternWithParametersIsItsOwnAtEachCall) {
   EXPECT_EQ(report->rewrites(), 1);
   EXPECT_EQ(h.FindNode("s2")->device(), "/device:CPU:2");
   EXPECT_EQ(h.FindNode("s1")->device(), "");
+}
+
+// A named pattern of alternatives: the rule matches where any does (one
+// rule, its variants tried the largest first), its calls' nodes the roots
+// of the alternatives that matched; `explain` says why each fails.
+TEST(CompiledRuleTest, NamedPatternOfAlternatives) {
+  std::unique_ptr<Compiled> c = CompileWithBuiltins(
+      "alternatives.graft",
+      "pattern times_two(x) = r: Mul(x, c: Const) where all_equal(c, 2.0) and "
+      "uses(r) == 1\n"
+      "pattern doubled(x) = Add(x, x) | times_two(x)\n"
+      "  | Sub(x, Neg(x))\n"
+      "rule double {\n  match {\n    d = doubled(x)\n    where d.device == \"\"\n"
+      "  }\n  rewrite {\n    out = AddV2(x, x)\n    replace d with out\n  }\n}\n");
+  ASSERT_NE(c->rules, nullptr) << c->d.Render();
+  ASSERT_EQ(c->rules->rules().size(), 1u);
+  // the variants' roots: Add, Mul, Sub
+  std::vector<std::string> anchors = c->rules->rules()[0]->anchor_ops();
+  std::sort(anchors.begin(), anchors.end());
+  EXPECT_EQ(anchors, (std::vector<std::string>{"Add", "Mul", "Sub"}));
+  std::string text =
+      "node { name: \"x\" op: \"Placeholder\" attr { key: \"dtype\" value { "
+      "type: DT_FLOAT } } }\n";
+  for (auto [name, v] : {std::pair{"two", 2}, std::pair{"three", 3}}) {
+    absl::StrAppend(&text, "node { name: \"", name,
+                    "\" op: \"Const\" attr { key: \"dtype\" value { type: "
+                    "DT_FLOAT } } attr { key: \"value\" value { tensor { "
+                    "dtype: DT_FLOAT tensor_shape { } float_val: ",
+                    v, " } } } }\n");
+  }
+  auto op = [](const char* name, const char* type,
+               std::vector<const char*> inputs) {
+    std::string out = absl::StrCat("node { name: \"", name, "\" op: \"", type, "\"");
+    for (const char* in : inputs) absl::StrAppend(&out, " input: \"", in, "\"");
+    return absl::StrCat(out, " attr { key: \"T\" value { type: DT_FLOAT } } }\n");
+  };
+  text += op("a", "Add", {"x", "x"}) + op("m", "Mul", {"x", "two"}) +
+          op("m3", "Mul", {"x", "three"}) + op("n", "Neg", {"x"}) +
+          op("s", "Sub", {"x", "n"}) + op("y", "AddN", {"a", "m", "m3", "s"});
+  Graph g = graft::testing::GraphFromText(text);
+  Explanation why = ExplainAt(*c->rules, "double", g, g.FindId("m3"));
+  EXPECT_FALSE(why.matched);
+  EXPECT_NE(why.reason.find("no variant of the rule matches: (1)"), std::string::npos)
+      << why.reason;
+  EXPECT_NE(why.reason.find("all_equal"), std::string::npos) << why.reason;
+  Explanation sub = ExplainAt(*c->rules, "double", g, g.FindId("s"));
+  EXPECT_TRUE(sub.matched) << sub.reason;
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, c->rules->rules());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->rewrites(), 3);
+  ASSERT_EQ(report->rules_size(), 1);
+  EXPECT_EQ(report->rules(0).applied(), 3);
+  std::map<std::string, int> ops;
+  g.ForEachNode([&](const Node& n) { ++ops[n.op()]; });
+  EXPECT_EQ(ops["AddV2"], 3);
+  EXPECT_EQ(ops["Add"], 0);
+  EXPECT_EQ(ops["Sub"], 0);
+  EXPECT_EQ(ops["Neg"], 0);
+  EXPECT_EQ(ops["Mul"], 1);  // m3, tripled
 }
 
 // A named pattern that calls another with its own names: a rule's `_`

@@ -214,14 +214,16 @@ std::string FormatRuleText(const std::string& source) {
     bool continues =
         first.kind == Tok::kWord && (first.text == "and" || first.text == "or");
     // A named pattern's `where` goes on its declaration (two more), and
-    // so do the conditions after it.
+    // so do the conditions after it and its alternatives (`| p(x)`).
+    bool alternative =
+        braces == 0 && parens == 0 && first.kind == Tok::kPunct && first.text == "|";
     bool pattern_where =
         braces == 0 && first.kind == Tok::kWord && first.text == "where";
     if (braces == 0 && first.kind == Tok::kWord && !continues)
       in_pattern_where = pattern_where;
     int indent = 2 * std::max(0, braces - lead_braces) +
                  (parens - lead_parens > 0 ? 4 : 0) + (continues ? 2 : 0) +
-                 (in_pattern_where ? 2 : 0);
+                 (in_pattern_where || alternative ? 2 : 0);
     out += std::string(indent, ' ') + Join(toks) + "\n";
     for (const Token& t : toks) {
       if (t.kind != Tok::kPunct) continue;

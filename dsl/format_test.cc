@@ -98,6 +98,18 @@ TEST(FormatTest, IndentsANamedPatternsWhere) {
       "pattern q = Relu(_) where true\n\n# q\nrule a { }\n");
 }
 
+// A named pattern's alternatives on lines of their own go on its
+// declaration too.
+TEST(FormatTest, IndentsANamedPatternsAlternatives) {
+  EXPECT_EQ(FormatRuleText("pattern p(x) = Relu(x)\n|Tanh( x )\n   | q(x)\n"
+                           "where uses(x)==1\nrule a {}\n"),
+            "pattern p(x) = Relu(x)\n"
+            "  | Tanh(x)\n"
+            "  | q(x)\n"
+            "  where uses(x) == 1\n"
+            "rule a { }\n");
+}
+
 TEST(FormatTest, KeepsPortsGlobsSpreadsAndVariadics) {
   std::string text =
       "rule a {\n"

@@ -534,10 +534,18 @@ struct pattern_params
              p::must<pattern_params_close>> {};
 struct pattern_root : name {};
 struct pattern_where : p::seq<kw_where, ws, p::must<expr>> {};
+// `pattern name(a) = x(a) | y(a)`: alternatives, one of which matches (a
+// declaration's keyword is not one: `|` then a new line's `rule`).
+struct pattern_or : p::one<'|'> {};
+struct top_keyword
+    : p::sor<kw_import, kw_dialect, kw_param, kw_require, kw_plan, kw_pattern,
+             kw_guard, kw_fragment, kw_output, kw_rule> {};
+struct or_alternative : p::seq<p::not_at<top_keyword>, node_pattern> {};
 struct pattern_decl
     : p::seq<kw_pattern, ws, p::must<pattern_def_name>, ws,
              p::opt<pattern_params, ws>, p::must<pattern_equals>, ws,
              p::opt<pattern_root, ws, colon, ws>, p::must<node_pattern>,
+             p::star<ws, pattern_or, ws, p::must<or_alternative>>,
              p::opt<ws, pattern_where>> {};
 // `guard name(a, b) = expr`: a named guard that `where`s, `let`s and
 // rewrites call as a function; inlined, its parameters replaced by the

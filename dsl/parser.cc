@@ -196,6 +196,7 @@ class Converter {
     } else if (n.is_type<g::pattern_decl>()) {
       PatternDef def;
       def.loc = LocOf(n);
+      bool has_pattern = false;  // the first alternative read
       for (const auto& c : n.children) {
         if (c->is_type<g::pattern_def_name>()) {
           def.name = c->string();
@@ -208,8 +209,11 @@ class Converter {
           def.root_loc = LocOf(*c);
         } else if (c->is_type<g::pattern_where>()) {
           def.where = ExprOf(*c->children[0]);
-        } else {
+        } else if (!has_pattern) {
           def.pattern = PatternOf(*c);
+          has_pattern = true;
+        } else {
+          def.or_patterns.push_back(PatternOf(*c));
         }
       }
       file_->pattern_defs.push_back(std::move(def));

@@ -86,6 +86,9 @@ GRAFT_ERROR(
 GRAFT_ERROR(node_pattern,
             "expected an op pattern (ops start with a capital letter): an "
             "op, `(OpA | OpB)`, `_` or a named pattern");
+GRAFT_ERROR(or_alternative,
+            "expected a pattern after `|`: an op pattern or a named "
+            "pattern's call");
 GRAFT_ERROR(match_open, "expected `{` after `match`");
 GRAFT_ERROR(match_close,
             "expected a pattern (`name = Op(...)`), `where`, `let` or `}` in "
