@@ -333,6 +333,100 @@ TEST_F(OnnxShapes, TileMultipliesEachDimensionByItsRepeat) {
   EXPECT_EQ(Of("over").dims, (Dims{-1}));
 }
 
+// A KV cache as transformers' exporter writes it: the past keys' fixed
+// sizes named as symbols ("4", "16"), joined along the sequence with the
+// new keys, whose sizes are known: the other axes take the known sizes.
+constexpr char kCache[] = R"pb(
+  ir_version: 8
+  opset_import { version: 20 }
+  graph {
+    name: "cache"
+    input {
+      name: "past"
+      type {
+        tensor_type {
+          elem_type: 1
+          shape {
+            dim { dim_param: "batch" }
+            dim { dim_param: "4" }
+            dim { dim_param: "past" }
+            dim { dim_param: "16" }
+          }
+        }
+      }
+    }
+    input {
+      name: "new"
+      type {
+        tensor_type {
+          elem_type: 1
+          shape {
+            dim { dim_param: "batch" }
+            dim { dim_value: 4 }
+            dim { dim_value: 1 }
+            dim { dim_value: 16 }
+          }
+        }
+      }
+    }
+    input {
+      name: "other"
+      type {
+        tensor_type {
+          elem_type: 1
+          shape {
+            dim {}
+            dim { dim_param: "heads" }
+            dim { dim_value: 1 }
+            dim {}
+          }
+        }
+      }
+    }
+    node {
+      name: "keys"
+      op_type: "Concat"
+      input: "past"
+      input: "new"
+      output: "keys"
+      attribute { name: "axis" type: INT i: -2 }
+    }
+    node {
+      name: "unnamed"
+      op_type: "Concat"
+      input: "other"
+      input: "past"
+      output: "unnamed"
+      attribute { name: "axis" type: INT i: 2 }
+    }
+    output {
+      name: "keys"
+      type { tensor_type { elem_type: 1 } }
+    }
+    output {
+      name: "unnamed"
+      type { tensor_type { elem_type: 1 } }
+    }
+  }
+)pb";
+
+TEST_F(OnnxShapes, ConcatTakesTheBestKnownOfEachOtherAxis) {
+  Load(kCache);
+  const Dims keys = Of("keys").dims;
+  ASSERT_EQ(keys.size(), 4u);
+  EXPECT_EQ(keys[0], SymbolicDim("batch"));
+  EXPECT_EQ(keys[1], 4);
+  EXPECT_EQ(keys[3], 16);
+  // the past's length and one more: a symbol of that sum
+  EXPECT_EQ(keys[2], DerivedSymbolicDim("sum", {SymbolicDim("past"), 1}));
+  // an unknown axis takes a symbol; a symbol stays over another
+  const Dims unnamed = Of("unnamed").dims;
+  ASSERT_EQ(unnamed.size(), 4u);
+  EXPECT_EQ(unnamed[0], SymbolicDim("batch"));
+  EXPECT_EQ(unnamed[1], SymbolicDim("heads"));
+  EXPECT_EQ(unnamed[3], SymbolicDim("16"));
+}
+
 // As tf2onnx writes Keras's models: every unknown dimension a symbol of its
 // own (ids and mask do not say they share batch and sequence), a float
 // Range to the sequence's length (a causal mask), slices to a TensorFlow

@@ -49,6 +49,18 @@ inline int64_t MulDims(int64_t a, int64_t b) {
   int64_t r = 0;
   return a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r) ? -1 : r;
 }
+// The sum where a symbol is in it: a symbol of its own, the same for the
+// same sum (a cache's past keys and values, each joined with one more).
+inline int64_t SumDims(int64_t a, int64_t b) {
+  if ((a < 0 && !IsSymbolicDim(a)) || (b < 0 && !IsSymbolicDim(b))) return -1;
+  if (a >= 0 && b >= 0) return AddDims(a, b);
+  return DerivedSymbolicDim("sum", {std::min(a, b), std::max(a, b)});
+}
+// Of two dimensions known equal (a Concat's other axes), the better known:
+// a size, then a symbol.
+inline int64_t EqualDims(int64_t a, int64_t b) {
+  return a >= 0 || (a != -1 && b < 0) ? a : b;
+}
 
 // Right-aligned broadcasting; unknown where it cannot be decided.
 TensorInfo BroadcastShapes(const TensorInfo& a, const TensorInfo& b);

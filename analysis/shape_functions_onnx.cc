@@ -142,7 +142,11 @@ void Concat(const ShapeInputs& in, const Node& n, std::vector<TensorInfo>& out) 
   for (int i = 1; i < n.num_inputs(); ++i) {
     const TensorInfo& t = in.In(n, i);
     if (!t.known_rank || t.dims.size() != dims.size()) return;
-    dims[axis] = AddDims(dims[axis], t.dims[axis]);
+    // the other axes equal in every input: a cache's past keys [B, "4", P,
+    // "16"] joined with the new ones [B, 4, 1, 16] are [B, 4, P + 1, 16]
+    for (size_t d = 0; d < dims.size(); ++d)
+      dims[d] = static_cast<int64_t>(d) == axis ? SumDims(dims[d], t.dims[d])
+                                                : EqualDims(dims[d], t.dims[d]);
   }
   out[0] = Shaped(dims);
 }

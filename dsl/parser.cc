@@ -196,7 +196,7 @@ class Converter {
     } else if (n.is_type<g::pattern_decl>()) {
       PatternDef def;
       def.loc = LocOf(n);
-      bool has_pattern = false;  // the first alternative read
+      int patterns = 0;  // node patterns read: the first, then its alternatives
       for (const auto& c : n.children) {
         if (c->is_type<g::pattern_def_name>()) {
           def.name = c->string();
@@ -209,11 +209,9 @@ class Converter {
           def.root_loc = LocOf(*c);
         } else if (c->is_type<g::pattern_where>()) {
           def.where = ExprOf(*c->children[0]);
-        } else if (!has_pattern) {
-          def.pattern = PatternOf(*c);
-          has_pattern = true;
         } else {
-          def.or_patterns.push_back(PatternOf(*c));
+          (patterns++ == 0 ? def.pattern : def.or_patterns.emplace_back()) =
+              PatternOf(*c);
         }
       }
       file_->pattern_defs.push_back(std::move(def));

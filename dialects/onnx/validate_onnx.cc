@@ -190,8 +190,11 @@ std::vector<tf::DataType> OutputTypes(
     return out;
   }
   const OnnxOrigin& origin = *OnnxOf(graph);
-  const tf::OpDef* def = IsSpecial(n.op()) ? nullptr
-                         : OnnxOps().FindAt(n.op(), origin.OpsetOf(n.op()));
+  // (an op of a domain the model does not import yet, a rewrite's
+  // onnxruntime op: at the opset the writer will import)
+  const tf::OpDef* def =
+      IsSpecial(n.op()) ? nullptr
+                        : OnnxOps().FindAt(n.op(), origin.OpsetWritten(n.op()));
   if (def == nullptr) return out;
   std::map<std::string, tf::DataType> bound;
   for (int i = 0; i < n.num_inputs() - OnnxCaptureCount(n); ++i) {

@@ -80,5 +80,28 @@ TEST(HeldTypes, FollowTheGraphsEdits) {
   ExpectFresh(graph);
 }
 
+// An op of a domain the model does not import (onnxruntime's, as a rewrite
+// adds it) has its outputs' types at the opset the writer will import, so
+// what reads them knows theirs.
+TEST(Types, OfAnOpOfADomainNotImported) {
+  Graph graph = Chain();
+  const NodeId a = graph.FindId("a"), b = graph.FindId("b");
+  Rewriter rewriter(graph);
+  rewriter.Begin();
+  NodeSpec gelu;
+  gelu.name = "gelu";
+  gelu.op = "com.microsoft.FastGelu";
+  gelu.inputs = {{a, 0}};
+  absl::StatusOr<NodeId> id = rewriter.AddNode(std::move(gelu));
+  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_TRUE(
+      rewriter.Reroute({a, 0}, {*id, 0}, ConsumerFilter::Only({b})).ok());
+  rewriter.Commit();
+  Types types(graph);
+  EXPECT_EQ(types.Of({*id, 0}), tf::DT_FLOAT);
+  EXPECT_EQ(types.Of({b, 0}), tf::DT_FLOAT);
+  EXPECT_TRUE(types.Problems(*id).empty());
+}
+
 }  // namespace
 }  // namespace graft::validate_onnx

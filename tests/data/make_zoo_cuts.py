@@ -55,6 +55,32 @@ CUTS = {
     "zoo_sdpa_gqa_dynamic": ("llama.dynamo.dynamic",
                              ["input_ids", "linear", "linear_1", "linear_2", "unsqueeze_14",
                               "unsqueeze_15", "val_153"], ["view_4"]),
+    # transformers' own exporter: BERT's attention, the rows whose mask keeps
+    # no key zeroed after the context
+    "zoo_sdpa_rows_filled": ("bert.hf.static", ["linear", "linear_1", "linear_2",
+                                                "bitwise_and_1"], ["view_4"]),
+    # ... LLaMA's prefill (its present K and V heads the cache's outputs)
+    "zoo_attention_rows_filled": ("llama.hfprefill.static",
+                                  ["add_3", "past_key_values.layers.0.keys",
+                                   "past_key_values.layers.0.values", "bitwise_and_1"],
+                                  ["view_6"]),
+    # ... GPT-2's decode over a KV cache (dynamic shapes): the past's keys
+    # and the new one joined, returned as the present cache, against a mask
+    # of the input's length
+    "zoo_attention_cache_keys": ("gpt2.hfdecode.dynamic",
+                                 ["input_ids", "input.past_key_values.layers.0.keys",
+                                  "input.past_key_values.layers.0.values", "transpose",
+                                  "transpose_1", "transpose_2", "expand"],
+                                 ["view_9", "output.past_key_values.layers.0.keys",
+                                  "output.past_key_values.layers.0.values"]),
+    # ... LLaMA's Q and K rotated by tables computed from position_ids, an
+    # input (prefill)
+    "zoo_rotary_positions": ("llama.hfprefill.static", ["position_ids", "transpose",
+                                                        "transpose_1"],
+                             ["add_3", "past_key_values.layers.0.keys"]),
+    # ... GPT-2's tied embedding, read by the tokens' Gather and, transposed,
+    # by the LM head
+    "zoo_tied_lm_head": ("gpt2.hfdecode.static", ["view", "view_28"], ["embedding", "logits"]),
     # LLaMA's Q and K rotated by tables computed from the positions (dynamo,
     # dynamic shapes)
     "zoo_rotary_computed": ("llama.dynamo.dynamic", ["input_ids", "linear", "linear_1"],
@@ -326,7 +352,12 @@ SHARED_DIMS = {"zoo_skip_layer_norm_keras", "zoo_layer_norm_keras17", "zoo_rms_n
 # Cuts whose inputs tf2onnx left all unknown, given their sizes: Q's heads
 # and K's (LLaMA's 4 and 2 heads of 16) over one batch and sequence.
 INPUT_SIZES = {"zoo_rotary_keras_computed": [["batch", "sequence", 4, 16],
-                                             ["batch", "sequence", 2, 16]]}
+                                             ["batch", "sequence", 2, 16]],
+               # the mask as the export computes it from attention_mask, of
+               # that input's length (its value_info names it the past's plus
+               # one, which the export cannot show the graph to compute)
+               "zoo_attention_cache_keys": [["s43", 1]] + [["s43", "4", "s36", "16"]] * 2
+               + [["s43", 4, 1, 16]] * 3 + [["s43", 1, 1, "s55"]]}
 
 
 def share_dims(cut, sizes=None):

@@ -2,12 +2,14 @@
 (`optimize_model` with the model type of the architecture, the zoo's 4
 heads of width 64, opt_level 0: its fusions alone, as above opt_level 0 it
 imports torch) and onnxscript's `optimize_for_ort` on every
-transformer export of the zoo (tests/data/zoo/): fusions by kind, nodes
+transformer export of the zoo (tests/data/zoo/), and on transformers' own
+exporter's exports its own fusions for onnxruntime's CPU provider
+(`fuse_for_onnxruntime`, as `OnnxConfig(ort_fusions="cpu")` runs them): fusions by kind, nodes
 left, whether onnx.checker (full check) accepts the result, the largest
 output difference in onnxruntime relative to the largest output ("fails"
 when onnxruntime refuses the model), time. Each tool runs in its own process
 and its time is the whole process (start, import, read, rewrite, write), so
-the three are timed alike. Prints a markdown table and a summary.
+the tools are timed alike. Prints a markdown table and a summary.
 
   .venv/bin/python tests/interop/bench_zoo_transformers.py [--record] [NAME_SUBSTRING]
 
@@ -60,7 +62,22 @@ PEERS = {
         "m = ir.load(sys.argv[1])\n"
         "optimize_for_ort(m)\n"
         "ir.save(m, sys.argv[2])\n"),
+    # transformers' own fusions for onnxruntime's CPU provider (its
+    # exporter's `OnnxConfig(ort_fusions="cpu")`), on its own exports
+    "transformers": (
+        "import sys, onnx_ir as ir\n"
+        "from transformers.exporters.onnxruntime_fusions import fuse_for_onnxruntime\n"
+        "m = ir.load(sys.argv[1])\n"
+        "fuse_for_onnxruntime(m, 'cpu')\n"
+        "ir.save(m, sys.argv[2])\n"),
 }
+# The peers run on an export: transformers' fusions on its own exporter's.
+HF_EXPORTERS = ("hf", "hfprefill", "hfdecode")
+
+
+def peers_of(spec):
+    return ["onnxruntime", "onnxscript"] + (
+        ["transformers"] if spec["exporter"] in HF_EXPORTERS else [])
 
 
 PEERS_JSON = os.path.join(ZOO, "PEERS.json")
@@ -114,8 +131,9 @@ def measure(tool, name, src, out, spec):
 def versions():
     import onnxruntime
     import onnxscript
+    import transformers
     return {"onnxruntime": onnxruntime.__version__, "onnxscript": onnxscript.__version__,
-            "onnx": onnx.__version__}
+            "onnx": onnx.__version__, "transformers": transformers.__version__}
 
 
 def main():
@@ -135,7 +153,7 @@ def main():
         src = os.path.join(ZOO, name + ".onnx")
         before = len(onnx.load(src).graph.node)
         results = {}
-        for tool in ("graft", "onnxruntime", "onnxscript"):
+        for tool in ["graft"] + peers_of(manifest[name]):
             r = measure(tool, name, src, os.path.join(out, f"{name}.{tool}.onnx"), manifest[name])
             results[tool] = r
             if "error" in r:
@@ -159,13 +177,14 @@ def main():
             if not peers or ok["graft"]["s"] < min(r["s"] for r in peers):
                 wins["time"] += 1
         wins["models"] += 1
-    print(f"\ngraft leaves no more nodes than the better valid peer on {wins['nodes']} of "
-          f"{wins['models']} exports, and is faster than both on {wins['time']}.")
+    print(f"\ngraft leaves no more nodes than the best valid peer on {wins['nodes']} of "
+          f"{wins['models']} exports, and is faster than every peer on {wins['time']}.")
     if record:
         if only:  # a subset: the other exports' records stay, if the versions do
             with open(PEERS_JSON) as f:
                 kept = json.load(f)
-            if kept["versions"] == versions():
+            # (a peer's version recorded since, and none changed)
+            if all(kept["versions"].get(k, v) == v for k, v in versions().items()):
                 recorded = {**{n: r for n, r in kept["exports"].items() if n in manifest},
                             **recorded}
         with open(PEERS_JSON, "w") as f:

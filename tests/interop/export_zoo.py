@@ -22,6 +22,7 @@ stays well under 2 MB; the op sequences are those of the full-size models.
 import argparse
 import os
 import sys
+import tempfile
 import warnings
 
 import torch
@@ -243,8 +244,68 @@ def symbolic(name, inputs, dynamic):
 
 
 def export(name, exporter, dynamic, path):
+    if exporter in HF_EXPORTERS:
+        return export_hf(name, exporter, dynamic, path)
     model, inputs = build(name)
     return write(model, inputs, name, exporter, dynamic, path)
+
+
+# transformers' own ONNX exporter (transformers.exporters.OnnxExporter: torch's
+# dynamo exporter with transformers' patches and graph fixes): `hf` exports
+# a model's forward whole (the HF list); `hfprefill` and `hfdecode` a causal
+# LM's two graphs for generation (export_for_generation, HF_GENERATION): the
+# prompt, and one token over a KV cache (the past keys and values inputs,
+# the present ones outputs).
+HF_EXPORTERS = ["hf", "hfprefill", "hfdecode"]
+HF = ["bert", "vit", "gpt2", "llama"]
+HF_GENERATION = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM",
+                 "qwen3": "Qwen3ForCausalLM", "phi3": "Phi3ForCausalLM"}
+
+
+def export_hf(name, exporter, dynamic, path):
+    """`name` exported by transformers' exporter to `path`, its weights
+    inline; the inputs' shapes as fed (the exporter names even fixed sizes
+    as symbols where dynamic, so the shapes are those it was traced at)."""
+    import onnx
+    import transformers as T
+    from transformers.exporters import OnnxConfig, OnnxExporter
+    torch.manual_seed(0)
+    model, _, inputs = hf(name)
+    if exporter != "hf":  # the causal LM of the same config, with its cache
+        model.config.use_cache = True
+        model = getattr(T, HF_GENERATION[name])(model.config)
+        # a prompt padded on the left, as generation pads a batch
+        inputs = dict(inputs)
+        inputs["attention_mask"] = torch.ones_like(inputs["attention_mask"])
+        inputs["attention_mask"][1, :3] = 0
+    g = torch.Generator().manual_seed(2)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn(p.shape, generator=g) * 0.05)
+    model.eval()
+    config = OnnxConfig(dynamic=dynamic)
+    with tempfile.TemporaryDirectory() as folder:
+        if exporter == "hf":
+            exported = OnnxExporter().export(model, inputs, config)
+            part = "model"
+        else:
+            exported = OnnxExporter().export_for_generation(model, inputs, config)
+            part = exporter[2:]
+        exported.save_pretrained(folder)
+        onnx_model = onnx.load(os.path.join(folder, part + ".onnx"))  # its data read in
+        onnx.save(onnx_model, path)
+    # the shapes traced: those a static export declares
+    with tempfile.TemporaryDirectory() as folder:
+        if dynamic:
+            export_hf(name, exporter, False, os.path.join(folder, "static.onnx"))
+            traced = onnx.load(os.path.join(folder, "static.onnx"))
+        else:
+            traced = onnx.load(path)
+    types = {onnx.TensorProto.INT64: "int64", onnx.TensorProto.FLOAT: "float32",
+             onnx.TensorProto.INT32: "int32"}
+    return {i.name: {"dtype": types[i.type.tensor_type.elem_type],
+                     "shape": [d.dim_value for d in i.type.tensor_type.shape.dim]}
+            for i in traced.graph.input}
 
 
 def write(model, inputs, name, exporter, dynamic, path):

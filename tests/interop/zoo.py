@@ -66,11 +66,14 @@ def write_manifest(folder, manifest, failed):
 def feeds(spec):
     """Inputs of an export's shapes (symbols: batch 2, sequence 8); the
     attention mask (Keras's padding mask) pads the last row's last three
-    tokens, and BERT's segments are the first and the second half."""
+    tokens, BERT's segments are the first and the second half, and
+    positions (transformers' exporter's position_ids) are the tokens' after
+    what the mask holds beyond them (a KV cache's past)."""
     rng = np.random.default_rng(0)
     out = {}
+    sizes = {"batch": 2, "sequence": 8}
     for k, s in spec["inputs"].items():
-        shape = [d if isinstance(d, int) else {"batch": 2, "sequence": 8}[d] for d in s["shape"]]
+        shape = [d if isinstance(d, int) else sizes[d] for d in s["shape"]]
         if s["dtype"] in ("int64", "int32"):
             if k in ("attention_mask", "padding_mask"):
                 v = np.ones(shape, s["dtype"])
@@ -78,6 +81,10 @@ def feeds(spec):
             elif k == "segment_ids":
                 v = np.zeros(shape, s["dtype"])
                 v[:, shape[1] // 2:] = 1
+            elif k == "position_ids":
+                mask = spec["inputs"].get("attention_mask", {"shape": shape})["shape"]
+                past = (mask[1] if isinstance(mask[1], int) else sizes[mask[1]]) - shape[1]
+                v = np.broadcast_to(past + np.arange(shape[1]), shape).astype(s["dtype"])
             else:
                 v = rng.integers(0, 500, shape).astype(s["dtype"])
         else:
