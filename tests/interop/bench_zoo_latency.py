@@ -6,7 +6,10 @@ tokens, or 128 x 128 images) by torch's dynamo exporter, static shapes;
 then BERT, GPT-2 and LLaMA by its TorchScript exporter at opset 17
 (`NAME@ts17`), static and dynamic (`NAME@ts17-dynamic`: batch and sequence
 named, run at 4 x 128); `NAME@dynamo23` at opset 23 (ONNX's own
-Attention, RMSNormalization and RotaryEmbedding). Each also with `--param skip_norms=false` (the
+Attention, RMSNormalization and RotaryEmbedding); `NAME@hfprefill` and
+`NAME@hfdecode` (`-dynamic` too) a causal LM's prefill of 4 x 128 tokens
+and its decode of one token each over a KV cache of 128 by transformers'
+own exporter. Each also with `--param skip_norms=false` (the
 residuals' Adds kept apart from their norms: onnxruntime's CPU kernel of
 SkipLayerNormalization is slower than an Add and a LayerNormalization).
 Each model runs in onnxruntime with its default session options (its own
@@ -34,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import export_zoo  # noqa: E402
+import zoo  # noqa: E402
 from zoo import ABLATION_HEADER, LATENCY_HEADER, ablation_row, latency_row  # noqa: E402
 
 GRAFT = os.path.join(ROOT, "bazel-bin", "cli", "graft")
@@ -74,12 +78,16 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for run in options.runs.split(","):
             name, _, exporter = run.partition("@")
-            model, inputs = export_zoo.build(name, **WIDE[name])
             src = os.path.join(tmp, "model.onnx")
             exporter = exporter or "dynamo"
-            export_zoo.write(model, inputs, name, exporter.removesuffix("-dynamic"),
-                             exporter.endswith("-dynamic"), src)
-            feeds = {k: v.numpy() for k, v in inputs.items()}
+            dynamic, exporter = exporter.endswith("-dynamic"), exporter.removesuffix("-dynamic")
+            if exporter in export_zoo.HF_EXPORTERS:
+                spec = export_zoo.export_hf(name, exporter, dynamic, src, **WIDE[name])
+                feeds = zoo.feeds({"inputs": spec})
+            else:
+                model, inputs = export_zoo.build(name, **WIDE[name])
+                export_zoo.write(model, inputs, name, exporter, dynamic, src)
+                feeds = {k: v.numpy() for k, v in inputs.items()}
             if options.skip_rules:
                 row = ablation_row(run, src, feeds, GRAFT, options.skip_rules, params,
                                    rounds=options.rounds)

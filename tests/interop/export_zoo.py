@@ -262,15 +262,16 @@ HF_GENERATION = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM",
                  "qwen3": "Qwen3ForCausalLM", "phi3": "Phi3ForCausalLM"}
 
 
-def export_hf(name, exporter, dynamic, path):
-    """`name` exported by transformers' exporter to `path`, its weights
-    inline; the inputs' shapes as fed (the exporter names even fixed sizes
-    as symbols where dynamic, so the shapes are those it was traced at)."""
+def export_hf(name, exporter, dynamic, path, **over):
+    """`name` (its config's fields replaced by `over`) exported by
+    transformers' exporter to `path`, its weights inline; the inputs' shapes
+    as fed (the exporter names even fixed sizes as symbols where dynamic,
+    so the shapes are those it was traced at)."""
     import onnx
     import transformers as T
     from transformers.exporters import OnnxConfig, OnnxExporter
     torch.manual_seed(0)
-    model, _, inputs = hf(name)
+    model, _, inputs = hf(name, **over)
     if exporter != "hf":  # the causal LM of the same config, with its cache
         model.config.use_cache = True
         model = getattr(T, HF_GENERATION[name])(model.config)
@@ -297,7 +298,7 @@ def export_hf(name, exporter, dynamic, path):
     # the shapes traced: those a static export declares
     with tempfile.TemporaryDirectory() as folder:
         if dynamic:
-            export_hf(name, exporter, False, os.path.join(folder, "static.onnx"))
+            export_hf(name, exporter, False, os.path.join(folder, "static.onnx"), **over)
             traced = onnx.load(os.path.join(folder, "static.onnx"))
         else:
             traced = onnx.load(path)
