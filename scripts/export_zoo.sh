@@ -2,6 +2,7 @@
 # Regenerates the zoo of real exports and the test inputs cut from it:
 #   tests/data/zoo/                 transformers 5.23 and torchvision, by
 #                                   torch 2.15's dynamo and TorchScript exporters
+#                                   and transformers' own exporter
 #   tests/data/zoo-transformers4/   the transformer models by transformers
 #                                   4.57 (the exporter-drift review's "before")
 #   tests/data/zoo/*.keras*         KerasHub backbones by Keras 3's own ONNX
@@ -35,6 +36,11 @@ venv .venv-export 5.23.0
 # the zoo test runs those originals row by row (zoo.ROWS_APART).
 .venv-export/bin/python tests/interop/export_zoo.py --only bert,gpt2,vit,llama,qwen3 \
   --exporters dynamo23
+# transformers' own exporter: a model's forward, and a causal LM's prefill
+# and its decode over a KV cache (Gemma 3's a sliding-window one).
+.venv-export/bin/python tests/interop/export_zoo.py --only bert,vit,gpt2,llama --exporters hf
+.venv-export/bin/python tests/interop/export_zoo.py --only gpt2,llama,qwen3,phi3,gemma3 \
+  --exporters hfprefill,hfdecode
 # Keras 3 (KerasHub's backbones, TensorFlow backend, exported by tf2onnx).
 if [[ ! -x .venv-export-keras/bin/python ]]; then
   python3 -m venv .venv-export-keras

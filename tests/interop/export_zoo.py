@@ -11,6 +11,8 @@ exporter: `dynamo` (torch.onnx.export(..., dynamo=True), the default;
 `dynamo23` the same at opset 23, `dynamo16` the same of the model in
 float16),
 `ts14` / `ts17` (dynamo=False at opset 14 / 17, the TorchScript exporter);
+`hf`, `hfprefill`, `hfdecode` (transformers' own exporter: a model's
+forward, a causal LM's prefill and its decode over a KV cache; export_hf);
 shapes: `static`, or `dynamic` (batch and sequence symbolic; for images,
 batch). <out>/MANIFEST.json names the torch, transformers and onnx versions
 that wrote them and each file's inputs (name, dtype, shape with symbols as
@@ -259,7 +261,8 @@ def export(name, exporter, dynamic, path):
 HF_EXPORTERS = ["hf", "hfprefill", "hfdecode"]
 HF = ["bert", "vit", "gpt2", "llama"]
 HF_GENERATION = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM",
-                 "qwen3": "Qwen3ForCausalLM", "phi3": "Phi3ForCausalLM"}
+                 "qwen3": "Qwen3ForCausalLM", "phi3": "Phi3ForCausalLM",
+                 "gemma3": "Gemma3ForCausalLM"}
 
 
 def export_hf(name, exporter, dynamic, path, **over):
@@ -304,9 +307,14 @@ def export_hf(name, exporter, dynamic, path, **over):
             traced = onnx.load(path)
     types = {onnx.TensorProto.INT64: "int64", onnx.TensorProto.FLOAT: "float32",
              onnx.TensorProto.INT32: "int32"}
-    return {i.name: {"dtype": types[i.type.tensor_type.elem_type],
+    spec = {i.name: {"dtype": types[i.type.tensor_type.elem_type],
                      "shape": [d.dim_value for d in i.type.tensor_type.shape.dim]}
             for i in traced.graph.input}
+    # a sliding-window cache's window (Gemma 3's layers), fed as it was traced
+    for input_name, s in spec.items():
+        if input_name.endswith("._sliding_window_tensor"):
+            s["value"] = model.config.sliding_window
+    return spec
 
 
 def write(model, inputs, name, exporter, dynamic, path):
