@@ -168,7 +168,6 @@ class Checker {
   void CheckGuardDef(const RuleFile& f, const GuardDef& def,
                      const std::set<std::string>& plans);
   ExprPtr ExpandGuardCalls(const RuleFile& f, const ExprPtr& e);
-  bool CallsFragment(const RuleFile& f, const Expr& e) const;
   void ExpandGuardCalls(const RuleFile& f, Action* a);
   ExprPtr InlineGuard(const RuleFile& f, const Expr& call,
                       const RuleFile& def_file, const GuardDef& def);

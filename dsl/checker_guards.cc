@@ -44,15 +44,21 @@ ExprPtr InPlaceOfCall(const Expr& call) {
 
 // Whether `e` builds a node: anywhere (`Op(...)`), or, with
 // `unshared_only`, other than through `shared Op(...)` (which reads an equal
-// node when there is one, so it builds once).
-bool BuildsNodes(const Expr& e, bool unshared_only) {
+// node when there is one, so it builds once); with `is_fragment`, also by
+// calling a fragment (each builds nodes: each is checked to).
+bool BuildsNodes(
+    const Expr& e, bool unshared_only,
+    const std::function<bool(const std::string&)>& is_fragment = {}) {
   if (e.kind == K::kCreate) return !(unshared_only && e.shared);
+  if (e.kind == K::kCall && is_fragment && is_fragment(e.text)) return true;
   for (const AttrItem& attr : e.attrs) {
-    if (attr.value && BuildsNodes(*attr.value, unshared_only)) return true;
+    if (attr.value && BuildsNodes(*attr.value, unshared_only, is_fragment))
+      return true;
   }
-  if (e.op_expr && BuildsNodes(*e.op_expr, unshared_only)) return true;
+  if (e.op_expr && BuildsNodes(*e.op_expr, unshared_only, is_fragment))
+    return true;
   for (const ExprPtr& a : e.args) {
-    if (a && BuildsNodes(*a, unshared_only)) return true;
+    if (a && BuildsNodes(*a, unshared_only, is_fragment)) return true;
   }
   return false;
 }
@@ -170,8 +176,11 @@ void Checker::ExpandGuards() {
   for (const auto& file : set_->asts_) {
     for (const GuardDef& def : file->guard_defs) {
       if (!def.body) continue;
-      bool builds = BuildsNodes(*def.body, /*unshared_only=*/false) ||
-                    CallsFragment(*file, *def.body);
+      bool builds = BuildsNodes(
+          *def.body, /*unshared_only=*/false, [&](const std::string& name) {
+            const GuardDef* called = FindGuardDef(*file, name).second;
+            return called != nullptr && called->fragment;
+          });
       if (!def.fragment && builds) {
         Error(*file, def.loc,
               absl::StrCat("guard `", def.name,
@@ -198,23 +207,6 @@ void Checker::ExpandGuards() {
     for (OutputOrder& order : file->output_orders)
       order.expr = ExpandGuardCalls(*file, order.expr);
   }
-}
-
-// Whether `e` calls a fragment that `f` sees (which builds nodes: each
-// fragment is checked to).
-bool Checker::CallsFragment(const RuleFile& f, const Expr& e) const {
-  if (e.kind == K::kCall) {
-    const GuardDef* def = FindGuardDef(f, e.text).second;
-    if (def != nullptr && def->fragment) return true;
-  }
-  for (const AttrItem& attr : e.attrs) {
-    if (attr.value && CallsFragment(f, *attr.value)) return true;
-  }
-  if (e.op_expr && CallsFragment(f, *e.op_expr)) return true;
-  for (const ExprPtr& a : e.args) {
-    if (a && CallsFragment(f, *a)) return true;
-  }
-  return false;
 }
 
 void Checker::ExpandGuardCalls(const RuleFile& f, Action* a) {

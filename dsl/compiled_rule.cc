@@ -13,7 +13,8 @@ namespace {
 struct DslMatch : MatchState {
   explicit DslMatch(Bindings b) : bindings(std::move(b)) {}
   Bindings bindings;
-  const CompiledRule* variant = nullptr;  // the variant that matched
+  const CompiledRule* variant =
+      nullptr;  // the variant that matched (MatchAt sets it)
   std::shared_ptr<const PlanValues> plans;  // what `bindings` reads plans from
 };
 
@@ -217,7 +218,7 @@ std::unique_ptr<MatchState> CompiledRule::MatchReporting(
 absl::Status CompiledRule::Rewrite(const MatchState& base, Rewriter& rewriter,
                                    RewritePlan* plan) const {
   const DslMatch& match = static_cast<const DslMatch&>(base);
-  if (match.variant != this && match.variant != nullptr)
+  if (match.variant != this)
     return match.variant->Rewrite(base, rewriter, plan);
   Bindings bindings = match.bindings;  // its plans live in match.plans
   return RunRewrite(program_, *shared_.evaluator, match.root, bindings,

@@ -745,6 +745,34 @@ std::unique_ptr<Compiled> CompileWithBuiltins(const std::string& path,
   return c;
 }
 
+// GraphDef text of a float placeholder, a float scalar constant, a float op.
+std::string PlaceholderText(const char* name) {
+  return absl::StrCat("node { name: \"", name,
+                      "\" op: \"Placeholder\" attr { key: \"dtype\" value { "
+                      "type: DT_FLOAT } } }\n");
+}
+std::string ScalarText(const char* name, float v) {
+  return absl::StrCat(
+      "node { name: \"", name,
+      "\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } "
+      "attr { key: \"value\" value { tensor { dtype: DT_FLOAT "
+      "tensor_shape { } float_val: ",
+      v, " } } } }\n");
+}
+std::string OpText(const char* name, const char* type,
+                   std::vector<const char*> inputs) {
+  std::string out =
+      absl::StrCat("node { name: \"", name, "\" op: \"", type, "\"");
+  for (const char* in : inputs) absl::StrAppend(&out, " input: \"", in, "\"");
+  return absl::StrCat(out, " attr { key: \"T\" value { type: DT_FLOAT } } }\n");
+}
+
+// The graph's live nodes by op.
+std::map<std::string, int> OpCounts(const Graph& g) {
+  std::vector<std::pair<std::string, int>> histogram = g.OpHistogram();
+  return {histogram.begin(), histogram.end()};
+}
+
 // A let that reads a name of an optional part is bound once the match is
 // whole, whether the part is there or not.
 TEST(CompiledRuleTest, MatchLetOfAnOptionalPart) {
@@ -847,24 +875,12 @@ TEST(CompiledRuleTest, NamedPatternWithParametersIsItsOwnAtEachCall) {
       "    where uses(x) > 0 and uses(t) == 1 and s.device == \"\"\n"
       "  }\n  rewrite { device s \"/device:CPU:1\" }\n}\n");
   ASSERT_NE(c->rules, nullptr) << c->d.Render();
-  auto scalar = [](const char* name, float v) {
-    return absl::StrCat(
-        "node { name: \"", name,
-        "\" op: \"Const\" attr { key: \"dtype\" value "
-        "{ type: DT_FLOAT } } attr { key: \"value\" value { tensor { dtype: "
-        "DT_FLOAT tensor_shape { } float_val: ",
-        v, " } } } }\n");
-  };
   auto op = [](const char* name, const char* type, const char* a,
                const char* b) {
-    return absl::StrCat("node { name: \"", name, "\" op: \"", type,
-                        "\" input: \"", a, "\" input: \"", b,
-                        "\" attr { key: \"T\" value { type: DT_FLOAT } } }\n");
+    return OpText(name, type, {a, b});
   };
   std::string text =
-      "node { name: \"x\" op: \"Placeholder\" attr { key: \"dtype\" value { "
-      "type: DT_FLOAT } } }\n" +
-      scalar("two", 2) + scalar("three", 3) +
+      PlaceholderText("x") + ScalarText("two", 2) + ScalarText("three", 3) +
       // s1: both doubled; s2: its second a tripling; s3: its second read twice
       op("a1", "Mul", "x", "two") + op("b1", "Mul", "x", "two") +
       op("s1", "AddV2", "a1", "b1") + op("a2", "Mul", "x", "two") +
@@ -917,24 +933,11 @@ TEST(CompiledRuleTest, NamedPatternOfAlternatives) {
   std::sort(anchors.begin(), anchors.end());
   EXPECT_EQ(anchors, (std::vector<std::string>{"Add", "Mul", "Sub"}));
   std::string text =
-      "node { name: \"x\" op: \"Placeholder\" attr { key: \"dtype\" value { "
-      "type: DT_FLOAT } } }\n";
-  for (auto [name, v] : {std::pair{"two", 2}, std::pair{"three", 3}}) {
-    absl::StrAppend(&text, "node { name: \"", name,
-                    "\" op: \"Const\" attr { key: \"dtype\" value { type: "
-                    "DT_FLOAT } } attr { key: \"value\" value { tensor { "
-                    "dtype: DT_FLOAT tensor_shape { } float_val: ",
-                    v, " } } } }\n");
-  }
-  auto op = [](const char* name, const char* type,
-               std::vector<const char*> inputs) {
-    std::string out = absl::StrCat("node { name: \"", name, "\" op: \"", type, "\"");
-    for (const char* in : inputs) absl::StrAppend(&out, " input: \"", in, "\"");
-    return absl::StrCat(out, " attr { key: \"T\" value { type: DT_FLOAT } } }\n");
-  };
-  text += op("a", "Add", {"x", "x"}) + op("m", "Mul", {"x", "two"}) +
-          op("m3", "Mul", {"x", "three"}) + op("n", "Neg", {"x"}) +
-          op("s", "Sub", {"x", "n"}) + op("y", "AddN", {"a", "m", "m3", "s"});
+      PlaceholderText("x") + ScalarText("two", 2) + ScalarText("three", 3) +
+      OpText("a", "Add", {"x", "x"}) + OpText("m", "Mul", {"x", "two"}) +
+      OpText("m3", "Mul", {"x", "three"}) + OpText("n", "Neg", {"x"}) +
+      OpText("s", "Sub", {"x", "n"}) +
+      OpText("y", "AddN", {"a", "m", "m3", "s"});
   Graph g = graft::testing::GraphFromText(text);
   Explanation why = ExplainAt(*c->rules, "double", g, g.FindId("m3"));
   EXPECT_FALSE(why.matched);
@@ -948,8 +951,7 @@ TEST(CompiledRuleTest, NamedPatternOfAlternatives) {
   EXPECT_EQ(report->rewrites(), 3);
   ASSERT_EQ(report->rules_size(), 1);
   EXPECT_EQ(report->rules(0).applied(), 3);
-  std::map<std::string, int> ops;
-  g.ForEachNode([&](const Node& n) { ++ops[n.op()]; });
+  std::map<std::string, int> ops = OpCounts(g);
   EXPECT_EQ(ops["AddV2"], 3);
   EXPECT_EQ(ops["Add"], 0);
   EXPECT_EQ(ops["Sub"], 0);
@@ -1009,8 +1011,7 @@ TEST(CompiledRuleTest, SharedNodesAreBuiltOnce) {
   absl::StatusOr<report::ApplyReport> report = ApplyRules(g, c->rules->rules());
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->rewrites(), 2);
-  std::map<std::string, int> ops;
-  g.ForEachNode([&](const Node& n) { ++ops[n.op()]; });
+  std::map<std::string, int> ops = OpCounts(g);
   // one gate (Sigmoid, its Mul and constant) for both; a random op each;
   // the model's own constant 2 is not the rewrites'
   EXPECT_EQ(ops["Sigmoid"], 1);
@@ -1039,8 +1040,7 @@ TEST(CompiledRuleTest, AFragmentBuildsThroughOtherFragments) {
   absl::StatusOr<report::ApplyReport> report = ApplyRules(g, c->rules->rules());
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->rewrites(), 1);
-  std::map<std::string, int> ops;
-  g.ForEachNode([&](const Node& n) { ++ops[n.op()]; });
+  std::map<std::string, int> ops = OpCounts(g);
   EXPECT_EQ(ops["Relu"], 1);  // x read once: clipped
   EXPECT_EQ(ops["Tanh"], 0);
   EXPECT_EQ(ops["Sigmoid"], 0);

@@ -37,6 +37,19 @@ Graph Chain() {
   return std::move(*graph);
 }
 
+// Inside an open rewrite: `spec`'s node, reading `from`, made what `reader`
+// reads instead of `from`; its id (kNoNode where that failed).
+NodeId InsertBefore(Rewriter& rewriter, NodeSpec spec, Endpoint from,
+                    NodeId reader) {
+  spec.inputs = {from};
+  absl::StatusOr<NodeId> id = rewriter.AddNode(std::move(spec));
+  EXPECT_TRUE(id.ok()) << id.status();
+  if (!id.ok()) return kNoNode;
+  EXPECT_TRUE(
+      rewriter.Reroute(from, {*id, 0}, ConsumerFilter::Only({reader})).ok());
+  return *id;
+}
+
 void ExpectFresh(const Graph& graph) {
   HeldTypes held(graph);
   Types fresh(graph);
@@ -56,11 +69,9 @@ TEST(HeldTypes, FollowTheGraphsEdits) {
   NodeSpec cast;
   cast.name = "cast";
   cast.op = "Cast";
-  cast.inputs = {{a, 0}};
   cast.attrs["to"].set_i(6);
-  absl::StatusOr<NodeId> id = rewriter.AddNode(std::move(cast));
-  ASSERT_TRUE(id.ok()) << id.status();
-  ASSERT_TRUE(rewriter.Reroute({a, 0}, {*id, 0}, ConsumerFilter::Only({b})).ok());
+  const NodeId id = InsertBefore(rewriter, std::move(cast), {a, 0}, b);
+  ASSERT_NE(id, kNoNode);
   rewriter.Commit();
   EXPECT_EQ(HeldTypes(graph).types().Of({c, 0}), tf::DT_INT32);
   ExpectFresh(graph);
@@ -69,11 +80,8 @@ TEST(HeldTypes, FollowTheGraphsEdits) {
   NodeSpec back;
   back.name = "back";
   back.op = "Cast";
-  back.inputs = {{*id, 0}};
   back.attrs["to"].set_i(1);
-  absl::StatusOr<NodeId> other = rewriter.AddNode(std::move(back));
-  ASSERT_TRUE(other.ok()) << other.status();
-  ASSERT_TRUE(rewriter.Reroute({*id, 0}, {*other, 0}, ConsumerFilter::Only({b})).ok());
+  ASSERT_NE(InsertBefore(rewriter, std::move(back), {id, 0}, b), kNoNode);
   EXPECT_EQ(HeldTypes(graph).types().Of({c, 0}), tf::DT_FLOAT);
   rewriter.Rollback();
   EXPECT_EQ(HeldTypes(graph).types().Of({c, 0}), tf::DT_INT32);
@@ -91,16 +99,13 @@ TEST(Types, OfAnOpOfADomainNotImported) {
   NodeSpec gelu;
   gelu.name = "gelu";
   gelu.op = "com.microsoft.FastGelu";
-  gelu.inputs = {{a, 0}};
-  absl::StatusOr<NodeId> id = rewriter.AddNode(std::move(gelu));
-  ASSERT_TRUE(id.ok()) << id.status();
-  ASSERT_TRUE(
-      rewriter.Reroute({a, 0}, {*id, 0}, ConsumerFilter::Only({b})).ok());
+  const NodeId id = InsertBefore(rewriter, std::move(gelu), {a, 0}, b);
+  ASSERT_NE(id, kNoNode);
   rewriter.Commit();
   Types types(graph);
-  EXPECT_EQ(types.Of({*id, 0}), tf::DT_FLOAT);
+  EXPECT_EQ(types.Of({id, 0}), tf::DT_FLOAT);
   EXPECT_EQ(types.Of({b, 0}), tf::DT_FLOAT);
-  EXPECT_TRUE(types.Problems(*id).empty());
+  EXPECT_TRUE(types.Problems(id).empty());
 }
 
 }  // namespace

@@ -298,13 +298,17 @@ def export_hf(name, exporter, dynamic, path, **over):
         exported.save_pretrained(folder)
         onnx_model = onnx.load(os.path.join(folder, part + ".onnx"))  # its data read in
         onnx.save(onnx_model, path)
-    # the shapes traced: those a static export declares
-    with tempfile.TemporaryDirectory() as folder:
-        if dynamic:
+    # the shapes traced: those a static export declares (the static export
+    # beside it, which the zoo writes first, else one made for them)
+    static = path.replace(".dynamic.onnx", ".static.onnx")
+    if not dynamic:
+        traced = onnx.load(path)
+    elif os.path.exists(static) and static != path and not over:
+        traced = onnx.load(static)
+    else:
+        with tempfile.TemporaryDirectory() as folder:
             export_hf(name, exporter, False, os.path.join(folder, "static.onnx"), **over)
             traced = onnx.load(os.path.join(folder, "static.onnx"))
-        else:
-            traced = onnx.load(path)
     types = {onnx.TensorProto.INT64: "int64", onnx.TensorProto.FLOAT: "float32",
              onnx.TensorProto.INT32: "int32"}
     spec = {i.name: {"dtype": types[i.type.tensor_type.elem_type],
