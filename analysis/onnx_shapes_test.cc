@@ -399,6 +399,41 @@ constexpr char kCache[] = R"pb(
       output: "unnamed"
       attribute { name: "axis" type: INT i: 2 }
     }
+    input {
+      name: "declared"
+      type {
+        tensor_type {
+          elem_type: 1
+          shape {
+            dim { dim_param: "batch" }
+            dim { dim_param: "past + 1" }
+            dim { dim_param: "1+past + 2" }
+            dim { dim_param: "past + x1" }
+            dim { dim_param: "past - 1" }
+          }
+        }
+      }
+    }
+    initializer { name: "one" data_type: 7 dims: 1 int64_data: 1 }
+    node {
+      name: "past_len"
+      op_type: "Shape"
+      input: "past"
+      output: "past_len"
+      attribute { name: "start" type: INT i: 2 }
+      attribute { name: "end" type: INT i: 3 }
+    }
+    node {
+      name: "total"
+      op_type: "Add"
+      input: "past_len"
+      input: "one"
+      output: "total"
+    }
+    output {
+      name: "total"
+      type { tensor_type { elem_type: 7 } }
+    }
     output {
       name: "keys"
       type { tensor_type { elem_type: 1 } }
@@ -419,6 +454,21 @@ TEST_F(OnnxShapes, ConcatTakesTheBestKnownOfEachOtherAxis) {
   EXPECT_EQ(keys[3], 16);
   // the past's length and one more: a symbol of that sum
   EXPECT_EQ(keys[2], DerivedSymbolicDim("sum", {SymbolicDim("past"), 1}));
+  // and the same symbol where an exporter declares that sum, or where
+  // shape arithmetic adds one to the past's length
+  const Dims declared = Of("declared").dims;
+  ASSERT_EQ(declared.size(), 5u);
+  EXPECT_EQ(declared[1], keys[2]);
+  EXPECT_EQ(
+      declared[2],
+      DerivedSymbolicDim(
+          "sum", {DerivedSymbolicDim("sum", {SymbolicDim("past"), 1}), 2}));
+  EXPECT_EQ(declared[3], DerivedSymbolicDim(
+                             "sum", {SymbolicDim("past"), SymbolicDim("x1")}));
+  EXPECT_EQ(declared[4], SymbolicDim("past - 1"));
+  const TensorInfo total = Of("total");
+  ASSERT_TRUE(total.value.has_value());
+  EXPECT_EQ(*total.value, Dims{keys[2]});
   // an unknown axis takes a symbol; a symbol stays over another
   const Dims unnamed = Of("unnamed").dims;
   ASSERT_EQ(unnamed.size(), 4u);

@@ -26,7 +26,9 @@ TensorInfo FromShapeProto(const tf::TensorShapeProto& s) {
   if (s.unknown_rank()) return TensorInfo();
   Dims dims;
   for (const auto& d : s.dim())
-    dims.push_back(d.size() >= 0 ? d.size() : d.name().empty() ? -1 : SymbolicDim(d.name()));
+    dims.push_back(d.size() >= 0      ? d.size()
+                   : d.name().empty() ? -1
+                                      : NamedDim(d.name()));
   return Shaped(dims);
 }
 

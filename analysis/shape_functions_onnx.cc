@@ -589,7 +589,7 @@ constexpr size_t kMaxValue = 64;
 
 // One item of an elementwise op where a symbolic dimension takes part: what
 // holds for every size the symbol may stand for (a size is never negative;
-// x * 1 is x), else none.
+// x * 1 is x; a sum is a symbol of its own), else none.
 std::optional<int64_t> SymbolicItem(const std::string& op, int64_t a, int64_t b, int64_t c) {
   const bool sa = IsSymbolicDim(a), sb = IsSymbolicDim(b);
   if (op == "Equal") {
@@ -606,6 +606,9 @@ std::optional<int64_t> SymbolicItem(const std::string& op, int64_t a, int64_t b,
   if (op == "Sub" && a == b) return 0;
   if ((op == "Add" || op == "Sub") && !sb && b == 0) return a;
   if (op == "Add" && !sa && a == 0) return b;
+  // A symbol plus a size or a symbol: the sum's own symbol, as a Concat's
+  // joined axis has it (a cache's past plus the step's keys)
+  if (op == "Add" && (sa || a >= 0) && (sb || b >= 0)) return SumDims(a, b);
   return std::nullopt;
 }
 

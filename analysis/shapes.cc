@@ -25,6 +25,13 @@ namespace graft::analysis {
 
 namespace {
 
+// A name a size may have: letters, digits and `_`, not starting with a digit.
+bool IsDimName(absl::string_view d) {
+  return !d.empty() && (absl::ascii_isalpha(d[0]) || d[0] == '_') &&
+         std::all_of(d.begin(), d.end(),
+                     [](char c) { return absl::ascii_isalnum(c) || c == '_'; });
+}
+
 // The shape the graph's dialect declares for a tensor (ONNX's value_info;
 // symbolic dimensions as SymbolicDim), or an unknown rank; `anonymous`:
 // which dimensions onnx's shape inference named only to say they are
@@ -39,7 +46,9 @@ Declared DeclaredShape(const Graph& graph, Endpoint tensor) {
   if (!shape.has_value()) return out;
   out.info.known_rank = true;
   for (const auto& d : shape->dim()) {
-    out.info.dims.push_back(d.size() >= 0 ? d.size() : !d.name().empty() ? SymbolicDim(d.name()) : -1);
+    out.info.dims.push_back(d.size() >= 0       ? d.size()
+                            : !d.name().empty() ? NamedDim(d.name())
+                                                : -1);
     int64_t n = 0;
     out.anonymous.push_back(d.size() < 0 && absl::StartsWith(d.name(), "unk__") &&
                             absl::SimpleAtoi(d.name().substr(5), &n));
@@ -75,6 +84,23 @@ int64_t SymbolicDim(const std::string& name) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a: stable across builds
   for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
   return kSymbolicDimMax - static_cast<int64_t>(h >> 25);  // < 2^39 below
+}
+
+int64_t NamedDim(const std::string& name) {
+  const std::vector<absl::string_view> terms = absl::StrSplit(name, '+');
+  if (terms.size() < 2) return SymbolicDim(name);
+  int64_t sum = 0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const absl::string_view term = absl::StripAsciiWhitespace(terms[i]);
+    int64_t v = 0;
+    if (IsDimName(term)) {
+      v = SymbolicDim(std::string(term));
+    } else if (!absl::SimpleAtoi(term, &v) || v < 0) {
+      return SymbolicDim(name);
+    }
+    sum = i == 0 ? v : SumDims(sum, v);
+  }
+  return sum;
 }
 
 namespace {
@@ -335,10 +361,7 @@ absl::Status ParseInputShape(const std::string& text, ShapeOptions* options) {
   if (!list.empty()) {
     for (absl::string_view d : absl::StrSplit(list, ',')) {
       int64_t v = 0;
-      const bool symbol = !d.empty() && (absl::ascii_isalpha(d[0]) || d[0] == '_') &&
-                          std::all_of(d.begin(), d.end(), [](char c) {
-                            return absl::ascii_isalnum(c) || c == '_';
-                          });
+      const bool symbol = IsDimName(d);
       if (d == "?") {
         v = -1;
       } else if (symbol) {  // a named size, the same wherever the name is given

@@ -25,6 +25,11 @@ inline constexpr int64_t kSymbolicDimMax = -(int64_t{1} << 40);
 // The dimension that stands for a named symbol (an ONNX `dim_param`): the
 // same for the same name, <= kSymbolicDimMax.
 int64_t SymbolicDim(const std::string& name);
+// A declared dimension's name as a dimension: a sum of sizes and names
+// (torch's exporter writes `s36 + 1` for a cache's past and one more) is
+// the symbol inference derives for that sum; any other name is
+// SymbolicDim(name).
+int64_t NamedDim(const std::string& name);
 // A symbolic dimension that a function of other dimensions gives (a
 // broadcast of two symbols, a slice of a symbolic length): the same for the
 // same function and arguments, so that tensors derived alike are seen equal.
