@@ -73,11 +73,40 @@ CUTS = {
                                   "transpose_1", "transpose_2", "expand"],
                                  ["view_9", "output.past_key_values.layers.0.keys",
                                   "output.past_key_values.layers.0.values"]),
+    # ... the same, the mask of the keys' count as the export declares it
+    # (the past's length plus one)
+    "zoo_attention_cache": ("gpt2.hfdecode.dynamic",
+                            ["input_ids", "input.past_key_values.layers.0.keys",
+                             "input.past_key_values.layers.0.values", "transpose",
+                             "transpose_1", "transpose_2", "expand"],
+                            ["view_9", "output.past_key_values.layers.0.keys",
+                             "output.past_key_values.layers.0.values"]),
+    # ... LLaMA's (dynamic shapes): K's and V's heads repeated to Q's after
+    # the join, the past's length plus one read off another layer's past
+    "zoo_sdpa_gqa_cache": ("llama.hfdecode.dynamic",
+                           ["position_ids", "input.past_key_values.layers.0.keys",
+                            "input.past_key_values.layers.0.values",
+                            "input.past_key_values.layers.1.values", "add_13", "add_14",
+                            "transpose_2", "expand"],
+                           ["view_6", "output.past_key_values.layers.0.keys",
+                            "output.past_key_values.layers.0.values"]),
     # ... LLaMA's Q and K rotated by tables computed from position_ids, an
     # input (prefill)
     "zoo_rotary_positions": ("llama.hfprefill.static", ["position_ids", "transpose",
                                                         "transpose_1"],
                              ["add_3", "past_key_values.layers.0.keys"]),
+    # ... and through attention, from Q's, K's and V's rows (prefill: K's
+    # and V's heads the present cache)
+    "zoo_rotary_attention": ("llama.hfprefill.static",
+                             ["position_ids", "linear", "linear_1", "linear_2", "bitwise_and_1"],
+                             ["view_6", "past_key_values.layers.0.keys",
+                              "past_key_values.layers.0.values"]),
+    # ... GPT-2's prefill: K's and V's heads the present cache
+    "zoo_attention_heads_returned": ("gpt2.hfprefill.static",
+                                     ["split_split_0", "split_split_1", "split_split_2",
+                                      "bitwise_and_1"],
+                                     ["view_9", "past_key_values.layers.0.keys",
+                                      "past_key_values.layers.0.values"]),
     # ... GPT-2's tied embedding, read by the tokens' Gather and, transposed,
     # by the LM head
     "zoo_tied_lm_head": ("gpt2.hfdecode.static", ["view", "view_28"], ["embedding", "logits"]),
@@ -482,6 +511,31 @@ REWRITTEN = {
     # family's attention fuses into, for the rule that makes it grouped
     "zoo_gqa_dynamic": ("zoo_sdpa_gqa_dynamic", "rules/onnx/transformers/attention.graft",
                         "multi_head_attention_sdpa_heads"),
+    # ... and over a KV cache's past and the step's own keys joined, for the
+    # rules that take the past as the op's own
+    "zoo_gqa_cache": ("zoo_sdpa_gqa_cache", "rules/onnx/transformers/attention.graft",
+                      "multi_head_attention_sdpa_heads"),
+    "zoo_mha_cache": ("zoo_attention_cache", "rules/onnx/transformers/attention.graft",
+                      "multi_head_attention_sdpa_heads"),
+    "zoo_mha_cache_keys_bias": ("zoo_attention_cache_keys",
+                                "rules/onnx/transformers/attention.graft",
+                                "multi_head_attention_sdpa_heads"),
+    # Q's and K's rotary embeddings and the attention fused, for the rule
+    # that rotates Q's rows as they are
+    "zoo_rotary_heads": (
+        "zoo_rotary_attention",
+        [("rules/onnx/transformers/rotary.graft", "rotary_embedding_positions"),
+         ("rules/onnx/transformers/attention.graft", "multi_head_attention_sdpa_heads")]),
+    # ... as GroupQueryAttention, for the rule that returns its present K
+    # and V
+    "zoo_gqa_heads_returned": (
+        "zoo_rotary_heads",
+        [("rules/onnx/transformers/attention.graft", "group_query_attention",
+          "grouped_attention=true")]),
+    # GPT-2's prefill attention fused, its K's and V's heads returned
+    "zoo_mha_heads_returned": ("zoo_attention_heads_returned",
+                               "rules/onnx/transformers/attention.graft",
+                               "multi_head_attention_sdpa_heads"),
     "zoo_gqa_eager_heads": ("zoo_attention_eager_heads_init",
                             "rules/onnx/transformers/attention.graft",
                             "multi_head_attention_eager_heads"),
@@ -501,54 +555,65 @@ REWRITTEN = {
 }
 
 
+def declarations(source):
+    """A rule file's top-level declarations, in order: [kind, name, text]
+    (a pattern, guard, fragment, param or rule, up to the next line at
+    the margin)."""
+    decls, current = [], None
+    for line in source.splitlines(keepends=True):
+        start = re.match(r"(pattern|guard|fragment|param|rule) (\w+)", line)
+        if start:
+            current = [start.group(1), start.group(2), line]
+            decls.append(current)
+        elif current and (line[:1] in (" ", "\t") or line.startswith("}")):
+            current[2] += line
+            if line.startswith("}"):
+                current = None
+        else:
+            current = None
+    return decls
+
+
 def only_rule(source, rule):
     """A rule file of `rule` alone, with the named patterns, guards,
-    fragments and params it reads."""
-    start = source.index(f"rule {rule} {{")
-    body = source[start:source.index("\n}\n", start) + 3]
-    # the file's named patterns the rule uses ...
-    patterns = [decl for decl, name in
-                re.findall(r"^(pattern (\w+) =.*?)(?=\n\n|\n#)", source, re.M | re.S)
-                if re.search(rf"=\s*{name}\b", body)]
-    body = "".join(p + "\n" for p in patterns) + body
-    # ... the named guards the rule and its patterns call (and those they call) ...
-    guards = {guard: decl for decl, guard in
-              re.findall(r"^((?:guard|fragment) (\w+)\(.*?)(?=\n\n|\n#)", source,
-                         re.M | re.S)}
-    kept, text = [], body
+    fragments and params it reads (and those they read)."""
+    decls = declarations(source)
+    text = next(t for kind, name, t in decls if kind == "rule" and name == rule)
+    kept = set()
     changed = True
     while changed:
         changed = False
-        for guard, decl in guards.items():
-            if guard not in kept and re.search(rf"\b{guard}\(", text):
-                kept.append(guard)
+        for i, (kind, name, decl) in enumerate(decls):
+            if kind in ("pattern", "guard", "fragment", "param") and i not in kept and (
+                    re.search(rf"\b{name}\(|=\s*{name}\b", text)
+                    or (kind == "param" and re.search(rf"\b{name}\b", text))):
+                kept.add(i)
                 text += decl
                 changed = True
-    # and the params it reads
-    params = [decl for decl, param in re.findall(r"^(param (\w+):.*)$", source, re.M)
-              if re.search(rf"\b{param}\b", text)]
-    return ("dialect onnx\n" + "".join(p + "\n" for p in params)
-            + "".join(guards[g] + "\n" for g in kept) + body)
+    return ("dialect onnx\n" + "".join(decls[i][2] for i in sorted(kept))
+            + next(t for kind, name, t in decls if kind == "rule" and name == rule))
 
 
 def rewritten(name, cut, rules):
-    """The cut after each (rule file, rule) of `rules` in turn, each rule
-    alone: a temporary copy of its file with that rule."""
+    """The cut after each (rule file, rule[, params]) of `rules` in turn,
+    each rule alone: a temporary copy of its file with that rule, applied
+    with those params (`name=value`)."""
     root = os.path.dirname(os.path.dirname(HERE))
     graft = os.path.join(root, "bazel-bin", "cli", "graft")
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "in.onnx")
         onnx.save(text_format.Parse(open(os.path.join(OUT, cut + ".onnxtxt")).read(),
                                     onnx.ModelProto()), path)
-        for rule_file, rule in rules:
+        for rule_file, rule, *params in rules:
             with open(os.path.join(tmp, "rule.graft"), "w") as f:
                 f.write(only_rule(open(os.path.join(root, rule_file)).read(), rule))
             out = os.path.join(tmp, "out.onnx")
             subprocess.run([graft, "apply", "-r", os.path.join(tmp, "rule.graft"), path, "-o",
-                            out, "-q"], check=True)
+                            out, "-q", *(a for p in params for a in ("--param", p))],
+                           check=True)
             os.replace(out, path)
         model = onnx.load(path)
-    model.producer_name = f"cut from tests/data/zoo, {', '.join(r for _, r in rules)} applied"
+    model.producer_name = f"cut from tests/data/zoo, {', '.join(r[1] for r in rules)} applied"
     onnx.checker.check_model(model, full_check=True)
     with open(os.path.join(OUT, name + ".onnxtxt"), "w") as f:
         f.write(text_format.MessageToString(model))

@@ -263,9 +263,8 @@ def apply_with_param(graft, src, out, name, param, manifest=MANIFEST):
 # attention fuses into MultiHeadAttention: with `--param
 # grouped_attention=true`, every layer's is GroupQueryAttention, on every
 # such export (those at opset 23, which write ONNX's Attention, excepted);
-# a KV cache's decode graph (one query, the past's keys and its own) keeps
-# MultiHeadAttention: GroupQueryAttention takes more keys than queries only
-# as a past K and V of its own.
+# on a KV cache's decode graph (one query, the past's keys and its own) it
+# takes the cache's past as a past K and V of its own.
 GROUPED_MODELS = {"llama", "qwen2", "mistral", "phi3", "gemma", "qwen3", "smollm3", "granite",
                   "olmo2", "gemma3", "stablelm", "falcon"}
 KV_HEADS = {"falcon": 1}
@@ -274,6 +273,8 @@ GROUPED = [n for n in TRANSFORMERS if MANIFEST[n]["model"] in GROUPED_MODELS
            and MANIFEST[n]["exporter"] != "hfdecode"]
 DECODE = [n for n in TRANSFORMERS if MANIFEST[n]["model"] in GROUPED_MODELS
           and MANIFEST[n]["exporter"] == "hfdecode"]
+PREFILL = [n for n in TRANSFORMERS if MANIFEST[n]["model"] in GROUPED_MODELS
+           and MANIFEST[n]["exporter"] == "hfprefill"]
 # (transformers 4.57's exports of them too)
 GROUPED4 = sorted(n for n in MANIFEST4 if MANIFEST4[n]["model"] in GROUPED_MODELS)
 
@@ -301,24 +302,65 @@ def test_grouped_attention_reads_kv_heads_unrepeated(graft, tmp_path, zoo_dir, n
             assert attrs["causal"] == 0 and attrs["num_heads"] == 4
             assert attrs["kv_num_heads"] == KV_HEADS.get(manifest[name]["model"], 2)
             assert_kv_unrepeated(mine, n)
-    # (Falcon's one head was broadcast by one Expand each, and a prefill
-    # returns K's and V's heads as the present cache: their merge as rows
-    # costs more nodes than that)
-    if manifest[name]["model"] != "falcon" and manifest[name]["exporter"] != "hfprefill":
+    # (Falcon's one head was broadcast by one Expand each: the merge of its
+    # K and V heads as rows costs more nodes than that)
+    if manifest[name]["model"] != "falcon":
         assert len(mine.graph.node) < len(onnx.load(default).graph.node)
 
 
-@pytest.mark.parametrize("name", DECODE)
-def test_grouped_attention_keeps_a_decode_over_a_cache(graft, tmp_path, name):
-    """`--param grouped_attention=true` on a KV cache's decode graph: one
-    query over the past's keys and its own, which GroupQueryAttention takes
-    only as a past of its own; every layer's MultiHeadAttention stays, the
-    original's outputs."""
+def assert_takes_the_cache(model, op, past_at=None):
+    """Every layer's attention is `op`, writing the graph's present outputs
+    (its present K and V), and reading the cache's past inputs as its own
+    past K and V (at `past_at`, `past_at` + 1; none: a prefill, no past):
+    no Concat of the cache left, no heads split apart for the outputs."""
+    inputs = {i.name for i in model.graph.input}
+    outputs = {o.name for o in model.graph.output}
+    fused = [n for n in model.graph.node if n.op_type == op]
+    assert len(fused) == LAYERS, kinds(model)
+    for n in fused:
+        if past_at is not None:
+            assert {n.input[past_at], n.input[past_at + 1]} <= inputs, list(n.input)
+        assert {n.output[1], n.output[2]} <= outputs, list(n.output)
+    assert not any(n.op_type == "Concat" and set(n.input) & inputs for n in model.graph.node)
+
+
+@pytest.mark.parametrize("name", [n for n in TRANSFORMERS
+                                  if MANIFEST[n]["exporter"] in ("hfprefill", "hfdecode")
+                                  and MANIFEST[n]["model"] not in GROUPED_MODELS])
+def test_attention_takes_a_decode_cache_as_its_past(graft, tmp_path, name):
+    """On a KV cache's decode graph (one query over the past's keys and its
+    own, as many K and V heads as Q's: GPT-2), every layer's
+    MultiHeadAttention takes the cache's past as its own past K and V, and
+    on a prefill graph it reads K's and V's rows; either way its present K
+    and V are the graph's present outputs, with the original's outputs,
+    padded rows included."""
+    out = str(tmp_path / "mha.onnx")
+    mine = apply_and_check(graft, os.path.join(ZOO, name + ".onnx"), out, name, MANIFEST)
+    assert_takes_the_cache(mine, "MultiHeadAttention",
+                           6 if MANIFEST[name]["exporter"] == "hfdecode" else None)
+
+
+@pytest.mark.parametrize("name", DECODE + PREFILL)
+def test_grouped_attention_takes_a_decode_cache_as_its_past(graft, tmp_path, name):
+    """`--param grouped_attention=true` on a KV cache's decode graph with
+    K's and V's heads repeated to Q's: every layer's attention is
+    GroupQueryAttention over the cache's past as its own past K and V (on
+    a prefill graph: no past), its present K and V the graph's present
+    outputs, the original's outputs, padded rows included, and fewer nodes
+    than the default's MultiHeadAttention."""
     src = os.path.join(ZOO, name + ".onnx")
+    default = str(tmp_path / "mha.onnx")
+    graft("apply", "--pipeline", "onnx-transformers", src, "-o", default, "-q",
+          *zoo.shared_dims(MANIFEST[name]))
     mine = apply_with_param(graft, src, str(tmp_path / "gqa.onnx"), name,
                             "grouped_attention=true")
-    have = kinds(mine)
-    assert have["MultiHeadAttention"] == LAYERS and have["GroupQueryAttention"] == 0, have
+    assert kinds(mine)["MultiHeadAttention"] == 0
+    assert_takes_the_cache(mine, "GroupQueryAttention",
+                           3 if MANIFEST[name]["exporter"] == "hfdecode" else None)
+    for n in mine.graph.node:
+        if n.op_type == "GroupQueryAttention":
+            assert_kv_unrepeated(mine, n)
+    assert len(mine.graph.node) < len(onnx.load(default).graph.node)
 
 
 def assert_kv_unrepeated(model, node):
