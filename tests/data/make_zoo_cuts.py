@@ -101,6 +101,12 @@ CUTS = {
                              ["position_ids", "linear", "linear_1", "linear_2", "bitwise_and_1"],
                              ["view_6", "past_key_values.layers.0.keys",
                               "past_key_values.layers.0.values"]),
+    # ... Qwen3's, Q's and K's heads normed before the rotation
+    "zoo_rotary_normed_attention": ("qwen3.hfprefill.static",
+                                    ["position_ids", "linear", "linear_1", "linear_2",
+                                     "bitwise_and_1"],
+                                    ["view_6", "past_key_values.layers.0.keys",
+                                     "past_key_values.layers.0.values"]),
     # ... GPT-2's prefill: K's and V's heads the present cache
     "zoo_attention_heads_returned": ("gpt2.hfprefill.static",
                                      ["split_split_0", "split_split_1", "split_split_2",
@@ -532,6 +538,10 @@ REWRITTEN = {
         "zoo_rotary_heads",
         [("rules/onnx/transformers/attention.graft", "group_query_attention",
           "grouped_attention=true")]),
+    "zoo_rotary_normed_heads": (
+        "zoo_rotary_normed_attention",
+        [("rules/onnx/transformers/rotary.graft", "rotary_embedding_positions"),
+         ("rules/onnx/transformers/attention.graft", "multi_head_attention_sdpa_heads")]),
     # GPT-2's prefill attention fused, its K's and V's heads returned
     "zoo_mha_heads_returned": ("zoo_attention_heads_returned",
                                "rules/onnx/transformers/attention.graft",

@@ -25,7 +25,10 @@ the order turned each round), the fastest run, the first quartile and
 the median of each, so that the machine's drift falls on both alike.
 
   .venv/bin/python tests/interop/bench_zoo_latency.py [NAME[@ts17[-dynamic]|@dynamo23],...]
-      [--skip-rules 'rotary_*'] [--param skip_norms=false] [--rounds N]
+      [--skip-rules 'rotary_*'] [--param skip_norms=false] [--rounds N] [--kv-heads N]
+
+`--kv-heads 2` gives the LLaMA family's models 2 heads of K and V
+(grouped-query attention, for `--param grouped_attention=true`).
 """
 import argparse
 import os
@@ -70,6 +73,9 @@ def main():
     parser.add_argument("--param", action="append", default=[],
                         help="a param of the pipeline, name=value (repeatable)")
     parser.add_argument("--rounds", type=int, default=20, help="with --skip-rules")
+    parser.add_argument("--kv-heads", type=int, default=0,
+                        help="K's and V's heads of the LLaMA family's models (grouped-query "
+                             "attention; default: as many as Q's)")
     options = parser.parse_args()
     export_zoo.SEQ, export_zoo.BATCH, export_zoo.IMAGE = 128, 4, 128
     warnings.simplefilter("ignore")
@@ -81,11 +87,14 @@ def main():
             src = os.path.join(tmp, "model.onnx")
             exporter = exporter or "dynamo"
             dynamic, exporter = exporter.endswith("-dynamic"), exporter.removesuffix("-dynamic")
+            config = dict(WIDE[name])
+            if options.kv_heads:
+                config["num_key_value_heads"] = options.kv_heads
             if exporter in export_zoo.HF_EXPORTERS:
-                spec = export_zoo.export_hf(name, exporter, dynamic, src, **WIDE[name])
+                spec = export_zoo.export_hf(name, exporter, dynamic, src, **config)
                 feeds = zoo.feeds({"inputs": spec})
             else:
-                model, inputs = export_zoo.build(name, **WIDE[name])
+                model, inputs = export_zoo.build(name, **config)
                 export_zoo.write(model, inputs, name, exporter, dynamic, src)
                 feeds = {k: v.numpy() for k, v in inputs.items()}
             if options.skip_rules:
