@@ -322,7 +322,7 @@ bool AddRecomputation(const Graph& before, const Graph& after,
                       const std::string& device, report::Recomputation* out) {
   std::vector<NodeId> copies;
   after.ForEachNode([&](const Node& n) {
-    if (n.is_copy()) copies.push_back(n.id());
+    if (Recomputes(after, n)) copies.push_back(n.id());
   });
   if (copies.empty()) return false;
   absl::StatusOr<analysis::DeviceProfile> profile =

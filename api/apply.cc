@@ -95,7 +95,8 @@ Result<Applied> Apply(const Model& model, const Rules& rules,
   // The input as it was (a file is untouched until the output is saved):
   // for the diff, and for what copies (recomputation) changed.
   bool copies = false;
-  graph->ForEachNode([&](const Node& n) { copies = copies || n.is_copy(); });
+  graph->ForEachNode(
+      [&](const Node& n) { copies = copies || Recomputes(*graph, n); });
   const std::string& default_device = r.analysis.default_device;
   bool transfers = CopiesBetweenDevices(*graph, default_device);
   Result<Graph> original =

@@ -36,8 +36,15 @@ absl::StatusOr<analysis::ShapeOptions> InputShapes(
     const std::vector<std::string>& input_shapes, int64_t batch,
     const Graph* graph);
 
-// When `after` holds copies a rewrite's clone made (recomputation): how
-// many, their FLOPs on `device` and the simulated peak before and after.
+// Whether `n` recomputes a value: a rewrite's copy of a node still there
+// (a copy whose original the rewrite removed moved it instead).
+inline bool Recomputes(const Graph& graph, const Node& n) {
+  return n.is_copy() && graph.node(n.copy_of()).alive();
+}
+
+// When `after` holds copies a rewrite's clone made of nodes still there
+// (recomputation): how many, their FLOPs on `device` and the simulated
+// peak before and after.
 bool AddRecomputation(const Graph& before, const Graph& after,
                       const analysis::ShapeOptions& shapes,
                       const analysis::MemoryOptions& memory,

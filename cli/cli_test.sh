@@ -376,6 +376,10 @@ expect "checkpoint pipeline" 0 "recompute_segment: [0-9]+ applied" -- "$GRAFT" a
 check "copies made" grep -q "/recompute\"" "$TMP/ck.pbtxt"
 check "the summary counts the recomputation" grep -qE "recomputed: [0-9]+ op\(s\), [0-9.]+ GFLOP on h100_sxm; peak 386 B -> [0-9]+ B \(graft mem, one op at a time\)" "$TMP/err"
 expect "the report has it too" 0 "" -- "$GRAFT" apply -q --pipeline rules/pipelines/training-memory.yaml "$CK" -o "$TMP/ck2.pbtxt" --report "$TMP/ck.json"
+# A clone whose original the rewrite removed moves it: no recomputation
+# (Gemma 3's norm of Q's heads moved before their transpose)
+expect "a moved norm" 0 "rms_norm_before_transpose: 2 applied" -- "$GRAFT" apply -r rules/onnx/transformers/rms_norm.graft tests/data/onnx/zoo_rms_norm_heads_folded.onnxtxt -o "$TMP/moved.onnx"
+check "is no recomputation" bash -c "! grep -q recomputed '$TMP/err'"
 check "recomputation in the report" grep -q '"peak_bytes_before": "386"' "$TMP/ck.json"
 expect "checkpoint budget within reach" 0 "" -- "$GRAFT" apply -r rules/tf/checkpoint.graft --param strategy=budget --param budget_bytes=350 "$CK" -o "$TMP/ck_budget.pbtxt"
 expect "an unreachable budget" 1 "plan \`checkpoints\`: a peak of 200 bytes cannot be reached: the graph's peak is 386 bytes and the best the checkpoints reach is about [0-9]+ bytes" -- "$GRAFT" apply -r rules/tf/checkpoint.graft --param strategy=budget --param budget_bytes=200 "$CK" -o "$TMP/ck_never.pbtxt"

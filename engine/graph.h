@@ -107,8 +107,10 @@ class Node {
 
   // True when the node no longer matches its bytes in the source file.
   bool modified() const { return modified_; }
-  // True for a copy a rewrite's clone made of another node (recomputation).
-  bool is_copy() const { return copy_; }
+  // True for a copy a rewrite's clone made of another node; copy_of() is
+  // that node (recomputation where it is still alive).
+  bool is_copy() const { return copy_of_ != kNoNode; }
+  NodeId copy_of() const { return copy_of_; }
 
   // The bytes of the `value` attr's tensor_content. A large tensor of a
   // binary file is not copied into def(), nor is a large folded filter
@@ -129,7 +131,7 @@ class Node {
   NodeId id_ = kNoNode;
   bool alive_ = true;
   bool modified_ = false;
-  bool copy_ = false;
+  NodeId copy_of_ = kNoNode;
   int32_t provenance_ = -1;
   tf::NodeDef* def_ = nullptr;  // owned by the graph (arena or source storage)
   // The `value` tensor_content kept apart from def_, or nullptr.

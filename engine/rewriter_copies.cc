@@ -44,7 +44,7 @@ absl::StatusOr<CloneResult> Rewriter::Clone(
     NodeId copy = Insert(def, {}, {});
     // The clone shares the source mapping's bytes of a large constant.
     graph_.mutable_node(copy).content_ = graph_.node(id).content_;
-    graph_.mutable_node(copy).copy_ = true;
+    graph_.mutable_node(copy).copy_of_ = id;
     result.mapping[id] = copy;
     result.created.push_back(copy);
   }

@@ -107,6 +107,14 @@ CUTS = {
                                      "bitwise_and_1"],
                                     ["view_6", "past_key_values.layers.0.keys",
                                      "past_key_values.layers.0.values"]),
+    # Gemma 3's norms of Q's and K's heads after the heads' transpose
+    # (transformers' exporter, prefill), its weights 1 + w
+    "zoo_rms_norm_heads": ("gemma3.hfprefill.static", ["linear", "linear_1"],
+                           ["mul_7", "mul_9"]),
+    # GPT-2's attention (dynamo, static): Q, K and V split from one
+    # projection with its bias
+    "zoo_attention_packed_bias": ("gpt2.dynamo.static", ["layer_norm", "bitwise_and_1"],
+                                  ["view_9"]),
     # ... GPT-2's prefill: K's and V's heads the present cache
     "zoo_attention_heads_returned": ("gpt2.hfprefill.static",
                                      ["split_split_0", "split_split_1", "split_split_2",
@@ -542,6 +550,14 @@ REWRITTEN = {
         "zoo_rotary_normed_attention",
         [("rules/onnx/transformers/rotary.graft", "rotary_embedding_positions"),
          ("rules/onnx/transformers/attention.graft", "multi_head_attention_sdpa_heads")]),
+    # ... its weights folded, as the pipeline's third step leaves them
+    "zoo_rms_norm_heads_folded": ("zoo_rms_norm_heads", "rules/onnx/constant_folding.graft",
+                                  "fold_constant_ops"),
+    # GPT-2's attention fused, its projection as MatMul and Add
+    "zoo_mha_packed_bias": (
+        "zoo_attention_packed_bias",
+        [("rules/onnx/transformers/fully_connected.graft", "fully_connected"),
+         ("rules/onnx/transformers/attention.graft", "multi_head_attention_sdpa")]),
     # GPT-2's prefill attention fused, its K's and V's heads returned
     "zoo_mha_heads_returned": ("zoo_attention_heads_returned",
                                "rules/onnx/transformers/attention.graft",
