@@ -3,11 +3,15 @@ exports (tests/data/zoo/, export_zoo.py) with onnx.utils.extract_model:
 each is the part of an exported model between the named values, written
 as text (.onnxtxt) beside the other ONNX test inputs.
 
-    .venv/bin/python tests/data/make_zoo_cuts.py
+    .venv/bin/python tests/data/make_zoo_cuts.py [NAME ...]
+
+With names, only those cuts are made (a rewritten cut reads its source's
+file as it is).
 """
 import os
 import re
 import subprocess
+import sys
 import tempfile
 
 import onnx
@@ -73,14 +77,6 @@ CUTS = {
                                   "transpose_1", "transpose_2", "expand"],
                                  ["view_9", "output.past_key_values.layers.0.keys",
                                   "output.past_key_values.layers.0.values"]),
-    # ... the same, the mask of the keys' count as the export declares it
-    # (the past's length plus one)
-    "zoo_attention_cache": ("gpt2.hfdecode.dynamic",
-                            ["input_ids", "input.past_key_values.layers.0.keys",
-                             "input.past_key_values.layers.0.values", "transpose",
-                             "transpose_1", "transpose_2", "expand"],
-                            ["view_9", "output.past_key_values.layers.0.keys",
-                             "output.past_key_values.layers.0.values"]),
     # ... LLaMA's (dynamic shapes): K's and V's heads repeated to Q's after
     # the join, the past's length plus one read off another layer's past
     "zoo_sdpa_gqa_cache": ("llama.hfdecode.dynamic",
@@ -362,6 +358,10 @@ CUTS = {
         ["bert_backbone_1/transformer_layer_0_1/self_attention_layer_1/attention_output_1/"
          "BiasAdd:0#0#0#0#0"]),
 }
+# GPT-2's decode over a KV cache again, the mask of the keys' count as the
+# export declares it (the past's length plus one; zoo_attention_cache_keys
+# renames it apart)
+CUTS["zoo_attention_cache"] = CUTS["zoo_attention_cache_keys"]
 
 
 def resolve(model, names):
@@ -620,15 +620,15 @@ def only_rule(source, rule):
             + next(t for kind, name, t in decls if kind == "rule" and name == rule))
 
 
-def rewritten(name, cut, rules):
-    """The cut after each (rule file, rule[, params]) of `rules` in turn,
+def rewritten(name, source, rules):
+    """The cut `source` after each (rule file, rule[, params]) of `rules` in turn,
     each rule alone: a temporary copy of its file with that rule, applied
     with those params (`name=value`)."""
     root = os.path.dirname(os.path.dirname(HERE))
     graft = os.path.join(root, "bazel-bin", "cli", "graft")
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "in.onnx")
-        onnx.save(text_format.Parse(open(os.path.join(OUT, cut + ".onnxtxt")).read(),
+        onnx.save(text_format.Parse(open(os.path.join(OUT, source + ".onnxtxt")).read(),
                                     onnx.ModelProto()), path)
         for rule_file, rule, *params in rules:
             with open(os.path.join(tmp, "rule.graft"), "w") as f:
@@ -646,33 +646,41 @@ def rewritten(name, cut, rules):
     print(name, len(model.graph.node), "nodes")
 
 
-def main():
+def cut(name, model, inputs, outputs):
+    """The cut `name` of `model` between `inputs` and `outputs`, written."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "cut.onnx")
+        if inputs:
+            onnx.utils.extract_model(os.path.join(ZOO, model + ".onnx"), path,
+                                    resolve(model, inputs), resolve(model, outputs))
+            part = onnx.load(path)
+        else:  # what only initializers compute (extract_model wants an input)
+            whole = onnx.shape_inference.infer_shapes(
+                onnx.load(os.path.join(ZOO, model + ".onnx")), data_prop=True)
+            part = onnx.utils.Extractor(whole).extract_model([], resolve(model, outputs))
+    freeze(part, model, FROZEN.get(name, []))
+    if name in SHARED_DIMS or name in INPUT_SIZES:
+        share_dims(part, INPUT_SIZES.get(name))
+    part.producer_name = f"cut from tests/data/zoo/{model}.onnx"
+    for node in part.graph.node:
+        del node.metadata_props[:]
+        node.doc_string = ""
+    onnx.checker.check_model(part, full_check=True)
+    with open(os.path.join(OUT, name + ".onnxtxt"), "w") as f:
+        f.write(text_format.MessageToString(part))
+    print(name, len(part.graph.node), "nodes")
+
+
+def main(names):
+    """Every cut, then every rewritten one; or only those named."""
     for name, (model, inputs, outputs) in CUTS.items():
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "cut.onnx")
-            if inputs:
-                onnx.utils.extract_model(os.path.join(ZOO, model + ".onnx"), path,
-                                        resolve(model, inputs), resolve(model, outputs))
-                cut = onnx.load(path)
-            else:  # what only initializers compute (extract_model wants an input)
-                whole = onnx.shape_inference.infer_shapes(
-                    onnx.load(os.path.join(ZOO, model + ".onnx")), data_prop=True)
-                cut = onnx.utils.Extractor(whole).extract_model([], resolve(model, outputs))
-        freeze(cut, model, FROZEN.get(name, []))
-        if name in SHARED_DIMS or name in INPUT_SIZES:
-            share_dims(cut, INPUT_SIZES.get(name))
-        cut.producer_name = f"cut from tests/data/zoo/{model}.onnx"
-        for node in cut.graph.node:
-            del node.metadata_props[:]
-            node.doc_string = ""
-        onnx.checker.check_model(cut, full_check=True)
-        with open(os.path.join(OUT, name + ".onnxtxt"), "w") as f:
-            f.write(text_format.MessageToString(cut))
-        print(name, len(cut.graph.node), "nodes")
-    for name, (cut, *rules) in REWRITTEN.items():
-        # one rule (a file and its rule), or several in turn
-        rewritten(name, cut, [tuple(rules)] if isinstance(rules[0], str) else rules[0])
+        if not names or name in names:
+            cut(name, model, inputs, outputs)
+    for name, (source, *rules) in REWRITTEN.items():
+        if not names or name in names:
+            # one rule (a file and its rule), or several in turn
+            rewritten(name, source, [tuple(rules)] if isinstance(rules[0], str) else rules[0])
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
