@@ -174,6 +174,13 @@ void RegisterSurgeryHooks(HookRegistry& r) {
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         return NodeList(surgery::FilterByOp(ctx.graph, NodesOf(a[0]), a[1].s));
       });
+  Add(r, "except_ops", {VT::kList, VT::kString}, VT::kList, false,
+      "the nodes whose op does not match `A|B*` (`except_ops(readers(t), "
+      "\"_Retval\")`: the ops reading t, not the graph's outputs)",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        return NodeList(surgery::FilterByOp(ctx.graph, NodesOf(a[0]), a[1].s,
+                                            /*matching=*/false));
+      });
   Add(r, "filter_names", {VT::kList, VT::kRegex}, VT::kList, false,
       "the nodes whose whole name matches the regex",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {

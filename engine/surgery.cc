@@ -189,14 +189,15 @@ std::vector<NodeId> WalksIntersection(const Graph& graph,
 
 std::vector<NodeId> FilterByOp(const Graph& graph,
                                absl::Span<const NodeId> nodes,
-                               absl::string_view ops) {
+                               absl::string_view ops, bool matching) {
   std::vector<std::string> patterns =
       absl::StrSplit(ops, '|', absl::SkipEmpty());
   std::vector<NodeId> out;
   for (NodeId id : nodes) {
     const std::string& op = graph.node(id).op();
     if (std::any_of(patterns.begin(), patterns.end(),
-                    [&](const std::string& p) { return GlobMatch(p, op); })) {
+                    [&](const std::string& p) { return GlobMatch(p, op); }) ==
+        matching) {
       out.push_back(id);
     }
   }

@@ -77,10 +77,11 @@ std::vector<NodeId> WalksIntersection(const Graph& graph,
 bool Reaches(const Graph& graph, absl::Span<const NodeId> from,
              absl::Span<const NodeId> to, bool control = false);
 
-// The nodes whose op matches one of `ops` (`|`-separated; `Conv*` globs).
+// The nodes whose op matches one of `ops` (`|`-separated; `Conv*` globs);
+// with `matching` false, the others.
 std::vector<NodeId> FilterByOp(const Graph& graph,
                                absl::Span<const NodeId> nodes,
-                               absl::string_view ops);
+                               absl::string_view ops, bool matching = true);
 // The nodes whose whole name matches the regex.
 std::vector<NodeId> FilterByName(const Graph& graph,
                                  absl::Span<const NodeId> nodes,

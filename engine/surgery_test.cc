@@ -233,6 +233,8 @@ TEST(FilterTest, ByOpAndByName) {
   std::vector<NodeId> all = g.NodeIds();
   EXPECT_EQ(Names(g, FilterByOp(g, all, "Neg|Relu*")),
             (std::vector<std::string>{"relu", "m0", "m1"}));
+  EXPECT_EQ(FilterByOp(g, all, "Neg|Relu*", /*matching=*/false).size(),
+            all.size() - 3);
   absl::StatusOr<std::shared_ptr<const NameRegex>> re =
       NameRegex::Compile("m[0-9]");
   ASSERT_TRUE(re.ok());
