@@ -4,11 +4,18 @@ int8 weights, MinMax) on zoo CNNs converted to opset 13, with the same 8
 calibration inputs: SQNR of the logits against the float model and top-1
 agreement on 16 other random inputs, and time (graft: calibration, then
 the whole apply command; onnxruntime: its quantize_static call, which
-calibrates too).
+calibrates too); latency in onnxruntime (batch 1, 2 threads, its default
+optimizations; the float model and both results timed in interleaved
+rounds, the median of each) and how many of the convs it runs in 8 bits
+(QLinearConv in its optimized graph).
 
-  .venv/bin/python tests/interop/bench_onnx_quantize.py
+  .venv/bin/python tests/interop/bench_onnx_quantize.py [--rounds N] [--rules FILE]
+
+`--rules` quantizes with another rule file in place of
+rules/onnx/quantize_qdq.graft (a variant to compare).
 """
 import os
+import pathlib
 import subprocess
 import sys
 import tempfile
@@ -23,40 +30,91 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "build", "python"))
 import graft.calibrate as calibrate  # noqa: E402
+import zoo  # noqa: E402
 from onnx_zoo import example_input, make  # noqa: E402
-from test_onnx_quantize import batches, ort_quantize, run, sqnr  # noqa: E402
+from test_onnx_quantize import batches, ort_quantize, run, runtime_ops, sqnr  # noqa: E402
 
+GRAFT = os.path.join(ROOT, "bazel-bin", "cli", "graft")
 MODELS = ["squeezenet", "resnet50", "inception_v1", "shufflenet", "densenet121"]
+# torchvision's CNNs as torch's exporters write them (tests/data/zoo/), their
+# batch norms folded first as test_onnx_quantize.py folds them
+EXPORTS = ["mobilenet_v2.dynamo.static", "shufflenet_v2.dynamo.static"]
 
 
-def main():
-    graft = os.path.join(ROOT, "bazel-bin", "cli", "graft")
-    out = tempfile.mkdtemp()
-    print("| model | tool | SQNR dB | top-1 agreement | s |")
-    print("|---|---|---:|---:|---:|")
+def sources(out):
+    """(name, float model, input name, input shape) of each benchmarked model."""
     for name in MODELS:
         src = os.path.join(out, name + "_13.onnx")
         onnx.save(version_converter.convert_version(onnx.load(make(name, out)), 13), src)
         input_name, x = example_input(src)
-        calibration = batches(input_name, x.shape, 8, seed=1)
+        yield name, src, input_name, x.shape
+    for name in EXPORTS:
+        src = os.path.join(out, name + ".folded.onnx")
+        subprocess.run([GRAFT, "apply", "-q", "-r", os.path.join(
+            ROOT, "rules", "onnx", "onnxoptimizer", "extract_constant_to_initializer.graft"),
+            "-r", os.path.join(ROOT, "rules", "onnx", "fold_batch_norms.graft"),
+            os.path.join(zoo.ZOO, name + ".onnx"), "-o", src], check=True)
+        (input_name, spec), = zoo.manifest(zoo.ZOO)[name]["inputs"].items()
+        yield name, src, input_name, spec["shape"]
+
+
+def latencies(paths, feed, rounds):
+    """Median ms per run of each model, timed in interleaved rounds (of
+    enough runs each to take about 10 ms)."""
+    import onnxruntime as ort
+    sessions = []
+    for path in paths:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 2
+        options.log_severity_level = 3
+        sessions.append(ort.InferenceSession(path, options, providers=["CPUExecutionProvider"]))
+    times = [[] for _ in paths]
+    for session in sessions:
+        session.run(None, feed)
+    t = time.perf_counter()
+    sessions[0].run(None, feed)
+    reps = max(1, int(0.01 / (time.perf_counter() - t)))
+    for _ in range(rounds):
+        for session, ts in zip(sessions, times):
+            t = time.perf_counter()
+            for _ in range(reps):
+                session.run(None, feed)
+            ts.append((time.perf_counter() - t) / reps)
+    return [1000 * float(np.median(ts)) for ts in times]
+
+
+def main():
+    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 30
+    rules = (sys.argv[sys.argv.index("--rules") + 1] if "--rules" in sys.argv
+             else os.path.join(ROOT, "rules", "onnx", "quantize_qdq.graft"))
+    out = tempfile.mkdtemp()
+    print("| model | tool | SQNR dB | top-1 agreement | s | 8-bit convs | ms | vs float |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for name, src, input_name, shape in sources(out):
+        calibration = batches(input_name, shape, 8, seed=1)
         ours, theirs = os.path.join(out, "graft.onnx"), os.path.join(out, "ort.onnx")
         t = time.perf_counter()
         calibrate.onnx_ranges(src, calibration, os.path.join(out, "ranges.yaml"))
-        subprocess.run([graft, "apply", "-q", "-r",
-                        os.path.join(ROOT, "rules", "onnx", "quantize_qdq.graft"), "--param",
+        subprocess.run([GRAFT, "apply", "-q", "-r", rules, "--param",
                         "ranges=" + os.path.join(out, "ranges.yaml"), src, "-o", ours],
                        check=True)
         graft_s = time.perf_counter() - t
         t = time.perf_counter()
         ort_quantize(src, theirs, calibration)
         ort_s = time.perf_counter() - t
-        test = batches(input_name, x.shape, 16, seed=7)
+        test = batches(input_name, shape, 16, seed=7)
         want = run(src, test)
-        top = want.reshape(len(test), -1).argmax(1)
-        for tool, path, s in (("graft", ours, graft_s), ("onnxruntime", theirs, ort_s)):
+        top = want.reshape(-1, want.shape[-1]).argmax(1)
+        ms = latencies([src, ours, theirs], test[0], rounds)
+        convs = sum(n.op_type == "Conv" for n in onnx.load(src).graph.node)
+        print(f"| {name} | float | | | | | {ms[0]:.2f} | 1.00 |")
+        for tool, path, s, m in (("graft", ours, graft_s, ms[1]),
+                                 ("onnxruntime", theirs, ort_s, ms[2])):
             got = run(path, test)
-            agree = np.mean(got.reshape(len(test), -1).argmax(1) == top)
-            print(f"| {name} | {tool} | {sqnr(want, got):.1f} | {agree:.2f} | {s:.2f} |")
+            agree = np.mean(got.reshape(-1, got.shape[-1]).argmax(1) == top)
+            fused = runtime_ops(path, pathlib.Path(out))["QLinearConv"]
+            print(f"| {name} | {tool} | {sqnr(want, got):.1f} | {agree:.2f} | {s:.2f} "
+                  f"| {fused}/{convs} | {m:.2f} | {ms[0] / m:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

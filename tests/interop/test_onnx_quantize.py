@@ -2,7 +2,8 @@
 quantize_static (QDQ, per channel, uint8 activations, int8 weights, MinMax
 calibration) on zoo CNNs converted to opset 13, with the same calibration
 inputs: onnxruntime runs both results, and graft's logits are as close to
-the float model's (SQNR) as onnxruntime's, at least 20 dB."""
+the float model's (SQNR) as onnxruntime's, at least 20 dB; and onnxruntime
+runs graft's convs in 8 bits as it runs its own result's."""
 import os
 import sys
 
@@ -37,6 +38,27 @@ def batches(name, shape, n, seed):
 def run(path, feeds):
     session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     return np.stack([session.run(None, f)[0] for f in feeds])
+
+
+def runtime_ops(path, tmp_path):
+    """The ops onnxruntime runs for a model: its graph after the session's
+    default optimizations (the QDQ fusions into QLinearConv and the like)."""
+    import collections
+    options = ort.SessionOptions()
+    options.optimized_model_filepath = str(tmp_path / (os.path.basename(path) + ".runtime.onnx"))
+    options.log_severity_level = 3
+    ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    return collections.Counter(n.op_type for n in onnx.load(options.optimized_model_filepath).graph.node)
+
+
+def assert_runs_quantized(ours, theirs, tmp_path):
+    """onnxruntime runs every conv of graft's result in 8 bits, and keeps no
+    more quantize/dequantize ops than in quantize_static's result."""
+    got, want = runtime_ops(ours, tmp_path), runtime_ops(theirs, tmp_path)
+    pairs = lambda ops: ops["QuantizeLinear"] + ops["DequantizeLinear"]  # noqa: E731
+    assert got["QLinearConv"] > 0 and got["Conv"] == 0, got
+    assert got["QLinearConv"] == want["QLinearConv"], (got, want)
+    assert pairs(got) <= pairs(want), (got, want)
 
 
 def ort_quantize(src, out, calibration):
@@ -75,6 +97,7 @@ def test_qdq_beside_onnxruntime(graft, tmp_path, name):
     ours_db, theirs_db = sqnr(want, run(ours, test)), sqnr(want, run(theirs, test))
     print(f"{name}: SQNR graft {ours_db:.1f} dB, onnxruntime {theirs_db:.1f} dB")
     assert ours_db >= 20 and ours_db >= theirs_db - 1, (ours_db, theirs_db)
+    assert_runs_quantized(ours, theirs, tmp_path)
 
 
 def test_percentile_ranges_clip_outliers(tmp_path):
@@ -131,3 +154,4 @@ def test_qdq_on_real_cnn_exports(graft, tmp_path, name):
     ours_db, theirs_db = sqnr(want, run(ours, test)), sqnr(want, run(theirs, test))
     print(f"{name}: SQNR graft {ours_db:.1f} dB, onnxruntime {theirs_db:.1f} dB")
     assert ours_db >= 15 and ours_db >= theirs_db - 1, (ours_db, theirs_db)
+    assert_runs_quantized(ours, theirs, tmp_path)
