@@ -144,6 +144,19 @@ void RegisterConstantHooks(HookRegistry& r) {
         if (!x.ok()) return x.status();
         return Value::Int(x->num_elements());
       });
+  Add(r, "as_number", {VT::kConst}, VT::kFloat, false,
+      "the value of a one-value constant, as a number (an error for any "
+      "other count)",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        absl::StatusOr<ConstTensor> x = ToConstant(ctx.graph, a[0]);
+        if (!x.ok()) return x.status();
+        if (x->values.size() != 1) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("as_number: expected a constant of one value, got ",
+                           x->ShapeString()));
+        }
+        return Value::Float(x->values[0]);
+      });
   Add(r, "all_close", {VT::kConst, VT::kFloat}, VT::kBool, false,
       "every value of the constant is v, as numpy.isclose's defaults say "
       "(|x - v| <= 1e-8 + 1e-5 |v|), or within half the precision of a "
