@@ -4,7 +4,8 @@ tests/data/onnx/qdq_cnn.onnxtxt       opset 13: Conv -> Relu -> MaxPool ->
                                       Flatten -> Gemm (transB)
 tests/data/onnx/qdq_cnn_ranges.yaml   calibrated ranges of four of its five
                                       activations (not MaxPool's output)
-tests/data/onnx/zoo_qdq_shuffle_ranges.yaml, zoo_conv_bn_ranges.yaml
+tests/data/onnx/zoo_qdq_shuffle_ranges.yaml, zoo_conv_bn_ranges.yaml,
+    zoo_bias_gelu_op_ranges.yaml
                                       the ranges graft.calibrate measures on
                                       those cuts of real exports
                                       (make_zoo_cuts.py) over 8 inputs drawn
@@ -26,7 +27,7 @@ HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "onnx")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # cuts of real exports whose ranges graft.calibrate measures
-CALIBRATED_CUTS = ["zoo_qdq_shuffle", "zoo_conv_bn"]
+CALIBRATED_CUTS = ["zoo_qdq_shuffle", "zoo_conv_bn", "zoo_bias_gelu_op"]
 
 
 def calibrate_cut(name):

@@ -1,13 +1,15 @@
 """graft's QDQ quantization (graft.calibrate + rules/onnx/quantize_qdq.graft)
 beside onnxruntime's quantize_static (QDQ, per channel, uint8 activations,
-int8 weights, MinMax) on zoo CNNs converted to opset 13, with the same 8
-calibration inputs: SQNR of the logits against the float model and top-1
-agreement on 16 other random inputs, and time (graft: calibration, then
-the whole apply command; onnxruntime: its quantize_static call, which
-calibrates too); latency in onnxruntime (batch 1, 2 threads, its default
+int8 weights, MinMax) on zoo CNNs converted to opset 13 and on real torch
+exports (CNNs, transformers), with the same 8 calibration inputs: SQNR of
+the first output against the float model's and top-1 agreement (per row
+of its last axis) on 16 other random inputs, and time (graft: calibration,
+then the whole apply command; onnxruntime: its quantize_static call, which
+calibrates too); latency in onnxruntime (2 threads, its default
 optimizations; the float model and both results timed in interleaved
-rounds, the median of each) and how many of the convs it runs in 8 bits
-(QLinearConv in its optimized graph).
+rounds, the median of each) and what it runs in 8 bits (in its optimized
+graph: QLinearConv of the model's convs, and all of test_onnx_quantize's
+EIGHT_BIT_OPS).
 
   .venv/bin/python tests/interop/bench_onnx_quantize.py [--rounds N] [--rules FILE]
 
@@ -32,7 +34,8 @@ sys.path.insert(0, os.path.join(ROOT, "build", "python"))
 import graft.calibrate as calibrate  # noqa: E402
 import zoo  # noqa: E402
 from onnx_zoo import example_input, make  # noqa: E402
-from test_onnx_quantize import batches, ort_quantize, run, runtime_ops, sqnr  # noqa: E402
+from test_onnx_quantize import (EIGHT_BIT_OPS, ZOO_TRANSFORMERS, batches,  # noqa: E402
+                                ort_quantize, run, runtime_ops, sqnr, zoo_batches)
 
 GRAFT = os.path.join(ROOT, "bazel-bin", "cli", "graft")
 MODELS = ["squeezenet", "resnet50", "inception_v1", "shufflenet", "densenet121"]
@@ -42,12 +45,12 @@ EXPORTS = ["mobilenet_v2.dynamo.static", "shufflenet_v2.dynamo.static"]
 
 
 def sources(out):
-    """(name, float model, input name, input shape) of each benchmarked model."""
+    """(name, float model, feeds(n, seed)) of each benchmarked model."""
     for name in MODELS:
         src = os.path.join(out, name + "_13.onnx")
         onnx.save(version_converter.convert_version(onnx.load(make(name, out)), 13), src)
         input_name, x = example_input(src)
-        yield name, src, input_name, x.shape
+        yield name, src, lambda n, seed, i=input_name, s=x.shape: batches(i, s, n, seed)
     for name in EXPORTS:
         src = os.path.join(out, name + ".folded.onnx")
         subprocess.run([GRAFT, "apply", "-q", "-r", os.path.join(
@@ -55,12 +58,17 @@ def sources(out):
             "-r", os.path.join(ROOT, "rules", "onnx", "fold_batch_norms.graft"),
             os.path.join(zoo.ZOO, name + ".onnx"), "-o", src], check=True)
         (input_name, spec), = zoo.manifest(zoo.ZOO)[name]["inputs"].items()
-        yield name, src, input_name, spec["shape"]
+        yield name, src, lambda n, seed, i=input_name, s=spec["shape"]: batches(i, s, n, seed)
+    for name in ZOO_TRANSFORMERS:
+        spec = zoo.manifest(zoo.ZOO)[name]
+        yield name, os.path.join(zoo.ZOO, name + ".onnx"), \
+            lambda n, seed, spec=spec: zoo_batches(spec, n, seed)
 
 
 def latencies(paths, feed, rounds):
     """Median ms per run of each model, timed in interleaved rounds (of
-    enough runs each to take about 10 ms)."""
+    enough runs each to take about 10 ms; each round starts at the next
+    model, so that none always runs after the same one)."""
     import onnxruntime as ort
     sessions = []
     for path in paths:
@@ -74,12 +82,13 @@ def latencies(paths, feed, rounds):
     t = time.perf_counter()
     sessions[0].run(None, feed)
     reps = max(1, int(0.01 / (time.perf_counter() - t)))
-    for _ in range(rounds):
-        for session, ts in zip(sessions, times):
+    for r in range(rounds):
+        for k in range(len(sessions)):  # each round starts at the next model
+            i = (r + k) % len(sessions)
             t = time.perf_counter()
             for _ in range(reps):
-                session.run(None, feed)
-            ts.append((time.perf_counter() - t) / reps)
+                sessions[i].run(None, feed)
+            times[i].append((time.perf_counter() - t) / reps)
     return [1000 * float(np.median(ts)) for ts in times]
 
 
@@ -88,10 +97,11 @@ def main():
     rules = (sys.argv[sys.argv.index("--rules") + 1] if "--rules" in sys.argv
              else os.path.join(ROOT, "rules", "onnx", "quantize_qdq.graft"))
     out = tempfile.mkdtemp()
-    print("| model | tool | SQNR dB | top-1 agreement | s | 8-bit convs | ms | vs float |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
-    for name, src, input_name, shape in sources(out):
-        calibration = batches(input_name, shape, 8, seed=1)
+    print("| model | tool | SQNR dB | top-1 agreement | s | 8-bit convs | 8-bit ops | ms "
+          "| vs float |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, src, feeds in sources(out):
+        calibration = feeds(8, 1)
         ours, theirs = os.path.join(out, "graft.onnx"), os.path.join(out, "ort.onnx")
         t = time.perf_counter()
         calibrate.onnx_ranges(src, calibration, os.path.join(out, "ranges.yaml"))
@@ -102,19 +112,20 @@ def main():
         t = time.perf_counter()
         ort_quantize(src, theirs, calibration)
         ort_s = time.perf_counter() - t
-        test = batches(input_name, shape, 16, seed=7)
+        test = feeds(16, 7)
         want = run(src, test)
         top = want.reshape(-1, want.shape[-1]).argmax(1)
         ms = latencies([src, ours, theirs], test[0], rounds)
         convs = sum(n.op_type == "Conv" for n in onnx.load(src).graph.node)
-        print(f"| {name} | float | | | | | {ms[0]:.2f} | 1.00 |")
+        print(f"| {name} | float | | | | | | {ms[0]:.2f} | 1.00 |")
         for tool, path, s, m in (("graft", ours, graft_s, ms[1]),
                                  ("onnxruntime", theirs, ort_s, ms[2])):
             got = run(path, test)
             agree = np.mean(got.reshape(-1, got.shape[-1]).argmax(1) == top)
-            fused = runtime_ops(path, pathlib.Path(out))["QLinearConv"]
+            ops = runtime_ops(path, pathlib.Path(out))
             print(f"| {name} | {tool} | {sqnr(want, got):.1f} | {agree:.2f} | {s:.2f} "
-                  f"| {fused}/{convs} | {m:.2f} | {ms[0] / m:.2f} |", flush=True)
+                  f"| {ops['QLinearConv']}/{convs} | {sum(ops[o] for o in EIGHT_BIT_OPS)} "
+                  f"| {m:.2f} | {ms[0] / m:.2f} |", flush=True)
 
 
 if __name__ == "__main__":
