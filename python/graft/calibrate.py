@@ -9,9 +9,10 @@ model's value names::
                 params={"ranges": "ranges.yaml"}, output="m.qdq.onnx")
 
 ``batches`` is an iterable of feeds (``{input name: numpy array}``). Every
-float value a node computes, and every float graph input, is measured; the
-model's own initializers are not (the rules quantize weights from their
-values). Needs the onnx and onnxruntime packages (not graft's own
+float value a node computes, and every float graph input, is measured; a
+value that is ever not finite (a mask's -inf fill, a NaN) gets no range,
+so it stays float; the model's own initializers are not measured (the
+rules quantize weights from their values). Needs the onnx and onnxruntime packages (not graft's own
 dependencies), and a model whose weights fit in one protobuf (2 GiB).
 """
 import json
@@ -61,6 +62,7 @@ def onnx_ranges(model_path: str, batches: Iterable[Mapping[str, "object"]], outp
     lows: Dict[str, float] = {}
     highs: Dict[str, float] = {}
     seen: Dict[str, list] = {n: [] for n in names} if method == "percentile" else {}
+    unbounded = set()
     count = 0
     for feed in batches:
         count += 1
@@ -69,17 +71,21 @@ def onnx_ranges(model_path: str, batches: Iterable[Mapping[str, "object"]], outp
         except Exception as e:  # noqa: BLE001 - onnxruntime's errors differ by kind
             raise Error(f"{model_path}: error: calibration batch {count}: {e}") from None
         for name, value in zip(names, values):
-            if value.size == 0:
+            value = np.asarray(value, np.float32).ravel()
+            if value.size == 0 or name in unbounded:
+                continue
+            if not np.isfinite(value).all():  # a mask's -inf fill, a NaN: no range
+                unbounded.add(name)
                 continue
             if method == "percentile":
-                seen[name].append(np.asarray(value, np.float32).ravel())
+                seen[name].append(value)
             lows[name] = min(lows.get(name, np.inf), float(value.min()))
             highs[name] = max(highs.get(name, -np.inf), float(value.max()))
     if count == 0:
         raise Error("calibration: no batches were given", True)
     ranges = {}
     for name in names:
-        if name not in lows:
+        if name not in lows or name in unbounded:
             continue
         if method == "percentile":
             values = np.concatenate(seen[name])

@@ -14,7 +14,9 @@ EIGHT_BIT_OPS).
   .venv/bin/python tests/interop/bench_onnx_quantize.py [--rounds N] [--rules FILE]
 
 `--rules` quantizes with another rule file in place of
-rules/onnx/quantize_qdq.graft (a variant to compare).
+rules/onnx/quantize_qdq.graft (a variant to compare). `--zoo` quantizes
+every static export of tests/data/zoo/ beside quantize_static instead:
+valid outputs, runs, and how each SQNR compares.
 """
 import os
 import pathlib
@@ -92,10 +94,55 @@ def latencies(paths, feed, rounds):
     return [1000 * float(np.median(ts)) for ts in times]
 
 
+def zoo_sweep(rules):
+    """Every static zoo export, calibrated on 8 batches, quantized by graft
+    and by quantize_static; onnx.checker, a run, and both SQNRs."""
+    import warnings
+    warnings.simplefilter("ignore", RuntimeWarning)  # quantize_static's over an -inf
+    out = tempfile.mkdtemp()
+    ranges, ours, theirs = (os.path.join(out, f) for f in ("r.yaml", "g.onnx", "o.onnx"))
+    rows, failed = [], []
+    for name, spec in sorted(zoo.manifest(zoo.ZOO).items()):
+        if spec["dynamic"]:
+            continue
+        src = os.path.join(zoo.ZOO, name + ".onnx")
+        calibration, test = zoo_batches(spec, 8, 1), zoo_batches(spec, 4, 7)
+        try:
+            calibrate.onnx_ranges(src, calibration, ranges)
+            subprocess.run([GRAFT, "apply", "-q", "-r", rules, "--param", "ranges=" + ranges,
+                            src, "-o", ours], check=True, capture_output=True)
+            onnx.checker.check_model(onnx.load(ours), full_check=True)
+            want = run(src, test)
+            got = sqnr(want, run(ours, test))
+        except Exception as e:  # noqa: BLE001 - any failure is a row of the report
+            failed.append(f"{name}: {str(e)[-200:]}")
+            continue
+        try:
+            ort_quantize(src, theirs, calibration)
+            peer = sqnr(want, run(theirs, test))
+        except Exception:  # noqa: BLE001 - the peer's failure is its own
+            peer = float("nan")
+        rows.append((name, float(got), float(peer)))
+    better = sum(g > p + 1 for _, g, p in rows)
+    worse = [r for r in rows if r[1] < r[2] - 1]
+    print(f"{len(rows)} of {len(rows) + len(failed)} static exports quantized, valid and run")
+    print(f"SQNR against quantize_static's: {better} more than 1 dB higher, "
+          f"{len(rows) - better - len(worse)} within 1 dB, {len(worse)} more than 1 dB lower")
+    print(f"median SQNR: graft {np.median([g for _, g, _ in rows]):.1f} dB, quantize_static "
+          f"{np.nanmedian([p for _, _, p in rows]):.1f} dB")
+    for name, g, p in sorted(rows, key=lambda r: r[1] - r[2])[:5] + worse:
+        print(f"  {name}: graft {g:.1f} dB, quantize_static {p:.1f} dB")
+    for line in failed:
+        print("  failed:", line)
+
+
 def main():
     rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 30
     rules = (sys.argv[sys.argv.index("--rules") + 1] if "--rules" in sys.argv
              else os.path.join(ROOT, "rules", "onnx", "quantize_qdq.graft"))
+    if "--zoo" in sys.argv:
+        zoo_sweep(rules)
+        return
     out = tempfile.mkdtemp()
     print("| model | tool | SQNR dB | top-1 agreement | s | 8-bit convs | 8-bit ops | ms "
           "| vs float |")
