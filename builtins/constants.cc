@@ -254,6 +254,22 @@ void RegisterConstantHooks(HookRegistry& r) {
         if (!y.ok()) return y.status();
         return Value::Constant(*std::move(y));
       });
+  AddBuiltinHook(
+      r, "transposed", {VT::kConst, VT::kList}, VT::kConst,
+      "transposed(c [, perm]): the constant's axes permuted, as "
+      "numpy.transpose (reversed without a perm)",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        absl::StatusOr<ConstTensor> x = ToConstant(ctx.graph, a[0]);
+        if (!x.ok()) return x.status();
+        std::vector<int64_t> perm;
+        if (a.size() > 1) {
+          for (const Value& d : a[1].list) perm.push_back(d.i);
+        }
+        absl::StatusOr<ConstTensor> y = Transpose(*x, std::move(perm));
+        if (!y.ok()) return y.status();
+        return Value::Constant(*std::move(y));
+      },
+      false, 1);
   Add(r, "concat", {VT::kList, VT::kInt}, VT::kConst, false,
       "concat([a, b, ...], axis): constants joined along an axis, as "
       "numpy.concatenate",

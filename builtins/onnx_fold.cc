@@ -333,35 +333,13 @@ std::optional<ConstTensor> Evaluate(const Node& n, const std::vector<ConstTensor
     return out;
   }
   if (op == "Transpose" && in.size() == 1) {
-    const int64_t rank = static_cast<int64_t>(x.shape.size());
     std::vector<int64_t> perm;
     if (const tf::AttrValue* a = n.attr("perm"); a != nullptr && a->list().i_size() > 0) {
       perm.assign(a->list().i().begin(), a->list().i().end());
-    } else {
-      for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
     }
-    std::vector<int64_t> sorted = perm;
-    std::sort(sorted.begin(), sorted.end());
-    for (int64_t i = 0; i < rank; ++i)
-      if (static_cast<int64_t>(sorted.size()) != rank || sorted[i] != i) return std::nullopt;
-    ConstTensor out;
-    out.dtype = x.dtype;
-    for (int64_t p : perm) out.shape.push_back(x.shape[p]);
-    std::vector<int64_t> stride(rank, 1);
-    for (int64_t i = rank - 2; i >= 0; --i) stride[i] = stride[i + 1] * x.shape[i + 1];
-    const int64_t count = x.num_elements();
-    out.values.resize(count);
-    std::vector<int64_t> index(rank, 0);
-    for (int64_t k = 0; k < count; ++k) {
-      int64_t src = 0;
-      for (int64_t i = 0; i < rank; ++i) src += index[i] * stride[perm[i]];
-      out.values[k] = x.values[src];
-      for (int64_t i = rank - 1; i >= 0; --i) {
-        if (++index[i] < out.shape[i]) break;
-        index[i] = 0;
-      }
-    }
-    return out;
+    absl::StatusOr<ConstTensor> out = Transpose(x, std::move(perm));
+    if (!out.ok()) return std::nullopt;  // not a permutation: leave it to run
+    return *std::move(out);
   }
   if ((op == "Unsqueeze" || op == "Squeeze") && in.size() <= 2) {
     const bool insert = op == "Unsqueeze";

@@ -535,6 +535,43 @@ absl::StatusOr<ConstTensor> Concat(const std::vector<ConstTensor>& parts, int64_
   return out;
 }
 
+absl::StatusOr<ConstTensor> Transpose(const ConstTensor& a,
+                                      std::vector<int64_t> perm) {
+  if (a.deferred != nullptr) return Transpose(Materialize(a), std::move(perm));
+  const int64_t rank = static_cast<int64_t>(a.shape.size());
+  if (perm.empty()) {
+    for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
+  }
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t i = 0; i < rank; ++i) {
+    if (static_cast<int64_t>(sorted.size()) != rank || sorted[i] != i) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "transpose: [", absl::StrJoin(perm, ", "),
+          "] is not a permutation of the axes of ", a.ShapeString()));
+    }
+  }
+  ConstTensor out;
+  out.dtype = a.dtype;
+  for (int64_t p : perm) out.shape.push_back(a.shape[p]);
+  std::vector<int64_t> stride(rank, 1);
+  for (int64_t i = rank - 2; i >= 0; --i)
+    stride[i] = stride[i + 1] * a.shape[i + 1];
+  const int64_t count = a.num_elements();
+  out.values.resize(count);
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t from = 0;
+    for (int64_t i = 0; i < rank; ++i) from += index[i] * stride[perm[i]];
+    out.values[k] = a.values[from];
+    for (int64_t i = rank - 1; i >= 0; --i) {
+      if (++index[i] < out.shape[i]) break;
+      index[i] = 0;
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<ConstTensor> Reshape(const ConstTensor& a,
                                     std::vector<int64_t> shape) {
   if (a.deferred != nullptr) return Reshape(Materialize(a), std::move(shape));

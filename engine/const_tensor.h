@@ -97,6 +97,10 @@ struct QuantizedTensor {
 QuantizedTensor QuantizeUint8(const ConstTensor& a);
 absl::StatusOr<ConstTensor> Reshape(const ConstTensor& a,
                                     std::vector<int64_t> shape);
+// The tensor's axes permuted (numpy.transpose, ONNX's Transpose): axis i of
+// the result is axis perm[i] of `a`; an empty perm reverses them.
+absl::StatusOr<ConstTensor> Transpose(const ConstTensor& a,
+                                      std::vector<int64_t> perm);
 // Constants joined along an axis (numpy.concatenate, ONNX's Concat): the
 // same rank and dimensions but the axis', the first's dtype.
 absl::StatusOr<ConstTensor> Concat(const std::vector<ConstTensor>& parts, int64_t axis);

@@ -78,6 +78,17 @@ TEST(ConstTensorTest, UnaryReduceReshape) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->shape, (std::vector<int64_t>{3, 2}));
   EXPECT_FALSE(Reshape(v, {3}).ok());
+  absl::StatusOr<ConstTensor> t =
+      Transpose(Make({2, 3}, {1, 2, 3, 4, 5, 6}), {});
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->shape, (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(Values(*t), (std::vector<double>{1, 4, 2, 5, 3, 6}));
+  t = Transpose(Make({1, 2, 3}, {1, 2, 3, 4, 5, 6}), {2, 0, 1});
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->shape, (std::vector<int64_t>{3, 1, 2}));
+  EXPECT_EQ(Values(*t), (std::vector<double>{1, 4, 2, 5, 3, 6}));
+  EXPECT_FALSE(Transpose(v, {0, 0}).ok());
+  EXPECT_FALSE(Transpose(v, {1}).ok());
 }
 
 // A constant applied elementwise is one value per channel only when it
