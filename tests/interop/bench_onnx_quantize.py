@@ -16,7 +16,10 @@ EIGHT_BIT_OPS).
 `--rules` quantizes with another rule file in place of
 rules/onnx/quantize_qdq.graft (a variant to compare). `--zoo` quantizes
 every static export of tests/data/zoo/ beside quantize_static instead:
-valid outputs, runs, and how each SQNR compares.
+valid outputs, runs, and how each SQNR compares. `--dynamic` measures
+rules/onnx/quantize_dynamic.graft beside quantize_dynamic instead, on a
+4-layer BERT at BERT-base's widths (128 tokens) that torch's dynamo
+exporter writes here, and on zoo transformers.
 """
 import os
 import pathlib
@@ -136,12 +139,67 @@ def zoo_sweep(rules):
         print("  failed:", line)
 
 
+def dynamic_sources(out):
+    """(name, float model, feeds) for the dynamic-quantization benchmark."""
+    import torch
+    import transformers
+    config = transformers.BertConfig(hidden_size=768, num_attention_heads=12,
+                                     intermediate_size=3072, num_hidden_layers=4)
+    torch.manual_seed(0)
+    model = transformers.BertModel(config).eval()
+    ids = torch.randint(0, config.vocab_size, (1, 128))
+    path = os.path.join(out, "bert_base4.onnx")
+    torch.onnx.export(model, (ids, torch.ones_like(ids)), path, dynamo=True,
+                      input_names=["input_ids", "attention_mask"], external_data=False)
+    feed = {"input_ids": ids.numpy(), "attention_mask": np.ones((1, 128), np.int64)}
+    yield "BERT, 4 layers of 768 (dynamo)", path, [feed]
+    for name in ("bert.dynamo.static", "gpt2.dynamo.dynamic", "llama.ts17.static",
+                 "bert.keras.static"):
+        yield name, os.path.join(zoo.ZOO, name + ".onnx"), zoo_batches(
+            zoo.manifest(zoo.ZOO)[name], 4, 7)
+
+
+def dynamic_benchmark(rounds):
+    """quantize_dynamic.graft beside onnxruntime's quantize_dynamic (int8
+    weights per channel): nodes, SQNR, time, and latency against float."""
+    import contextlib
+    import io
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    out = tempfile.mkdtemp()
+    print("| model | tool | nodes | SQNR dB | s | 8-bit matmuls | ms | vs float |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        sources = list(dynamic_sources(out))  # the exporter's progress
+    for name, src, test in sources:
+        ours, theirs = os.path.join(out, "graft.onnx"), os.path.join(out, "ort.onnx")
+        t = time.perf_counter()
+        subprocess.run([GRAFT, "apply", "-q", "-r", os.path.join(
+            ROOT, "rules", "onnx", "quantize_dynamic.graft"), src, "-o", ours], check=True)
+        graft_s = time.perf_counter() - t
+        t = time.perf_counter()
+        quantize_dynamic(src, theirs, weight_type=QuantType.QInt8, per_channel=True)
+        ort_s = time.perf_counter() - t
+        want = run(src, test)
+        ms = latencies([src, ours, theirs], test[0], rounds)
+        print(f"| {name} | float | {len(onnx.load(src).graph.node)} | | | | {ms[0]:.2f} | 1.00 |")
+        for tool, path, s, m in (("graft", ours, graft_s, ms[1]),
+                                 ("onnxruntime", theirs, ort_s, ms[2])):
+            ops = runtime_ops(path, pathlib.Path(out))
+            print(f"| {name} | {tool} | {len(onnx.load(path).graph.node)} "
+                  f"| {sqnr(want, run(path, test)):.1f} | {s:.2f} "
+                  f"| {ops['DynamicQuantizeMatMul'] + ops['MatMulIntegerToFloat']} "
+                  f"| {m:.2f} | {ms[0] / m:.2f} |", flush=True)
+
+
 def main():
     rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 30
     rules = (sys.argv[sys.argv.index("--rules") + 1] if "--rules" in sys.argv
              else os.path.join(ROOT, "rules", "onnx", "quantize_qdq.graft"))
     if "--zoo" in sys.argv:
         zoo_sweep(rules)
+        return
+    if "--dynamic" in sys.argv:
+        dynamic_benchmark(rounds)
         return
     out = tempfile.mkdtemp()
     print("| model | tool | SQNR dB | top-1 agreement | s | 8-bit convs | 8-bit ops | ms "
