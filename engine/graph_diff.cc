@@ -1,7 +1,6 @@
 #include "engine/graph_diff.h"
 
 #include <algorithm>
-
 #include <map>
 #include <set>
 
@@ -12,9 +11,9 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "engine/const_tensor.h"
-#include "engine/graph_algorithms.h"
 #include "engine/dialect.h"
 #include "engine/file_writer.h"
+#include "engine/graph_algorithms.h"
 #include "engine/op_registry.h"
 
 namespace graft {
@@ -89,6 +88,26 @@ std::vector<std::string> NodeDetails(const Graph& g, const Node& n, bool full) {
 namespace {
 std::vector<FunctionDiff> DiffBodies(const Graph& before, const Graph& after,
                                      const DiffOptions& options);
+
+// Two constants' tensors hold the same dtype, shape and values, however each
+// is encoded (tensor_content or the typed fields: an ONNX reader's and a
+// rewrite's int8 weights).
+bool SameTensorValue(const Node& a, const Node& b) {
+  const tf::AttrValue* va = a.attr("value");
+  const tf::AttrValue* vb = b.attr("value");
+  if (va == nullptr || vb == nullptr) return false;
+  absl::StatusOr<ConstTensor> ta =
+      FromTensorProto(va->tensor(), a.value_content());
+  absl::StatusOr<ConstTensor> tb =
+      FromTensorProto(vb->tensor(), b.value_content());
+  if (!ta.ok() || !tb.ok()) return false;
+  if (ta->dtype != tb->dtype || ta->shape != tb->shape) return false;
+  const ConstTensor x = Materialize(*ta), y = Materialize(*tb);
+  // NaNs in the same places are the same value.
+  return std::equal(
+      x.values.begin(), x.values.end(), y.values.begin(), y.values.end(),
+      [](double p, double q) { return p == q || (p != p && q != q); });
+}
 }  // namespace
 
 GraphDiff DiffGraphs(const Graph& before, const Graph& after,
@@ -150,8 +169,9 @@ GraphDiff DiffGraphs(const Graph& before, const Graph& after,
                  k == "value" ? b.value_content() : absl::string_view())));
       } else if (vb == nullptr) {
         change.changes.push_back(absl::StrCat("attr `", k, "` removed"));
-      } else if (SerializeDeterministic(*va) != SerializeDeterministic(*vb) ||
-                 (k == "value" && a->value_content() != b.value_content())) {
+      } else if ((SerializeDeterministic(*va) != SerializeDeterministic(*vb) ||
+                  (k == "value" && a->value_content() != b.value_content())) &&
+                 !(k == "value" && SameTensorValue(*a, b))) {
         bool value = k == "value";
         std::string sa =
             Show(*va, full, value ? a->value_content() : absl::string_view());

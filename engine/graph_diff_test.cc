@@ -82,5 +82,29 @@ TEST(GraphDiffTest, SameGraphHasNoDifferences) {
   EXPECT_EQ(FormatDiffText(diff), "0 added, 0 removed, 0 changed\n");
 }
 
+// A constant written in another encoding (tensor_content, or the typed
+// fields) holds the same values: no change. Other values are one.
+TEST(GraphDiffTest, ConstantsCompareByValue) {
+  auto graph = [](const std::string& tensor) {
+    absl::StatusOr<Graph> g = ParseGraph(
+        "node { name: \"w\" op: \"Const\" attr { key: \"dtype\" value { type: "
+        "DT_INT8 } }"
+        " attr { key: \"value\" value { tensor { dtype: DT_INT8 tensor_shape { "
+        "dim { size: 2 } } " +
+            tensor + " } } } }",
+        GraphFormat::kText, "w.pbtxt");
+    EXPECT_TRUE(g.ok()) << g.status();
+    return std::move(*g);
+  };
+  Graph typed = graph("int_val: 1 int_val: -2");
+  Graph content = graph("tensor_content: \"\\001\\376\"");
+  Graph other = graph("int_val: 1 int_val: -3");
+  EXPECT_TRUE(DiffGraphs(typed, content).empty());
+  ASSERT_EQ(DiffGraphs(typed, other).changed.size(), 1u);
+  EXPECT_EQ(DiffGraphs(typed, other).changed[0].changes,
+            (std::vector<std::string>{
+                "attr `value`: tensor int8 [2] (values changed)"}));
+}
+
 }  // namespace
 }  // namespace graft

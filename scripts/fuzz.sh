@@ -24,7 +24,7 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(load_binary load_text compile_rules apply_libraries analyze_training
+  targets=(load_binary load_text compile_rules apply_libraries apply_onnx_libraries analyze_training
            tensor_bundle load_saved_model load_onnx load_onnx_text resolve_model_files)
 fi
 declare -A seeds=(
@@ -32,6 +32,7 @@ declare -A seeds=(
   [load_text]="tests/golden tests/data"
   [compile_rules]="rules tests/golden examples"
   [apply_libraries]="tests/golden tests/data/tf_producers"
+  [apply_onnx_libraries]="tests/data/onnx"
   [analyze_training]="tests/golden tests/data"
   [tensor_bundle]="fuzz/seeds/tensor_bundle"
   [resolve_model_files]="fuzz/seeds/resolve_model_files"
@@ -44,6 +45,7 @@ declare -A extensions=(
   [load_text]="pbtxt"
   [compile_rules]="graft"
   [apply_libraries]="pbtxt"
+  [apply_onnx_libraries]="onnxtxt"
   [analyze_training]="pbtxt pb"
   [tensor_bundle]="index"
   [resolve_model_files]="tree"
