@@ -3,15 +3,18 @@
 // its deferred, piecewise-computed content.
 #include <algorithm>
 #include <condition_variable>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "Eigen/Core"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "engine/const_tensor.h"
 
 namespace graft {
@@ -172,10 +175,20 @@ class ScaledContent : public TensorContent {
   // Elements [begin, begin + n) into `out`; begin and n are whole units.
   void Compute(int64_t begin, int64_t n, char* out) const {
     using Matrix = Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic>;
-    const T* in = reinterpret_cast<const T*>(source_->bytes().data()) + begin;
+    const char* raw =
+        source_->bytes().data() + begin * static_cast<int64_t>(sizeof(T));
     T* to = reinterpret_cast<T*>(out);
     int64_t channels = layout_.channels, inner = layout_.inner;
     if (n == 0 || channels == 0) return;
+    // A model file's bytes need not be aligned for T (a protobuf's raw
+    // data lies anywhere): read such a piece through an aligned copy.
+    std::vector<T> aligned;
+    const T* in = reinterpret_cast<const T*>(raw);
+    if (reinterpret_cast<uintptr_t>(raw) % alignof(T) != 0) {
+      aligned.resize(static_cast<size_t>(n));
+      std::memcpy(aligned.data(), raw, static_cast<size_t>(n) * sizeof(T));
+      in = aligned.data();
+    }
     if (inner == 1) {
       Eigen::Map<const Matrix, Eigen::Unaligned> w(in, channels, n / channels);
       Eigen::Map<Matrix, Eigen::Unaligned> r(to, channels, n / channels);
