@@ -8,45 +8,18 @@
 #include <cstdlib>
 #include <string>
 
-#include "analysis/hooks.h"
-#include "builtins/builtins.h"
+#include "dialects/graph_io.h"
 #include "dsl/compiler.h"
 #include "dsl/functions.h"
-#include "engine/graph_diff.h"
 #include "engine/driver.h"
-#include "dialects/graph_io.h"
+#include "engine/graph_diff.h"
 #include "engine/validate.h"
-
-namespace {
-
-struct Libraries {
-  graft::HookRegistry hooks;
-  std::vector<std::unique_ptr<graft::dsl::RuleSet>> sets;
-};
-
-const Libraries& Load() {
-  static const Libraries* libraries = [] {
-    auto* l = new Libraries;
-    graft::RegisterBuiltinHooks(l->hooks);
-    if (!graft::analysis::RegisterAnalysisHooks(l->hooks).ok()) std::abort();
-    for (const char* file :
-         {"rules/tf/fold_batch_norms.graft", "rules/tf/fold_constants.graft",
-          "rules/tf/quantize.graft", "rules/tf/checkpoint.graft"}) {
-      graft::dsl::Diagnostics d;
-      auto set = graft::dsl::CompileRuleFiles({file}, {}, l->hooks, &d);
-      if (set == nullptr) std::abort();  // run from the repository root
-      l->sets.push_back(std::move(set));
-    }
-    return l;
-  }();
-  return *libraries;
-}
-
-}  // namespace
+#include "fuzz/rule_libraries.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const Libraries& libraries = Load();
-  for (const auto& set : libraries.sets) {
+  for (const auto& set : graft::fuzz::RuleLibraries(
+           {"rules/tf/fold_batch_norms.graft", "rules/tf/fold_constants.graft",
+            "rules/tf/quantize.graft", "rules/tf/checkpoint.graft"})) {
     absl::StatusOr<graft::Graph> graph = graft::ParseGraph(
         std::string(reinterpret_cast<const char*>(data), size),
         graft::GraphFormat::kText, "fuzz.pbtxt");

@@ -6,51 +6,22 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <memory>
 #include <string>
-#include <vector>
 
-#include "analysis/hooks.h"
-#include "builtins/builtins.h"
 #include "dialects/onnx/onnx_model.h"
-#include "dsl/compiler.h"
 #include "engine/driver.h"
 #include "engine/validate.h"
 #include "fuzz/graph_ops.h"
-
-namespace {
-
-struct Libraries {
-  graft::HookRegistry hooks;
-  std::vector<std::unique_ptr<graft::dsl::RuleSet>> sets;
-};
-
-const Libraries& Load() {
-  static const Libraries* libraries = [] {
-    auto* l = new Libraries;
-    graft::RegisterBuiltinHooks(l->hooks);
-    if (!graft::analysis::RegisterAnalysisHooks(l->hooks).ok()) std::abort();
-    for (const char* file :
-         {"rules/onnx/fold_batch_norms.graft", "rules/onnx/quantize_qdq.graft",
-          "rules/onnx/quantize_dynamic.graft"}) {
-      graft::dsl::Diagnostics d;
-      auto set = graft::dsl::CompileRuleFiles({file}, {}, l->hooks, &d);
-      if (set == nullptr) std::abort();  // run from the repository root
-      l->sets.push_back(std::move(set));
-    }
-    return l;
-  }();
-  return *libraries;
-}
-
-}  // namespace
+#include "fuzz/rule_libraries.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const Libraries& libraries = Load();
   absl::StatusOr<std::string> bytes = graft::OnnxTextToBinary(
       std::string(reinterpret_cast<const char*>(data), size), "fuzz.onnxtxt");
   if (!bytes.ok()) return 0;
-  for (const auto& set : libraries.sets) {
+  for (const auto& set :
+       graft::fuzz::RuleLibraries({"rules/onnx/fold_batch_norms.graft",
+                                   "rules/onnx/quantize_qdq.graft",
+                                   "rules/onnx/quantize_dynamic.graft"})) {
     absl::StatusOr<graft::Graph> graph =
         graft::ParseOnnx(*bytes, "fuzz.onnxtxt");
     if (!graph.ok()) return 0;
