@@ -5,15 +5,12 @@
 // did, and applying again must change nothing.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 #include "dialects/graph_io.h"
 #include "dsl/compiler.h"
 #include "dsl/functions.h"
-#include "engine/driver.h"
 #include "engine/graph_diff.h"
-#include "engine/validate.h"
 #include "fuzz/rule_libraries.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -24,16 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::string(reinterpret_cast<const char*>(data), size),
         graft::GraphFormat::kText, "fuzz.pbtxt");
     if (!graph.ok()) return 0;
-    bool valid = graft::CheckValid(*graph).ok();
-    graft::ApplyOptions options;
-    options.max_rewrites = 200;
-    absl::StatusOr<graft::report::ApplyReport> report =
-        graft::ApplyRules(*graph, set->rules(), options);
-    if (!report.ok() || !report->converged()) continue;
-    if (valid && !graft::CheckValid(*graph).ok()) std::abort();
-    absl::StatusOr<graft::report::ApplyReport> again =
-        graft::ApplyRules(*graph, set->rules(), options);
-    if (again.ok() && again->rewrites() != 0) std::abort();  // not a fixpoint
+    if (!graft::fuzz::ApplyToFixpoint(*graph, *set)) continue;
     // Inside the library functions too; the result written and diffed.
     graft::dsl::RunOptions run;
     run.max_rewrites = 200;

@@ -5,12 +5,9 @@
 // change nothing, and the result must save and read back.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 #include "dialects/onnx/onnx_model.h"
-#include "engine/driver.h"
-#include "engine/validate.h"
 #include "fuzz/graph_ops.h"
 #include "fuzz/rule_libraries.h"
 
@@ -25,16 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     absl::StatusOr<graft::Graph> graph =
         graft::ParseOnnx(*bytes, "fuzz.onnxtxt");
     if (!graph.ok()) return 0;
-    const bool valid = graft::CheckValid(*graph).ok();
-    graft::ApplyOptions options;
-    options.max_rewrites = 200;
-    absl::StatusOr<graft::report::ApplyReport> report =
-        graft::ApplyRules(*graph, set->rules(), options);
-    if (!report.ok() || !report->converged()) continue;
-    if (valid && !graft::CheckValid(*graph).ok()) std::abort();
-    absl::StatusOr<graft::report::ApplyReport> again =
-        graft::ApplyRules(*graph, set->rules(), options);
-    if (again.ok() && again->rewrites() != 0) std::abort();  // not a fixpoint
+    if (!graft::fuzz::ApplyToFixpoint(*graph, *set)) continue;
     graft::fuzz::ExerciseGraph(*graph);
   }
   return 0;

@@ -4,6 +4,8 @@
 
 #include "analysis/hooks.h"
 #include "builtins/builtins.h"
+#include "engine/driver.h"
+#include "engine/validate.h"
 
 namespace graft::fuzz {
 
@@ -24,6 +26,20 @@ const std::vector<std::unique_ptr<dsl::RuleSet>>& RuleLibraries(
     return out;
   }();
   return *sets;
+}
+
+bool ApplyToFixpoint(Graph& graph, const dsl::RuleSet& set) {
+  const bool valid = CheckValid(graph).ok();
+  ApplyOptions options;
+  options.max_rewrites = 200;
+  absl::StatusOr<report::ApplyReport> report =
+      ApplyRules(graph, set.rules(), options);
+  if (!report.ok() || !report->converged()) return false;
+  if (valid && !CheckValid(graph).ok()) std::abort();
+  absl::StatusOr<report::ApplyReport> again =
+      ApplyRules(graph, set.rules(), options);
+  if (again.ok() && again->rewrites() != 0) std::abort();  // not a fixpoint
+  return true;
 }
 
 }  // namespace graft::fuzz
