@@ -181,6 +181,8 @@ CUTS = {
     "zoo_shape_arithmetic": ("bert.ts17.static", ["attention_mask"], ["/model/Reshape_1_output_0"]),
     # MobileNetV2's first convs and ReLU6s (dynamo; ranges beside it, by hand)
     "zoo_qdq_relu6": ("mobilenet_v2.dynamo.static", ["x"], ["getitem_6"]),
+    # BERT's token embeddings: a Gather from the table by the ids (dynamo)
+    "zoo_embedding": ("bert.dynamo.static", ["input_ids"], ["embedding"]),
     # ShuffleNetV2's channel shuffle: a Concat viewed, transposed, viewed
     # back and split in two (dynamo; ranges by make_onnx_quantize.py)
     "zoo_qdq_shuffle": ("shufflenet_v2.dynamo.static", ["relu_1", "relu_3"],

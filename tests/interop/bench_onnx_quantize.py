@@ -161,13 +161,14 @@ def dynamic_sources(out):
 
 def dynamic_benchmark(rounds):
     """quantize_dynamic.graft beside onnxruntime's quantize_dynamic (int8
-    weights per channel): nodes, SQNR, time, and latency against float."""
+    weights per channel): nodes, file size, SQNR, time, and latency against
+    float."""
     import contextlib
     import io
     from onnxruntime.quantization import QuantType, quantize_dynamic
     out = tempfile.mkdtemp()
-    print("| model | tool | nodes | SQNR dB | s | 8-bit matmuls | ms | vs float |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| model | tool | nodes | MB | SQNR dB | s | 8-bit matmuls | ms | vs float |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         sources = list(dynamic_sources(out))  # the exporter's progress
     for name, src, test in sources:
@@ -181,11 +182,13 @@ def dynamic_benchmark(rounds):
         ort_s = time.perf_counter() - t
         want = run(src, test)
         ms = latencies([src, ours, theirs], test[0], rounds)
-        print(f"| {name} | float | {len(onnx.load(src).graph.node)} | | | | {ms[0]:.2f} | 1.00 |")
+        mb = lambda path: os.path.getsize(path) / 2**20  # noqa: E731
+        print(f"| {name} | float | {len(onnx.load(src).graph.node)} | {mb(src):.2f} | | | "
+              f"| {ms[0]:.2f} | 1.00 |")
         for tool, path, s, m in (("graft", ours, graft_s, ms[1]),
                                  ("onnxruntime", theirs, ort_s, ms[2])):
             ops = runtime_ops(path, pathlib.Path(out))
-            print(f"| {name} | {tool} | {len(onnx.load(path).graph.node)} "
+            print(f"| {name} | {tool} | {len(onnx.load(path).graph.node)} | {mb(path):.2f} "
                   f"| {sqnr(want, run(path, test)):.1f} | {s:.2f} "
                   f"| {ops['DynamicQuantizeMatMul'] + ops['MatMulIntegerToFloat']} "
                   f"| {m:.2f} | {ms[0] / m:.2f} |", flush=True)
