@@ -7,7 +7,7 @@ of its last axis) on 16 other random inputs, and time (graft: calibration,
 then the whole apply command; onnxruntime: its quantize_static call, which
 calibrates too); latency in onnxruntime (2 threads, its default
 optimizations; the float model and both results timed in interleaved
-rounds, the median of each) and what it runs in 8 bits (in its optimized
+rounds of 10 runs, the median run of each) and what it runs in 8 bits (in its optimized
 graph: QLinearConv of the model's convs, and all of test_onnx_quantize's
 EIGHT_BIT_OPS).
 
@@ -71,30 +71,10 @@ def sources(out):
 
 
 def latencies(paths, feed, rounds):
-    """Median ms per run of each model, timed in interleaved rounds (of
-    enough runs each to take about 10 ms; each round starts at the next
-    model, so that none always runs after the same one)."""
-    import onnxruntime as ort
-    sessions = []
-    for path in paths:
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 2
-        options.log_severity_level = 3
-        sessions.append(ort.InferenceSession(path, options, providers=["CPUExecutionProvider"]))
-    times = [[] for _ in paths]
-    for session in sessions:
-        session.run(None, feed)
-    t = time.perf_counter()
-    sessions[0].run(None, feed)
-    reps = max(1, int(0.01 / (time.perf_counter() - t)))
-    for r in range(rounds):
-        for k in range(len(sessions)):  # each round starts at the next model
-            i = (r + k) % len(sessions)
-            t = time.perf_counter()
-            for _ in range(reps):
-                sessions[i].run(None, feed)
-            times[i].append((time.perf_counter() - t) / reps)
-    return [1000 * float(np.median(ts)) for ts in times]
+    """Median ms per run of each model: zoo.interleaved_ms's rounds of 10
+    runs each, the order turned each round."""
+    stats, _ = zoo.interleaved_ms(paths, feed, rounds=rounds)
+    return [median for _, _, median in stats]
 
 
 def zoo_sweep(rules):
