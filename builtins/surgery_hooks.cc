@@ -181,13 +181,19 @@ void RegisterSurgeryHooks(HookRegistry& r) {
         return NodeList(surgery::FilterByOp(ctx.graph, NodesOf(a[0]), a[1].s,
                                             /*matching=*/false));
       });
-  Add(r, "filter_names", {VT::kList, VT::kRegex}, VT::kList, false,
-      "the nodes whose whole name matches the regex",
-      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        absl::StatusOr<std::shared_ptr<const NameRegex>> re = RegexOf(a[1]);
-        if (!re.ok()) return re.status();
-        return NodeList(surgery::FilterByName(ctx.graph, NodesOf(a[0]), **re));
-      });
+  for (bool matching : {true, false}) {
+    Add(r, matching ? "filter_names" : "except_names", {VT::kList, VT::kRegex},
+        VT::kList, false,
+        matching ? "the nodes whose whole name matches the regex"
+                 : "the nodes whose whole name does not match the regex "
+                   "(`except_names(list, \"\")`: those that have a name)",
+        [matching](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+          absl::StatusOr<std::shared_ptr<const NameRegex>> re = RegexOf(a[1]);
+          if (!re.ok()) return re.status();
+          return NodeList(
+              surgery::FilterByName(ctx.graph, NodesOf(a[0]), **re, matching));
+        });
+  }
   Add(r, "subgraph_inputs", {VT::kList}, VT::kList, false,
       "the tensors the nodes read from outside them",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {

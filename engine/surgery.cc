@@ -206,10 +206,10 @@ std::vector<NodeId> FilterByOp(const Graph& graph,
 
 std::vector<NodeId> FilterByName(const Graph& graph,
                                  absl::Span<const NodeId> nodes,
-                                 const NameRegex& regex) {
+                                 const NameRegex& regex, bool matching) {
   std::vector<NodeId> out;
   for (NodeId id : nodes) {
-    if (regex.FullMatch(graph.node(id).name())) out.push_back(id);
+    if (regex.FullMatch(graph.node(id).name()) == matching) out.push_back(id);
   }
   return out;
 }

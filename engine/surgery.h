@@ -82,10 +82,11 @@ bool Reaches(const Graph& graph, absl::Span<const NodeId> from,
 std::vector<NodeId> FilterByOp(const Graph& graph,
                                absl::Span<const NodeId> nodes,
                                absl::string_view ops, bool matching = true);
-// The nodes whose whole name matches the regex.
+// The nodes whose whole name matches the regex; with `matching` false, the
+// others.
 std::vector<NodeId> FilterByName(const Graph& graph,
                                  absl::Span<const NodeId> nodes,
-                                 const NameRegex& regex);
+                                 const NameRegex& regex, bool matching = true);
 // The live node called `name`, or a NotFound error naming it.
 absl::StatusOr<NodeId> GetByName(const Graph& graph, absl::string_view name);
 // Removes the node called `name`; it must have no consumers.

@@ -240,6 +240,8 @@ TEST(FilterTest, ByOpAndByName) {
   ASSERT_TRUE(re.ok());
   EXPECT_EQ(Names(g, FilterByName(g, all, **re)),
             (std::vector<std::string>{"m0", "m1"}));
+  EXPECT_EQ(FilterByName(g, all, **re, /*matching=*/false).size(),
+            all.size() - 2);
   absl::StatusOr<std::shared_ptr<const NameRegex>> bad =
       NameRegex::Compile("m[");
   ASSERT_FALSE(bad.ok());

@@ -183,6 +183,8 @@ CUTS = {
     "zoo_qdq_relu6": ("mobilenet_v2.dynamo.static", ["x"], ["getitem_6"]),
     # BERT's token embeddings: a Gather from the table by the ids (dynamo)
     "zoo_embedding": ("bert.dynamo.static", ["input_ids"], ["embedding"]),
+    # ViT's patch embedding: a conv with a bias (dynamo)
+    "zoo_patch_embedding": ("vit.dynamo.static", ["pixel_values"], ["conv2d"]),
     # ShuffleNetV2's channel shuffle: a Concat viewed, transposed, viewed
     # back and split in two (dynamo; ranges by make_onnx_quantize.py)
     "zoo_qdq_shuffle": ("shufflenet_v2.dynamo.static", ["relu_1", "relu_3"],

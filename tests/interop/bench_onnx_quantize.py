@@ -134,7 +134,7 @@ def dynamic_sources(out):
     feed = {"input_ids": ids.numpy(), "attention_mask": np.ones((1, 128), np.int64)}
     yield "BERT, 4 layers of 768 (dynamo)", path, [feed]
     for name in ("bert.dynamo.static", "gpt2.dynamo.dynamic", "llama.ts17.static",
-                 "bert.keras.static"):
+                 "bert.keras.static", "vit.dynamo.static", "mobilenet_v2.dynamo.static"):
         yield name, os.path.join(zoo.ZOO, name + ".onnx"), zoo_batches(
             zoo.manifest(zoo.ZOO)[name], 4, 7)
 
@@ -147,31 +147,39 @@ def dynamic_benchmark(rounds):
     import io
     from onnxruntime.quantization import QuantType, quantize_dynamic
     out = tempfile.mkdtemp()
-    print("| model | tool | nodes | MB | SQNR dB | s | 8-bit matmuls | ms | vs float |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| model | tool | nodes | MB | SQNR dB | s | 8-bit matmuls | 8-bit convs | ms "
+          "| vs float |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         sources = list(dynamic_sources(out))  # the exporter's progress
+    rules = os.path.join(ROOT, "rules", "onnx", "quantize_dynamic.graft")
     for name, src, test in sources:
-        ours, theirs = os.path.join(out, "graft.onnx"), os.path.join(out, "ort.onnx")
-        t = time.perf_counter()
-        subprocess.run([GRAFT, "apply", "-q", "-r", os.path.join(
-            ROOT, "rules", "onnx", "quantize_dynamic.graft"), src, "-o", ours], check=True)
-        graft_s = time.perf_counter() - t
+        # graft's default leaves convs float; `ops` with Conv is quantize_dynamic's
+        tools = [("graft", [])]
+        if "Conv" in {n.op_type for n in onnx.load(src, load_external_data=False).graph.node}:
+            tools.append(("graft, ops with Conv", ["--param", "ops=MatMul|Gemm|Gather|Conv"]))
+        results = []
+        for tool, params in tools:
+            path = os.path.join(out, f"graft{len(results)}.onnx")
+            t = time.perf_counter()
+            subprocess.run([GRAFT, "apply", "-q", "-r", rules, *params, src, "-o", path],
+                           check=True)
+            results.append((tool, path, time.perf_counter() - t))
+        theirs = os.path.join(out, "ort.onnx")
         t = time.perf_counter()
         quantize_dynamic(src, theirs, weight_type=QuantType.QInt8, per_channel=True)
-        ort_s = time.perf_counter() - t
+        results.append(("onnxruntime", theirs, time.perf_counter() - t))
         want = run(src, test)
-        ms = latencies([src, ours, theirs], test[0], rounds)
+        ms = latencies([src] + [path for _, path, _ in results], test[0], rounds)
         mb = lambda path: os.path.getsize(path) / 2**20  # noqa: E731
-        print(f"| {name} | float | {len(onnx.load(src).graph.node)} | {mb(src):.2f} | | | "
+        print(f"| {name} | float | {len(onnx.load(src).graph.node)} | {mb(src):.2f} | | | | "
               f"| {ms[0]:.2f} | 1.00 |")
-        for tool, path, s, m in (("graft", ours, graft_s, ms[1]),
-                                 ("onnxruntime", theirs, ort_s, ms[2])):
+        for (tool, path, s), m in zip(results, ms[1:]):
             ops = runtime_ops(path, pathlib.Path(out))
             print(f"| {name} | {tool} | {len(onnx.load(path).graph.node)} | {mb(path):.2f} "
                   f"| {sqnr(want, run(path, test)):.1f} | {s:.2f} "
                   f"| {ops['DynamicQuantizeMatMul'] + ops['MatMulIntegerToFloat']} "
-                  f"| {m:.2f} | {ms[0] / m:.2f} |", flush=True)
+                  f"| {ops['ConvInteger']} | {m:.2f} | {ms[0] / m:.2f} |", flush=True)
 
 
 def main():
