@@ -638,4 +638,123 @@ QuantizedTensor QuantizeUint8(const ConstTensor& a) {
   return out;
 }
 
+absl::StatusOr<BlockwiseQuantized> QuantizeBlockwise(const ConstTensor& w,
+                                                     int bits,
+                                                     int64_t block_size,
+                                                     bool symmetric) {
+  if (bits != 4 && bits != 8) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("blockwise quantization takes 4 or 8 bits, not ", bits));
+  }
+  if (block_size < 16 || (block_size & (block_size - 1)) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a block size is a power of two, 16 or more, not ", block_size));
+  }
+  if (w.shape.size() != 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "blockwise quantization takes a [K, N] matrix, not ", w.ShapeString()));
+  }
+  // w's rows as float32: a deferred float tensor's straight from its bytes
+  // (never decoded whole), any other's from its values.
+  const bool raw = w.deferred != nullptr && w.dtype == tf::DT_FLOAT;
+  ConstTensor decoded;
+  const ConstTensor& x =
+      w.deferred != nullptr && !raw ? (decoded = Materialize(w)) : w;
+  const int64_t k = x.shape[0], n = x.shape[1];
+  const absl::string_view raw_bytes =
+      raw ? w.deferred->bytes() : absl::string_view();
+  if (raw && raw_bytes.size() != static_cast<size_t>(k * n) * sizeof(float)) {
+    return absl::InternalError(
+        "a deferred weight's bytes do not match its shape");
+  }
+  const int64_t blocks = (k + block_size - 1) / block_size;
+  const int64_t blob = block_size * bits / 8;
+  const int64_t zero_bytes = (blocks * bits + 7) / 8;
+  const float top = static_cast<float>((1 << bits) - 1);
+  const float mid = static_cast<float>(1 << (bits - 1));
+  BlockwiseQuantized out;
+  out.packed.dtype = out.zero_points.dtype = tf::DT_UINT8;
+  out.scales.dtype = tf::DT_FLOAT;
+  out.packed.shape = {n, blocks, blob};
+  out.scales.shape = {n, blocks};
+  out.zero_points.shape = {n, zero_bytes};
+  out.scales.values.assign(n * blocks, 0);
+  out.zero_points.values.assign(n * zero_bytes, 0);
+  // The packed values are bytes from the start (held as doubles they would
+  // take eight times the room).
+  auto packed = std::make_shared<std::string>(
+      static_cast<size_t>(n * blocks * blob), '\0');
+  // A block of rows at a time, read once into `rows`: each column's range,
+  // then its values packed into that column's bytes of the block.
+  const int per_byte = 8 / bits;
+  std::vector<float> rows(static_cast<size_t>(block_size * n));
+  std::vector<float> lo(n), hi(n), widest(n), reciprocal(n), zero(n);
+  std::vector<uint8_t> bytes(static_cast<size_t>(n * blob));
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t first = b * block_size,
+                  count = std::min(k - first, block_size);
+    if (raw) {
+      const size_t offset = static_cast<size_t>(first * n) * sizeof(float);
+      const size_t length = static_cast<size_t>(count * n) * sizeof(float);
+      std::memcpy(rows.data(), raw_bytes.data() + offset, length);  // aligned
+      w.deferred->Release(offset, length);
+    } else {
+      for (int64_t i = 0; i < count * n; ++i) {
+        rows[i] = static_cast<float>(x.values[first * n + i]);
+      }
+    }
+    std::fill(lo.begin(), lo.end(), 0.0f);
+    std::fill(hi.begin(), hi.end(), 0.0f);
+    std::fill(widest.begin(), widest.end(), 0.0f);
+    for (int64_t i = 0; i < count; ++i) {
+      const float* row = &rows[i * n];
+      for (int64_t c = 0; c < n; ++c) {
+        lo[c] = std::min(lo[c], row[c]);
+        hi[c] = std::max(hi[c], row[c]);
+      }
+      if (!symmetric) continue;
+      for (int64_t c = 0; c < n; ++c) {
+        if (std::fabs(row[c]) > std::fabs(widest[c])) widest[c] = row[c];
+      }
+    }
+    for (int64_t c = 0; c < n; ++c) {
+      float scale;
+      if (symmetric) {
+        scale = widest[c] / -mid;
+        zero[c] = mid;
+      } else {
+        scale = (hi[c] - lo[c]) / top;
+        zero[c] = scale != 0 ? std::clamp(std::round(-lo[c] / scale), 0.0f, top)
+                             : 0.0f;
+      }
+      reciprocal[c] = scale != 0 ? 1.0f / scale : 0.0f;
+      out.scales.values[c * blocks + b] = scale;
+      out.zero_points.values[c * zero_bytes + b / per_byte] +=
+          zero[c] * static_cast<float>(1 << (bits * (b % per_byte)));
+    }
+    std::fill(bytes.begin(), bytes.end(), 0);
+    for (int64_t i = 0; i < count; ++i) {
+      const float* row = &rows[i * n];
+      const int shift = bits * static_cast<int>(i % per_byte);
+      uint8_t* at = &bytes[i / per_byte];
+      for (int64_t c = 0; c < n; ++c) {
+        // round(y) (halves away from zero) clamped to [0, top], y clamped
+        // first (a negative y gives 0 either way): whole part plus one
+        // from a half up, exactly as std::round for y in [0, 256)
+        const float y = std::clamp(row[c] * reciprocal[c] + zero[c], 0.0f, top);
+        const int whole = static_cast<int>(y);
+        const int q = whole + (y - static_cast<float>(whole) >= 0.5f ? 1 : 0);
+        at[c * blob] |=
+            static_cast<uint8_t>(std::min(q, static_cast<int>(top)) << shift);
+      }
+    }
+    for (int64_t c = 0; c < n; ++c) {
+      std::memcpy(&(*packed)[static_cast<size_t>((c * blocks + b) * blob)],
+                  &bytes[c * blob], static_cast<size_t>(blob));
+    }
+  }
+  out.packed.deferred = ViewContent(*packed, packed);
+  return out;
+}
+
 }  // namespace graft

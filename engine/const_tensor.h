@@ -31,8 +31,9 @@ struct ConstTensor {
   std::vector<double> values;  // row-major
   // Set for a large float or double tensor whose values are not decoded:
   // its encoded bytes, computed only when asked (`values` is then empty;
-  // Materialize() decodes). Only ScaleOutputChannels and the Const that
-  // takes its result see such a tensor; everything else gets values.
+  // Materialize() decodes). Only ScaleOutputChannels, QuantizeBlockwise
+  // (which also makes its packed uint8 values so) and the Const that takes
+  // their results see such a tensor; everything else gets values.
   std::shared_ptr<const TensorContent> deferred;
 
   int64_t num_elements() const;
@@ -95,6 +96,24 @@ struct QuantizedTensor {
   float min = 0, max = 0;
 };
 QuantizedTensor QuantizeUint8(const ConstTensor& a);
+// A [K, N] float matrix in `bits` (4 or 8) per value, quantized per column
+// in blocks of `block_size` rows (a power of two, 16 or more), as
+// onnxruntime's MatMulNBits reads it and its MatMulNBitsQuantizer writes
+// it: q = clamp(round(w / s + z), 0, 2^bits - 1), w ~ (q - z) * s. Symmetric:
+// s = v / -2^(bits-1), v the block's value of the largest magnitude, z =
+// 2^(bits-1) (MatMulNBits' default, so `zero_points` need not be given);
+// else s = (max - min) / (2^bits - 1) over the block's range widened to
+// hold 0, z = round(-min / s). A last block short of `block_size` is
+// padded with q = 0 (MatMulNBits reads only K rows).
+struct BlockwiseQuantized {
+  ConstTensor packed;  // uint8 [N, blocks, block_size * bits / 8], deferred
+  ConstTensor scales;  // float32 [N, blocks]
+  ConstTensor zero_points;  // uint8 [N, ceil(blocks * bits / 8)]
+};
+absl::StatusOr<BlockwiseQuantized> QuantizeBlockwise(const ConstTensor& w,
+                                                     int bits,
+                                                     int64_t block_size,
+                                                     bool symmetric);
 absl::StatusOr<ConstTensor> Reshape(const ConstTensor& a,
                                     std::vector<int64_t> shape);
 // The tensor's axes permuted (numpy.transpose, ONNX's Transpose): axis i of

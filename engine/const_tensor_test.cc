@@ -268,6 +268,64 @@ TEST(ConstTensorTest, ReducesPerOutputChannel) {
             (std::vector<double>{5, 4}));
 }
 
+// Blockwise quantization as MatMulNBits reads it: per column, blocks of
+// rows, two 4-bit values a byte (the first in the low nibble), zero points
+// packed alike, a short last block padded with q = 0.
+TEST(ConstTensorTest, QuantizesInBlocksAsMatMulNBits) {
+  // [K = 20, N = 1]: a block of 16 rows, then 4 rows padded to 16.
+  std::vector<double> column(20);
+  for (int r = 0; r < 20; ++r) column[r] = r < 16 ? r - 5 : 2 * (r - 16);
+  ConstTensor w = Make({20, 1}, column);
+  absl::StatusOr<BlockwiseQuantized> q = QuantizeBlockwise(w, 4, 16, false);
+  ASSERT_TRUE(q.ok()) << q.status();
+  q->packed = Materialize(q->packed);
+  EXPECT_EQ(q->packed.shape, (std::vector<int64_t>{1, 2, 8}));
+  EXPECT_EQ(q->scales.shape, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(q->zero_points.shape, (std::vector<int64_t>{1, 1}));
+  // Block 0 spans [-5, 10]: s = 1, z = 5, so q = w + 5 (0..15).
+  EXPECT_FLOAT_EQ(q->scales.values[0], 1.0f);
+  EXPECT_EQ(q->packed.values[0], 0 + 16 * 1);    // rows 0, 1: q 0 and 1
+  EXPECT_EQ(q->packed.values[7], 14 + 16 * 15);  // rows 14, 15
+  // Block 1 spans [0, 6] (widened to hold 0): s = 6 / 15, z = 0; rows
+  // 16..19 are 0, 2, 4, 6 -> q 0, 5, 10, 15, then padding.
+  EXPECT_FLOAT_EQ(q->scales.values[1], 6.0f / 15);
+  EXPECT_EQ(q->packed.values[8], 0 + 16 * 5);
+  EXPECT_EQ(q->packed.values[9], 10 + 16 * 15);
+  EXPECT_EQ(q->packed.values[10], 0);
+  EXPECT_EQ(q->zero_points.values[0], 5 + 16 * 0);
+
+  // Symmetric, 8 bits: s = v / -128 for v the value of largest magnitude
+  // (10 in block 0), z = 128; v itself is q = 0.
+  q = QuantizeBlockwise(w, 8, 16, true);
+  ASSERT_TRUE(q.ok()) << q.status();
+  q->packed = Materialize(q->packed);
+  EXPECT_EQ(q->packed.shape, (std::vector<int64_t>{1, 2, 16}));
+  EXPECT_FLOAT_EQ(q->scales.values[0], 10.0f / -128);
+  EXPECT_EQ(q->packed.values[15], 0);        // 10
+  EXPECT_EQ(q->packed.values[5], 128);       // 0
+  EXPECT_EQ(q->packed.values[0], 128 + 64);  // -5
+  EXPECT_EQ(q->zero_points.values[0], 128);
+
+  // Read from a deferred weight's bytes: the same bytes.
+  tf::TensorProto proto = ToTensorProto(w);
+  std::optional<ConstTensor> deferred =
+      DeferredTensor(proto, ViewContent(proto.tensor_content(), nullptr));
+  ASSERT_TRUE(deferred.has_value());
+  absl::StatusOr<BlockwiseQuantized> from_bytes =
+      QuantizeBlockwise(*deferred, 8, 16, true);
+  ASSERT_TRUE(from_bytes.ok()) << from_bytes.status();
+  EXPECT_EQ(Materialize(from_bytes->packed).values, q->packed.values);
+  EXPECT_EQ(from_bytes->scales.values, q->scales.values);
+
+  EXPECT_EQ(QuantizeBlockwise(w, 5, 16, true).status().message(),
+            "blockwise quantization takes 4 or 8 bits, not 5");
+  EXPECT_EQ(QuantizeBlockwise(w, 4, 24, true).status().message(),
+            "a block size is a power of two, 16 or more, not 24");
+  EXPECT_EQ(
+      QuantizeBlockwise(Make({20}, column), 4, 16, true).status().message(),
+      "blockwise quantization takes a [K, N] matrix, not [20]");
+}
+
 // A dilated filter has rate - 1 zero taps between its taps, per spatial
 // axis; channels (the last two axes) move with their tap.
 TEST(ConstTensorTest, DilatesAFilter) {

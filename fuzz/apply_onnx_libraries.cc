@@ -1,7 +1,7 @@
 // Fuzz target: an ONNX model in the text form rewritten by the ONNX rule
-// libraries that need no table (batch-norm folding, weight-only QDQ and
-// dynamic quantization), each to a fixpoint under a small rewrite limit;
-// the result must validate whenever the input did, applying again must
+// libraries that need no table (batch-norm folding, weight-only QDQ,
+// dynamic and blockwise quantization), each to a fixpoint under a small rewrite
+// limit; the result must validate whenever the input did, applying again must
 // change nothing, and the result must save and read back.
 #include <cstddef>
 #include <cstdint>
@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& set :
        graft::fuzz::RuleLibraries({"rules/onnx/fold_batch_norms.graft",
                                    "rules/onnx/quantize_qdq.graft",
-                                   "rules/onnx/quantize_dynamic.graft"})) {
+                                   "rules/onnx/quantize_dynamic.graft",
+                                   "rules/onnx/quantize_nbits.graft"})) {
     absl::StatusOr<graft::Graph> graph =
         graft::ParseOnnx(*bytes, "fuzz.onnxtxt");
     if (!graph.ok()) return 0;

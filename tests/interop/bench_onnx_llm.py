@@ -8,10 +8,13 @@ stopped after --limit seconds:
   graft fusions        --pipeline onnx-transformers
   graft weight-only    rules/onnx/quantize_qdq.graft without ranges: every
                        MatMul weight int8 per output channel behind a
-                       DequantizeLinear
+                       DequantizeLinear; rules/onnx/quantize_nbits.graft:
+                       MatMulNBits, 8 bits in blocks of 128 (symmetric)
+                       and 4 bits in blocks of 32
   onnxruntime          optimize_model(model_type="gpt2") (its fusions);
                        MatMulNBitsQuantizer(bits=8, blocks of 128: per
-                       channel it writes only for 4 bits)
+                       channel it writes only for 4 bits; bits=4, blocks
+                       of 32)
   onnxoptimizer        its default passes
   onnxsim              simplify
   onnxscript           optimizer.optimize + rewriter.rewrite (default rules)
@@ -21,7 +24,7 @@ onnxruntime on one batch (--run): the fused model's largest difference over
 the largest output, the quantized model's SQNR.
 
   .venv/bin/python tests/interop/bench_onnx_llm.py [--layers 10] [--hidden 2048]
-      [--run] [--limit 600] [--export FOLDER]
+      [--run] [--limit 600] [--export FOLDER] [--quantize-only]
 
 --export reads a real export instead of building one: what
 `export_zoo.py --llm FOLDER` writes (LLaMA of TinyLlama's widths, 12
@@ -50,6 +53,7 @@ from bench_onnx import timed  # noqa: E402
 from conftest import graft_binary, repo_path  # noqa: E402
 
 QUANTIZE = repo_path("rules", "onnx", "quantize_qdq.graft")
+NBITS = repo_path("rules", "onnx", "quantize_nbits.graft")
 
 PEERS = {
     "onnxruntime optimize_model": r"""
@@ -67,6 +71,14 @@ import sys
 from onnxruntime.quantization import matmul_nbits_quantizer as q
 src, out = sys.argv[1], sys.argv[2]
 quant = q.MatMulNBitsQuantizer(src, bits=8, block_size=128, is_symmetric=True)
+quant.process()
+quant.model.save_model_to_file(out, use_external_data_format=True)
+""",
+    "onnxruntime MatMulNBitsQuantizer (4 bits, blocks of 32)": r"""
+import sys
+from onnxruntime.quantization import matmul_nbits_quantizer as q
+src, out = sys.argv[1], sys.argv[2]
+quant = q.MatMulNBitsQuantizer(src, bits=4, block_size=32, is_symmetric=False)
 quant.process()
 quant.model.save_model_to_file(out, use_external_data_format=True)
 """,
@@ -141,7 +153,7 @@ def export_feeds(vocab, seq):
 
 
 def measure(layers=10, hidden=2048, heads=16, inter=5632, vocab=32000, seq=64, run=False,
-            peers=True, limit=600, print_=print, export=None):
+            peers=True, limit=600, print_=print, export=None, quantize_only=False):
     """Builds the model (or reads `export`, a folder export_zoo.py --llm
     wrote), runs every step; returns rows of dicts."""
     graft = graft_binary()
@@ -214,15 +226,24 @@ def measure(layers=10, hidden=2048, heads=16, inter=5632, vocab=32000, seq=64, r
             os.makedirs(folder)
             return os.path.join(folder, "model.onnx")
 
-        out = out_path("graft_fused")
-        step("graft apply --pipeline onnx-transformers",
-             [graft, "apply", "-q", "--pipeline", "onnx-transformers", src, "-o", out], out,
-             "fuse")
+        if not quantize_only:
+            out = out_path("graft_fused")
+            step("graft apply --pipeline onnx-transformers",
+                 [graft, "apply", "-q", "--pipeline", "onnx-transformers", src, "-o", out], out,
+                 "fuse")
         out = out_path("graft_quantized")
         step("graft apply rules/onnx/quantize_qdq.graft (weights only)",
              [graft, "apply", "-q", "-r", QUANTIZE, src, "-o", out], out, "quantize")
+        for bits, block, symmetric in ((8, 128, "true"), (4, 32, "false")):
+            out = out_path("graft_nbits%d" % bits)
+            step("graft apply rules/onnx/quantize_nbits.graft (%d bits, blocks of %d)" % (
+                bits, block), [graft, "apply", "-q", "-r", NBITS, "--param", "bits=%d" % bits,
+                               "--param", "block_size=%d" % block, "--param",
+                               "symmetric=" + symmetric, src, "-o", out], out, "quantize")
         if peers:
             for name, code in PEERS.items():
+                if quantize_only and "Quantizer" not in name:
+                    continue
                 out = out_path("peer%d" % len(rows))
                 extra = [str(heads), str(hidden)] if "optimize_model" in name else []
                 kind = "quantize" if "Quantizer" in name else "fuse"
@@ -259,9 +280,12 @@ def main():
     parser.add_argument("--limit", type=int, default=600)
     parser.add_argument("--export", metavar="FOLDER",
                         help="a real export (export_zoo.py --llm FOLDER) instead of a built model")
+    parser.add_argument("--quantize-only", action="store_true",
+                        help="only the weight quantizers (and cp)")
     args = parser.parse_args()
     result = measure(args.layers, args.hidden, args.heads, args.inter, args.vocab,
-                     run=args.run, limit=args.limit, export=args.export)
+                     run=args.run, limit=args.limit, export=args.export,
+                     quantize_only=args.quantize_only)
     print("model: %.2f GiB, %d nodes" % (result["size"] / 2**30, result["nodes"]))
     print(table(result))
 

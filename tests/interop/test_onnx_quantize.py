@@ -338,3 +338,50 @@ def test_dynamic_beside_onnxruntime(graft, tmp_path, name):
     assert nodes[1] <= nodes[2], nodes
     # the embedding tables and convs in 8 bits too: no bigger
     assert os.path.getsize(ours) <= 1.05 * os.path.getsize(theirs)
+
+
+NBITS_RULES = repo_path("rules", "onnx", "quantize_nbits.graft")
+
+
+def weight_matmuls(path):
+    """The MatMuls and Gemms of a model by a 2-D float initializer."""
+    model = onnx.load(path)
+    weights = {t.name for t in model.graph.initializer
+               if len(t.dims) == 2 and t.data_type == onnx.TensorProto.FLOAT}
+    return [n for n in model.graph.node
+            if n.op_type in ("MatMul", "Gemm") and len(n.input) > 1 and n.input[1] in weights]
+
+
+@pytest.mark.parametrize("name,bits,block,symmetric", [
+    ("llama.dynamo.static", 4, 32, False), ("qwen3.dynamo.static", 4, 32, True),
+    ("llama.hfdecode.static", 4, 32, False), ("gpt2.dynamo.dynamic", 8, 64, False),
+    ("bert.keras.static", 4, 32, False), ("llama.ts17.static", 8, 128, True)])
+def test_nbits_beside_onnxruntime(graft, tmp_path, name, bits, block, symmetric):
+    """rules/onnx/quantize_nbits.graft beside onnxruntime's
+    MatMulNBitsQuantizer with the same bits, blocks and symmetry: on the
+    MatMuls it quantizes (`ops=MatMul`) the same MatMulNBits ops and bytes,
+    so the same outputs, in a file no bigger; by default Gemms too (GPT-2's
+    Conv1D, Keras's pooler), each matmul by a weight one MatMulNBits."""
+    from onnxruntime.quantization import matmul_nbits_quantizer
+    src = os.path.join(zoo.ZOO, name + ".onnx")
+    spec = zoo.manifest(zoo.ZOO)[name]
+    params = ["--param", f"bits={bits}", "--param", f"block_size={block}", "--param",
+              f"symmetric={str(symmetric).lower()}"]
+    every, matmuls = str(tmp_path / "every.onnx"), str(tmp_path / "matmuls.onnx")
+    graft("apply", "-q", "-r", NBITS_RULES, *params, src, "-o", every)
+    graft("apply", "-q", "-r", NBITS_RULES, *params, "--param", "ops=MatMul", src, "-o", matmuls)
+    theirs = str(tmp_path / "ort.onnx")
+    quantizer = matmul_nbits_quantizer.MatMulNBitsQuantizer(
+        onnx.load(src), bits=bits, block_size=block, is_symmetric=symmetric)
+    quantizer.process()
+    quantizer.model.save_model_to_file(theirs)
+    for path in (every, matmuls):
+        onnx.checker.check_model(onnx.load(path), full_check=True)
+    ops = lambda path: [n.op_type for n in onnx.load(path).graph.node]  # noqa: E731
+    assert ops(every).count("MatMulNBits") == len(weight_matmuls(src)) > 0
+    assert ops(matmuls).count("MatMulNBits") == ops(theirs).count("MatMulNBits")
+    test = zoo_batches(spec, 2, seed=7)
+    want, got, peer = run(src, test), run(matmuls, test), run(theirs, test)
+    assert np.abs(got - peer).max() <= 1e-5 * np.abs(peer).max()
+    assert os.path.getsize(matmuls) <= 1.01 * os.path.getsize(theirs)  # names differ
+    assert sqnr(want, run(every, test)) >= (10 if bits == 4 else 30)
