@@ -503,14 +503,28 @@ absl::StatusOr<tf::DataType> ActionRunner::ConstDtype(const Expr& e) {
 // A new node's data inputs: tensors, or the tensors of a list (`xs...`).
 absl::Status ActionRunner::AddInputs(const std::vector<Value>& args,
                                      NodeSpec* spec) {
+  // Each input with the argument it came from; a list is spread, each item
+  // an input.
+  std::vector<std::pair<const Value*, size_t>> items;
   for (size_t i = 0; i < args.size(); ++i) {
-    // A list is spread: each item an input.
-    const bool list = args[i].type == ValueType::kList;
-    for (const Value& v : list ? args[i].list : std::vector<Value>{args[i]}) {
-      absl::StatusOr<Endpoint> t = InputOf(v, i, *spec);
-      if (!t.ok()) return t.status();
-      spec->inputs.push_back(*t);
+    if (args[i].type != ValueType::kList) {
+      items.emplace_back(&args[i], i);
+      continue;
     }
+    for (const Value& v : args[i].list) items.emplace_back(&v, i);
+  }
+  // A left-out input at the end is no input at all (ONNX writes none): it
+  // is dropped, so that the node is what reading it back gives.
+  const bool has_absent = DialectOf(graph()).AbsentInput().has_value();
+  while (has_absent && !items.empty() &&
+         items.back().first->type == ValueType::kString &&
+         items.back().first->s.empty()) {
+    items.pop_back();
+  }
+  for (const auto& [v, i] : items) {
+    absl::StatusOr<Endpoint> t = InputOf(*v, i, *spec);
+    if (!t.ok()) return t.status();
+    spec->inputs.push_back(*t);
   }
   return absl::OkStatus();
 }
