@@ -194,15 +194,18 @@ std::unique_ptr<RuleSet> Checker::Compile(const std::vector<std::string>& paths,
     }
   }
   for (const auto& file : set_->asts_) {
+    // A file of no rules is a library of patterns and guards for the files
+    // that import it, each of which may use some.
+    const bool library = file->rules.empty();
     for (const PatternDef& def : file->pattern_defs) {
-      if (pattern_def_uses_[file->path + ":" + def.name] == 0 &&
+      if (!library && pattern_def_uses_[file->path + ":" + def.name] == 0 &&
           !d_->has_errors()) {
         Error(*file, def.loc,
               absl::StrCat("pattern `", def.name, "` is never used"));
       }
     }
     for (const GuardDef& def : file->guard_defs) {
-      if (guard_def_uses_[file->path + ":" + def.name] == 0 &&
+      if (!library && guard_def_uses_[file->path + ":" + def.name] == 0 &&
           !d_->has_errors()) {
         Error(*file, def.loc,
               absl::StrCat(def.kind(), " `", def.name, "` is never used"));

@@ -343,7 +343,8 @@ const DiagnosticCase kCases[] = {
      "  rewrite { erase c }\n}\n",
      1, 1, "fragment `f` builds no nodes: declare it `guard`"},
     {"guard_that_calls_a_fragment",
-     "fragment f(t) = Tanh(t)\nguard g(t) = f(t)\nrule a {\n  match { c = Relu(x) }\n"
+     "fragment f(t) = Tanh(t)\nguard g(t) = f(t)\nrule a {\n  match { c = "
+     "Relu(x) }\n"
      "  rewrite {\n    o = g(x)\n    replace c with o\n  }\n}\n",
      2, 1,
      "guard `g` builds nodes: declare it `fragment` (a guard only computes a "
@@ -389,8 +390,10 @@ const DiagnosticCase kCases[] = {
      "}\n}\n",
      2, 29,
      "`bound` takes one name the rule's pattern binds (as in `bound(b)`)"},
-    {"named_pattern_never_used", "pattern p = Relu(_)\n", 1, 1,
-     "pattern `p` is never used"},
+    {"named_pattern_never_used",
+     "pattern p = Relu(_)\nrule a {\n  match { c = Relu(_) }\n  rewrite { "
+     "erase c }\n}\n",
+     1, 1, "pattern `p` is never used"},
     {"pattern_call_argument_count",
      "pattern p(x) = Relu(x)\nrule a {\n  match { c = p(y, z) where uses(y) "
      "+ uses(z) > 0 }\n  rewrite { erase c }\n}\n",
@@ -860,6 +863,17 @@ TEST(CompiledRuleTest, NamedGuardsAreInlinedWhereCalled) {
   EXPECT_EQ(report->rewrites(), 1);
   EXPECT_EQ(g.FindNode("r1")->device(), "/device:CPU:1");
   EXPECT_EQ(g.FindNode("r2")->device(), "");
+}
+
+// A file of no rules is a library of guards and patterns for other files
+// to import: what it defines need not be used in it.
+TEST(CompiledRuleTest, AFileOfNoRulesIsALibraryOfGuards) {
+  std::unique_ptr<Compiled> c =
+      CompileWithBuiltins("guards.graft",
+                          "guard read_once(t) = uses(t) == 1\n"
+                          "pattern biased = BiasAdd(_, Const)\n");
+  ASSERT_NE(c->rules, nullptr) << c->d.Render();
+  EXPECT_TRUE(c->rules->rules().empty());
 }
 
 // A named pattern with parameters, called twice in one rule: each call
