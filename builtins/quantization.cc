@@ -179,25 +179,31 @@ void RegisterQuantizationHooks(HookRegistry& r) {
         return Value::List({Value::Constant(ConstTensor::Scalar(scale, tf::DT_FLOAT)),
                             Value::Constant(ConstTensor::Scalar(zero, tf::DT_UINT8))});
       });
-  Add(r, "blockwise_quantized", {VT::kConst, VT::kInt, VT::kInt, VT::kBool},
-      VT::kList, false,
-      "blockwise_quantized(w, bits, block_size, symmetric): [q, scales, "
-      "zero_points], a [K, N] matrix in 4 or 8 bits per value in blocks of "
-      "block_size along K, as onnxruntime's MatMulNBits reads it (q uint8 [N, "
-      "blocks, block_size * bits / 8], scales float32 [N, blocks], zero points "
-      "uint8 [N, blocks * bits / 8], packed as q)",
+  AddBuiltinHook(
+      r, "blockwise_quantized",
+      {VT::kConst, VT::kInt, VT::kInt, VT::kBool, VT::kInt}, VT::kList,
+      "blockwise_quantized(w, bits, block_size, symmetric, axis = 0): [q, "
+      "scales, zero_points], a matrix in 4 or 8 bits per value in blocks of "
+      "block_size along axis 0 per column (MatMulNBits' weight) or axis 1 per "
+      "row (GatherBlockQuantized's table), as onnxruntime's quantizer writes "
+      "them (q uint8 [lines, blocks, block_size * bits / 8], scales float32 "
+      "[lines, blocks], zero points uint8 [lines, blocks * bits / 8], packed "
+      "as "
+      "q)",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         // A large weight is read from its bytes, never decoded whole.
         absl::StatusOr<ConstTensor> w =
             ToConstant(ctx.graph, a[0], /*deferred_ok=*/true);
         if (!w.ok()) return w.status();
         absl::StatusOr<BlockwiseQuantized> q =
-            QuantizeBlockwise(*w, static_cast<int>(a[1].i), a[2].i, a[3].b);
+            QuantizeBlockwise(*w, static_cast<int>(a[1].i), a[2].i, a[3].b,
+                              a.size() > 4 ? static_cast<int>(a[4].i) : 0);
         if (!q.ok()) return q.status();
         return Value::List({Value::Constant(std::move(q->packed)),
                             Value::Constant(std::move(q->scales)),
                             Value::Constant(std::move(q->zero_points))});
-      });
+      },
+      false, 1);
   Add(r, "scale_output_channels", {VT::kConst, VT::kConst, VT::kNode},
       VT::kConst, false,
       "a filter scaled per output channel, in the layout of the given "

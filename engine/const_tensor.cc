@@ -638,10 +638,38 @@ QuantizedTensor QuantizeUint8(const ConstTensor& a) {
   return out;
 }
 
+namespace {
+
+// A block's scale and zero point (see QuantizeBlockwise) from its range
+// (widened to hold 0) and its value of the largest magnitude.
+std::pair<float, float> BlockScale(float lo, float hi, float widest, int bits,
+                                   bool symmetric) {
+  const float top = static_cast<float>((1 << bits) - 1);
+  if (symmetric) {
+    const float mid = static_cast<float>(1 << (bits - 1));
+    return {widest / -mid, mid};
+  }
+  const float scale = (hi - lo) / top;
+  return {scale,
+          scale != 0 ? std::clamp(std::round(-lo / scale), 0.0f, top) : 0.0f};
+}
+
+// round(v * reciprocal + zero) (halves away from zero) clamped to [0, top],
+// the sum clamped first (a negative one gives 0 either way): its whole part
+// plus one from a half up, exactly as std::round for sums in [0, 256).
+inline int QuantizedValue(float v, float reciprocal, float zero, float top) {
+  const float y = std::clamp(v * reciprocal + zero, 0.0f, top);
+  const int whole = static_cast<int>(y);
+  return std::min(whole + (y - static_cast<float>(whole) >= 0.5f ? 1 : 0),
+                  static_cast<int>(top));
+}
+
+}  // namespace
+
 absl::StatusOr<BlockwiseQuantized> QuantizeBlockwise(const ConstTensor& w,
                                                      int bits,
                                                      int64_t block_size,
-                                                     bool symmetric) {
+                                                     bool symmetric, int axis) {
   if (bits != 4 && bits != 8) {
     return absl::InvalidArgumentError(
         absl::StrCat("blockwise quantization takes 4 or 8 bits, not ", bits));
@@ -653,6 +681,10 @@ absl::StatusOr<BlockwiseQuantized> QuantizeBlockwise(const ConstTensor& w,
   if (w.shape.size() != 2) {
     return absl::InvalidArgumentError(absl::StrCat(
         "blockwise quantization takes a [K, N] matrix, not ", w.ShapeString()));
+  }
+  if (axis != 0 && axis != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("blocks run along axis 0 or 1 of a matrix, not ", axis));
   }
   // w's rows as float32: a deferred float tensor's straight from its bytes
   // (never decoded whole), any other's from its values.
@@ -667,42 +699,80 @@ absl::StatusOr<BlockwiseQuantized> QuantizeBlockwise(const ConstTensor& w,
     return absl::InternalError(
         "a deferred weight's bytes do not match its shape");
   }
-  const int64_t blocks = (k + block_size - 1) / block_size;
+  // Rows [first, first + count) into `rows` as float32.
+  auto read_rows = [&](int64_t first, int64_t count, float* rows) {
+    if (raw) {
+      const size_t offset = static_cast<size_t>(first * n) * sizeof(float);
+      const size_t length = static_cast<size_t>(count * n) * sizeof(float);
+      std::memcpy(rows, raw_bytes.data() + offset, length);  // aligned
+      w.deferred->Release(offset, length);
+    } else {
+      for (int64_t i = 0; i < count * n; ++i)
+        rows[i] = static_cast<float>(x.values[first * n + i]);
+    }
+  };
+  // Blocks run along each line: a column (axis 0) or a row (axis 1).
+  const int64_t lines = axis == 0 ? n : k, length = axis == 0 ? k : n;
+  const int64_t blocks = (length + block_size - 1) / block_size;
   const int64_t blob = block_size * bits / 8;
   const int64_t zero_bytes = (blocks * bits + 7) / 8;
   const float top = static_cast<float>((1 << bits) - 1);
-  const float mid = static_cast<float>(1 << (bits - 1));
+  const int per_byte = 8 / bits;
   BlockwiseQuantized out;
   out.packed.dtype = out.zero_points.dtype = tf::DT_UINT8;
   out.scales.dtype = tf::DT_FLOAT;
-  out.packed.shape = {n, blocks, blob};
-  out.scales.shape = {n, blocks};
-  out.zero_points.shape = {n, zero_bytes};
-  out.scales.values.assign(n * blocks, 0);
-  out.zero_points.values.assign(n * zero_bytes, 0);
+  out.packed.shape = {lines, blocks, blob};
+  out.scales.shape = {lines, blocks};
+  out.zero_points.shape = {lines, zero_bytes};
+  out.scales.values.assign(lines * blocks, 0);
+  out.zero_points.values.assign(lines * zero_bytes, 0);
   // The packed values are bytes from the start (held as doubles they would
   // take eight times the room).
   auto packed = std::make_shared<std::string>(
-      static_cast<size_t>(n * blocks * blob), '\0');
+      static_cast<size_t>(lines * blocks * blob), '\0');
+  auto set_block = [&](int64_t line, int64_t b, float scale, float zero) {
+    out.scales.values[line * blocks + b] = scale;
+    out.zero_points.values[line * zero_bytes + b / per_byte] +=
+        zero * static_cast<float>(1 << (bits * (b % per_byte)));
+  };
+  if (axis == 1) {
+    // A row at a time: its blocks lie side by side.
+    std::vector<float> row(static_cast<size_t>(n));
+    for (int64_t r = 0; r < k; ++r) {
+      read_rows(r, 1, row.data());
+      for (int64_t b = 0; b < blocks; ++b) {
+        const float* v = &row[b * block_size];
+        const int64_t count = std::min(n - b * block_size, block_size);
+        float lo = 0, hi = 0, widest = 0;
+        for (int64_t i = 0; i < count; ++i) {
+          lo = std::min(lo, v[i]);
+          hi = std::max(hi, v[i]);
+          if (std::fabs(v[i]) > std::fabs(widest)) widest = v[i];
+        }
+        const auto [scale, zero] = BlockScale(lo, hi, widest, bits, symmetric);
+        set_block(r, b, scale, zero);
+        const float reciprocal = scale != 0 ? 1.0f / scale : 0.0f;
+        char* bytes = &(*packed)[static_cast<size_t>((r * blocks + b) * blob)];
+        for (int64_t i = 0; i < count; ++i) {
+          bytes[i / per_byte] =
+              static_cast<char>(static_cast<uint8_t>(bytes[i / per_byte]) |
+                                (QuantizedValue(v[i], reciprocal, zero, top)
+                                 << (bits * (i % per_byte))));
+        }
+      }
+    }
+    out.packed.deferred = ViewContent(*packed, packed);
+    return out;
+  }
   // A block of rows at a time, read once into `rows`: each column's range,
   // then its values packed into that column's bytes of the block.
-  const int per_byte = 8 / bits;
   std::vector<float> rows(static_cast<size_t>(block_size * n));
   std::vector<float> lo(n), hi(n), widest(n), reciprocal(n), zero(n);
   std::vector<uint8_t> bytes(static_cast<size_t>(n * blob));
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t first = b * block_size,
                   count = std::min(k - first, block_size);
-    if (raw) {
-      const size_t offset = static_cast<size_t>(first * n) * sizeof(float);
-      const size_t length = static_cast<size_t>(count * n) * sizeof(float);
-      std::memcpy(rows.data(), raw_bytes.data() + offset, length);  // aligned
-      w.deferred->Release(offset, length);
-    } else {
-      for (int64_t i = 0; i < count * n; ++i) {
-        rows[i] = static_cast<float>(x.values[first * n + i]);
-      }
-    }
+    read_rows(first, count, rows.data());
     std::fill(lo.begin(), lo.end(), 0.0f);
     std::fill(hi.begin(), hi.end(), 0.0f);
     std::fill(widest.begin(), widest.end(), 0.0f);
@@ -718,19 +788,11 @@ absl::StatusOr<BlockwiseQuantized> QuantizeBlockwise(const ConstTensor& w,
       }
     }
     for (int64_t c = 0; c < n; ++c) {
-      float scale;
-      if (symmetric) {
-        scale = widest[c] / -mid;
-        zero[c] = mid;
-      } else {
-        scale = (hi[c] - lo[c]) / top;
-        zero[c] = scale != 0 ? std::clamp(std::round(-lo[c] / scale), 0.0f, top)
-                             : 0.0f;
-      }
+      const auto [scale, z] =
+          BlockScale(lo[c], hi[c], widest[c], bits, symmetric);
+      set_block(c, b, scale, z);
+      zero[c] = z;
       reciprocal[c] = scale != 0 ? 1.0f / scale : 0.0f;
-      out.scales.values[c * blocks + b] = scale;
-      out.zero_points.values[c * zero_bytes + b / per_byte] +=
-          zero[c] * static_cast<float>(1 << (bits * (b % per_byte)));
     }
     std::fill(bytes.begin(), bytes.end(), 0);
     for (int64_t i = 0; i < count; ++i) {
@@ -738,14 +800,8 @@ absl::StatusOr<BlockwiseQuantized> QuantizeBlockwise(const ConstTensor& w,
       const int shift = bits * static_cast<int>(i % per_byte);
       uint8_t* at = &bytes[i / per_byte];
       for (int64_t c = 0; c < n; ++c) {
-        // round(y) (halves away from zero) clamped to [0, top], y clamped
-        // first (a negative y gives 0 either way): whole part plus one
-        // from a half up, exactly as std::round for y in [0, 256)
-        const float y = std::clamp(row[c] * reciprocal[c] + zero[c], 0.0f, top);
-        const int whole = static_cast<int>(y);
-        const int q = whole + (y - static_cast<float>(whole) >= 0.5f ? 1 : 0);
-        at[c * blob] |=
-            static_cast<uint8_t>(std::min(q, static_cast<int>(top)) << shift);
+        at[c * blob] |= static_cast<uint8_t>(
+            QuantizedValue(row[c], reciprocal[c], zero[c], top) << shift);
       }
     }
     for (int64_t c = 0; c < n; ++c) {

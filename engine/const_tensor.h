@@ -96,24 +96,29 @@ struct QuantizedTensor {
   float min = 0, max = 0;
 };
 QuantizedTensor QuantizeUint8(const ConstTensor& a);
-// A [K, N] float matrix in `bits` (4 or 8) per value, quantized per column
-// in blocks of `block_size` rows (a power of two, 16 or more), as
-// onnxruntime's MatMulNBits reads it and its MatMulNBitsQuantizer writes
-// it: q = clamp(round(w / s + z), 0, 2^bits - 1), w ~ (q - z) * s. Symmetric:
-// s = v / -2^(bits-1), v the block's value of the largest magnitude, z =
-// 2^(bits-1) (MatMulNBits' default, so `zero_points` need not be given);
-// else s = (max - min) / (2^bits - 1) over the block's range widened to
-// hold 0, z = round(-min / s). A last block short of `block_size` is
-// padded with q = 0 (MatMulNBits reads only K rows).
+// A [K, N] float matrix in `bits` (4 or 8) per value, quantized in blocks of
+// `block_size` (a power of two, 16 or more) along axis 0, per column (as
+// onnxruntime's MatMulNBits reads a weight), or along axis 1, per row (as
+// its GatherBlockQuantized reads an embedding table), as its
+// MatMulNBitsQuantizer writes them: q = clamp(round(w / s + z), 0,
+// 2^bits - 1), w ~ (q - z) * s. Symmetric: s = v / -2^(bits-1), v the
+// block's value of the largest magnitude, z = 2^(bits-1) (the ops' default,
+// so `zero_points` need not be given); else s = (max - min) / (2^bits - 1)
+// over the block's range widened to hold 0, z = round(-min / s). A last
+// block short of `block_size` is padded with q = 0 (the ops read only the
+// matrix's own values). Each line (column, or row) is `blocks` blocks of
+// `block_size * bits / 8` bytes, two 4-bit values a byte (the first in the
+// low nibble); zero points are packed alike.
 struct BlockwiseQuantized {
-  ConstTensor packed;  // uint8 [N, blocks, block_size * bits / 8], deferred
-  ConstTensor scales;  // float32 [N, blocks]
-  ConstTensor zero_points;  // uint8 [N, ceil(blocks * bits / 8)]
+  ConstTensor packed;  // uint8 [lines, blocks, block_size * bits / 8], deferred
+  ConstTensor scales;  // float32 [lines, blocks]
+  ConstTensor zero_points;  // uint8 [lines, ceil(blocks * bits / 8)]
 };
 absl::StatusOr<BlockwiseQuantized> QuantizeBlockwise(const ConstTensor& w,
                                                      int bits,
                                                      int64_t block_size,
-                                                     bool symmetric);
+                                                     bool symmetric,
+                                                     int axis = 0);
 absl::StatusOr<ConstTensor> Reshape(const ConstTensor& a,
                                     std::vector<int64_t> shape);
 // The tensor's axes permuted (numpy.transpose, ONNX's Transpose): axis i of

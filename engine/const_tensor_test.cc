@@ -317,6 +317,25 @@ TEST(ConstTensorTest, QuantizesInBlocksAsMatMulNBits) {
   EXPECT_EQ(Materialize(from_bytes->packed).values, q->packed.values);
   EXPECT_EQ(from_bytes->scales.values, q->scales.values);
 
+  // Along axis 1, per row: the same blocks as along axis 0 of the
+  // transposed matrix.
+  absl::StatusOr<ConstTensor> row = Transpose(w, {});
+  ASSERT_TRUE(row.ok());
+  for (bool symmetric : {false, true}) {
+    absl::StatusOr<BlockwiseQuantized> by_row =
+        QuantizeBlockwise(*row, 4, 16, symmetric, 1);
+    absl::StatusOr<BlockwiseQuantized> by_column =
+        QuantizeBlockwise(w, 4, 16, symmetric, 0);
+    ASSERT_TRUE(by_row.ok() && by_column.ok());
+    EXPECT_EQ(by_row->packed.shape, by_column->packed.shape);
+    EXPECT_EQ(Materialize(by_row->packed).values,
+              Materialize(by_column->packed).values);
+    EXPECT_EQ(by_row->scales.values, by_column->scales.values);
+    EXPECT_EQ(by_row->zero_points.values, by_column->zero_points.values);
+  }
+  EXPECT_EQ(QuantizeBlockwise(w, 4, 16, true, 2).status().message(),
+            "blocks run along axis 0 or 1 of a matrix, not 2");
+
   EXPECT_EQ(QuantizeBlockwise(w, 5, 16, true).status().message(),
             "blockwise quantization takes 4 or 8 bits, not 5");
   EXPECT_EQ(QuantizeBlockwise(w, 4, 24, true).status().message(),

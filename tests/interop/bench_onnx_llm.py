@@ -10,11 +10,12 @@ stopped after --limit seconds:
                        MatMul weight int8 per output channel behind a
                        DequantizeLinear; rules/onnx/quantize_nbits.graft:
                        MatMulNBits, 8 bits in blocks of 128 (symmetric)
-                       and 4 bits in blocks of 32
+                       and 4 bits in blocks of 32, then with the
+                       embeddings (GatherBlockQuantized)
   onnxruntime          optimize_model(model_type="gpt2") (its fusions);
                        MatMulNBitsQuantizer(bits=8, blocks of 128: per
                        channel it writes only for 4 bits; bits=4, blocks
-                       of 32)
+                       of 32, without and with Gather)
   onnxoptimizer        its default passes
   onnxsim              simplify
   onnxscript           optimizer.optimize + rewriter.rewrite (default rules)
@@ -79,6 +80,17 @@ import sys
 from onnxruntime.quantization import matmul_nbits_quantizer as q
 src, out = sys.argv[1], sys.argv[2]
 quant = q.MatMulNBitsQuantizer(src, bits=4, block_size=32, is_symmetric=False)
+quant.process()
+quant.model.save_model_to_file(out, use_external_data_format=True)
+""",
+    "onnxruntime MatMulNBitsQuantizer (4 bits, blocks of 32, embeddings too)": r"""
+import sys
+from onnxruntime.quantization import matmul_nbits_quantizer as q
+src, out = sys.argv[1], sys.argv[2]
+config = q.DefaultWeightOnlyQuantConfig(block_size=32, is_symmetric=False, bits=4,
+                                        op_types_to_quantize=("MatMul", "Gather"),
+                                        quant_axes=(("MatMul", 0), ("Gather", 1)))
+quant = q.MatMulNBitsQuantizer(src, algo_config=config)
 quant.process()
 quant.model.save_model_to_file(out, use_external_data_format=True)
 """,
@@ -199,7 +211,8 @@ def measure(layers=10, hidden=2048, heads=16, inter=5632, vocab=32000, seq=64, r
                 counts, row["nodes"] = kinds(out)
                 row["fusions"] = fusions(counts)
                 row["dequantize"] = (counts.get("DequantizeLinear", 0) +
-                                     counts.get("com.microsoft.MatMulNBits", 0))
+                                     counts.get("com.microsoft.MatMulNBits", 0) +
+                                     counts.get("com.microsoft.GatherBlockQuantized", 0))
                 got = None
                 if run:
                     try:
@@ -234,12 +247,18 @@ def measure(layers=10, hidden=2048, heads=16, inter=5632, vocab=32000, seq=64, r
         out = out_path("graft_quantized")
         step("graft apply rules/onnx/quantize_qdq.graft (weights only)",
              [graft, "apply", "-q", "-r", QUANTIZE, src, "-o", out], out, "quantize")
-        for bits, block, symmetric in ((8, 128, "true"), (4, 32, "false")):
-            out = out_path("graft_nbits%d" % bits)
-            step("graft apply rules/onnx/quantize_nbits.graft (%d bits, blocks of %d)" % (
-                bits, block), [graft, "apply", "-q", "-r", NBITS, "--param", "bits=%d" % bits,
-                               "--param", "block_size=%d" % block, "--param",
-                               "symmetric=" + symmetric, src, "-o", out], out, "quantize")
+        for bits, block, symmetric, ops in ((8, 128, "true", "MatMul|Gemm"),
+                                            (4, 32, "false", "MatMul|Gemm"),
+                                            (4, 32, "false", "MatMul|Gemm|Gather")):
+            out = out_path("graft_nbits%d_%d" % (bits, len(rows)))
+            step("graft apply rules/onnx/quantize_nbits.graft (%d bits, blocks of %d%s)" % (
+                bits, block, ", embeddings too" if "Gather" in ops else ""),
+                # a rotary embedding's cos and sin caches (the model built here
+                # gathers them) are tables too: left float
+                [graft, "apply", "-q", "-r", NBITS, "--param", "bits=%d" % bits, "--param",
+                 "block_size=%d" % block, "--param", "symmetric=" + symmetric, "--param",
+                 "ops=" + ops, "--param", "exclude=.*rotary.*", src, "-o", out], out,
+                "quantize")
         if peers:
             for name, code in PEERS.items():
                 if quantize_only and "Quantizer" not in name:

@@ -385,3 +385,21 @@ def test_nbits_beside_onnxruntime(graft, tmp_path, name, bits, block, symmetric)
     assert np.abs(got - peer).max() <= 1e-5 * np.abs(peer).max()
     assert os.path.getsize(matmuls) <= 1.01 * os.path.getsize(theirs)  # names differ
     assert sqnr(want, run(every, test)) >= (10 if bits == 4 else 30)
+    if bits != 4:
+        return
+    # embedding tables too (4 bits only): GatherBlockQuantized over uint8
+    # where the quantizer writes uint4 (and moves the model to opset 21)
+    tables = str(tmp_path / "tables.onnx")
+    graft("apply", "-q", "-r", NBITS_RULES, *params, "--param", "ops=MatMul|Gather", src, "-o",
+          tables)
+    onnx.checker.check_model(onnx.load(tables), full_check=True)
+    config = matmul_nbits_quantizer.DefaultWeightOnlyQuantConfig(
+        block_size=block, is_symmetric=symmetric, bits=4, op_types_to_quantize=("MatMul", "Gather"),
+        quant_axes=(("MatMul", 0), ("Gather", 1)))
+    quantizer = matmul_nbits_quantizer.MatMulNBitsQuantizer(onnx.load(src), algo_config=config)
+    quantizer.process()
+    quantizer.model.save_model_to_file(theirs)
+    assert ops(tables).count("GatherBlockQuantized") == ops(theirs).count("GatherBlockQuantized") > 0
+    got, peer = run(tables, test), run(theirs, test)
+    assert np.abs(got - peer).max() <= 1e-5 * np.abs(peer).max()
+    assert os.path.getsize(tables) <= 1.01 * os.path.getsize(theirs)
