@@ -730,6 +730,13 @@ absl::StatusOr<BlockwiseQuantized> QuantizeBlockwise(const ConstTensor& w,
   // take eight times the room).
   auto packed = std::make_shared<std::string>(
       static_cast<size_t>(lines * blocks * blob), '\0');
+  // A value that is not finite has no place on a block's scale (v * 0 is
+  // NaN for it, so a sum of those is 0 only when every value is finite).
+  auto NotFinite = [] {
+    return absl::InvalidArgumentError(
+        "the matrix holds a value that is not finite (inf or NaN): it stays "
+        "float");
+  };
   auto set_block = [&](int64_t line, int64_t b, float scale, float zero) {
     out.scales.values[line * blocks + b] = scale;
     out.zero_points.values[line * zero_bytes + b / per_byte] +=
@@ -743,12 +750,14 @@ absl::StatusOr<BlockwiseQuantized> QuantizeBlockwise(const ConstTensor& w,
       for (int64_t b = 0; b < blocks; ++b) {
         const float* v = &row[b * block_size];
         const int64_t count = std::min(n - b * block_size, block_size);
-        float lo = 0, hi = 0, widest = 0;
+        float lo = 0, hi = 0, widest = 0, probe = 0;
         for (int64_t i = 0; i < count; ++i) {
           lo = std::min(lo, v[i]);
           hi = std::max(hi, v[i]);
           if (std::fabs(v[i]) > std::fabs(widest)) widest = v[i];
+          probe += v[i] * 0.0f;
         }
+        if (probe != 0) return NotFinite();
         const auto [scale, zero] = BlockScale(lo, hi, widest, bits, symmetric);
         set_block(r, b, scale, zero);
         const float reciprocal = scale != 0 ? 1.0f / scale : 0.0f;
@@ -776,12 +785,15 @@ absl::StatusOr<BlockwiseQuantized> QuantizeBlockwise(const ConstTensor& w,
     std::fill(lo.begin(), lo.end(), 0.0f);
     std::fill(hi.begin(), hi.end(), 0.0f);
     std::fill(widest.begin(), widest.end(), 0.0f);
+    float probe = 0;
     for (int64_t i = 0; i < count; ++i) {
       const float* row = &rows[i * n];
       for (int64_t c = 0; c < n; ++c) {
         lo[c] = std::min(lo[c], row[c]);
         hi[c] = std::max(hi[c], row[c]);
+        probe += row[c] * 0.0f;
       }
+      if (probe != 0) return NotFinite();
       if (!symmetric) continue;
       for (int64_t c = 0; c < n; ++c) {
         if (std::fabs(row[c]) > std::fabs(widest[c])) widest[c] = row[c];

@@ -333,6 +333,15 @@ TEST(ConstTensorTest, QuantizesInBlocksAsMatMulNBits) {
     EXPECT_EQ(by_row->scales.values, by_column->scales.values);
     EXPECT_EQ(by_row->zero_points.values, by_column->zero_points.values);
   }
+  for (double bad : {std::nan(""), double{INFINITY}, -double{INFINITY}}) {
+    for (int axis : {0, 1}) {
+      ConstTensor holed = axis == 0 ? w : *row;
+      holed.values[17] = bad;
+      EXPECT_EQ(QuantizeBlockwise(holed, 4, 16, false, axis).status().message(),
+                "the matrix holds a value that is not finite (inf or NaN): it "
+                "stays float");
+    }
+  }
   EXPECT_EQ(QuantizeBlockwise(w, 4, 16, true, 2).status().message(),
             "blocks run along axis 0 or 1 of a matrix, not 2");
 
