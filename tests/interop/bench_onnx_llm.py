@@ -25,7 +25,7 @@ onnxruntime on one batch (--run): the fused model's largest difference over
 the largest output, the quantized model's SQNR.
 
   .venv/bin/python tests/interop/bench_onnx_llm.py [--layers 10] [--hidden 2048]
-      [--run] [--limit 600] [--export FOLDER] [--quantize-only]
+      [--run] [--limit 600] [--export FOLDER] [--quantize-only] [--latency]
 
 --export reads a real export instead of building one: what
 `export_zoo.py --llm FOLDER` writes (LLaMA of TinyLlama's widths, 12
@@ -162,6 +162,41 @@ def export_feeds(vocab, seq):
     """Inputs of export_zoo.py --llm's model: one row of `seq` tokens."""
     ids = np.random.default_rng(0).integers(0, vocab, (1, seq)).astype(np.int64)
     return {"input_ids": ids, "attention_mask": np.ones((1, seq), np.int64)}
+
+
+def latency(export, vocab=32000, rounds=5, print_=print):
+    """Milliseconds per forward in onnxruntime (2 threads, the best of
+    `rounds`) of an export (export_zoo.py --llm) and of graft's 4-bit
+    blockwise results (accuracy_level 0 and 4), over 64 tokens and over one
+    (a decode step's width, without a cache)."""
+    import time
+    import onnxruntime as ort
+    graft = graft_binary()
+    with tempfile.TemporaryDirectory() as tmp:
+        models = [("float32", os.path.join(export, "model.onnx"))]
+        for level in (0, 4):
+            out = os.path.join(tmp, "level%d" % level, "model.onnx")
+            os.makedirs(os.path.dirname(out))
+            subprocess.run([graft, "apply", "-q", "-r", NBITS, "--param",
+                            "accuracy_level=%d" % level, models[0][1], "-o", out], check=True)
+            models.append(("graft 4 bits, blocks of 32, accuracy_level %d" % level, out))
+        print_("| model | ms, 64 tokens | ms, 1 token |")
+        print_("|---|---:|---:|")
+        for name, path in models:
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = 2
+            session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+            ms = []
+            for seq in (64, 1):
+                feeds = export_feeds(vocab, seq)
+                session.run(None, feeds)
+                times = []
+                for _ in range(rounds):
+                    start = time.perf_counter()
+                    session.run(None, feeds)
+                    times.append(time.perf_counter() - start)
+                ms.append(1e3 * min(times))
+            print_("| %s | %.0f | %.0f |" % (name, ms[0], ms[1]))
 
 
 def measure(layers=10, hidden=2048, heads=16, inter=5632, vocab=32000, seq=64, run=False,
@@ -301,7 +336,15 @@ def main():
                         help="a real export (export_zoo.py --llm FOLDER) instead of a built model")
     parser.add_argument("--quantize-only", action="store_true",
                         help="only the weight quantizers (and cp)")
+    parser.add_argument("--latency", action="store_true",
+                        help="with --export: onnxruntime's time per forward of the export "
+                        "and of graft's 4-bit results")
     args = parser.parse_args()
+    if args.latency:
+        if not args.export:
+            parser.error("--latency needs --export FOLDER")
+        latency(args.export, args.vocab)
+        return
     result = measure(args.layers, args.hidden, args.heads, args.inter, args.vocab,
                      run=args.run, limit=args.limit, export=args.export,
                      quantize_only=args.quantize_only)
