@@ -183,6 +183,9 @@ CUTS = {
     "zoo_qdq_relu6": ("mobilenet_v2.dynamo.static", ["x"], ["getitem_6"]),
     # BERT's token embeddings: a Gather from the table by the ids (dynamo)
     "zoo_embedding": ("bert.dynamo.static", ["input_ids"], ["embedding"]),
+    # GPT-2's LM head reading its tied embedding transposed (transformers'
+    # exporter, the decode graph)
+    "zoo_lm_head_tied": ("gpt2.hfdecode.static", ["view_28"], ["logits"]),
     # ViT's patch embedding: a conv with a bias (dynamo)
     "zoo_patch_embedding": ("vit.dynamo.static", ["pixel_values"], ["conv2d"]),
     # ShuffleNetV2's channel shuffle: a Concat viewed, transposed, viewed

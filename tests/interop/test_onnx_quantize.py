@@ -344,32 +344,42 @@ NBITS_RULES = repo_path("rules", "onnx", "quantize_nbits.graft")
 
 
 def weight_matmuls(path):
-    """The MatMuls and Gemms of a model by a 2-D float initializer."""
+    """The MatMuls and Gemms of a model by a 2-D float initializer, and the
+    MatMuls by one transposed (a tied LM head) apart."""
     model = onnx.load(path)
     weights = {t.name for t in model.graph.initializer
                if len(t.dims) == 2 and t.data_type == onnx.TensorProto.FLOAT}
-    return [n for n in model.graph.node
-            if n.op_type in ("MatMul", "Gemm") and len(n.input) > 1 and n.input[1] in weights]
+    transposed = {n.output[0] for n in model.graph.node
+                  if n.op_type == "Transpose" and n.input[0] in weights}
+    by_weight = [n for n in model.graph.node
+                 if n.op_type in ("MatMul", "Gemm") and len(n.input) > 1 and n.input[1] in weights]
+    return by_weight, [n for n in model.graph.node
+                       if n.op_type == "MatMul" and n.input[1] in transposed]
 
 
 @pytest.mark.parametrize("name,bits,block,symmetric", [
     ("llama.dynamo.static", 4, 32, False), ("qwen3.dynamo.static", 4, 32, True),
     ("llama.hfdecode.static", 4, 32, False), ("gpt2.dynamo.dynamic", 8, 64, False),
-    ("bert.keras.static", 4, 32, False), ("llama.ts17.static", 8, 128, True)])
+    ("bert.keras.static", 4, 32, False), ("llama.ts17.static", 8, 128, True),
+    ("gpt2.hfdecode.static", 4, 32, False), ("gemma3.hfprefill.dynamic", 8, 32, True)])
 def test_nbits_beside_onnxruntime(graft, tmp_path, name, bits, block, symmetric):
     """rules/onnx/quantize_nbits.graft beside onnxruntime's
     MatMulNBitsQuantizer with the same bits, blocks and symmetry: on the
-    MatMuls it quantizes (`ops=MatMul`) the same MatMulNBits ops and bytes,
-    so the same outputs, in a file no bigger; by default Gemms too (GPT-2's
-    Conv1D, Keras's pooler), each matmul by a weight one MatMulNBits."""
+    MatMuls it quantizes (`ops=MatMul`, a tied LM head excluded) the same
+    MatMulNBits ops and bytes, so the same outputs, in a file no bigger; by
+    default Gemms too (GPT-2's Conv1D, Keras's pooler) and an LM head that
+    reads its tied embedding transposed (transformers' exports), which the
+    quantizer leaves float: each matmul by a weight one MatMulNBits."""
     from onnxruntime.quantization import matmul_nbits_quantizer
     src = os.path.join(zoo.ZOO, name + ".onnx")
     spec = zoo.manifest(zoo.ZOO)[name]
     params = ["--param", f"bits={bits}", "--param", f"block_size={block}", "--param",
               f"symmetric={str(symmetric).lower()}"]
     every, matmuls = str(tmp_path / "every.onnx"), str(tmp_path / "matmuls.onnx")
+    by_weight, tied = weight_matmuls(src)
     graft("apply", "-q", "-r", NBITS_RULES, *params, src, "-o", every)
-    graft("apply", "-q", "-r", NBITS_RULES, *params, "--param", "ops=MatMul", src, "-o", matmuls)
+    graft("apply", "-q", "-r", NBITS_RULES, *params, "--param", "ops=MatMul", "--param",
+          "exclude=" + "|".join(n.name for n in tied), src, "-o", matmuls)
     theirs = str(tmp_path / "ort.onnx")
     quantizer = matmul_nbits_quantizer.MatMulNBitsQuantizer(
         onnx.load(src), bits=bits, block_size=block, is_symmetric=symmetric)
@@ -378,7 +388,7 @@ def test_nbits_beside_onnxruntime(graft, tmp_path, name, bits, block, symmetric)
     for path in (every, matmuls):
         onnx.checker.check_model(onnx.load(path), full_check=True)
     ops = lambda path: [n.op_type for n in onnx.load(path).graph.node]  # noqa: E731
-    assert ops(every).count("MatMulNBits") == len(weight_matmuls(src)) > 0
+    assert ops(every).count("MatMulNBits") == len(by_weight) + len(tied) > 0
     assert ops(matmuls).count("MatMulNBits") == ops(theirs).count("MatMulNBits")
     test = zoo_batches(spec, 2, seed=7)
     want, got, peer = run(src, test), run(matmuls, test), run(theirs, test)
@@ -390,8 +400,8 @@ def test_nbits_beside_onnxruntime(graft, tmp_path, name, bits, block, symmetric)
     # embedding tables too (4 bits only): GatherBlockQuantized over uint8
     # where the quantizer writes uint4 (and moves the model to opset 21)
     tables = str(tmp_path / "tables.onnx")
-    graft("apply", "-q", "-r", NBITS_RULES, *params, "--param", "ops=MatMul|Gather", src, "-o",
-          tables)
+    graft("apply", "-q", "-r", NBITS_RULES, *params, "--param", "ops=MatMul|Gather", "--param",
+          "exclude=" + "|".join(n.name for n in tied), src, "-o", tables)
     onnx.checker.check_model(onnx.load(tables), full_check=True)
     config = matmul_nbits_quantizer.DefaultWeightOnlyQuantConfig(
         block_size=block, is_symmetric=symmetric, bits=4, op_types_to_quantize=("MatMul", "Gather"),
