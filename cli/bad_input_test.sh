@@ -105,6 +105,25 @@ r = 'rule a {\n  match { r = Relu(c: Const) }\n  rewrite {\n    replace r with C
 open('$F/fold_huge.graft', 'w').write(r)
 "
 
+# an ONNX MatMul by a [32, 2] weight, one of whose values is NaN in nan_weight
+for name in mm nan_weight; do
+  python3 - "$F/$name.onnxtxt" "$name" <<'PY'
+import sys
+values = ["0.5"] * 64
+if sys.argv[2] == "nan_weight":
+    values[7] = "nan"
+tensor = lambda dims: "".join(" dim { dim_value: %d }" % d for d in dims)
+open(sys.argv[1], "w").write(
+    'ir_version: 8\nopset_import { domain: "" version: 17 }\ngraph {\n'
+    '  node { input: "x" input: "w" output: "y" name: "mm" op_type: "MatMul" }\n'
+    '  name: "g"\n'
+    '  initializer { dims: 32 dims: 2 data_type: 1 name: "w" %s }\n'
+    '  input { name: "x" type { tensor_type { elem_type: 1 shape {%s } } } }\n'
+    '  output { name: "y" type { tensor_type { elem_type: 1 shape {%s } } } }\n}\n'
+    % (" ".join("float_data: " + v for v in values), tensor([1, 32]), tensor([1, 2])))
+PY
+done
+
 snapshot() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 md5sum 2>/dev/null) }
 
 # case_ NAME WANT_RC PATTERN -- COMMAND... runs COMMAND in a fresh copy of
@@ -250,6 +269,11 @@ case_ fail_action 1 "rule .stop. failed at .r.: fails.graft:7: cannot rewrite r"
 
 # ---- bad input that is not an error: the work goes on, the rest reported ----
 case_writes huge_constant_skipped 0 "skipped a at .r.: .*has [0-9]+ elements; rules compute on constants of at most 67108864" out.pb -- "$GRAFT" apply -r fold_huge.graft huge.pbtxt -o out.pb
+NBITS="$ROOT/rules/onnx/quantize_nbits.graft"
+case_ nbits_bits_outside 2 "param .bits.: 2 is outside 4..8" -- "$GRAFT" apply -r "$NBITS" --param bits=2 mm.onnxtxt -o out.onnx
+case_ nbits_bits_not_taken 1 "quantize_nbits.graft:[0-9]+: .require bits == 4 or bits == 8. does not hold" -- "$GRAFT" apply -r "$NBITS" --param bits=5 mm.onnxtxt -o out.onnx
+case_ nbits_block_not_taken 1 "quantize_nbits.graft:[0-9]+: .require block_size == 16 or" -- "$GRAFT" apply -r "$NBITS" --param block_size=48 mm.onnxtxt -o out.onnx
+case_writes nbits_nan_weight_stays_float 0 "skipped nbits_matmul at .mm.: .*not finite \(inf or NaN\): it stays float" out.onnx -- "$GRAFT" apply -r "$NBITS" nan_weight.onnxtxt -o out.onnx
 case_writes outputs_flag_before_input 0 "1 rewrite" out.pb -- "$GRAFT" apply -r ok.graft --outputs r ok.pb -o out.pb
 
 echo "$passed passed, $failed failed"
