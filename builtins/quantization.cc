@@ -89,7 +89,9 @@ void RegisterQuantizationHooks(HookRegistry& r) {
         "per output channel min / max of a filter, in the layout of the given "
         "conv/matmul",
         [is_min](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-          absl::StatusOr<ConstTensor> w = ToConstant(ctx.graph, a[0]);
+          // A large filter is read from its bytes, never decoded whole.
+          absl::StatusOr<ConstTensor> w =
+              ToConstant(ctx.graph, a[0], /*deferred_ok=*/true);
           if (!w.ok()) return w.status();
           const Node& op = ctx.graph.node(a[1].tensor.node);
           absl::StatusOr<ConstTensor> r =

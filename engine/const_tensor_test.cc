@@ -354,6 +354,43 @@ TEST(ConstTensorTest, QuantizesInBlocksAsMatMulNBits) {
       "blockwise quantization takes a [K, N] matrix, not [20]");
 }
 
+// A large float filter's bytes reduce per channel as its decoded values
+// do, in every layout, an unaligned copy of the bytes too.
+TEST(ConstTensorTest, ReducesDeferredBytesPerOutputChannel) {
+  struct Case {
+    std::vector<int64_t> shape;
+    const char* op;
+    bool transpose_b;
+  };
+  for (const Case& c :
+       {Case{{70000, 3}, "MatMul", false}, Case{{3, 70000}, "Gemm", true},
+        Case{{5, 2, 7000, 2}, "Conv", false},
+        Case{{2, 5, 7000, 2}, "ConvTranspose", false}}) {
+    int64_t n = 1;
+    for (int64_t d : c.shape) n *= d;
+    std::vector<double> values(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      values[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i)) *
+                                     (i % 11));
+    }
+    ConstTensor eager = Make(c.shape, values);
+    tf::TensorProto proto = ToTensorProto(eager);
+    std::string bytes = " " + proto.tensor_content();  // unaligned from 1
+    std::optional<ConstTensor> deferred = DeferredTensor(
+        proto, ViewContent(absl::string_view(bytes).substr(1), nullptr));
+    ASSERT_TRUE(deferred.has_value());
+    for (bool minimum : {true, false}) {
+      absl::StatusOr<ConstTensor> want =
+          ChannelReduce(eager, c.op, c.transpose_b, minimum);
+      absl::StatusOr<ConstTensor> got =
+          ChannelReduce(*deferred, c.op, c.transpose_b, minimum);
+      ASSERT_TRUE(want.ok() && got.ok()) << c.op;
+      EXPECT_EQ(got->values, want->values) << c.op;
+      EXPECT_EQ(got->shape, want->shape) << c.op;
+    }
+  }
+}
+
 // A dilated filter has rate - 1 zero taps between its taps, per spatial
 // axis; channels (the last two axes) move with their tap.
 TEST(ConstTensorTest, DilatesAFilter) {
