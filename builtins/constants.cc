@@ -17,7 +17,7 @@ absl::StatusOr<Value> ConstUnary(const HookContext& ctx, Args a,
                                  const char* op) {
   absl::StatusOr<ConstTensor> x = ToConstant(ctx.graph, a[0]);
   if (!x.ok()) return x.status();
-  absl::StatusOr<ConstTensor> r = Unary(*x, op);
+  absl::StatusOr<ConstTensor> r = Unary(*std::move(x), op);
   if (!r.ok()) return r.status();
   return Value::Constant(*std::move(r));
 }

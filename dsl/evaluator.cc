@@ -488,7 +488,7 @@ absl::StatusOr<Value> Evaluator::EvalUnary(const Graph& graph,
   if (v->type == ValueType::kFloat) return Value::Float(-v->f);
   absl::StatusOr<ConstTensor> c = ToConstant(graph, *v);
   if (!c.ok()) return c.status();
-  absl::StatusOr<ConstTensor> r = Unary(*c, "neg");
+  absl::StatusOr<ConstTensor> r = Unary(*std::move(c), "neg");
   if (!r.ok()) return r.status();
   return Value::Constant(*std::move(r));
 }

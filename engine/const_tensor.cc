@@ -426,8 +426,8 @@ absl::StatusOr<ConstTensor> Broadcast(const ConstTensor& a,
   return r;
 }
 
-absl::StatusOr<ConstTensor> Unary(const ConstTensor& a, absl::string_view op) {
-  ConstTensor r = Materialize(a);
+absl::StatusOr<ConstTensor> Unary(ConstTensor a, absl::string_view op) {
+  ConstTensor r = a.deferred != nullptr ? Materialize(a) : std::move(a);
   if (op == "rsqrt")
     Array(r.values) = Array(r.values).rsqrt();
   else if (op == "sqrt")

@@ -80,8 +80,9 @@ tf::TensorProto TensorProtoWithoutContent(const ConstTensor& tensor);
 absl::StatusOr<ConstTensor> Broadcast(const ConstTensor& a,
                                       const ConstTensor& b,
                                       absl::string_view op);
-// Elementwise: "rsqrt", "sqrt", "neg", "abs".
-absl::StatusOr<ConstTensor> Unary(const ConstTensor& a, absl::string_view op);
+// Elementwise: "rsqrt", "sqrt", "neg", "abs", "round" (computed in place:
+// move a tensor in to save a copy).
+absl::StatusOr<ConstTensor> Unary(ConstTensor a, absl::string_view op);
 // Reductions to a scalar: "min", "max".
 ConstTensor Reduce(const ConstTensor& a, absl::string_view op);
 // The tensor in another dtype, each value rounded as that dtype holds it
