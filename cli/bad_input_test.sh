@@ -124,6 +124,9 @@ open(sys.argv[1], "w").write(
 PY
 done
 
+printf 'steps:\n  - pipeline: self.yaml\n' > "$F/self.yaml"
+printf 'steps:\n  - pipeline: self.yaml\n    rules: ok.graft\n' > "$F/both.yaml"
+
 snapshot() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 md5sum 2>/dev/null) }
 
 # case_ NAME WANT_RC PATTERN -- COMMAND... runs COMMAND in a fresh copy of
@@ -228,6 +231,8 @@ case_ pipeline_dev_zero 1 "/dev/zero: error: is not a regular file" -- "$GRAFT" 
 case_ pipeline_bad_yaml 1 "bad.yaml:[0-9]+:[0-9]+: error" -- "$GRAFT" apply --pipeline bad.yaml ok.pb -o out.pb
 case_ pipeline_unknown_key 1 "unknown_key.yaml:2:5: error: unknown key .rulez." -- "$GRAFT" apply --pipeline unknown_key.yaml ok.pb -o out.pb
 case_ pipeline_undeclared_param 1 "undeclared.yaml:3:14: error: param .colour. is not declared" -- "$GRAFT" apply --pipeline undeclared.yaml ok.pb -o out.pb
+case_ pipeline_includes_itself 1 "self.yaml:2:15: error: pipelines nest at most 8 deep \(does one include itself\?\)" -- "$GRAFT" apply --pipeline self.yaml ok.pb -o out.pb
+case_ pipeline_step_with_pipeline_and_rules 1 "both.yaml:2:15: error: a .pipeline. step names one pipeline file, alone" -- "$GRAFT" apply --pipeline both.yaml ok.pb -o out.pb
 case_ pipeline_missing_rules 1 "nope.graft: error: cannot read the rule file" -- "$GRAFT" apply --pipeline missing_rules.yaml ok.pb -o out.pb
 case_ param_without_value 2 "--param: error: expected name=value" -- "$GRAFT" apply -r param.graft --param scale ok.pb -o out.pb
 case_ param_unknown 2 "unknown param .colour." -- "$GRAFT" apply -r param.graft --param colour=red ok.pb -o out.pb

@@ -18,9 +18,21 @@ absl::Status At(const std::string& path, const YAML::Mark& mark,
       path, ":", mark.line + 1, ":", mark.column + 1, ": error: ", what));
 }
 
+// Pipelines nest (`- pipeline: other.yaml`) at most this deep: one that
+// includes itself is an error, not a recursion without end.
+constexpr int kMaxPipelineDepth = 8;
+
+absl::StatusOr<Pipeline> Load(const std::string& path, int depth);
+
 }  // namespace
 
 absl::StatusOr<Pipeline> LoadPipeline(const std::string& path) {
+  return Load(path, 0);
+}
+
+namespace {
+
+absl::StatusOr<Pipeline> Load(const std::string& path, int depth) {
   absl::StatusOr<std::string> text =
       ReadFileBytes(path, kMaxTextFileBytes, "a pipeline (YAML)");
   if (!text.ok()) return text.status();
@@ -44,16 +56,38 @@ absl::StatusOr<Pipeline> LoadPipeline(const std::string& path) {
   }
   for (const YAML::Node& step : root["steps"]) {
     if (!step.IsMap()) {
-      return At(path, step.Mark(),
-                "each step is a map with `rules` and maybe `params`");
+      return At(
+          path, step.Mark(),
+          "each step is a map with `rules` and maybe `params`, or `pipeline`");
     }
     for (const auto& key : step) {
       std::string k = key.first.as<std::string>();
-      if (k != "rules" && k != "params") {
-        return At(path, key.first.Mark(),
-                  absl::StrCat("unknown key `", k,
-                               "` in a step (expected `rules`, `params`)"));
+      if (k != "rules" && k != "params" && k != "pipeline") {
+        return At(
+            path, key.first.Mark(),
+            absl::StrCat(
+                "unknown key `", k,
+                "` in a step (expected `rules`, `params` or `pipeline`)"));
       }
+    }
+    if (const YAML::Node& other = step["pipeline"]) {
+      // Another pipeline's steps, in its order, its files relative to it.
+      if (step.size() != 1 || !other.IsScalar()) {
+        return At(path, other.Mark(),
+                  "a `pipeline` step names one pipeline file, alone (its steps "
+                  "set their own params)");
+      }
+      if (depth + 1 >= kMaxPipelineDepth) {
+        return At(path, other.Mark(),
+                  absl::StrCat("pipelines nest at most ", kMaxPipelineDepth,
+                               " deep (does one include itself?)"));
+      }
+      absl::StatusOr<Pipeline> included =
+          Load(PathRelativeTo(path, other.as<std::string>()), depth + 1);
+      if (!included.ok()) return included.status();
+      for (PipelineStep& s : included->steps)
+        pipeline.steps.push_back(std::move(s));
+      continue;
     }
     if (!step["rules"]) {
       return At(path, step.Mark(),
@@ -93,4 +127,5 @@ absl::StatusOr<Pipeline> LoadPipeline(const std::string& path) {
   return pipeline;
 }
 
+}  // namespace
 }  // namespace graft::dsl

@@ -5,6 +5,7 @@
 //     - rules: ../fold_batch_norms.graft     # relative to this file
 //       params: {eps: 0.001}
 //     - rules: [../quantize.graft]
+//     - pipeline: other.yaml                # its steps, here
 #ifndef GRAFT_DSL_PIPELINE_H_
 #define GRAFT_DSL_PIPELINE_H_
 

@@ -459,6 +459,10 @@ REWRITTEN = {
     "zoo_attention_eager_masked_init": ("zoo_attention_eager_masked",
                                         "rules/onnx/onnxoptimizer/extract_constant_to_initializer.graft",
                                         "extract_constant_to_initializer"),
+    # GPT-2's tied LM head as onnx-transformers leaves it: FusedMatMul
+    # reading the embedding with transB
+    "zoo_lm_head_fused": ("zoo_lm_head_tied", "rules/onnx/fused_matmul.graft",
+                          "fused_matmul_transpose_b"),
     # as the pipeline's steps before the fusions' second run leave it: its
     # constants initializers, its float-to-float casts gone, its
     # rotate_half's slices at the head's half (shape arithmetic folded)

@@ -167,8 +167,9 @@ def export_feeds(vocab, seq):
 def latency(export, vocab=32000, rounds=5, print_=print):
     """Milliseconds per forward in onnxruntime (2 threads, the best of
     `rounds`) of an export (export_zoo.py --llm) and of graft's 4-bit
-    blockwise results (accuracy_level 0 and 4), over 64 tokens and over one
-    (a decode step's width, without a cache)."""
+    blockwise results (accuracy_level 0 and 4, and after the transformer
+    fusions), over 64 tokens and over one (a decode step's width, without a
+    cache)."""
     import time
     import onnxruntime as ort
     graft = graft_binary()
@@ -180,6 +181,11 @@ def latency(export, vocab=32000, rounds=5, print_=print):
             subprocess.run([graft, "apply", "-q", "-r", NBITS, "--param",
                             "accuracy_level=%d" % level, models[0][1], "-o", out], check=True)
             models.append(("graft 4 bits, blocks of 32, accuracy_level %d" % level, out))
+        out = os.path.join(tmp, "pipeline", "model.onnx")
+        os.makedirs(os.path.dirname(out))
+        subprocess.run([graft, "apply", "-q", "--pipeline", "onnx-llm-int4", models[0][1], "-o",
+                        out], check=True)
+        models.append(("graft --pipeline onnx-llm-int4 (fusions, then accuracy_level 4)", out))
         print_("| model | ms, 64 tokens | ms, 1 token |")
         print_("|---|---:|---:|")
         for name, path in models:

@@ -413,3 +413,27 @@ def test_nbits_beside_onnxruntime(graft, tmp_path, name, bits, block, symmetric)
     got, peer = run(tables, test), run(theirs, test)
     assert np.abs(got - peer).max() <= 1e-5 * np.abs(peer).max()
     assert os.path.getsize(tables) <= 1.01 * os.path.getsize(theirs)
+
+
+@pytest.mark.parametrize("name", ["llama.dynamo.static", "gpt2.hfdecode.static",
+                                  "qwen3.hfprefill.dynamic"])
+def test_llm_int4_pipeline(graft, tmp_path, name):
+    """`--pipeline onnx-llm-int4`: the transformer fusions, then every
+    matmul by a weight in 4 bits, the tied LM head that the fusions turn
+    into FusedMatMul included; valid, fused, and as close to the float
+    model as the 4-bit weights alone leave it."""
+    src = os.path.join(zoo.ZOO, name + ".onnx")
+    spec = zoo.manifest(zoo.ZOO)[name]
+    ours, alone = str(tmp_path / "int4.onnx"), str(tmp_path / "alone.onnx")
+    graft("apply", "-q", "--pipeline", "onnx-llm-int4", src, "-o", ours)
+    graft("apply", "-q", "-r", NBITS_RULES, "--param", "accuracy_level=4", src, "-o", alone)
+    onnx.checker.check_model(onnx.load(ours), full_check=True)
+    ops = [n.op_type for n in onnx.load(ours).graph.node]
+    by_weight, tied = weight_matmuls(src)
+    assert ops.count("MatMulNBits") == len(by_weight) + len(tied) > 0, ops
+    assert ops.count("MultiHeadAttention") + ops.count("GroupQueryAttention") > 0, ops
+    assert "MatMul" not in ops and "FusedMatMul" not in ops, ops
+    test = zoo_batches(spec, 2, seed=7)
+    want, got, base = run(src, test), run(ours, test), run(alone, test)
+    assert sqnr(base, got) >= 30, sqnr(base, got)
+    assert sqnr(want, got) >= 10, sqnr(want, got)
