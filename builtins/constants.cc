@@ -15,7 +15,9 @@ namespace {
 
 absl::StatusOr<Value> ConstUnary(const HookContext& ctx, Args a,
                                  const char* op) {
-  absl::StatusOr<ConstTensor> x = ToConstant(ctx.graph, a[0]);
+  // (Unary rounds a large float weight from its bytes, decoding any other)
+  absl::StatusOr<ConstTensor> x =
+      ToConstant(ctx.graph, a[0], /*deferred_ok=*/true);
   if (!x.ok()) return x.status();
   absl::StatusOr<ConstTensor> r = Unary(*std::move(x), op);
   if (!r.ok()) return r.status();
@@ -300,7 +302,9 @@ void RegisterConstantHooks(HookRegistry& r) {
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         absl::StatusOr<tf::DataType> dtype = ParseDataType(a[1].s);
         if (!dtype.ok()) return dtype.status();
-        absl::StatusOr<ConstTensor> x = ToConstant(ctx.graph, a[0]);
+        // (CastTo reads a large float weight's bytes into an integer's)
+        absl::StatusOr<ConstTensor> x =
+            ToConstant(ctx.graph, a[0], /*deferred_ok=*/true);
         if (!x.ok()) return x.status();
         absl::StatusOr<ConstTensor> y = CastTo(*std::move(x), *dtype);
         if (!y.ok()) return y.status();

@@ -426,7 +426,50 @@ absl::StatusOr<ConstTensor> Broadcast(const ConstTensor& a,
   return r;
 }
 
+namespace {
+
+// A deferred float32 tensor's values, a piece at a time through an aligned
+// buffer (a model file's bytes need not be aligned for float): fn(begin,
+// values, n) for each piece.
+template <typename Fn>
+void ForEachFloatPiece(const ConstTensor& a, Fn fn) {
+  const absl::string_view bytes = a.deferred->bytes();
+  const int64_t count = static_cast<int64_t>(bytes.size() / sizeof(float));
+  constexpr int64_t kPiece = int64_t{1} << 16;
+  std::vector<float> piece(static_cast<size_t>(std::min(count, kPiece)));
+  for (int64_t begin = 0; begin < count; begin += kPiece) {
+    const int64_t n = std::min(kPiece, count - begin);
+    std::memcpy(piece.data(), bytes.data() + begin * sizeof(float),
+                static_cast<size_t>(n) * sizeof(float));
+    fn(begin, piece.data(), n);
+  }
+}
+
+// A tensor of `dtype` and a's shape whose bytes are `bytes` (deferred, as
+// a large weight's are: never held as doubles).
+ConstTensor DeferredOf(const ConstTensor& a, tf::DataType dtype,
+                       std::shared_ptr<std::string> bytes) {
+  ConstTensor r;
+  r.dtype = dtype;
+  r.shape = a.shape;
+  r.deferred = ViewContent(*bytes, bytes);
+  return r;
+}
+
+}  // namespace
+
 absl::StatusOr<ConstTensor> Unary(ConstTensor a, absl::string_view op) {
+  if (a.deferred != nullptr && a.dtype == tf::DT_FLOAT && op == "round") {
+    // A large weight (a filter scaled for quantization) rounded from its
+    // bytes: the same floats as rounding its decoded values.
+    auto bytes = std::make_shared<std::string>(a.deferred->size(), '\0');
+    ForEachFloatPiece(a, [&](int64_t begin, float* v, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) v[i] = std::round(v[i]);
+      std::memcpy(bytes->data() + begin * sizeof(float), v,
+                  static_cast<size_t>(n) * sizeof(float));
+    });
+    return DeferredOf(a, tf::DT_FLOAT, std::move(bytes));
+  }
   ConstTensor r = a.deferred != nullptr ? Materialize(a) : std::move(a);
   if (op == "rsqrt")
     Array(r.values) = Array(r.values).rsqrt();
@@ -457,8 +500,6 @@ absl::StatusOr<ConstTensor> CastTo(ConstTensor a, tf::DataType dtype) {
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot compute constants of dtype ", DataTypeName(dtype)));
   }
-  ConstTensor r = a.deferred != nullptr ? Materialize(a) : std::move(a);
-  r.dtype = dtype;
   double lo = 0, hi = 0;
   switch (dtype) {
     case tf::DT_INT8:
@@ -484,6 +525,40 @@ absl::StatusOr<ConstTensor> CastTo(ConstTensor a, tf::DataType dtype) {
     default:
       break;
   }
+  if (hi > lo && a.deferred != nullptr && a.dtype == tf::DT_FLOAT &&
+      (dtype == tf::DT_INT8 || dtype == tf::DT_UINT8 ||
+       dtype == tf::DT_INT32)) {
+    // A large weight straight from its float bytes to the integer's: the
+    // same values, checked alike, never held as doubles.
+    const size_t width = dtype == tf::DT_INT32 ? 4 : 1;
+    auto bytes = std::make_shared<std::string>(
+        a.deferred->size() / sizeof(float) * width, '\0');
+    absl::Status fits = absl::OkStatus();
+    ForEachFloatPiece(a, [&](int64_t begin, const float* v, int64_t n) {
+      for (int64_t i = 0; i < n && fits.ok(); ++i) {
+        const double x = std::nearbyint(static_cast<double>(v[i]));
+        if (!(x >= lo && x <= hi)) {
+          fits = absl::InvalidArgumentError(absl::StrCat(
+              "value ", v[i], " does not fit ", DataTypeName(dtype)));
+          return;
+        }
+        char* at = bytes->data() + (begin + i) * static_cast<int64_t>(width);
+        if (dtype == tf::DT_INT32) {
+          const int32_t q = static_cast<int32_t>(x);
+          std::memcpy(at, &q, sizeof(q));  // little-endian, as tensor_content
+        } else {
+          *at = static_cast<char>(
+              dtype == tf::DT_INT8
+                  ? static_cast<uint8_t>(static_cast<int8_t>(x))
+                  : static_cast<uint8_t>(x));
+        }
+      }
+    });
+    if (!fits.ok()) return fits;
+    return DeferredOf(a, dtype, std::move(bytes));
+  }
+  ConstTensor r = a.deferred != nullptr ? Materialize(a) : std::move(a);
+  r.dtype = dtype;
   if (hi > lo) {  // an integer dtype: its values are the rounded ones
     for (double& v : r.values) {
       double x = std::nearbyint(v);

@@ -391,6 +391,42 @@ TEST(ConstTensorTest, ReducesDeferredBytesPerOutputChannel) {
   }
 }
 
+// A large float weight rounded and cast to an integer type from its bytes
+// gives the bytes its decoded values give, and the same refusal of a value
+// the type cannot hold.
+TEST(ConstTensorTest, RoundsAndCastsDeferredBytesAsDecodedValues) {
+  std::vector<double> values(70001);
+  for (size_t i = 0; i < values.size(); ++i) {
+    values[i] =
+        static_cast<float>(std::sin(0.1 * static_cast<double>(i)) * 127.4);
+  }
+  values[5] = 2.5f;  // halves: away from zero when rounded
+  values[6] = -2.5f;
+  ConstTensor eager = Make({70001}, values);
+  tf::TensorProto proto = ToTensorProto(eager);
+  std::string bytes = " " + proto.tensor_content();  // unaligned from 1
+  std::optional<ConstTensor> deferred = DeferredTensor(
+      proto, ViewContent(absl::string_view(bytes).substr(1), nullptr));
+  ASSERT_TRUE(deferred.has_value());
+  absl::StatusOr<ConstTensor> rounded = Unary(*deferred, "round");
+  ASSERT_TRUE(rounded.ok());
+  ASSERT_NE(rounded->deferred, nullptr);
+  absl::StatusOr<ConstTensor> want_rounded = Unary(eager, "round");
+  EXPECT_EQ(Materialize(*rounded).values, want_rounded->values);
+  for (tf::DataType dtype : {tf::DT_INT8, tf::DT_INT32}) {
+    absl::StatusOr<ConstTensor> got = CastTo(*rounded, dtype);
+    absl::StatusOr<ConstTensor> want = CastTo(*want_rounded, dtype);
+    ASSERT_TRUE(got.ok() && want.ok()) << got.status();
+    ASSERT_NE(got->deferred, nullptr);
+    EXPECT_EQ(ToTensorProto(*got).tensor_content(),
+              ToTensorProto(*want).tensor_content());
+  }
+  absl::StatusOr<ConstTensor> unsigned_bytes = CastTo(*rounded, tf::DT_UINT8);
+  EXPECT_EQ(unsigned_bytes.status().message(),
+            CastTo(*want_rounded, tf::DT_UINT8).status().message());
+  EXPECT_FALSE(unsigned_bytes.ok());
+}
+
 // A dilated filter has rate - 1 zero taps between its taps, per spatial
 // axis; channels (the last two axes) move with their tap.
 TEST(ConstTensorTest, DilatesAFilter) {
