@@ -46,31 +46,23 @@ absl::Status NotFinite() {
 // One quantization: the matrix, read as float32 rows, and what is written.
 class Blocks {
  public:
-  Blocks(const ConstTensor& w, int bits, int64_t block_size, bool symmetric, int axis)
-      : w_(w), bits_(bits), block_size_(block_size), symmetric_(symmetric) {
-    // A deferred float tensor is read straight from its bytes (never
-    // decoded whole), any other from its values.
-    raw_ = w.deferred != nullptr && w.dtype == tf::DT_FLOAT;
-    x_ = &w;
-    if (w.deferred != nullptr && !raw_) {
-      decoded_ = Materialize(w);
-      x_ = &decoded_;
-    }
-    k_ = x_->shape[0];
-    n_ = x_->shape[1];
-    lines_ = axis == 0 ? n_ : k_;
-    length_ = axis == 0 ? k_ : n_;
-    blocks_ = (length_ + block_size - 1) / block_size;
-    blob_ = block_size * bits / 8;
-    zero_bytes_ = (blocks_ * bits + 7) / 8;
-    top_ = static_cast<float>((1 << bits) - 1);
-    per_byte_ = 8 / bits;
-  }
+  Blocks(const ConstTensor& w, int bits, int64_t block_size, bool symmetric,
+         int axis)
+      : w_(w),
+        bits_(bits),
+        block_size_(block_size),
+        symmetric_(symmetric),
+        axis_(axis),
+        k_(w.shape[0]),
+        n_(w.shape[1]),
+        lines_(axis == 0 ? n_ : k_),
+        blocks_(((axis == 0 ? k_ : n_) + block_size - 1) / block_size),
+        blob_(block_size * bits / 8),
+        zero_bytes_((blocks_ * bits + 7) / 8),
+        top_(static_cast<float>((1 << bits) - 1)),
+        per_byte_(8 / bits) {}
 
-  absl::StatusOr<BlockwiseQuantized> Run(int axis) {
-    if (raw_ && w_.deferred->size() != static_cast<size_t>(k_ * n_) * sizeof(float)) {
-      return absl::InternalError("a deferred weight's bytes do not match its shape");
-    }
+  absl::StatusOr<BlockwiseQuantized> Run() {
     out_.packed.dtype = out_.zero_points.dtype = tf::DT_UINT8;
     out_.scales.dtype = tf::DT_FLOAT;
     out_.packed.shape = {lines_, blocks_, blob_};
@@ -81,110 +73,100 @@ class Blocks {
     // The packed values are bytes from the start (held as doubles they
     // would take eight times the room).
     packed_ = std::make_shared<std::string>(static_cast<size_t>(lines_ * blocks_ * blob_), '\0');
-    absl::Status s = axis == 0 ? Columns() : Rows();
-    if (!s.ok()) return s;
+    // A row at a time (blocks along it lie side by side), or a block of
+    // rows (a block of each column); the matrix is read once, in order.
+    absl::Status block = absl::OkStatus();
+    absl::Status read = ForEachFloatPiece(
+        w_, axis_ == 0 ? block_size_ * n_ : n_,
+        [&](int64_t begin, float* rows, int64_t n) {
+          if (!block.ok()) return;
+          block = axis_ == 0 ? Columns(begin / (block_size_ * n_), rows, n / n_)
+                             : Row(begin / n_, rows);
+        });
+    if (!read.ok()) return read;
+    if (!block.ok()) return block;
     out_.packed.deferred = ViewContent(*packed_, packed_);
     return std::move(out_);
   }
 
  private:
-  // Rows [first, first + count) into `rows` as float32.
-  void ReadRows(int64_t first, int64_t count, float* rows) const {
-    if (raw_) {
-      const size_t offset = static_cast<size_t>(first * n_) * sizeof(float);
-      const size_t length = static_cast<size_t>(count * n_) * sizeof(float);
-      // (a model file's bytes need not be aligned for float)
-      std::memcpy(rows, w_.deferred->bytes().data() + offset, length);
-      w_.deferred->Release(offset, length);
-      return;
-    }
-    for (int64_t i = 0; i < count * n_; ++i) rows[i] = static_cast<float>(x_->values[first * n_ + i]);
-  }
-
   void SetBlock(int64_t line, int64_t b, float scale, float zero) {
     out_.scales.values[line * blocks_ + b] = scale;
     out_.zero_points.values[line * zero_bytes_ + b / per_byte_] +=
         zero * static_cast<float>(1 << (bits_ * (b % per_byte_)));
   }
 
-  // Blocks along each row, a row at a time: its blocks lie side by side.
-  absl::Status Rows() {
-    std::vector<float> row(static_cast<size_t>(n_));
-    for (int64_t r = 0; r < k_; ++r) {
-      ReadRows(r, 1, row.data());
-      for (int64_t b = 0; b < blocks_; ++b) {
-        const float* v = &row[b * block_size_];
-        const int64_t count = std::min(n_ - b * block_size_, block_size_);
-        // v * 0 is NaN for a value that is not finite: the sum is 0 only
-        // when every value is finite
-        float lo = 0, hi = 0, widest = 0, probe = 0;
-        for (int64_t i = 0; i < count; ++i) {
-          lo = std::min(lo, v[i]);
-          hi = std::max(hi, v[i]);
-          if (std::fabs(v[i]) > std::fabs(widest)) widest = v[i];
-          probe += v[i] * 0.0f;
-        }
-        if (probe != 0) return NotFinite();
-        const auto [scale, zero] = BlockScale(lo, hi, widest, bits_, symmetric_);
-        SetBlock(r, b, scale, zero);
-        const float reciprocal = scale != 0 ? 1.0f / scale : 0.0f;
-        char* bytes = &(*packed_)[static_cast<size_t>((r * blocks_ + b) * blob_)];
-        for (int64_t i = 0; i < count; ++i) {
-          bytes[i / per_byte_] = static_cast<char>(
-              static_cast<uint8_t>(bytes[i / per_byte_]) |
-              (QuantizedValue(v[i], reciprocal, zero, top_) << (bits_ * (i % per_byte_))));
-        }
+  // Row r's blocks, side by side.
+  absl::Status Row(int64_t r, const float* row) {
+    for (int64_t b = 0; b < blocks_; ++b) {
+      const float* v = &row[b * block_size_];
+      const int64_t count = std::min(n_ - b * block_size_, block_size_);
+      // v * 0 is NaN for a value that is not finite: the sum is 0 only
+      // when every value is finite
+      float lo = 0, hi = 0, widest = 0, probe = 0;
+      for (int64_t i = 0; i < count; ++i) {
+        lo = std::min(lo, v[i]);
+        hi = std::max(hi, v[i]);
+        if (std::fabs(v[i]) > std::fabs(widest)) widest = v[i];
+        probe += v[i] * 0.0f;
+      }
+      if (probe != 0) return NotFinite();
+      const auto [scale, zero] = BlockScale(lo, hi, widest, bits_, symmetric_);
+      SetBlock(r, b, scale, zero);
+      const float reciprocal = scale != 0 ? 1.0f / scale : 0.0f;
+      char* bytes = &(*packed_)[static_cast<size_t>((r * blocks_ + b) * blob_)];
+      for (int64_t i = 0; i < count; ++i) {
+        bytes[i / per_byte_] =
+            static_cast<char>(static_cast<uint8_t>(bytes[i / per_byte_]) |
+                              (QuantizedValue(v[i], reciprocal, zero, top_)
+                               << (bits_ * (i % per_byte_))));
       }
     }
     return absl::OkStatus();
   }
 
-  // Blocks along each column: a block of rows at a time, read once, each
-  // column's range and then its values packed into that column's bytes.
-  absl::Status Columns() {
-    std::vector<float> rows(static_cast<size_t>(block_size_ * n_));
-    std::vector<float> lo(n_), hi(n_), widest(n_), reciprocal(n_), zero(n_);
-    std::vector<uint8_t> bytes(static_cast<size_t>(n_ * blob_));
-    for (int64_t b = 0; b < blocks_; ++b) {
-      const int64_t first = b * block_size_, count = std::min(k_ - first, block_size_);
-      ReadRows(first, count, rows.data());
-      std::fill(lo.begin(), lo.end(), 0.0f);
-      std::fill(hi.begin(), hi.end(), 0.0f);
-      std::fill(widest.begin(), widest.end(), 0.0f);
-      float probe = 0;
-      for (int64_t i = 0; i < count; ++i) {
-        const float* row = &rows[i * n_];
-        for (int64_t c = 0; c < n_; ++c) {
-          lo[c] = std::min(lo[c], row[c]);
-          hi[c] = std::max(hi[c], row[c]);
-          probe += row[c] * 0.0f;
-        }
-        if (probe != 0) return NotFinite();
-        if (!symmetric_) continue;
-        for (int64_t c = 0; c < n_; ++c) {
-          if (std::fabs(row[c]) > std::fabs(widest[c])) widest[c] = row[c];
-        }
-      }
+  // Block b of every column, from its `count` rows: each column's range,
+  // then its values packed into that column's bytes of the block.
+  absl::Status Columns(int64_t b, const float* rows, int64_t count) {
+    lo_.assign(n_, 0.0f);
+    hi_.assign(n_, 0.0f);
+    widest_.assign(n_, 0.0f);
+    float probe = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      const float* row = &rows[i * n_];
       for (int64_t c = 0; c < n_; ++c) {
-        const auto [scale, z] = BlockScale(lo[c], hi[c], widest[c], bits_, symmetric_);
-        SetBlock(c, b, scale, z);
-        zero[c] = z;
-        reciprocal[c] = scale != 0 ? 1.0f / scale : 0.0f;
+        lo_[c] = std::min(lo_[c], row[c]);
+        hi_[c] = std::max(hi_[c], row[c]);
+        probe += row[c] * 0.0f;
       }
-      std::fill(bytes.begin(), bytes.end(), 0);
-      for (int64_t i = 0; i < count; ++i) {
-        const float* row = &rows[i * n_];
-        const int shift = bits_ * static_cast<int>(i % per_byte_);
-        uint8_t* at = &bytes[i / per_byte_];
-        for (int64_t c = 0; c < n_; ++c) {
-          at[c * blob_] |=
-              static_cast<uint8_t>(QuantizedValue(row[c], reciprocal[c], zero[c], top_) << shift);
-        }
-      }
+      if (probe != 0) return NotFinite();
+      if (!symmetric_) continue;
       for (int64_t c = 0; c < n_; ++c) {
-        std::memcpy(&(*packed_)[static_cast<size_t>((c * blocks_ + b) * blob_)],
-                    &bytes[c * blob_], static_cast<size_t>(blob_));
+        if (std::fabs(row[c]) > std::fabs(widest_[c])) widest_[c] = row[c];
       }
+    }
+    reciprocal_.resize(n_);
+    zero_.resize(n_);
+    for (int64_t c = 0; c < n_; ++c) {
+      const auto [scale, z] =
+          BlockScale(lo_[c], hi_[c], widest_[c], bits_, symmetric_);
+      SetBlock(c, b, scale, z);
+      zero_[c] = z;
+      reciprocal_[c] = scale != 0 ? 1.0f / scale : 0.0f;
+    }
+    bytes_.assign(static_cast<size_t>(n_ * blob_), 0);
+    for (int64_t i = 0; i < count; ++i) {
+      const float* row = &rows[i * n_];
+      const int shift = bits_ * static_cast<int>(i % per_byte_);
+      uint8_t* at = &bytes_[i / per_byte_];
+      for (int64_t c = 0; c < n_; ++c) {
+        at[c * blob_] |= static_cast<uint8_t>(
+            QuantizedValue(row[c], reciprocal_[c], zero_[c], top_) << shift);
+      }
+    }
+    for (int64_t c = 0; c < n_; ++c) {
+      std::memcpy(&(*packed_)[static_cast<size_t>((c * blocks_ + b) * blob_)],
+                  &bytes_[c * blob_], static_cast<size_t>(blob_));
     }
     return absl::OkStatus();
   }
@@ -193,14 +175,15 @@ class Blocks {
   const int bits_;
   const int64_t block_size_;
   const bool symmetric_;
-  bool raw_ = false;
-  ConstTensor decoded_;
-  const ConstTensor* x_ = nullptr;
-  int64_t k_ = 0, n_ = 0, lines_ = 0, length_ = 0, blocks_ = 0, blob_ = 0, zero_bytes_ = 0;
-  float top_ = 0;
-  int per_byte_ = 2;
+  const int axis_;
+  const int64_t k_, n_, lines_, blocks_, blob_, zero_bytes_;
+  const float top_;
+  const int per_byte_;
   BlockwiseQuantized out_;
   std::shared_ptr<std::string> packed_;
+  // Columns()'s per-column state, kept between blocks.
+  std::vector<float> lo_, hi_, widest_, reciprocal_, zero_;
+  std::vector<uint8_t> bytes_;
 };
 
 }  // namespace
@@ -224,7 +207,7 @@ absl::StatusOr<BlockwiseQuantized> QuantizeBlockwise(const ConstTensor& w, int b
     return absl::InvalidArgumentError(
         absl::StrCat("blocks run along axis 0 or 1 of a matrix, not ", axis));
   }
-  return Blocks(w, bits, block_size, symmetric, axis).Run(axis);
+  return Blocks(w, bits, block_size, symmetric, axis).Run();
 }
 
 }  // namespace graft

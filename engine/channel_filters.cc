@@ -233,35 +233,23 @@ absl::StatusOr<ConstTensor> ChannelReduce(const ConstTensor& filter,
     // A large float32 filter, read from its bytes a piece at a time (never
     // decoded whole): value i is in channel (i / inner) % channels.
     const int64_t channels = layout->channels, inner = layout->inner;
-    const absl::string_view bytes = filter.deferred->bytes();
-    const int64_t count = filter.num_elements();
-    if (bytes.size() != static_cast<size_t>(count) * sizeof(float)) {
-      return absl::InternalError(
-          "a deferred filter's bytes do not match its shape");
-    }
     r.values.assign(channels, minimum
                                   ? std::numeric_limits<double>::infinity()
                                   : -std::numeric_limits<double>::infinity());
-    constexpr int64_t kPiece = int64_t{1} << 16;
-    std::vector<float> piece(static_cast<size_t>(std::min(count, kPiece)));
     int64_t channel = 0, in_run = 0;
-    for (int64_t begin = 0; begin < count; begin += kPiece) {
-      const int64_t n = std::min(kPiece, count - begin);
-      const size_t offset = static_cast<size_t>(begin) * sizeof(float);
-      // (a model file's bytes need not be aligned for float)
-      std::memcpy(piece.data(), bytes.data() + offset,
-                  static_cast<size_t>(n) * sizeof(float));
-      filter.deferred->Release(offset, static_cast<size_t>(n) * sizeof(float));
-      for (int64_t i = 0; i < n; ++i) {
-        double& m = r.values[channel];
-        const double v = piece[i];
-        m = minimum ? std::min(m, v) : std::max(m, v);
-        if (++in_run == inner) {
-          in_run = 0;
-          if (++channel == channels) channel = 0;
-        }
-      }
-    }
+    absl::Status read = ForEachFloatPiece(
+        filter, int64_t{1} << 16, [&](int64_t, float* piece, int64_t n) {
+          for (int64_t i = 0; i < n; ++i) {
+            double& m = r.values[channel];
+            const double v = piece[i];
+            m = minimum ? std::min(m, v) : std::max(m, v);
+            if (++in_run == inner) {
+              in_run = 0;
+              if (++channel == channels) channel = 0;
+            }
+          }
+        });
+    if (!read.ok()) return read;
     return r;
   }
   // Value i is in channel (i / inner) % channels: runs of `inner` values

@@ -426,24 +426,46 @@ absl::StatusOr<ConstTensor> Broadcast(const ConstTensor& a,
   return r;
 }
 
+absl::Status ForEachFloatPiece(
+    const ConstTensor& a, int64_t piece,
+    const std::function<void(int64_t, float*, int64_t)>& fn) {
+  if (piece <= 0)
+    return absl::InvalidArgumentError("a piece holds at least one value");
+  if (a.deferred != nullptr && a.dtype != tf::DT_FLOAT) {
+    return ForEachFloatPiece(Materialize(a), piece, fn);
+  }
+  const int64_t count = a.num_elements();
+  std::vector<float> values(
+      static_cast<size_t>(std::max<int64_t>(0, std::min(count, piece))));
+  if (a.deferred == nullptr) {
+    for (int64_t begin = 0; begin < count; begin += piece) {
+      const int64_t n = std::min(piece, count - begin);
+      for (int64_t i = 0; i < n; ++i)
+        values[i] = static_cast<float>(a.values[begin + i]);
+      fn(begin, values.data(), n);
+    }
+    return absl::OkStatus();
+  }
+  const absl::string_view bytes = a.deferred->bytes();
+  if (bytes.size() != static_cast<size_t>(count) * sizeof(float)) {
+    return absl::InternalError(
+        "a deferred tensor's bytes do not match its shape");
+  }
+  for (int64_t begin = 0; begin < count; begin += piece) {
+    const int64_t n = std::min(piece, count - begin);
+    const size_t offset = static_cast<size_t>(begin) * sizeof(float);
+    const size_t length = static_cast<size_t>(n) * sizeof(float);
+    std::memcpy(values.data(), bytes.data() + offset, length);
+    a.deferred->Release(offset, length);
+    fn(begin, values.data(), n);
+  }
+  return absl::OkStatus();
+}
+
 namespace {
 
-// A deferred float32 tensor's values, a piece at a time through an aligned
-// buffer (a model file's bytes need not be aligned for float): fn(begin,
-// values, n) for each piece.
-template <typename Fn>
-void ForEachFloatPiece(const ConstTensor& a, Fn fn) {
-  const absl::string_view bytes = a.deferred->bytes();
-  const int64_t count = static_cast<int64_t>(bytes.size() / sizeof(float));
-  constexpr int64_t kPiece = int64_t{1} << 16;
-  std::vector<float> piece(static_cast<size_t>(std::min(count, kPiece)));
-  for (int64_t begin = 0; begin < count; begin += kPiece) {
-    const int64_t n = std::min(kPiece, count - begin);
-    std::memcpy(piece.data(), bytes.data() + begin * sizeof(float),
-                static_cast<size_t>(n) * sizeof(float));
-    fn(begin, piece.data(), n);
-  }
-}
+// Values a large weight is read in, per piece (256 KiB of float32).
+constexpr int64_t kFloatPiece = int64_t{1} << 16;
 
 // A tensor of `dtype` and a's shape whose bytes are `bytes` (deferred, as
 // a large weight's are: never held as doubles).
@@ -463,11 +485,13 @@ absl::StatusOr<ConstTensor> Unary(ConstTensor a, absl::string_view op) {
     // A large weight (a filter scaled for quantization) rounded from its
     // bytes: the same floats as rounding its decoded values.
     auto bytes = std::make_shared<std::string>(a.deferred->size(), '\0');
-    ForEachFloatPiece(a, [&](int64_t begin, float* v, int64_t n) {
-      for (int64_t i = 0; i < n; ++i) v[i] = std::round(v[i]);
-      std::memcpy(bytes->data() + begin * sizeof(float), v,
-                  static_cast<size_t>(n) * sizeof(float));
-    });
+    absl::Status read = ForEachFloatPiece(
+        a, kFloatPiece, [&](int64_t begin, float* v, int64_t n) {
+          for (int64_t i = 0; i < n; ++i) v[i] = std::round(v[i]);
+          std::memcpy(bytes->data() + begin * sizeof(float), v,
+                      static_cast<size_t>(n) * sizeof(float));
+        });
+    if (!read.ok()) return read;
     return DeferredOf(a, tf::DT_FLOAT, std::move(bytes));
   }
   ConstTensor r = a.deferred != nullptr ? Materialize(a) : std::move(a);
@@ -534,26 +558,30 @@ absl::StatusOr<ConstTensor> CastTo(ConstTensor a, tf::DataType dtype) {
     auto bytes = std::make_shared<std::string>(
         a.deferred->size() / sizeof(float) * width, '\0');
     absl::Status fits = absl::OkStatus();
-    ForEachFloatPiece(a, [&](int64_t begin, const float* v, int64_t n) {
-      for (int64_t i = 0; i < n && fits.ok(); ++i) {
-        const double x = std::nearbyint(static_cast<double>(v[i]));
-        if (!(x >= lo && x <= hi)) {
-          fits = absl::InvalidArgumentError(absl::StrCat(
-              "value ", v[i], " does not fit ", DataTypeName(dtype)));
-          return;
-        }
-        char* at = bytes->data() + (begin + i) * static_cast<int64_t>(width);
-        if (dtype == tf::DT_INT32) {
-          const int32_t q = static_cast<int32_t>(x);
-          std::memcpy(at, &q, sizeof(q));  // little-endian, as tensor_content
-        } else {
-          *at = static_cast<char>(
-              dtype == tf::DT_INT8
-                  ? static_cast<uint8_t>(static_cast<int8_t>(x))
-                  : static_cast<uint8_t>(x));
-        }
-      }
-    });
+    absl::Status read = ForEachFloatPiece(
+        a, kFloatPiece, [&](int64_t begin, float* v, int64_t n) {
+          for (int64_t i = 0; i < n && fits.ok(); ++i) {
+            const double x = std::nearbyint(static_cast<double>(v[i]));
+            if (!(x >= lo && x <= hi)) {
+              fits = absl::InvalidArgumentError(absl::StrCat(
+                  "value ", v[i], " does not fit ", DataTypeName(dtype)));
+              return;
+            }
+            char* at =
+                bytes->data() + (begin + i) * static_cast<int64_t>(width);
+            if (dtype == tf::DT_INT32) {
+              const int32_t q = static_cast<int32_t>(x);
+              std::memcpy(at, &q,
+                          sizeof(q));  // little-endian, as tensor_content
+            } else {
+              *at = static_cast<char>(
+                  dtype == tf::DT_INT8
+                      ? static_cast<uint8_t>(static_cast<int8_t>(x))
+                      : static_cast<uint8_t>(x));
+            }
+          }
+        });
+    if (!read.ok()) return read;
     if (!fits.ok()) return fits;
     return DeferredOf(a, dtype, std::move(bytes));
   }

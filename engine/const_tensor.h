@@ -5,6 +5,7 @@
 #define GRAFT_ENGINE_CONST_TENSOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -74,6 +75,17 @@ tf::TensorProto ToTensorProto(const ConstTensor& tensor);
 // deferred tensor, whose Const node takes `tensor.deferred` as its content
 // (NodeSpec::value_content).
 tf::TensorProto TensorProtoWithoutContent(const ConstTensor& tensor);
+
+// A tensor's values as float32, in order, `piece` at a time (the last piece
+// may be shorter): fn(begin, values, n) for values [begin, begin + n), which
+// fn may change. A large float32 tensor is read from its bytes through an
+// aligned buffer (a model file's bytes need not be aligned), the pages of
+// a mapped file given back as read, never decoded whole; any other from
+// its values. An error when a deferred tensor's bytes do not match its
+// shape.
+absl::Status ForEachFloatPiece(
+    const ConstTensor& a, int64_t piece,
+    const std::function<void(int64_t, float*, int64_t)>& fn);
 
 // Elementwise a (op) b with NumPy broadcasting; op is one of + - * /
 // "min" "max". The result takes a's dtype (b's if a is a scalar literal).
