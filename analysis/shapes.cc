@@ -157,12 +157,9 @@ int64_t TensorInfo::num_elements() const {
 
 int64_t TensorInfo::bytes() const {
   int64_t n = num_elements();
-  int64_t size = DataTypeSize(BaseType(dtype));
-  if (n < 0 ||
-      (size == 0 && dtype != tf::DT_RESOURCE && dtype != tf::DT_VARIANT))
-    return -1;
-  int64_t bytes = 0;
-  return __builtin_mul_overflow(n, size, &bytes) ? -1 : bytes;
+  if (n < 0) return -1;
+  if (dtype == tf::DT_RESOURCE || dtype == tf::DT_VARIANT) return 0;
+  return TensorBytes(BaseType(dtype), n);
 }
 
 std::string TensorInfo::ShapeString() const {

@@ -332,10 +332,24 @@ int64_t DataTypeSize(tf::DataType dtype) {
     case tf::DT_BOOL:
     case tf::DT_QINT8:
     case tf::DT_QUINT8:
+    case tf::DT_FLOAT8_E5M2:
+    case tf::DT_FLOAT8_E4M3FN:
+    case tf::DT_FLOAT8_E4M3FNUZ:
+    case tf::DT_FLOAT8_E5M2FNUZ:
       return 1;
     default:
       return 0;
   }
+}
+
+int64_t TensorBytes(tf::DataType dtype, int64_t elements) {
+  if (elements < 0) return -1;
+  if (dtype == tf::DT_INT4 || dtype == tf::DT_UINT4)
+    return elements / 2 + elements % 2;
+  const int64_t width = DataTypeSize(dtype);
+  int64_t bytes = 0;
+  if (width == 0 || __builtin_mul_overflow(elements, width, &bytes)) return -1;
+  return bytes;
 }
 
 absl::StatusOr<tf::DataType> ParseDataType(absl::string_view name) {

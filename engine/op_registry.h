@@ -99,8 +99,13 @@ bool GlobMatch(absl::string_view pattern, absl::string_view text);
 void AddIrOps(tf::OpList* ops);
 
 tf::DataType BaseType(tf::DataType type);
-// Bytes per element of a dtype; 0 for resources, variants and strings.
+// Bytes per element of a dtype; 0 for resources, variants and strings, and
+// for the 4-bit types (two to a byte: TensorBytes).
 int64_t DataTypeSize(tf::DataType dtype);
+// Bytes `elements` values of a dtype take as tensor content: 4-bit values
+// packed two to a byte (ONNX's int4 and uint4, the low nibble first);
+// -1 for dtypes without a fixed width, or on overflow.
+int64_t TensorBytes(tf::DataType dtype, int64_t elements);
 // "float32", "int64", ... (TensorFlow's Python names).
 std::string DataTypeName(tf::DataType type);
 // The dtype a name means: TensorFlow's Python names (as DataTypeName gives

@@ -53,14 +53,13 @@ void CheckConstValue(const Node& node,
   const size_t content_size = node.value_content_apart() != nullptr
                                   ? node.value_content_apart()->size()
                                   : node.value_content().size();
-  int64_t width = DataTypeSize(t.dtype());
-  if (content_size != 0 && width > 0 &&
-      (elements == INT64_MAX ||
-       static_cast<int64_t>(content_size) != elements * width)) {
-    report(absl::StrCat(
-        "Const `", node.name(), "` holds ", content_size,
-        " bytes of content; its shape needs ",
-        elements == INT64_MAX ? "more" : absl::StrCat(elements * width)));
+  const int64_t needed =
+      elements == INT64_MAX ? -1 : TensorBytes(t.dtype(), elements);
+  if (content_size != 0 && (DataTypeSize(t.dtype()) > 0 || needed >= 0) &&
+      (needed < 0 || static_cast<int64_t>(content_size) != needed)) {
+    report(absl::StrCat("Const `", node.name(), "` holds ", content_size,
+                        " bytes of content; its shape needs ",
+                        needed < 0 ? "more" : absl::StrCat(needed)));
   }
   int64_t values = t.float_val_size() + t.double_val_size() + t.int_val_size() +
                    t.int64_val_size() + t.half_val_size() + t.bool_val_size() +

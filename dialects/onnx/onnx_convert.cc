@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/const_tensor.h"
+#include "engine/op_registry.h"
 
 namespace graft::onnx_internal {
 
@@ -10,13 +11,48 @@ using onnx::AttributeProto;
 
 // ONNX element types (TensorProto.DataType) and TensorFlow's DataType.
 constexpr std::pair<int, tf::DataType> kDtypes[] = {
-    {1, tf::DT_FLOAT},      {2, tf::DT_UINT8},      {3, tf::DT_INT8},
-    {4, tf::DT_UINT16},     {5, tf::DT_INT16},      {6, tf::DT_INT32},
-    {7, tf::DT_INT64},      {8, tf::DT_STRING},     {9, tf::DT_BOOL},
-    {10, tf::DT_HALF},      {11, tf::DT_DOUBLE},    {12, tf::DT_UINT32},
-    {13, tf::DT_UINT64},    {14, tf::DT_COMPLEX64}, {15, tf::DT_COMPLEX128},
+    {1, tf::DT_FLOAT},
+    {2, tf::DT_UINT8},
+    {3, tf::DT_INT8},
+    {4, tf::DT_UINT16},
+    {5, tf::DT_INT16},
+    {6, tf::DT_INT32},
+    {7, tf::DT_INT64},
+    {8, tf::DT_STRING},
+    {9, tf::DT_BOOL},
+    {10, tf::DT_HALF},
+    {11, tf::DT_DOUBLE},
+    {12, tf::DT_UINT32},
+    {13, tf::DT_UINT64},
+    {14, tf::DT_COMPLEX64},
+    {15, tf::DT_COMPLEX128},
     {16, tf::DT_BFLOAT16},
+    // Held as their bytes only (nothing is computed on them): float8 one
+    // byte a value, int4 and uint4 two values a byte, the low nibble first.
+    {17, tf::DT_FLOAT8_E4M3FN},
+    {18, tf::DT_FLOAT8_E4M3FNUZ},
+    {19, tf::DT_FLOAT8_E5M2},
+    {20, tf::DT_FLOAT8_E5M2FNUZ},
+    {21, tf::DT_UINT4},
+    {22, tf::DT_INT4},
 };
+
+// Whether graft holds a tensor of this dtype as its bytes only: ONNX keeps
+// such values in int32_data one byte (a float8 value, or two 4-bit ones)
+// per element when not in raw_data.
+bool HeldAsBytes(tf::DataType dtype) {
+  switch (dtype) {
+    case tf::DT_FLOAT8_E4M3FN:
+    case tf::DT_FLOAT8_E4M3FNUZ:
+    case tf::DT_FLOAT8_E5M2:
+    case tf::DT_FLOAT8_E5M2FNUZ:
+    case tf::DT_UINT4:
+    case tf::DT_INT4:
+      return true;
+    default:
+      return false;
+  }
+}
 
 tf::DataType TfDtype(int onnx_type) {
   for (const auto& [o, t] : kDtypes) {
@@ -69,6 +105,27 @@ absl::Status ToTfTensor(const onnx::TensorProto& in, tf::TensorProto* out,
     out->set_tensor_content(in.raw_data());
     return absl::OkStatus();
   }
+  if (HeldAsBytes(dtype)) {
+    int64_t elements = 1;
+    for (int64_t d : in.dims())
+      elements = d > 0 && elements > INT64_MAX / d ? INT64_MAX : elements * d;
+    if (in.int32_data_size() != TensorBytes(dtype, elements))
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor `", in.name(), "` lists ", in.int32_data_size(),
+                       " bytes in int32_data; its shape needs ",
+                       TensorBytes(dtype, elements)));
+    std::string bytes;
+    bytes.reserve(static_cast<size_t>(in.int32_data_size()));
+    for (int32_t v : in.int32_data()) {
+      if (v < 0 || v > 255)
+        return absl::InvalidArgumentError(
+            absl::StrCat("tensor `", in.name(), "` has ", v,
+                         " in int32_data, which is not a byte"));
+      bytes.push_back(static_cast<char>(v));
+    }
+    out->set_tensor_content(std::move(bytes));
+    return absl::OkStatus();
+  }
   switch (dtype) {
     case tf::DT_FLOAT:
     case tf::DT_COMPLEX64:
@@ -119,7 +176,8 @@ absl::Status ToOnnxTensor(const tf::TensorProto& in, absl::string_view content,
     for (const std::string& s : in.string_val()) out->add_string_data(s);
     return absl::OkStatus();
   }
-  if (!content.empty() || in.tensor_content().size() > 0) {
+  if (!content.empty() || in.tensor_content().size() > 0 ||
+      HeldAsBytes(in.dtype())) {
     out->set_raw_data(std::string(content.empty() ? in.tensor_content() : content));
     return absl::OkStatus();
   }

@@ -243,13 +243,14 @@ class GraphReader {
                                        "finds the data beside it"));
     absl::StatusOr<onnx_data::ExternalRef> ref = onnx_data::ExternalRefOf(init);
     if (!ref.ok()) return Bad(source_, std::string(ref.status().message()));
-    int64_t expected = DataTypeSize(TfDtype(init.data_type()));
+    int64_t elements = 1;
     for (int64_t d : init.dims()) {
-      if (d < 0 || (d > 0 && expected > (int64_t{1} << 50) / d))
+      if (d < 0 || (d > 0 && elements > (int64_t{1} << 50) / d))
         return Bad(source_, absl::StrCat("tensor `", init.name(),
                                          "` has a bad or huge shape"));
-      expected *= d;
+      elements *= d;
     }
+    const int64_t expected = TensorBytes(TfDtype(init.data_type()), elements);
     origin_->external_locations.insert(ref->location);
     return files_->Content(*ref, init.name(), expected > 0 ? expected : -1);
   }

@@ -134,5 +134,57 @@ TEST(OnnxModel, ALeftOutInputKeepsTheNodeOrder) {
   EXPECT_EQ(written.graph().node(1).name(), "relu");
 }
 
+// int4 values listed in int32_data, a packed byte each: read as the bytes
+// raw_data would hold (three values, two bytes), written back as read;
+// a count that does not fit the shape, or a value that is not a byte, is a
+// located error.
+TEST(OnnxModel, ReadsFourBitValuesListedInInt32Data) {
+  auto with_int4 = [](std::vector<int32_t> listed) {
+    onnx::ModelProto model;
+    model.ParseFromString(ColonNamedModel());
+    model.mutable_opset_import(0)->set_version(21);
+    onnx::NodeProto& n = *model.mutable_graph()->mutable_node(0);  // w unread
+    n.set_op_type("Identity");
+    n.mutable_input()->RemoveLast();
+    onnx::TensorProto& q = *model.mutable_graph()->add_initializer();
+    q.set_name("q");
+    q.set_data_type(onnx::TensorProto::INT4);
+    q.add_dims(3);
+    for (int32_t v : listed) q.add_int32_data(v);
+    return model.SerializeAsString();
+  };
+  absl::StatusOr<Graph> graph = ParseOnnx(with_int4({0x21, 0x0f}), "int4.onnx");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  const Node& q = graph->node(graph->FindId("q"));
+  EXPECT_EQ(q.attr("dtype")->type(), tf::DT_INT4);
+  EXPECT_EQ(q.attr("value")->tensor().tensor_content(),
+            std::string("\x21\x0f", 2));
+  Rewriter rewriter(
+      *graph);  // a change, so that the model is written from the graph
+  rewriter.Begin();
+  ASSERT_TRUE(rewriter.RemoveNode(graph->FindId("w_0")).ok());
+  rewriter.Commit();
+  absl::StatusOr<std::string> bytes = SerializeOnnx(*graph);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  onnx::ModelProto written;
+  ASSERT_TRUE(written.ParseFromString(*bytes));
+  bool found = false;
+  for (const onnx::TensorProto& t : written.graph().initializer()) {
+    if (t.name() != "q") continue;
+    found = true;
+    EXPECT_EQ(t.data_type(), onnx::TensorProto::INT4);
+    // as it was read: an initializer no rewrite touched keeps its message
+    ASSERT_EQ(t.int32_data_size(), 2);
+    EXPECT_EQ(t.int32_data(1), 0x0f);
+  }
+  EXPECT_TRUE(found);
+  EXPECT_EQ(ParseOnnx(with_int4({0x21}), "int4.onnx").status().message(),
+            "int4.onnx: error: tensor `q` lists 1 bytes in int32_data; its "
+            "shape needs 2");
+  EXPECT_EQ(ParseOnnx(with_int4({0x21, 300}), "int4.onnx").status().message(),
+            "int4.onnx: error: tensor `q` has 300 in int32_data, which is not "
+            "a byte");
+}
+
 }  // namespace
 }  // namespace graft

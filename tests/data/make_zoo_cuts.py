@@ -200,6 +200,10 @@ CUTS = {
                              ["/model/encoder/relative_attention_bias/Gather_output_0"]),
     # GPT-2's Conv1D: rows flattened around a Gemm (dynamo)
     "zoo_fully_connected": ("gpt2.dynamo.static", ["layer_norm"], ["view_3"]),
+    # ... at opset 23 (blocked DequantizeLinear and int4 need 21)
+    "zoo_fully_connected23": ("gpt2.dynamo23.static", ["layer_norm"], ["view_3"]),
+    # LLaMA's MLP at opset 23: gate, up and down projections (dynamo)
+    "zoo_llama_mlp23": ("llama.dynamo23.static", ["mul_10"], ["linear_6"]),
     # MobileNetV2's first convs and the batch norms TorchScript keeps
     # (training=PRESERVE, opset 17)
     "zoo_conv_bn": ("mobilenet_v2.ts17.static", ["x"],
@@ -686,8 +690,34 @@ def cut(name, model, inputs, outputs):
     print(name, len(part.graph.node), "nodes")
 
 
+# name: (cut, symmetric): the cut as onnxruntime's MatMulNBitsQuantizer
+# writes it in QuantFormat.QDQ (int4 or uint4 weights in blocks of 32,
+# standard DequantizeLinear), for the readers and their fuzzing
+QUANTIZED = {
+    "zoo_llama_mlp23_int4": ("zoo_llama_mlp23", True),
+    "zoo_llama_mlp23_uint4": ("zoo_llama_mlp23", False),
+}
+
+
+def quantized(name, source, symmetric):
+    """The cut `source` through the quantizer, written."""
+    from onnxruntime.quantization import matmul_nbits_quantizer
+    from onnxruntime.quantization.quant_utils import QuantFormat
+    model = text_format.Parse(open(os.path.join(OUT, source + ".onnxtxt")).read(), onnx.ModelProto())
+    config = matmul_nbits_quantizer.DefaultWeightOnlyQuantConfig(
+        block_size=32, is_symmetric=symmetric, quant_format=QuantFormat.QDQ)
+    quantizer = matmul_nbits_quantizer.MatMulNBitsQuantizer(model, algo_config=config)
+    quantizer.process()
+    model = quantizer.model.model
+    model.producer_name = "cut from tests/data/zoo, quantized by onnxruntime's MatMulNBitsQuantizer (QDQ)"
+    onnx.checker.check_model(model, full_check=True)
+    with open(os.path.join(OUT, name + ".onnxtxt"), "w") as f:
+        f.write(text_format.MessageToString(model))
+    print(name, len(model.graph.node), "nodes")
+
+
 def main(names):
-    """Every cut, then every rewritten one; or only those named."""
+    """Every cut, then every rewritten or quantized one; or only those named."""
     for name, (model, inputs, outputs) in CUTS.items():
         if not names or name in names:
             cut(name, model, inputs, outputs)
@@ -695,6 +725,9 @@ def main(names):
         if not names or name in names:
             # one rule (a file and its rule), or several in turn
             rewritten(name, source, [tuple(rules)] if isinstance(rules[0], str) else rules[0])
+    for name, (source, symmetric) in QUANTIZED.items():
+        if not names or name in names:
+            quantized(name, source, symmetric)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ is an attr of type "type" listing its allowed dtypes); `description` says
 description says "allows unchecked attributes" where onnx.checker lets a
 node carry attrs the op lacks. A type constraint lists the dtypes graft's
 IR has; its description says "partial" when the constraint allows others
-(sequences, optionals, float8 and narrower). ONNX attrs become attrs of the matching type
+(sequences, optionals, float4, float8e8m0, 2-bit types). ONNX attrs become attrs of the matching type
 ("int", "float", "string", "tensor", "graph", "list(int)", ...), with
 their defaults; a required attr has none and the description "required".
 An op whose outputs are random (Dropout's when training) is stateful.
@@ -42,6 +42,9 @@ DTYPES = {
     "uint32": types_pb2.DT_UINT32, "uint64": types_pb2.DT_UINT64,
     "complex64": types_pb2.DT_COMPLEX64, "complex128": types_pb2.DT_COMPLEX128,
     "bfloat16": types_pb2.DT_BFLOAT16,
+    "float8e4m3fn": types_pb2.DT_FLOAT8_E4M3FN, "float8e4m3fnuz": types_pb2.DT_FLOAT8_E4M3FNUZ,
+    "float8e5m2": types_pb2.DT_FLOAT8_E5M2, "float8e5m2fnuz": types_pb2.DT_FLOAT8_E5M2FNUZ,
+    "uint4": types_pb2.DT_UINT4, "int4": types_pb2.DT_INT4,
 }
 
 # Two-operand ops whose operands commute (patterns match them either way).
@@ -157,7 +160,7 @@ def op_def(schema, name):
             dtype = DTYPES.get(t.replace("tensor(", "").rstrip(")"))
             if t.startswith("tensor(") and dtype is not None:
                 attr.allowed_values.list.type.append(dtype)
-            else:  # a sequence, an optional, float8...: not in the list
+            else:  # a sequence, an optional, float4...: not in the list
                 attr.description = "partial"
     if isinstance(schema, ContribSchema):
         out.description = "onnxruntime contrib op"
