@@ -82,6 +82,7 @@ Result<Applied> Apply(const Model& model, const Rules& rules,
   run.custom_ops = options.custom_ops;
   run.max_rewrites = options.max_rewrites;
   run.functions = options.functions;
+  run.opset = options.opset;
   absl::Status ran = dsl::RunPipeline(*graph, r.steps, run, &total);
   total.set_apply_ms(MsSince(start));
   if (!ran.ok()) {
@@ -136,6 +137,7 @@ batch::BatchOptions ForBatch(const BatchOptions& options, const Rules& rules) {
   b.run.outputs = options.apply.outputs;
   b.run.custom_ops = options.apply.custom_ops;
   b.run.max_rewrites = options.apply.max_rewrites;
+  b.run.opset = options.apply.opset;
   b.run.functions = options.apply.functions;
   b.input_format = options.input_format;
   b.output_format = options.output_format;

@@ -217,6 +217,9 @@ struct ApplyOptions {
   // or names separated by commas.
   std::string functions = "all";
   bool diff = false;  // the structural diff, as text
+  // An ONNX model's opset raised to this first, where its ops mean the
+  // same there (else an error); 0: as it is.
+  int64_t opset = 0;
 };
 struct Applied {
   report::ApplyReport report;

@@ -391,6 +391,7 @@ int RunApply(const ApplyCommandOptions& options) {
   api::ApplyOptions apply;
   apply.outputs = options.outputs;
   apply.max_rewrites = options.max_rewrites;
+  apply.opset = options.opset;
   apply.functions = options.functions;
   apply.diff = options.diff;
   if (!CustomOps(options.custom_ops, options.custom_ops_file,

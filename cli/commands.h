@@ -92,6 +92,7 @@ struct ApplyCommandOptions {
   std::vector<std::string> custom_ops;  // --custom-op NAME
   std::string custom_ops_file;          // --custom-ops FILE
   int64_t max_rewrites = 0;        // 0: the default, growing with the graph
+  int64_t opset = 0;               // an ONNX model's opset raised to this first
   int64_t max_const_elements = 0;  // 0: the default (kDefaultMaxConstElements)
   std::string functions = "all";   // library functions rewritten too
   bool in_place = false;

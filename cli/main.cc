@@ -227,6 +227,13 @@ int main(int argc, char** argv) {
                    "(default: 1000 + 10 per node of the graph)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   apply_cmd
+      ->add_option(
+          "--opset", apply.opset,
+          "ONNX: raise the model's opset to this first, where every op "
+          "it uses means the same there (else an error, nothing "
+          "written)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000}));
+  apply_cmd
       ->add_option("--max-const-elements", apply.max_const_elements,
                    "Largest constant (elements) a rule may compute on "
                    "(default: 67108864)")

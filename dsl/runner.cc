@@ -103,6 +103,11 @@ absl::Status RunPipeline(Graph& graph, absl::Span<const CompiledStep> steps,
           " graphs; this is ", dialect.graph_noun(), " (", dialect.rules_folder(),
           "/ holds its libraries)"));
   }
+  if (options.opset > 0) {
+    if (absl::Status raised = dialect.RaiseOpset(graph, options.opset);
+        !raised.ok())
+      return raised;
+  }
   for (const CompiledStep& step : steps) {
     report::StepReport* s = report->add_steps();
     s->set_name(step.name);

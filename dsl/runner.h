@@ -45,6 +45,8 @@ struct RunOptions {
   // The library functions whose bodies the steps also rewrite: "all",
   // "none", or names separated by commas.
   std::string functions = "all";
+  // Raise the model's opset to this first (Dialect::RaiseOpset); 0: keep it.
+  int64_t opset = 0;
 };
 
 // Applies the steps in order to `graph`, then (each its own fixpoint) to

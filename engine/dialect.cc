@@ -35,6 +35,11 @@ std::string Listed(const std::set<std::string>& names) {
 
 }  // namespace
 
+absl::Status Dialect::RaiseOpset(Graph& /*graph*/, int64_t /*opset*/) const {
+  return absl::InvalidArgumentError(absl::StrCat(
+      graph_noun(), " imports no opset to raise (ONNX models do)"));
+}
+
 const tf::OpDef* Dialect::OpDefIn(const Graph& /*graph*/, absl::string_view op) const {
   return Ops().Find(op);
 }

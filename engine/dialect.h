@@ -112,6 +112,10 @@ class Dialect {
 
   // ---- ops ----
   virtual const OpRegistry& Ops() const = 0;
+  // Raises the opset `graph` imports to `opset` where its ops mean the same
+  // there (ONNX's: dialects/onnx/onnx_opset.h); an error, the graph
+  // unchanged, otherwise, and for a dialect without opsets.
+  virtual absl::Status RaiseOpset(Graph& graph, int64_t opset) const;
   // The signature `op` has in `graph` (ONNX: at the model's opset).
   virtual const tf::OpDef* OpDefIn(const Graph& graph, absl::string_view op) const;
   // Whether nodes carry their dtypes as the attrs their signatures name

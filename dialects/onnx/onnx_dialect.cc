@@ -13,6 +13,7 @@
 #include "dialects/onnx/onnx_convert.h"
 #include "dialects/onnx/onnx_model.h"
 #include "dialects/onnx/onnx_ops.h"
+#include "dialects/onnx/onnx_opset.h"
 #include "dialects/onnx/validate_onnx.h"
 #include "engine/dialect.h"
 #include "engine/file_writer.h"
@@ -103,6 +104,9 @@ class OnnxDialect : public ModelDialect {
   }
 
   const OpRegistry& Ops() const override { return OnnxOps(); }
+  absl::Status RaiseOpset(Graph& graph, int64_t opset) const override {
+    return RaiseOnnxOpset(graph, opset);
+  }
   const tf::OpDef* OpDefIn(const Graph& graph, absl::string_view op) const override {
     const OnnxOrigin* origin = OnnxOf(graph);
     return origin != nullptr ? OnnxOps().FindAt(op, origin->OpsetOf(std::string(op)))
