@@ -53,6 +53,19 @@ std::map<std::string, std::vector<std::pair<float, float>>> MinMaxRecords(
   return out;
 }
 
+// The blocks of blockwise_quantized's and blockwise_dq's arguments (w,
+// bits, block_size, symmetric[, axis]); w's shape into `shape` when given.
+// A large weight is read from its bytes, never decoded whole.
+absl::StatusOr<BlockwiseQuantized> BlockwiseOfArgs(
+    const HookContext& ctx, Args a, std::vector<int64_t>* shape) {
+  absl::StatusOr<ConstTensor> w =
+      ToConstant(ctx.graph, a[0], /*deferred_ok=*/true);
+  if (!w.ok()) return w.status();
+  if (shape != nullptr) *shape = w->shape;
+  return QuantizeBlockwise(*w, static_cast<int>(a[1].i), a[2].i, a[3].b,
+                           a.size() > 4 ? static_cast<int>(a[4].i) : 0);
+}
+
 }  // namespace
 
 void RegisterQuantizationHooks(HookRegistry& r) {
@@ -193,17 +206,33 @@ void RegisterQuantizationHooks(HookRegistry& r) {
       "as "
       "q)",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        // A large weight is read from its bytes, never decoded whole.
-        absl::StatusOr<ConstTensor> w =
-            ToConstant(ctx.graph, a[0], /*deferred_ok=*/true);
-        if (!w.ok()) return w.status();
-        absl::StatusOr<BlockwiseQuantized> q =
-            QuantizeBlockwise(*w, static_cast<int>(a[1].i), a[2].i, a[3].b,
-                              a.size() > 4 ? static_cast<int>(a[4].i) : 0);
+        absl::StatusOr<BlockwiseQuantized> q = BlockwiseOfArgs(ctx, a, nullptr);
         if (!q.ok()) return q.status();
         return Value::List({Value::Constant(std::move(q->packed)),
                             Value::Constant(std::move(q->scales)),
                             Value::Constant(std::move(q->zero_points))});
+      },
+      false, 1);
+  AddBuiltinHook(
+      r, "blockwise_dq", {VT::kConst, VT::kInt, VT::kInt, VT::kBool, VT::kInt},
+      VT::kList,
+      "blockwise_dq(w, bits, block_size, symmetric, axis = 0): [q, scales] "
+      "(symmetric) or [q, scales, zero_points], blockwise_quantized's "
+      "quantization as DequantizeLinear's blocked input (opset 21, its "
+      "block_size and axis): q in w's shape, int4/int8 (symmetric) or "
+      "uint4/uint8; scales and zero points one per block, w's shape with "
+      "the blocked axis cut to its blocks",
+      [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        std::vector<int64_t> shape;
+        absl::StatusOr<BlockwiseQuantized> q = BlockwiseOfArgs(ctx, a, &shape);
+        if (!q.ok()) return q.status();
+        BlockwiseQuantized dq = AsDequantizeLinearInput(
+            *q, shape[0], shape[1], static_cast<int>(a[1].i), a[2].i, a[3].b,
+            a.size() > 4 ? static_cast<int>(a[4].i) : 0);
+        std::vector<Value> out = {Value::Constant(std::move(dq.packed)),
+                                  Value::Constant(std::move(dq.scales))};
+        if (!a[3].b) out.push_back(Value::Constant(std::move(dq.zero_points)));
+        return Value::List(std::move(out));
       },
       false, 1);
   Add(r, "scale_output_channels", {VT::kConst, VT::kConst, VT::kNode},

@@ -278,6 +278,10 @@ NBITS="$ROOT/rules/onnx/quantize_nbits.graft"
 case_ nbits_bits_outside 2 "param .bits.: 2 is outside 4..8" -- "$GRAFT" apply -r "$NBITS" --param bits=2 mm.onnxtxt -o out.onnx
 case_ nbits_bits_not_taken 1 "quantize_nbits.graft:[0-9]+: .require bits == 4 or bits == 8. does not hold" -- "$GRAFT" apply -r "$NBITS" --param bits=5 mm.onnxtxt -o out.onnx
 case_ nbits_block_not_taken 1 "quantize_nbits.graft:[0-9]+: .require block_size == 16 or" -- "$GRAFT" apply -r "$NBITS" --param block_size=48 mm.onnxtxt -o out.onnx
+case_ nbits_qdq_below_opset_21 1 "rule .nbits_qdq_opset. failed at .mm.: .*from opset 21 on" -- "$GRAFT" apply -r "$NBITS" --param format=qdq mm.onnxtxt -o out.onnx
+case_ nbits_qdq_eight_bits 1 "quantize_nbits.graft:[0-9]+: .require format == .operator. or bits == 4. does not hold" -- "$GRAFT" apply -r "$NBITS" --param format=qdq --param bits=8 mm.onnxtxt -o out.onnx
+case_ opset_past_newest 1 "error: opset 99 is past the newest graft knows" -- "$GRAFT" apply --opset 99 -r "$NBITS" mm.onnxtxt -o out.onnx
+case_ opset_of_a_tensorflow_graph 1 "a tensorflow graph imports no opset to raise" -- "$GRAFT" apply --opset 21 -r ok.graft ok.pb -o out.pb
 case_writes nbits_nan_weight_stays_float 0 "skipped nbits_matmul at .mm.: .*not finite \(inf or NaN\): it stays float" out.onnx -- "$GRAFT" apply -r "$NBITS" nan_weight.onnxtxt -o out.onnx
 case_writes outputs_flag_before_input 0 "1 rewrite" out.pb -- "$GRAFT" apply -r ok.graft --outputs r ok.pb -o out.pb
 

