@@ -67,7 +67,8 @@ suite memory_onednn_off 0 tests/interop -m measures_memory
 suite memory_onednn_on 1 "${ONEDNN_TESTS[@]/#/tests/interop/}" -m measures_memory
 
 # Then the rest in two lanes at once, as each suite keeps about one core
-# busy (it waits on child processes, graft and file reads); tf_memory
+# busy (it waits on child processes, graft and file reads), each lane about
+# 21 minutes here (docs/development.md); tf_memory
 # refuses to measure in them (GRAFT_TESTS_SHARE_CORES). The second lane's
 # output is printed when both are done.
 export GRAFT_TESTS_SHARE_CORES=1
@@ -86,6 +87,11 @@ second_lane() {
   # clash).
   section "PyTorch: graft.torch and the device check's dry run"
   suite torch 0 tests/torch -p no:logging
+  # import graft: the library from Python (the staged package, the wheel in
+  # a fresh venv, import order beside TensorFlow/onnx/onnxruntime, graft.tf,
+  # graft.batch on a Dask cluster); graft.tf runs TensorFlow both ways.
+  section "Python face (import graft), oneDNN off"
+  suite python 0 tests/python
   section "Python face: graft.tf with oneDNN on"
   suite python_onednn_on 1 tests/python/test_tf.py
   return $pytest_rc
@@ -96,11 +102,6 @@ second_pid=$!
 
 section "interop tests (TensorFlow, oneDNN off)"
 suite onednn_off 0 tests/interop -m "not measures_memory"
-# import graft: the library from Python (the staged package, the wheel in a
-# fresh venv, import order beside TensorFlow/onnx/onnxruntime, graft.tf,
-# graft.batch on a Dask cluster); graft.tf runs TensorFlow both ways.
-section "Python face (import graft), oneDNN off"
-suite python 0 tests/python
 wait "$second_pid" || pytest_rc=1
 cat "$second_log"
 if [[ -e bazel-testlogs-interop/fuzz.status ]]; then

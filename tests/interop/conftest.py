@@ -1,6 +1,7 @@
 """Shared fixtures for the interop tests: TensorFlow (from PyPI) is the
 reference that graft's output graphs must load and run in."""
 import contextlib
+import hashlib
 import os
 import shutil
 import subprocess
@@ -67,11 +68,31 @@ def repo_path(*parts):
     return os.path.join(ROOT, *parts)
 
 
-def run_graph(graph_def, feeds, fetches):
-    """Runs a GraphDef in TensorFlow (a fresh graph and session)."""
+def folder_digest(path):
+    """{file under `path` (relative): SHA-256 of its bytes}: equal before
+    and after a command that must leave its input untouched."""
+    digests = {}
+    for folder, _, files in os.walk(path):
+        for name in files:
+            full = os.path.join(folder, name)
+            with open(full, "rb") as f:
+                digests[os.path.relpath(full, path)] = hashlib.sha256(f.read()).hexdigest()
+    return digests
+
+
+@contextlib.contextmanager
+def graph_session(graph_def):
+    """A session of a fresh graph holding `graph_def`: several runs of one
+    graph pay its import and Grappler's passes once."""
     import tensorflow as tf
     graph = tf.Graph()
     with graph.as_default():
         tf.graph_util.import_graph_def(graph_def, name="")
     with tf.compat.v1.Session(graph=graph) as sess:
+        yield sess
+
+
+def run_graph(graph_def, feeds, fetches):
+    """Runs a GraphDef in TensorFlow (a fresh graph and session)."""
+    with graph_session(graph_def) as sess:
         return sess.run(fetches, feed_dict=feeds)

@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from conftest import graft_binary, repo_path, run_graph
+from conftest import graft_binary, graph_session, repo_path, run_graph
 from models import freeze, graft_apply, last_identity, randomize_batch_norms
 
 RNG = np.random.default_rng(21)
@@ -635,13 +635,14 @@ def test_quantize_nodes(tmp_path, name, ctor, size, quantized):
     # (random weights make near-uniform outputs whose top class the
     # rounding of any kernel, oneDNN's quantized ones included, can flip).
     errors, flipped = [], []
-    for _ in range(4):
-        x = rng.standard_normal((1, size, size, 3)).astype(np.float32)
-        want = run_graph(original, {"input:0": x}, fetch).ravel()
-        got = run_graph(eight_bit, {"input:0": x}, fetch).ravel()
-        error = float(np.abs(want - got).max())
-        errors.append(error / float(np.abs(want).max()))
-        top2 = np.sort(want)[-2:]
-        if top2[1] - top2[0] > 2 * error and want.argmax() != got.argmax():
-            flipped.append((int(want.argmax()), int(got.argmax()), float(top2[1] - top2[0])))
+    with graph_session(original) as float_run, graph_session(eight_bit) as eight_bit_run:
+        for _ in range(4):
+            x = rng.standard_normal((1, size, size, 3)).astype(np.float32)
+            want = float_run.run(fetch, {"input:0": x}).ravel()
+            got = eight_bit_run.run(fetch, {"input:0": x}).ravel()
+            error = float(np.abs(want - got).max())
+            errors.append(error / float(np.abs(want).max()))
+            top2 = np.sort(want)[-2:]
+            if top2[1] - top2[0] > 2 * error and want.argmax() != got.argmax():
+                flipped.append((int(want.argmax()), int(got.argmax()), float(top2[1] - top2[0])))
     assert max(errors) <= 0.06 and np.mean(errors) <= 0.035 and not flipped, (errors, flipped)

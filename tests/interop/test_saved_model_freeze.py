@@ -14,7 +14,7 @@ import tensorflow as tf
 import tf_keras
 from tensorflow.core.protobuf import saved_model_pb2
 
-from conftest import module_folder, numbers_report, repo_path
+from conftest import folder_digest, module_folder, numbers_report, repo_path
 from models import FOLD_RULES, randomize_batch_norms
 
 SIZE = 64
@@ -49,6 +49,14 @@ def saved_model(request, tmp_path_factory):
         path = str(folder / request.param)
         tf.saved_model.save(tf_keras_model(request.param), path)
         yield request.param, path
+
+
+@pytest.fixture(scope="module")
+def served(saved_model):
+    """An input batch and the original SavedModel's outputs on it (served
+    once per model: each test compares its rewrite with them)."""
+    x = np.random.default_rng(3).standard_normal((2, SIZE, SIZE, 3)).astype(np.float32)
+    return x, serve(saved_model[1], x)
 
 
 @pytest.fixture(scope="module")
@@ -113,8 +121,10 @@ def assert_close(want, got):
         assert np.abs(want[k] - got[k]).max() <= 1e-5 * scale + 1e-6, k
 
 
-def test_freeze_and_fold(graft, saved_model, tmp_path, numbers):
+def test_freeze_and_fold(graft, saved_model, served, tmp_path, numbers):
     name, path = saved_model
+    x, want = served
+    before = folder_digest(path)
     out = tmp_path / "folded"
     start = time.perf_counter()
     proc = graft("apply", "-r", FOLD_RULES, path, "-o", out)
@@ -124,8 +134,6 @@ def test_freeze_and_fold(graft, saved_model, tmp_path, numbers):
     assert not [op for op in ops if op in BATCH_NORMS]
     assert "ReadVariableOp" not in ops and "StatefulPartitionedCall" not in ops
     assert not os.path.exists(out / "variables")
-    x = np.random.default_rng(3).standard_normal((2, SIZE, SIZE, 3)).astype(np.float32)
-    want = serve(path, x)
     got = serve(str(out), x)
     assert_close(want, got)
     assert_close(want, serve_in_session(str(out), x))
@@ -133,20 +141,20 @@ def test_freeze_and_fold(graft, saved_model, tmp_path, numbers):
     rel = np.abs(want[k] - got[k]).max() / np.abs(want[k]).max()
     numbers.append("%s: %.1f MiB, %.1f MiB, %.2f s, %.1e" % (
         name, folder_size(path) / 2**20, folder_size(str(out)) / 2**20, seconds, rel))
-    # The input SavedModel is untouched and still serves.
-    assert_close(want, serve(path, x))
+    # The input SavedModel is untouched (it served `want`).
+    assert folder_digest(path) == before
 
 
-def test_inference_pipeline(graft, saved_model, tmp_path):
+def test_inference_pipeline(graft, saved_model, served, tmp_path):
     name, path = saved_model
+    x, outputs = served
     out = tmp_path / "inference"
     graft("apply", "--pipeline", repo_path("rules", "pipelines", "inference.yaml"),
           path, "-o", out)
     ops = graph_ops(str(out))
     assert not [op for op in ops if op in BATCH_NORMS]
     assert "FakeQuantWithMinMaxVars" in ops
-    x = np.random.default_rng(4).standard_normal((2, SIZE, SIZE, 3)).astype(np.float32)
-    (want,) = serve(path, x).values()
+    (want,) = outputs.values()
     (got,) = serve(str(out), x).values()
     assert got.shape == want.shape and np.all(np.isfinite(got))
 
@@ -214,7 +222,7 @@ def variable_files(path):
     return {f: open(os.path.join(folder, f), "rb").read() for f in os.listdir(folder)}
 
 
-def test_in_place_fold(graft, saved_model, tmp_path, numbers):
+def test_in_place_fold(graft, saved_model, served, tmp_path, numbers):
     """In place, the functions' variable reads are values to the rules: the
     batch norms fold inside the functions the signatures call, the folded
     weights are constants there, and the variables stay as they were."""
@@ -227,8 +235,7 @@ def test_in_place_fold(graft, saved_model, tmp_path, numbers):
     assert "variable read(s) folded into constants" in proc.stderr, proc.stderr
     assert foldable_batch_norms(str(out)) == []
     assert variable_files(str(out)) == variable_files(path)
-    x = np.random.default_rng(6).standard_normal((2, SIZE, SIZE, 3)).astype(np.float32)
-    want = serve(path, x)
+    x, want = served
     assert_close(want, serve(str(out), x))
     assert_close(want, serve_in_session(str(out), x))
     numbers.append("%s in place: %.1f MiB, %.1f MiB, %.2f s" % (

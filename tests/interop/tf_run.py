@@ -6,13 +6,14 @@ BiasAdd, say) that the default path runs as they are. A process that
 aborts (a CHECK in a graph pass) is a failure that names the graph, which
 is kept.
 
-    python tf_run.py [--as-written] OUT.npz FETCHES GRAPH.pb...   # FETCHES: comma separated
+    python tf_run.py OUT.npz FETCHES GRAPH.pb...   # FETCHES: comma separated
 
-runs `init` (when the graph has it), then FETCHES with every Placeholder
-fed random values (tests/interop/test_checkpoint.py `feeds`, seed 0), and
-writes the results of graph i as arrays `g<i>_<j>`. `--as-written` turns
-Grappler off, so that TensorFlow's own graph passes (oneDNN's layout pass
-among them) see the graph as graft wrote it, unfused.
+runs each graph twice, Grappler on, then off (as written: TensorFlow's own
+graph passes, oneDNN's layout pass among them, see the graph as graft wrote
+it, unfused), each in a fresh session: `init` (when the graph has it), then
+FETCHES with every Placeholder fed random values
+(tests/interop/test_checkpoint.py `feeds`, seed 0). Writes the results of
+graph i as arrays `w<as_written>_g<i>_<j>`.
 """
 import os
 import subprocess
@@ -23,10 +24,10 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def run_graphs(graph_defs, fetches, tmp_path, onednn, tag="run", as_written=False):
-    """The values of `fetches` in each of `graph_defs`, run in one child
-    process with oneDNN on (`onednn` true) or off, Grappler on (or off with
-    `as_written`)."""
+def run_graphs(graph_defs, fetches, tmp_path, onednn, tag="run"):
+    """{as_written: the values of `fetches` in each of `graph_defs`}, run
+    in one child process with oneDNN on (`onednn` true) or off, Grappler on
+    (as_written False) and off (True)."""
     paths = []
     for i, graph_def in enumerate(graph_defs):
         path = tmp_path / ("%s_%d.pb" % (tag, i))
@@ -35,15 +36,15 @@ def run_graphs(graph_defs, fetches, tmp_path, onednn, tag="run", as_written=Fals
     out = tmp_path / ("%s_onednn%d.npz" % (tag, int(onednn)))
     env = dict(os.environ, TF_ENABLE_ONEDNN_OPTS="1" if onednn else "0",
                TF_CPP_MIN_LOG_LEVEL="3")
-    flags = ["--as-written"] if as_written else []
-    proc = subprocess.run([sys.executable, os.path.join(HERE, "tf_run.py"), *flags, str(out),
+    proc = subprocess.run([sys.executable, os.path.join(HERE, "tf_run.py"), str(out),
                            ",".join(fetches), *paths],
                           capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, "TensorFlow (oneDNN %s) failed with exit %d on %s:\n%s" % (
         "on" if onednn else "off", proc.returncode, " ".join(paths), proc.stderr[-3000:])
     arrays = np.load(out)
-    return [[arrays["g%d_%d" % (i, j)] for j in range(len(fetches))]
-            for i in range(len(paths))]
+    return {as_written: [[arrays["w%d_g%d_%d" % (as_written, i, j)] for j in range(len(fetches))]
+                         for i in range(len(paths))]
+            for as_written in (False, True)}
 
 
 def _run(path, fetches, as_written):
@@ -65,14 +66,15 @@ def _run(path, fetches, as_written):
 
 
 def main(argv):
-    as_written = "--as-written" in argv
-    argv = [a for a in argv if a != "--as-written"]
     out, fetches, paths = argv[0], argv[1].split(","), argv[2:]
     arrays = {}
-    for i, path in enumerate(paths):
-        print("running %s" % path, file=sys.stderr, flush=True)  # names a graph that aborts
-        for j, value in enumerate(_run(path, fetches, as_written)):
-            arrays["g%d_%d" % (i, j)] = np.asarray(value)
+    for as_written in (False, True):
+        for i, path in enumerate(paths):
+            # names a graph that aborts
+            print("running %s, Grappler %s" % (path, "off" if as_written else "on"),
+                  file=sys.stderr, flush=True)
+            for j, value in enumerate(_run(path, fetches, as_written)):
+                arrays["w%d_g%d_%d" % (as_written, i, j)] = np.asarray(value)
     np.savez(out, **arrays)
 
 
