@@ -73,13 +73,6 @@ suite memory_onednn_on 1 "${ONEDNN_TESTS[@]/#/tests/interop/}" -m measures_memor
 # output is printed when both are done.
 export GRAFT_TESTS_SHARE_CORES=1
 second_lane() {
-  section "fuzz every target briefly (scripts/fuzz.sh; long runs: docs/reliability.md)"
-  if command -v clang-14 >/dev/null; then
-    scripts/fuzz.sh "${GRAFT_FUZZ_SECONDS:-10}"
-    echo "fuzz=$?" > bazel-testlogs-interop/fuzz.status
-  else
-    echo "no clang-14: skipped"
-  fi
   section "interop tests that run rewritten graphs (TensorFlow, oneDNN on)"
   suite onednn_on 1 "${ONEDNN_TESTS[@]/#/tests/interop/}" -m "not measures_memory"
   # PyTorch (graft.torch, graft.aten, the device check's dry run) in a
@@ -100,13 +93,17 @@ second_log=bazel-testlogs-interop/second_lane.log
 second_lane > "$second_log" 2>&1 &
 second_pid=$!
 
+section "fuzz every target briefly (scripts/fuzz.sh; long runs: docs/reliability.md)"
+if command -v clang-14 >/dev/null; then
+  scripts/fuzz.sh "${GRAFT_FUZZ_SECONDS:-10}"
+  checks+=("fuzz=$?")
+else
+  echo "no clang-14: skipped"
+fi
 section "interop tests (TensorFlow, oneDNN off)"
 suite onednn_off 0 tests/interop -m "not measures_memory"
 wait "$second_pid" || pytest_rc=1
 cat "$second_log"
-if [[ -e bazel-testlogs-interop/fuzz.status ]]; then
-  checks+=("$(cat bazel-testlogs-interop/fuzz.status)")
-fi
 
 section "summary"
 python3 scripts/summarize_tests.py bazel-testlogs bazel-testlogs-interop "${checks[@]}"
