@@ -67,10 +67,10 @@ suite memory_onednn_off 0 tests/interop -m measures_memory
 suite memory_onednn_on 1 "${ONEDNN_TESTS[@]/#/tests/interop/}" -m measures_memory
 
 # Then the rest in two lanes at once, as each suite keeps about one core
-# busy (it waits on child processes, graft and file reads): their times
-# are in docs/development.md; tf_memory
-# refuses to measure in them (GRAFT_TESTS_SHARE_CORES). The second lane's
-# output is printed when both are done.
+# busy (it waits on child processes, graft and file reads; their times:
+# docs/development.md). tf_memory refuses to measure in them
+# (GRAFT_TESTS_SHARE_CORES). The second lane's output is printed when both
+# are done.
 export GRAFT_TESTS_SHARE_CORES=1
 second_lane() {
   section "interop tests that run rewritten graphs (TensorFlow, oneDNN on)"

@@ -218,8 +218,7 @@ def foldable_batch_norms(path):
 
 
 def variable_files(path):
-    folder = os.path.join(path, "variables")
-    return {f: open(os.path.join(folder, f), "rb").read() for f in os.listdir(folder)}
+    return folder_digest(os.path.join(path, "variables"))
 
 
 def test_in_place_fold(graft, saved_model, served, tmp_path, numbers):
