@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "analysis/checkpoint.h"
 #include "analysis/swap.h"
@@ -38,17 +39,38 @@ absl::StatusOr<Value> WithTrainingGraph(
   return fn(TrainingGraph{graph, an->shapes, *regions, *memory});
 }
 
+// WithTrainingGraph on the schedule the swaps were planned on (as TFLMS
+// finds its triggers on the graph it plans), when `t` is a tensor that
+// plan saw; else on the graph's schedule as it is now.
+absl::StatusOr<Value> WithSwapPlan(
+    Cache& cache, const Graph& graph, Endpoint t,
+    const std::function<absl::StatusOr<Value>(const TrainingGraph&)>& fn) {
+  std::shared_ptr<const MemoryReport> planned;
+  {
+    std::shared_ptr<Analyses> an = cache.For(graph);
+    std::lock_guard<std::mutex> lock(an->mu);
+    planned = an->swap_schedule;
+  }
+  if (planned && (t.node >= static_cast<NodeId>(planned->step_of.size()) ||
+                  planned->step_of[t.node] < 0))
+    planned.reset();  // not a tensor the plan saw
+  return WithTrainingGraph(cache, graph, fn, planned.get());
+}
+
 }  // namespace
 
 void RegisterSwapHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
   AddBuiltinHook(
       r, "swap_candidates",
-      {VT::kInt, VT::kInt, VT::kString, VT::kInt, VT::kFloat, VT::kString},
+      {VT::kInt, VT::kInt, VT::kString, VT::kInt, VT::kFloat, VT::kString,
+       VT::kString, VT::kInt},
       VT::kList,
       "forward tensors backward ops read, of at least `threshold` bytes, "
       "first read back at least `min_distance` steps later, their producers "
       "not matching `exclude`; with `budget_bytes` > 0, the fewest that bring "
-      "the `accelerator`'s peak under it, aiming `headroom` of it lower",
+      "the `accelerator`'s peak under it, aiming `headroom` of it lower, "
+      "each off it from the op its copy out holds back (`wait_ops`, within "
+      "`wait_steps`: swap_out_deadline)",
       [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         return WithTrainingGraph(
             *cache, ctx.graph,
@@ -60,8 +82,10 @@ void RegisterSwapHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
               options.budget_bytes = a.size() > 3 ? a[3].i : 0;
               if (a.size() > 4) options.budget_headroom = a[4].number();
               options.accelerator = a.size() > 5 ? a[5].s : "";
+              if (a.size() > 6) options.wait_ops = a[6].s;
+              if (a.size() > 7) options.wait_steps = static_cast<int>(a[7].i);
               absl::StatusOr<std::vector<Endpoint>> ts =
-                  SwapCandidates(g, options);
+                  SwapCandidates(g, cache->model(), options);
               if (!ts.ok()) return ts.status();
               std::shared_ptr<Analyses> an = cache->For(ctx.graph);
               std::lock_guard<std::mutex> lock(an->mu);
@@ -69,34 +93,46 @@ void RegisterSwapHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
               return TensorList(*ts);
             });
       },
-      false, /*optional=*/3);
+      false, /*optional=*/5);
   AddBuiltinHook(
       r, "swap_trigger", {VT::kTensor, VT::kInt, VT::kInt}, VT::kNode,
       "the op a swap-in of t waits for: it starts the transfer time (bytes "
       "over the device profile's host link) before t's first backward "
       "reader, between lb and ub steps before it",
       [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
-        std::shared_ptr<const MemoryReport> planned;
-        {
-          std::shared_ptr<Analyses> an = cache->For(ctx.graph);
-          std::lock_guard<std::mutex> lock(an->mu);
-          planned = an->swap_schedule;
-        }
         const Endpoint t = a[0].tensor;
-        if (planned && (t.node >= static_cast<NodeId>(planned->step_of.size()) ||
-                        planned->step_of[t.node] < 0))
-          planned.reset();  // not a tensor the plan saw
-        return WithTrainingGraph(
-            *cache, ctx.graph,
+        return WithSwapPlan(
+            *cache, ctx.graph, t,
             [&](const TrainingGraph& g) -> absl::StatusOr<Value> {
               absl::StatusOr<NodeId> n =
                   SwapTrigger(g, cache->model(), t, static_cast<int>(a[1].i),
                               static_cast<int>(a[2].i));
               if (!n.ok()) return n.status();
               return Value::NodeRef(*n);
-            },
-            planned.get());
+            });
       });
+  AddBuiltinHook(
+      r, "swap_out_deadline", {VT::kTensor, VT::kInt, VT::kString}, VT::kList,
+      "the forward op that waits for t's copy to the host: of those after "
+      "t's last forward reader whose op matches `wait_ops` (`A|B*`; "
+      "contractions by default), the first that starts the transfer time "
+      "after t's producer (or the last within ub steps of it); [] when none "
+      "follows",
+      [cache](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
+        const Endpoint t = a[0].tensor;
+        return WithSwapPlan(
+            *cache, ctx.graph, t,
+            [&](const TrainingGraph& g) -> absl::StatusOr<Value> {
+              absl::StatusOr<std::optional<NodeId>> n = SwapOutDeadline(
+                  g, cache->model(), t, static_cast<int>(a[1].i),
+                  a.size() > 2 ? absl::string_view(a[2].s) : kSwapWaitOps);
+              if (!n.ok()) return n.status();
+              std::vector<NodeId> out;
+              if (n->has_value()) out.push_back(**n);
+              return NodeList(out);
+            });
+      },
+      false, /*optional=*/1);
 }
 
 void RegisterGradientOrderHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {

@@ -4,7 +4,8 @@
 //   recompute_segments(cps),
 //   segment_outputs(segment), recompute_trigger(segment)
 // and swapping (analysis/swap.h)
-//   swap_candidates(threshold, min_distance, exclude), swap_trigger(t, lb, ub)
+//   swap_candidates(threshold, min_distance, exclude), swap_trigger(t, lb, ub),
+//   swap_out_deadline(t, ub)
 // and the order of gradient ops (analysis/checkpoint.h)
 //   early_gradient_ops(), late_trigger(op)
 // Internal to analysis/: registered with the other analysis hooks.

@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "engine/name_regex.h"
+#include "engine/op_registry.h"
 
 namespace graft::analysis {
 namespace {
@@ -28,11 +30,21 @@ int LastForwardRead(const TrainingGraph& g, Endpoint t) {
   return last;
 }
 
+// The estimated time (us) of t's copy over `model`'s host link.
+double TransferMicros(const TrainingGraph& g, const RooflineModel& model,
+                      Endpoint t) {
+  double gbps = model.profile().host_bandwidth_gbps;
+  return gbps > 0 ? static_cast<double>(
+                        std::max<int64_t>(g.shapes.at(t).bytes(), 0)) /
+                        (gbps * 1e3)
+                  : 0;
+}
+
 // Of `candidates`, the fewest (largest first at each peak) that bring the
 // accelerator's live bytes under `budget`, estimated on the schedule.
 absl::StatusOr<std::vector<Endpoint>> WithinBudget(
-    const TrainingGraph& g, const std::vector<Endpoint>& candidates,
-    const SwapOptions& options) {
+    const TrainingGraph& g, const RooflineModel& model,
+    const std::vector<Endpoint>& candidates, const SwapOptions& options) {
   const DeviceMemory* device = nullptr;
   for (const DeviceMemory& d : g.memory.devices) {
     if (options.accelerator.empty()
@@ -78,15 +90,20 @@ absl::StatusOr<std::vector<Endpoint>> WithinBudget(
   const int64_t target =
       HeadroomTarget(options.budget_bytes, options.budget_headroom);
   // Each candidate's bytes and the steps it is off the accelerator when
-  // swapped: after its last forward reader, before its first backward one.
+  // swapped: from the op its copy out holds back (else after its last
+  // forward reader), before its first backward reader.
   struct Window {
     int after = 0, before = 0;
     int64_t bytes = 0;
   };
   std::vector<Window> windows;
   for (Endpoint t : candidates) {
-    windows.push_back({LastForwardRead(g, t), FirstBackwardRead(g, t),
-                       g.shapes.at(t).bytes()});
+    int after = LastForwardRead(g, t);
+    absl::StatusOr<std::optional<NodeId>> deadline =
+        SwapOutDeadline(g, model, t, options.wait_steps, options.wait_ops);
+    if (deadline.ok() && deadline->has_value())
+      after = std::max(after, StepOf(g, **deadline) - 1);
+    windows.push_back({after, FirstBackwardRead(g, t), g.shapes.at(t).bytes()});
   }
   std::vector<bool> used(candidates.size(), false);
   while (true) {
@@ -129,13 +146,24 @@ absl::StatusOr<std::vector<Endpoint>> WithinBudget(
 }  // namespace
 
 absl::StatusOr<std::vector<Endpoint>> SwapCandidates(
-    const TrainingGraph& g, const SwapOptions& options) {
+    const TrainingGraph& g, const RooflineModel& model,
+    const SwapOptions& options) {
   std::shared_ptr<const NameRegex> exclude;
   if (!options.exclude.empty()) {
     absl::StatusOr<std::shared_ptr<const NameRegex>> re =
         NameRegex::Compile(options.exclude);
     if (!re.ok()) return re.status();
     exclude = *std::move(re);
+  }
+  // Steps are counted without the identities and no-ops the schedule runs
+  // in between (the library's own among them: a second apply finds the
+  // distances the first did); ops_before[k]: such ops before step k.
+  const int steps = static_cast<int>(g.memory.schedule.size());
+  std::vector<int> ops_before(steps + 1, 0);
+  for (int k = 0; k < steps; ++k) {
+    const std::string& op = g.graph.node(g.memory.schedule[k]).op();
+    ops_before[k + 1] =
+        ops_before[k] + (op == "Identity" || op == "NoOp" ? 0 : 1);
   }
   std::vector<Endpoint> out;
   g.graph.ForEachNode([&](const Node& n) {
@@ -147,13 +175,14 @@ absl::StatusOr<std::vector<Endpoint>> SwapCandidates(
       Endpoint t{n.id(), p};
       if (g.shapes.at(t).bytes() < options.threshold_bytes) continue;
       int first = FirstBackwardRead(g, t);
-      if (first < 0 || first - StepOf(g, n.id()) < options.min_distance)
+      if (first < 0 || ops_before[first] - ops_before[StepOf(g, n.id())] <
+                           options.min_distance)
         continue;
       out.push_back(t);
     }
   });
   SortBySchedule(g, &out);
-  if (options.budget_bytes > 0) return WithinBudget(g, out, options);
+  if (options.budget_bytes > 0) return WithinBudget(g, model, out, options);
   return out;
 }
 
@@ -165,12 +194,7 @@ absl::StatusOr<NodeId> SwapTrigger(const TrainingGraph& g,
     return absl::NotFoundError(absl::StrCat(
         "`", g.graph.TensorName(t), "` has no backward reader to swap in for"));
   }
-  double gbps = model.profile().host_bandwidth_gbps;
-  double transfer_us =
-      gbps > 0
-          ? static_cast<double>(std::max<int64_t>(g.shapes.at(t).bytes(), 0)) /
-                (gbps * 1e3)
-          : 0;
+  const double transfer_us = TransferMicros(g, model, t);
   // Back from the first reader until the ops before it cover the transfer,
   // between lb and ub steps (and never before t's producer).
   int producer = StepOf(g, t.node);
@@ -190,6 +214,42 @@ absl::StatusOr<NodeId> SwapTrigger(const TrainingGraph& g,
                                             "` and its first backward reader"));
   }
   return g.memory.schedule[step];
+}
+
+absl::StatusOr<std::optional<NodeId>> SwapOutDeadline(
+    const TrainingGraph& g, const RooflineModel& model, Endpoint t, int ub,
+    absl::string_view wait_ops) {
+  const int producer = StepOf(g, t.node);
+  if (producer < 0) {
+    return absl::NotFoundError(absl::StrCat(
+        "`", g.graph.TensorName(t), "` is not produced in the schedule"));
+  }
+  const int last_read = LastForwardRead(g, t);
+  const std::string& device = g.graph.node(t.node).device();
+  const double transfer_us = TransferMicros(g, model, t);
+  const int steps = static_cast<int>(g.memory.schedule.size());
+  const std::vector<std::string> patterns =
+      absl::StrSplit(wait_ops, '|', absl::SkipEmpty());
+  auto waits = [&](const std::string& op) {
+    return std::any_of(patterns.begin(), patterns.end(),
+                       [&](const std::string& p) { return GlobMatch(p, op); });
+  };
+  // Forward from the producer: the ops after it cover the transfer.
+  std::optional<NodeId> deadline;
+  double covered = 0;
+  for (int k = producer + 1; k < steps; ++k) {
+    const NodeId op = g.memory.schedule[k];
+    const Node& n = g.graph.node(op);
+    if (k > last_read && g.regions.in_forward(op) && n.num_inputs() > 0 &&
+        n.device() == device && waits(n.op())) {
+      if (deadline && k - producer > ub) break;
+      deadline = op;
+      if (covered >= transfer_us || k - producer >= ub) break;
+    }
+    if (covered < transfer_us)
+      covered += model.Cost(g.graph, g.shapes, op).time_us;
+  }
+  return deadline;
 }
 
 }  // namespace graft::analysis

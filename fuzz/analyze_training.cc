@@ -48,13 +48,15 @@ void Plan(const TrainingGraph& g, const RooflineModel& model) {
   SwapOptions swap;
   swap.threshold_bytes = 0;
   swap.min_distance = 1;
-  absl::StatusOr<std::vector<Endpoint>> swaps = SwapCandidates(g, swap);
+  absl::StatusOr<std::vector<Endpoint>> swaps = SwapCandidates(g, model, swap);
   if (swaps.ok()) {
-    for (size_t i = 0; i < swaps->size() && i < 8; ++i)
+    for (size_t i = 0; i < swaps->size() && i < 8; ++i) {
       (void)SwapTrigger(g, model, (*swaps)[i], 1, 20);
+      (void)SwapOutDeadline(g, model, (*swaps)[i], 20);
+    }
   }
   swap.budget_bytes = peak / 2;
-  (void)SwapCandidates(g, swap);
+  (void)SwapCandidates(g, model, swap);
   for (NodeId op : EarlyGradientOps(g)) LateTrigger(g, op);
 }
 

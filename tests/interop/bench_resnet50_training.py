@@ -90,7 +90,7 @@ def main(argv):
     print("| swap | accelerator peak | host peak | copies | step (copies overlapped) | apply |")
     print("|---|---:|---:|---:|---:|---:|")
     cases = [
-        ("defaults (>= 1 MiB, >= 50 steps)", []),
+        ("defaults (>= 1 MiB, >= 50 ops)", []),
         ("`budget_bytes` = 1.5 GiB", ["budget_bytes=%d" % int(1.5 * GiB)]),
         ("`budget_bytes` = 1.5 GiB, `budget_headroom=0`",
          ["budget_bytes=%d" % int(1.5 * GiB), "budget_headroom=0"]),
