@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "engine/name_regex.h"
 #include "engine/op_registry.h"
 
@@ -228,12 +227,7 @@ absl::StatusOr<std::optional<NodeId>> SwapOutDeadline(
   const std::string& device = g.graph.node(t.node).device();
   const double transfer_us = TransferMicros(g, model, t);
   const int steps = static_cast<int>(g.memory.schedule.size());
-  const std::vector<std::string> patterns =
-      absl::StrSplit(wait_ops, '|', absl::SkipEmpty());
-  auto waits = [&](const std::string& op) {
-    return std::any_of(patterns.begin(), patterns.end(),
-                       [&](const std::string& p) { return GlobMatch(p, op); });
-  };
+  const std::vector<std::string> waits = SplitGlobs(wait_ops);
   // Forward from the producer: the ops after it cover the transfer.
   std::optional<NodeId> deadline;
   double covered = 0;
@@ -241,7 +235,7 @@ absl::StatusOr<std::optional<NodeId>> SwapOutDeadline(
     const NodeId op = g.memory.schedule[k];
     const Node& n = g.graph.node(op);
     if (k > last_read && g.regions.in_forward(op) && n.num_inputs() > 0 &&
-        n.device() == device && waits(n.op())) {
+        n.device() == device && GlobsMatch(waits, n.op())) {
       if (deadline && k - producer > ub) break;
       deadline = op;
       if (covered >= transfer_us || k - producer >= ub) break;

@@ -427,11 +427,7 @@ class Search {
 }  // namespace
 
 bool OpMatches(const std::vector<std::string>& ops, const std::string& op) {
-  if (ops.empty()) return true;
-  for (const std::string& pattern : ops) {
-    if (GlobMatch(pattern, op)) return true;
-  }
-  return false;
+  return ops.empty() || GlobsMatch(ops, op);
 }
 
 bool MatchPattern(const CompiledPattern& pattern, const Evaluator& evaluator,

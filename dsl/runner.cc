@@ -331,10 +331,7 @@ std::vector<RuleExplanations> ExplainRules(const RuleSet& set,
     }
     std::vector<std::string> anchors = r->anchor_ops();
     graph.ForEachNode([&](const Node& n) {
-      bool anchored = anchors.empty();
-      for (const std::string& a : anchors)
-        anchored = anchored || GlobMatch(a, n.op());
-      if (!anchored) return;
+      if (!anchors.empty() && !GlobsMatch(anchors, n.op())) return;
       Explanation x = ExplainAt(set, r->name(), graph, n.id());
       if (x.matched) e.at.emplace_back(n.id(), std::move(x));
     });

@@ -164,9 +164,7 @@ class Driver {
     std::vector<size_t> out;
     if (auto it = by_op_.find(op); it != by_op_.end()) out = it->second;
     for (size_t i : generic_) {
-      bool any = anchors_[i].empty();
-      for (const std::string& a : anchors_[i]) any = any || GlobMatch(a, op);
-      if (any) out.push_back(i);
+      if (anchors_[i].empty() || GlobsMatch(anchors_[i], op)) out.push_back(i);
     }
     if (!generic_.empty()) {
       std::sort(out.begin(), out.end(),

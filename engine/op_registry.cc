@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "engine/dialect.h"
 #include "google/protobuf/text_format.h"
 
@@ -307,6 +308,15 @@ bool GlobMatch(absl::string_view pattern, absl::string_view text) {
     return absl::StartsWith(text, pattern.substr(0, pattern.size() - 1));
   }
   return pattern == text;
+}
+
+std::vector<std::string> SplitGlobs(absl::string_view alternatives) {
+  return absl::StrSplit(alternatives, '|', absl::SkipEmpty());
+}
+
+bool GlobsMatch(absl::Span<const std::string> globs, absl::string_view op) {
+  return std::any_of(globs.begin(), globs.end(),
+                     [&](const std::string& g) { return GlobMatch(g, op); });
 }
 
 int64_t DataTypeSize(tf::DataType dtype) {

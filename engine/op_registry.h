@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "engine/graph.h"
 #include "proto/graph.pb.h"
 
@@ -92,12 +93,16 @@ std::string ShapeText(const std::vector<int64_t>& shape);
 
 // `Name*` matches every op that starts with `Name`; otherwise exact.
 bool GlobMatch(absl::string_view pattern, absl::string_view text);
+// An op list as rules and hook arguments write it, "MatMul|Conv*": its
+// globs, and whether `op` matches one of them (none of an empty list).
+std::vector<std::string> SplitGlobs(absl::string_view alternatives);
+bool GlobsMatch(absl::Span<const std::string> globs, absl::string_view op);
 
-// The value dtype of a reference dtype (DT_FLOAT_REF -> DT_FLOAT).
 // Adds the graph IR's own ops (Const, Placeholder) to a dialect's list: the
 // ops its weights and graph inputs are read as.
 void AddIrOps(tf::OpList* ops);
 
+// The value dtype of a reference dtype (DT_FLOAT_REF -> DT_FLOAT).
 tf::DataType BaseType(tf::DataType type);
 // Bytes per element of a dtype; 0 for resources, variants and strings, and
 // for the 4-bit types (two to a byte: TensorBytes).

@@ -7,7 +7,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "engine/op_registry.h"
 #include "google/protobuf/util/message_differencer.h"
 
@@ -190,16 +189,10 @@ std::vector<NodeId> WalksIntersection(const Graph& graph,
 std::vector<NodeId> FilterByOp(const Graph& graph,
                                absl::Span<const NodeId> nodes,
                                absl::string_view ops, bool matching) {
-  std::vector<std::string> patterns =
-      absl::StrSplit(ops, '|', absl::SkipEmpty());
+  const std::vector<std::string> globs = SplitGlobs(ops);
   std::vector<NodeId> out;
   for (NodeId id : nodes) {
-    const std::string& op = graph.node(id).op();
-    if (std::any_of(patterns.begin(), patterns.end(),
-                    [&](const std::string& p) { return GlobMatch(p, op); }) ==
-        matching) {
-      out.push_back(id);
-    }
+    if (GlobsMatch(globs, graph.node(id).op()) == matching) out.push_back(id);
   }
   return out;
 }

@@ -1,6 +1,7 @@
 #include "engine/surgery.h"
 
 #include "dialects/graph_io.h"
+#include "engine/op_registry.h"
 #include "engine/test_graphs.h"
 #include "gtest/gtest.h"
 
@@ -235,6 +236,11 @@ TEST(FilterTest, ByOpAndByName) {
             (std::vector<std::string>{"relu", "m0", "m1"}));
   EXPECT_EQ(FilterByOp(g, all, "Neg|Relu*", /*matching=*/false).size(),
             all.size() - 3);
+  // Empty alternatives are skipped; an empty list matches no op.
+  EXPECT_EQ(SplitGlobs("|Neg||Relu*|"),
+            (std::vector<std::string>{"Neg", "Relu*"}));
+  EXPECT_TRUE(FilterByOp(g, all, "").empty());
+  EXPECT_FALSE(GlobsMatch(SplitGlobs("Relu"), "Relu6"));
   absl::StatusOr<std::shared_ptr<const NameRegex>> re =
       NameRegex::Compile("m[0-9]");
   ASSERT_TRUE(re.ok());
