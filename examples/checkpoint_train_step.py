@@ -1,6 +1,6 @@
 """Gradient checkpointing of a real Keras training step, end to end.
 
-  .venv/bin/python examples/checkpoint_train_step.py [GRAFT] [WORK_DIR] [--keras3]
+  .venv/bin/python examples/checkpoint_train_step.py [GRAFT] [WORK_DIR] [--keras3] [--swap]
 
 1. Export: a tf-keras conv net with batch norms and Adam (with `--keras3`,
    Keras 3's, and dropout after every block: stateless masks drawn from a
@@ -9,7 +9,10 @@
    written with shapes (`add_shapes=True`).
 2. Rewrite: `graft apply --pipeline rules/pipelines/training-memory.yaml`
    (graft finds the loss and the tape's gradient seed, a constant `ones`,
-   by itself).
+   by itself); with `--swap`, `graft apply -r rules/tf/swap.graft
+   --device-default /device:GPU:0` instead: the step's ops on an
+   accelerator, large activations copied to the host and back (on a machine
+   without one, soft placement runs the accelerator's ops on the CPU).
 3. Load back: the rewritten GraphDef is imported as a function whose
    variable handles are the model's own variables, and trained with.
 
@@ -115,20 +118,24 @@ def train(step, variables, start, batches):
     return [v.numpy() for v in variables]
 
 
-def main(graft, work, keras3=False):
+PIPELINE = ["--pipeline", os.path.join(HERE, "..", "rules", "pipelines", "training-memory.yaml")]
+SWAP = ["-r", os.path.join(HERE, "..", "rules", "tf", "swap.graft"),
+        "--device-default", "/device:GPU:0"]
+
+
+def main(graft, work, keras3=False, rules=PIPELINE):
+    """Exports the step, rewrites it with `graft apply` and `rules` (its
+    arguments that choose the rules), trains three steps with each."""
     os.makedirs(work, exist_ok=True)
     step, owners = build(keras3)
     # The captured variables, in the order of the step's inputs.
     by_handle = {id(v.handle): v for v in step.variables}
     variables = [by_handle[id(t)] for t in step.captured_inputs]
     original = os.path.join(work, "train_step.pb")
-    rewritten = os.path.join(work, "train_step.ckpt.pb")
+    rewritten = os.path.join(work, "train_step.graft.pb")
     info = export(step, original)
-    proc = subprocess.run(
-        [graft, "apply", "--pipeline",
-         os.path.join(HERE, "..", "rules", "pipelines", "training-memory.yaml"),
-         original, "-o", rewritten],
-        capture_output=True, text=True)
+    proc = subprocess.run([graft, "apply", *rules, original, "-o", rewritten],
+                          capture_output=True, text=True)
     sys.stderr.write(proc.stderr)
     if proc.returncode != 0:
         return proc.returncode
@@ -148,7 +155,9 @@ def main(graft, work, keras3=False):
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--keras3"]
+    flags = {"--keras3", "--swap"}
+    args = [a for a in sys.argv[1:] if a not in flags]
     graft = args[0] if len(args) > 0 else os.path.join(HERE, "..", "bazel-bin", "cli", "graft")
     work = args[1] if len(args) > 1 else "/tmp/graft_train_step"
-    sys.exit(main(graft, work, keras3="--keras3" in sys.argv[1:]))
+    sys.exit(main(graft, work, keras3="--keras3" in sys.argv[1:],
+                  rules=SWAP if "--swap" in sys.argv[1:] else PIPELINE))

@@ -419,7 +419,7 @@ def test_keras_train_step(tmp_path, capsys, keras3):
     assert result["variables"] > 20 and result["moved"] > 0
     assert result["max_relative_difference"] <= 1e-6
     rewritten = tf1.GraphDef()
-    rewritten.ParseFromString((tmp_path / "train_step.ckpt.pb").read_bytes())
+    rewritten.ParseFromString((tmp_path / "train_step.graft.pb").read_bytes())
     assert any(n.name.endswith("/recompute") for n in rewritten.node)
 
 
