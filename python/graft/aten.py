@@ -16,6 +16,7 @@ readers read ``x:i``; what torch.export knew of its outputs is in
 holding their values (attr ``_target``: the state-dict entry); user inputs
 are Placeholders; the outputs are ``_Retval`` nodes.
 """
+import codecs
 import collections
 import operator
 import re
@@ -33,19 +34,16 @@ _DTYPES = {
 }
 
 
+# Each byte as text format writes it in a string: printable ASCII as it is
+# (quote and backslash escaped), the rest as three octal digits.
+_QUOTED = ["\\" + chr(b) if chr(b) in '"\\' else chr(b) if 32 <= b < 127 else "\\%03o" % b
+           for b in range(256)]
+
+
 def _quote(data):
     if isinstance(data, str):
         data = data.encode()
-    out = []
-    for b in data:
-        c = chr(b)
-        if c in '"\\':
-            out.append("\\" + c)
-        elif 32 <= b < 127:
-            out.append(c)
-        else:
-            out.append("\\%03o" % b)
-    return '"%s"' % "".join(out)
+    return '"%s"' % "".join(map(_QUOTED.__getitem__, data))
 
 
 def _dtype_name(dtype):
@@ -652,12 +650,22 @@ def _decode(data, kind, start=0, end=None, depth=0):
 
 # ---- reading the file form back ----
 
-_TOKEN = re.compile(r'\s*(?:(#[^\n]*)|("(?:[^"\\\n]|\\.)*")|([{}:])|([^\s{}:"]+))')
+# (a string's runs of plain characters matched whole: a tensor's bytes are
+# millions of them)
+_TOKEN = re.compile(r'\s*(?:(#[^\n]*)|("[^"\\\n]*(?:\\.[^"\\\n]*)*")|([{}:])|([^\s{}:"]+))')
+
+
+# A string whose escapes are all octal (at most \\377), \\n, \\t, \\r or a
+# quoted \\, " or ': what Python's own escape decoder reads alike, in C.
+_PLAIN_ESCAPES = re.compile(rb'\\(?![0-3]|[4-7](?![0-7]{2})|[ntr\\"\'])')
 
 
 def _unescape(s):
-    out, i = bytearray(), 0
     raw = s.encode("utf-8")
+    # (each escaped backslash dropped first: what follows it is no escape)
+    if _PLAIN_ESCAPES.search(raw.replace(b"\\\\", b"")) is None:
+        return codecs.escape_decode(raw)[0]
+    out, i = bytearray(), 0
     while i < len(raw):
         c = raw[i]
         if c != 0x5C:
