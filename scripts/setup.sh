@@ -58,16 +58,43 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# current DIR: DIR holds a venv made from this requirements file.
+current() { [[ -x "$1/bin/python" ]] && cmp -s scripts/requirements.txt "$1/.graft-requirements"; }
+# fill DIR: makes it current (a venv, kept where it has python and pip).
+fill() {
+  if [[ ! -x "$1/bin/python" || ! -x "$1/bin/pip" ]]; then
+    rm -rf "$1"  # none, or one an interrupted setup left without them
+    python3 -m venv "$1"
+  fi
+  "$1/bin/pip" install -q --upgrade pip
+  "$1/bin/pip" install -q -r scripts/requirements.txt
+  cp scripts/requirements.txt "$1/.graft-requirements"
+}
+
 if ((want_python)); then
-  stamp=".venv/.graft-requirements"
-  if [[ ! -x .venv/bin/python ]] || ! cmp -s scripts/requirements.txt "$stamp"; then
-    echo "setup: preparing .venv (TensorFlow for the interop tests)"
-    if [[ ! -x .venv/bin/python || ! -x .venv/bin/pip ]]; then
-      rm -rf .venv  # none, or one an interrupted setup left without pip
-      python3 -m venv .venv
+  # One environment per requirements file and Python, shared by every
+  # checkout of the machine as Bazel's disk cache is (8 GB, most of it
+  # torch's CUDA libraries): a clean clone links it, .venv -> it. A .venv
+  # of the checkout's own (a folder, or a link elsewhere) is kept and
+  # brought up to the requirements in place.
+  cache="${GRAFT_VENV_CACHE:-$HOME/.cache/graft-venv}"
+  if [[ -e .venv && "$(readlink .venv)" != "$cache"/* ]]; then
+    if ! current .venv; then
+      echo "setup: preparing .venv (TensorFlow for the interop tests)"
+      fill .venv
     fi
-    .venv/bin/pip install -q --upgrade pip
-    .venv/bin/pip install -q -r scripts/requirements.txt
-    cp scripts/requirements.txt "$stamp"
+  else
+    shared="$cache/$( (python3 --version; cat scripts/requirements.txt) | sha256sum | cut -c1-16)"
+    if ! current "$shared"; then
+      mkdir -p "$cache"
+      exec 9>"$shared.lock"
+      flock 9  # another checkout's setup may be filling it
+      if ! current "$shared"; then
+        echo "setup: preparing $shared (TensorFlow for the interop tests; .venv links it)"
+        fill "$shared"
+      fi
+      exec 9>&-
+    fi
+    ln -sfn "$shared" .venv
   fi
 fi

@@ -42,6 +42,9 @@ fi
 # tests/interop/tf_memory.py; test_training_onednn.py runs both itself.)
 ONEDNN_TESTS=(test_fold_batch_norms.py test_keras3.py test_frozen_control_flow.py test_quantize.py test_gtt.py test_saved_model.py
               test_saved_model_freeze.py test_checkpoint.py test_swap.py test_functions.py)
+# ONNX models in onnxruntime, no TensorFlow run: in the second lane, which
+# keeps the lanes even (the first builds the fuzz targets).
+ONNX_RUNTIME_TESTS=(test_onnx.py test_onnx_quantize.py)
 section "the Python package and wheel (scripts/build_wheel.sh)"
 scripts/build_wheel.sh >/dev/null
 checks+=("python_wheel_builds=$?")
@@ -83,6 +86,8 @@ second_lane() {
   # import graft: the library from Python (the staged package, the wheel in
   # a fresh venv, import order beside TensorFlow/onnx/onnxruntime, graft.tf,
   # graft.batch on a Dask cluster); graft.tf runs TensorFlow both ways.
+  section "ONNX models in onnxruntime (${ONNX_RUNTIME_TESTS[*]})"
+  suite onnx_runtime 0 "${ONNX_RUNTIME_TESTS[@]/#/tests/interop/}"
   section "Python face (import graft), oneDNN off"
   suite python 0 tests/python
   section "Python face: graft.tf with oneDNN on"
@@ -101,7 +106,8 @@ else
   echo "no clang-14: skipped"
 fi
 section "interop tests (TensorFlow, oneDNN off)"
-suite onednn_off 0 tests/interop -m "not measures_memory"
+suite onednn_off 0 tests/interop -m "not measures_memory" \
+  "${ONNX_RUNTIME_TESTS[@]/#/--ignore=tests/interop/}"
 wait "$second_pid" || pytest_rc=1
 cat "$second_log"
 
