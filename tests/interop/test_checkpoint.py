@@ -476,11 +476,8 @@ def shuffled(graph_def, seed):
     single-threaded executor starts its ready ops in."""
     nodes = list(graph_def.node)
     random.Random(seed).shuffle(nodes)
-    out = tf.compat.v1.GraphDef()
-    out.CopyFrom(graph_def)
-    del out.node[:]
-    out.node.extend(nodes)
-    return out
+    return tf.compat.v1.GraphDef(node=nodes, versions=graph_def.versions,
+                                 library=graph_def.library)
 
 
 @pytest.mark.measures_memory
