@@ -656,33 +656,65 @@ _TOKEN = re.compile(r'\s*(?:(#[^\n]*)|("[^"\\\n]*(?:\\.[^"\\\n]*)*")|([{}:])|([^
 
 
 # A string whose escapes are all octal (at most \\377), \\n, \\t, \\r or a
-# quoted \\, " or ': what Python's own escape decoder reads alike, in C.
+# quoted \\, " or ': what Python's own escape decoder reads as protobuf does,
+# in C (a tensor's bytes are such a string).
 _PLAIN_ESCAPES = re.compile(rb'\\(?![0-3]|[4-7](?![0-7]{2})|[ntr\\"\'])')
+
+# Protobuf's text-format escapes, read as graft's C++ reader (protobuf's
+# tokenizer) reads them: octal of one to three digits (kept to its low
+# byte), \x of one or two hex digits, \u of four and \U of eight as UTF-8
+# (a \u surrogate pair as one code point), and \a \b \f \n \r \t \v \\ \? \'
+# \"; any other backslash is an error, and so is a \U past 10FFFF (which
+# protobuf keeps as its text).
+_ESCAPE = re.compile(
+    rb'\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})'
+    rb'|u([Dd][89ABab][0-9A-Fa-f]{2})\\u([Dd][C-Fc-f][0-9A-Fa-f]{2})'
+    rb'|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|([abfnrtv\\?\'"])|(.?))', re.S)
+_SIMPLE_ESCAPES = {b"a": b"\a", b"b": b"\b", b"f": b"\f", b"n": b"\n", b"r": b"\r",
+                   b"t": b"\t", b"v": b"\v"}
+
+
+class _EscapeError(ValueError):
+    def __init__(self, offset, what):
+        super().__init__(what)
+        self.offset = offset  # in characters from the string's first
 
 
 def _unescape(s):
+    """A quoted string's content (without its quotes) as bytes; an escape
+    protobuf's text format has not is an _EscapeError at its offset."""
     raw = s.encode("utf-8")
     # (each escaped backslash dropped first: what follows it is no escape)
     if _PLAIN_ESCAPES.search(raw.replace(b"\\\\", b"")) is None:
         return codecs.escape_decode(raw)[0]
-    out, i = bytearray(), 0
-    while i < len(raw):
-        c = raw[i]
-        if c != 0x5C:
-            out.append(c)
-            i += 1
-            continue
-        n = raw[i + 1]
-        if 0x30 <= n <= 0x37:
-            j = i + 1
-            while j < len(raw) and j < i + 4 and 0x30 <= raw[j] <= 0x37:
-                j += 1
-            out.append(int(raw[i + 1:j], 8))
-            i = j
-            continue
-        out.append({ord("n"): 10, ord("t"): 9, ord("r"): 13}.get(n, n))
-        i += 2
-    return bytes(out)
+
+    def one(m):
+        octal, hex2, high, low, u4, u8, simple, other = m.groups()
+        if octal:
+            return bytes([int(octal, 8) & 0xFF])
+        if hex2:
+            return bytes([int(hex2, 16)])
+        if high:
+            point = 0x10000 + ((int(high, 16) - 0xD800) << 10) + int(low, 16) - 0xDC00
+            return chr(point).encode("utf-8")
+        if u4 or u8:
+            point = int(u4 or u8, 16)
+            if point > 0x10FFFF:
+                raise _EscapeError(len(raw[:m.start()].decode("utf-8")),
+                                   "`\\U%s` is past the last code point (10FFFF)" % u8.decode())
+            return chr(point).encode("utf-8", "surrogatepass")  # a lone surrogate as protobuf
+        if simple:
+            return _SIMPLE_ESCAPES.get(simple, simple)
+        at = len(raw[:m.start()].decode("utf-8"))
+        other = s[at + 1:at + 2]
+        if other == "x":
+            raise _EscapeError(at, "`\\x` without a hex digit after it")
+        if other in ("u", "U"):
+            raise _EscapeError(at, "`\\%s` without %s hex digits after it"
+                               % (other, "four" if other == "u" else "eight"))
+        raise _EscapeError(at, "`\\%s` is no escape protobuf's text format has" % other)
+
+    return _ESCAPE.sub(one, raw)
 
 
 _FIELD = re.compile(r"[A-Za-z_][\w.\[\]/]*")
@@ -739,7 +771,10 @@ def parse_text_proto(text):
             elif tokens[i].group(2):
                 value = b""
                 while i < len(tokens) and tokens[i].group(2):  # adjacent strings join
-                    value += _unescape(tokens[i].group(2)[1:-1])
+                    try:
+                        value += _unescape(tokens[i].group(2)[1:-1])
+                    except _EscapeError as e:
+                        raise _text_error(text, tokens[i].start(2) + 1 + e.offset, str(e))
                     i += 1
             else:
                 value = tokens[i].group(4)

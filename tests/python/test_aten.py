@@ -44,3 +44,56 @@ def test_read_back_in_dependency_order(tmp_path):
     tensor = weights["attr"][[a["key"][0] for a in weights["attr"]].index(b"value")]
     content = tensor["value"][0]["tensor"][0]["tensor_content"][0]
     assert len(content) == 4 * 3 * 3 * 3 * 4  # float32 [4, 3, 3, 3]
+
+
+# Pieces of a quoted string: plain text, every escape protobuf's text format
+# has (octal past \377 and a \u surrogate pair among them) and backslashes
+# that start none.
+PIECES = ["a", "é", " ", "'", "0", "7", "x", "g", "\\\\", "\\n", "\\t", "\\r", "\\a", "\\b",
+          "\\f", "\\v", "\\?", "\\'", '\\"', "\\0", "\\7", "\\12", "\\377", "\\400", "\\777",
+          "\\x4", "\\x41", "\\xfF", "\\u00e9", "\\ud83d\\ude00", "\\ud83d", "\\U0001F600",
+          "\\q", "\\8", "\\x", "\\u12", "\\"]
+
+
+def graph_of_strings(strings):
+    return "".join('node { name: "n%d" op: "Const" attr { key: "s" value { s: "%s" } } }\n'
+                   % (i, s) for i, s in enumerate(strings))
+
+
+def test_strings_read_as_the_cpp_reader_reads_them():
+    import random
+    rng = random.Random(7)
+    strings = ["".join(rng.choice(PIECES) for _ in range(rng.randint(1, 6))) for _ in range(400)]
+    for s in strings:
+        text = graph_of_strings([s])
+        try:
+            cpp = aten._decode(memoryview(graft.load(text.encode(), format="pbtxt")
+                                          .as_format("pb").to_bytes()), "GraphDef")
+        except graft.Error:
+            cpp = None
+        try:
+            py = aten.parse_text_proto(text)
+        except ValueError as e:
+            # Refused where protobuf refuses; an escape at its backslash.
+            assert cpp is None, (s, str(e))
+            if "`\\" in str(e):
+                column = int(str(e).split("column ")[1].split(":")[0])
+                assert text[column - 1] == "\\", (s, str(e))
+            continue
+        assert cpp is not None, s
+        assert py["node"][0]["attr"] == cpp["node"][0]["attr"], s
+
+
+def test_escape_errors_are_located():
+    text = graph_of_strings(["ok", "é\\qé"])
+    try:
+        aten.parse_text_proto(text)
+    except ValueError as e:
+        column = text.split("\n")[1].index("\\q") + 1
+        assert str(e) == ("graft.aten: line 2, column %d: "
+                          "`\\q` is no escape protobuf's text format has" % column), str(e)
+    else:
+        raise AssertionError("an unknown escape was read")
+    for s, what in (("\\777", b"\xff"), ("\\x41g", b"Ag"), ("\\ud83d\\ude00", "😀".encode())):
+        assert aten.parse_text_proto(graph_of_strings([s]))["node"][0]["attr"][0]["value"][0][
+            "s"] == [what], s
