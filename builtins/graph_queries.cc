@@ -37,11 +37,12 @@ void RegisterGraphQueryHooks(HookRegistry& r) {
         return Value::Bool(true);
       });
   Add(r, "consumed_by", {VT::kTensor, VT::kString}, VT::kBool, false,
-      "some consumer's op matches the glob (`FakeQuant*`)",
+      "some consumer's op matches one of the globs (`FakeQuant*|Relu`)",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         const Node& n = ctx.graph.node(a[0].tensor.node);
+        const std::vector<std::string> globs = SplitGlobs(a[1].s);
         for (InputSlot s : n.consumers(a[0].tensor.port)) {
-          if (GlobMatch(a[1].s, ctx.graph.node(s.node).op()))
+          if (GlobsMatch(globs, ctx.graph.node(s.node).op()))
             return Value::Bool(true);
         }
         return Value::Bool(false);

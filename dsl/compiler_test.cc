@@ -801,6 +801,27 @@ TEST(CompiledRuleTest, MatchLetOfAnOptionalPart) {
   EXPECT_EQ(g.FindNode("r2")->device(), "/device:CPU:0");
 }
 
+// `consumed_by` takes an op list as `filter_ops` does: a tensor read by
+// one op of `Neg|Sig*` is tagged, one read by neither is not.
+TEST(CompiledRuleTest, ConsumedByTakesAnOpList) {
+  std::unique_ptr<Compiled> c = CompileWithBuiltins(
+      "consumed.graft",
+      "rule tag {\n  match { r = Relu(_) where consumed_by(r, \"Neg|Sig*\") "
+      "and r.device == \"\" }\n  rewrite { device r \"/device:CPU:1\" }\n}\n");
+  ASSERT_NE(c->rules, nullptr) << c->d.Render();
+  Graph g = graft::testing::GraphFromText(
+      PlaceholderText("x") + OpText("r1", "Relu", {"x"}) +
+      OpText("r2", "Relu", {"x"}) + OpText("r3", "Relu", {"x"}) +
+      OpText("n", "Neg", {"r1"}) + OpText("s", "Sigmoid", {"r2"}) +
+      OpText("t", "Tanh", {"r3"}));
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, c->rules->rules());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->rewrites(), 2);
+  EXPECT_EQ(g.FindNode("r1")->device(), "/device:CPU:1");
+  EXPECT_EQ(g.FindNode("r2")->device(), "/device:CPU:1");
+  EXPECT_EQ(g.FindNode("r3")->device(), "");
+}
+
 // `Sub?(sq: Square(x), ?x)`: absent, its marked operand stands in (not its
 // first); present, the marked operand is the same tensor as the other's.
 TEST(CompiledRuleTest, OptionalNodeWithAMarkedStandIn) {
