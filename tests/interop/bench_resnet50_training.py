@@ -18,7 +18,6 @@ CPUs a ResNet-50 training step at batch 32 takes tens of seconds.
   .venv/bin/python tests/interop/bench_resnet50_training.py [--keep DIR]
 """
 import argparse
-import json
 import os
 import re
 import subprocess
@@ -29,7 +28,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from conftest import graft_binary, repo_path  # noqa: E402
+from conftest import device_peaks, graft_binary, repo_path  # noqa: E402
 import training_graphs  # noqa: E402
 
 GPU = "/device:GPU:0"
@@ -47,10 +46,7 @@ def peaks(path, device_default):
     """graft mem's peak per device, one op at a time (the schedule the
     planners plan for): {device: bytes}."""
     extra = ["--device-default", GPU] if device_default else []
-    proc, _ = run(["mem", "--json", "--threads", "1", *extra, path])
-    if proc.returncode != 0:
-        sys.exit("graft mem %s: %s" % (path, proc.stderr))
-    return {d["device"] or "(unplaced)": d["peak_bytes"] for d in json.loads(proc.stdout)["devices"]}
+    return {d or "(unplaced)": b for d, b in device_peaks(path, "--threads", "1", *extra).items()}
 
 
 def apply(src, out, rules, params, extra=()):

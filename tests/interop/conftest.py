@@ -2,6 +2,7 @@
 reference that graft's output graphs must load and run in."""
 import contextlib
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -10,6 +11,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 import pytest  # noqa: E402
+
+# The test command runs the TensorFlow suites with oneDNN off, then again
+# with it on: True in that second pass.
+ONEDNN_PASS = os.environ.get("TF_ENABLE_ONEDNN_OPTS") == "1"
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -34,6 +39,31 @@ def graft():
         return proc
 
     return run
+
+
+def write_graph(graph_def, folder, name):
+    """`graph_def` written as folder/NAME.pb; its path."""
+    path = os.path.join(str(folder), name + ".pb")
+    with open(path, "wb") as f:
+        f.write(graph_def.SerializeToString())
+    return path
+
+
+def graft_json(command, path, *args):
+    """What `graft COMMAND --json PATH ARGS...` prints, parsed; an
+    AssertionError with graft's message when it fails."""
+    proc = subprocess.run([graft_binary(), command, "--json", str(path), *map(str, args)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AssertionError("graft %s %s failed (%d): %s" % (
+            command, path, proc.returncode, proc.stderr))
+    return json.loads(proc.stdout)
+
+
+def device_peaks(path, *args):
+    """graft mem's peak bytes per device of the graph at `path`: {device:
+    bytes}, "" for unplaced ops."""
+    return {d["device"]: d["peak_bytes"] for d in graft_json("mem", path, *args)["devices"]}
 
 
 @contextlib.contextmanager

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import graft_binary, numbers_report, repo_path
+from conftest import (ONEDNN_PASS, device_peaks, graft_binary, graft_json, numbers_report,
+                      repo_path, write_graph)
 import tf_memory
 import training_graphs
 
@@ -127,30 +128,20 @@ def test_gradients_unchanged(tmp_path, name, strategy):
         assert len(again.node) == len(rewritten.node), log
 
 
-def graft_json(command, graph_def, tmp_path, name, *extra):
-    path = tmp_path / (name + ".pb")
-    path.write_bytes(graph_def.SerializeToString())
-    proc = subprocess.run([graft_binary(), command, "--json", str(path), *extra],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
-
-
 def graft_peak(graph_def, tmp_path, name, *extra):
     """graft mem's peak, one op at a time: the schedule the checkpoint
     planners plan for (with more threads, siblings run together)."""
-    return graft_json("mem", graph_def, tmp_path, name, "--threads", "1",
+    return graft_json("mem", write_graph(graph_def, tmp_path, name), "--threads", "1",
                       *extra)["devices"][0]["peak_bytes"]
 
 
 def graft_flops(graph_def, tmp_path, name):
-    return graft_json("cost", graph_def, tmp_path, name)["flops"]
+    return graft_json("cost", write_graph(graph_def, tmp_path, name))["flops"]
 
 
 # Tests that measure TensorFlow in child processes choosing oneDNN on and
 # off themselves (tf_memory.py): the test command's second pass, oneDNN on
 # in this process, would measure the same again.
-ONEDNN_PASS = os.environ.get("TF_ENABLE_ONEDNN_OPTS") == "1"
 measures_every_setting = pytest.mark.skipif(
     ONEDNN_PASS,
     reason="measured in child processes with oneDNN on and off: once is enough")
@@ -277,10 +268,8 @@ def test_keras_resnet50_training_step(tmp_path):
     feed = feeds(original)
     want = gradients(original, feed)
     gpu = "/device:GPU:0"
-    accelerator = lambda g, name: {  # noqa: E731
-        d["device"]: d["peak_bytes"]
-        for d in graft_json("mem", g, tmp_path, name, "--threads", "1",
-                            "--device-default", gpu)["devices"]}[gpu]
+    accelerator = lambda g, name: device_peaks(  # noqa: E731
+        write_graph(g, tmp_path, name), "--threads", "1", "--device-default", gpu)[gpu]
     swap_budget = int(0.8 * accelerator(original, "before_gpu"))
     runs = {
         "checkpoint memory": (RULES, ["strategy=memory"], (), graft_peak, 0.75 * before),

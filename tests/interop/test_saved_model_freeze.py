@@ -14,7 +14,7 @@ import tensorflow as tf
 import tf_keras
 from tensorflow.core.protobuf import saved_model_pb2
 
-from conftest import folder_digest, module_folder, numbers_report, repo_path
+from conftest import ONEDNN_PASS, folder_digest, module_folder, numbers_report, repo_path
 from models import FOLD_RULES, randomize_batch_norms
 
 SIZE = 64
@@ -39,7 +39,7 @@ def tf_keras_model(name):
 
 # With oneDNN on (the test command's second run) one model shows the same
 # graph runs there; all three run with it off.
-MODELS = (["MobileNetV2"] if os.environ.get("TF_ENABLE_ONEDNN_OPTS") == "1"
+MODELS = (["MobileNetV2"] if ONEDNN_PASS
           else ["MobileNetV2", "EfficientNetB0", "ResNet50"])
 
 

@@ -9,8 +9,7 @@ import subprocess
 import pytest
 import tensorflow as tf
 
-from conftest import graft_binary, numbers_report, repo_path
-import training_graphs
+from conftest import device_peaks, graft_binary, numbers_report, repo_path, write_graph
 from test_checkpoint import (GRADIENT_MODELS, MEMORY_MODELS, apply_rules,
                              assert_gradients_close, feeds, grappler_memory,
                              gradients as checkpoint_gradients,
@@ -53,18 +52,13 @@ def test_gradients_unchanged(tmp_path, name):
 
 
 def graft_mem(graph_def, tmp_path, name):
-    path = tmp_path / (name + ".pb")
-    path.write_bytes(graph_def.SerializeToString())
-    return graft_mem_at(path)
+    return graft_mem_at(write_graph(graph_def, tmp_path, name))
 
 
 def graft_mem_at(path):
     """graft mem's peak bytes per device of the graph at `path`, unplaced
     ops on the accelerator."""
-    proc = subprocess.run([graft_binary(), "mem", "--json", "--device-default", GPU, str(path)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    return {d["device"]: d["peak_bytes"] for d in json.loads(proc.stdout)["devices"]}
+    return device_peaks(path, "--device-default", GPU)
 
 
 @pytest.mark.parametrize("name,factor", [("dense_chain_100", 10), ("cifar_resnet_50", 2)])

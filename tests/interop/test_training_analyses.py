@@ -15,14 +15,12 @@ tf.compat.v1 graph mode with tf.gradients):
   printed and written to bazel-testlogs-interop/training_memory.txt.
 """
 from itertools import combinations
-import json
-import subprocess
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import graft_binary, numbers_report, repo_path
+from conftest import graft_json, numbers_report, write_graph
 import tf_memory
 import training_graphs
 
@@ -30,12 +28,7 @@ tf1 = tf.compat.v1
 
 
 def graft_mem(graph_def, tmp_path, *args):
-    path = tmp_path / "train.pb"
-    path.write_bytes(graph_def.SerializeToString())
-    proc = subprocess.run([graft_binary(), "mem", "--json", *args, str(path)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    return graft_json("mem", write_graph(graph_def, tmp_path, "train"), *args)
 
 
 def tf_shapes(graph):
