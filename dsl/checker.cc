@@ -237,10 +237,26 @@ void Checker::CheckPlans() {
       Names names;  // params and earlier plans only
       ValueType t = CheckExpr(*file, *plan.expr, &names, true);
       plan_types_[plan.name] = t;
-      checks_->plans.push_back(
-          {plan.name, plan.expr, absl::StrCat(file->path, ":", plan.loc.line)});
+      checks_->plans.push_back({plan.name, plan.expr,
+                                absl::StrCat(file->path, ":", plan.loc.line),
+                                StageOf(*file)});
     }
   }
+}
+
+int Checker::StageOf(const RuleFile& f) {
+  auto [it, fresh] = stages_.emplace(f.path, -1);
+  if (!fresh) return std::max(it->second, 0);  // (an import cycle: 0)
+  int stage = 0;
+  for (const Import& imp : f.imports) {
+    std::string path = PathRelativeTo(f.path, imp.path);
+    for (const auto& ast : set_->asts_) {
+      if (ast->path == path) stage = std::max(stage, StageOf(*ast));
+    }
+  }
+  if (!f.imports.empty() && !f.plans.empty()) ++stage;
+  stages_[f.path] = stage;
+  return stage;
 }
 
 // `output order expr`: a list of nodes from params and hooks, at most one
@@ -705,9 +721,11 @@ std::unique_ptr<CompiledRule> Checker::BuildRule(const RuleFile& f,
       for (MatchLet& let : pattern.lets) ++let.guards_before;
     }
   }
-  return std::make_unique<CompiledRule>(
+  auto compiled = std::make_unique<CompiledRule>(
       rule.name, priority, std::move(pattern), std::move(slots),
       std::move(program), std::move(shared), std::move(for_clause));
+  compiled->set_stage(StageOf(f));
+  return compiled;
 }
 
 void Checker::CheckUnused(const RuleFile& f, const Names& names) {

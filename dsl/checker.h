@@ -180,6 +180,10 @@ class Checker {
 
   // ---- plans and rules ----
   void CheckPlans();
+  // The stage of a file's rules and plans (Rule::stage): 0, or for a file
+  // that imports others the latest of theirs, plus one when it has plans.
+  int StageOf(const RuleFile& f);
+  std::map<std::string, int> stages_;  // by path; -1 while being found
   void CheckOutputOrder();
   // The rule compiled, one variant per choice of the alternatives of the
   // named patterns it calls (tried in turn, the largest first).

@@ -56,30 +56,52 @@ absl::Status SetChecks::CheckOnce(const Graph& graph,
 
 absl::StatusOr<std::shared_ptr<const PlanValues>> SetChecks::PlansFor(
     const Graph& graph, const Evaluator& evaluator, const ParamTable& params,
-    bool fresh) {
+    bool fresh, int stage) {
   if (plans.empty()) return std::shared_ptr<const PlanValues>();
   std::lock_guard<std::mutex> lock(mu_);
   auto it = plans_of_.find(&graph);
-  if (it != plans_of_.end() &&
-      (!fresh || it->second.version == graph.version())) {
-    return it->second.values;
+  if (it != plans_of_.end()) {
+    const GraphPlans& e = it->second;
+    if (fresh ? e.version == graph.version() && e.stage == stage
+              : e.stage >= stage)
+      return e.values;
+  }
+  // The earlier stages' plans, where this apply computed them.
+  std::shared_ptr<const PlanValues> earlier;
+  int computed = -1;  // the last stage `earlier` holds
+  if (it != plans_of_.end() && it->second.stage < stage &&
+      it->second.values.ok()) {
+    earlier = *it->second.values;
+    computed = it->second.stage;
   }
   // One entry per graph worked on at once; a freed graph's address is
   // reused by the next, whose `fresh` call replaces the entry.
   if (plans_of_.size() > 64) plans_of_.clear();
   GraphPlans& entry = plans_of_[&graph];
   entry.version = graph.version();
-  entry.values = ComputePlans(graph, evaluator, params);
+  entry.stage = stage;
+  entry.values =
+      ComputePlans(graph, evaluator, params, stage, earlier.get(), computed);
   return entry.values;
 }
 
 absl::StatusOr<std::shared_ptr<const PlanValues>> SetChecks::ComputePlans(
-    const Graph& graph, const Evaluator& evaluator, const ParamTable& params) {
+    const Graph& graph, const Evaluator& evaluator, const ParamTable& params,
+    int stage, const PlanValues* earlier, int computed) {
   auto out = std::make_shared<PlanValues>();
   static const SlotTable kNoSlots;
   Bindings bindings(kNoSlots, params);
   bindings.SetPlans(&out->values, nullptr);
   for (const PlanDef& plan : plans) {
+    if (plan.stage > stage) continue;
+    if (plan.stage <= computed && earlier != nullptr) {
+      if (auto v = earlier->values.find(plan.name); v != earlier->values.end())
+        out->values[plan.name] = v->second;
+      if (auto items = earlier->items.find(plan.name);
+          items != earlier->items.end())
+        out->items[plan.name] = items->second;
+      continue;
+    }
     absl::StatusOr<Value> v = evaluator.Eval(graph, bindings, *plan.expr);
     if (!v.ok()) {
       return WithMarksOf(
@@ -123,7 +145,8 @@ absl::Status CompiledRule::Prepare(const Graph& graph) const {
       shared_.checks->CheckOnce(graph, *shared_.evaluator, *shared_.params);
   if (!s.ok()) return s;
   return shared_.checks
-      ->PlansFor(graph, *shared_.evaluator, *shared_.params, /*fresh=*/true)
+      ->PlansFor(graph, *shared_.evaluator, *shared_.params, /*fresh=*/true,
+                 stage_)
       .status();
 }
 
@@ -132,7 +155,7 @@ std::unique_ptr<MatchState> CompiledRule::MatchAt(
     std::string* guard_error) const {
   absl::StatusOr<std::shared_ptr<const PlanValues>> plans =
       shared_.checks->PlansFor(graph, *shared_.evaluator, *shared_.params,
-                               /*fresh=*/false);
+                               /*fresh=*/false, stage_);
   if (!plans.ok()) {
     if (guard_error != nullptr && guard_error->empty())
       *guard_error = std::string(plans.status().message());

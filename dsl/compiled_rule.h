@@ -32,10 +32,12 @@ struct PlanDef {
   std::string name;
   ExprPtr expr;
   std::string where;  // "file:line"
+  int stage = 0;      // its file's rules' stage (Rule::stage)
 };
 
-// The plans of one graph: computed once when an apply starts (Prepare),
-// read by every match and rewrite of that apply.
+// The plans of one graph: each computed once, when the stage of its file's
+// rules starts in an apply (Prepare), and read by every match and rewrite
+// after.
 struct PlanValues {
   ParamTable values;
   // For each plan a `for` iterates: its items, and which items sit at a
@@ -60,16 +62,20 @@ class SetChecks {
   absl::Status CheckOnce(const Graph& graph, const Evaluator& evaluator,
                          const ParamTable& params);
 
-  // The plans of `graph`: computed anew when `fresh` (an apply starts) and
-  // the graph changed since, else those computed for it last (or now, when
-  // there are none).
+  // The plans of `graph` up to `stage`: when `fresh` (a stage starts) those
+  // of `stage` computed anew unless they were at this graph version (the
+  // earlier stages' kept), else those computed for it last (or now, when
+  // none reach `stage`).
   absl::StatusOr<std::shared_ptr<const PlanValues>> PlansFor(
       const Graph& graph, const Evaluator& evaluator, const ParamTable& params,
-      bool fresh);
+      bool fresh, int stage);
 
  private:
+  // The plans of `graph` up to `stage`: those of the stages up to
+  // `computed` taken from `earlier`, the rest computed.
   absl::StatusOr<std::shared_ptr<const PlanValues>> ComputePlans(
-      const Graph& graph, const Evaluator& evaluator, const ParamTable& params);
+      const Graph& graph, const Evaluator& evaluator, const ParamTable& params,
+      int stage, const PlanValues* earlier, int computed);
 
   std::mutex mu_;
   uint64_t version_ = 0;  // graph versions are unique per process; 0: none
@@ -77,6 +83,7 @@ class SetChecks {
   // Per graph (by address): the version the plans were computed at.
   struct GraphPlans {
     uint64_t version = 0;
+    int stage = 0;  // the last stage whose plans `values` holds
     absl::StatusOr<std::shared_ptr<const PlanValues>> values;
   };
   std::map<const Graph*, GraphPlans> plans_of_;
@@ -110,6 +117,11 @@ class CompiledRule : public ::graft::Rule {
 
   const std::string& name() const override { return name_; }
   int priority() const override { return priority_; }
+  // Its file's: 0, or for a file with plans one after the latest of the
+  // files it imports (their rules reach a fixpoint before its plans are
+  // computed).
+  int stage() const override { return stage_; }
+  void set_stage(int stage) { stage_ = stage; }
   // A `for` rule without patterns is tried at every node (and matches at
   // its items' nodes).
   std::vector<std::string> anchor_ops() const override;
@@ -144,6 +156,7 @@ class CompiledRule : public ::graft::Rule {
 
   std::string name_;
   int priority_;
+  int stage_ = 0;
   CompiledPattern pattern_;
   SlotTable slots_;
   RewriteProgram program_;

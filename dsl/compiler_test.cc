@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -1167,6 +1168,45 @@ TEST(PlanTest, ComputedOncePerApply) {
   EXPECT_EQ(report.status().message(),
             "plan.graft:1: plan `nodes`: planner broke");
   EXPECT_EQ(calls, 2);
+}
+
+// A file with plans runs after the files it imports: its plans see the
+// graph their rules made (the Relu they turned into a Tanh), and a file
+// without plans runs with the first stage.
+TEST(PlanTest, AFilesPlansSeeWhatItsImportsRulesMade) {
+  const std::string dir = ::testing::TempDir();
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+    return dir + "/" + name;
+  };
+  write("stage_base.graft",
+        "rule to_tanh {\n  match { c = Relu(x) }\n  rewrite {\n"
+        "    out = Tanh(x)\n    replace c with out\n  }\n}\n");
+  std::string top = write(
+      "stage_top.graft",
+      "import \"stage_base.graft\"\n"
+      "plan tanhs = filter_ops(forward_walk(node_named(\"x\")), \"Tanh\")\n"
+      "rule tag {\n  match { for n in tanhs where n.device == \"\" }\n"
+      "  rewrite { device n \"/device:CPU:1\" }\n}\n");
+  HookRegistry hooks;
+  RegisterBuiltinHooks(hooks);
+  Diagnostics d;
+  std::unique_ptr<RuleSet> rules = CompileRuleFiles({top}, {}, hooks, &d);
+  ASSERT_NE(rules, nullptr) << d.Render();
+  EXPECT_EQ(rules->Find("to_tanh")->stage(), 0);
+  EXPECT_EQ(rules->Find("tag")->stage(), 1);
+  Graph g = graft::testing::GraphFromText(kGraph);
+  absl::StatusOr<report::ApplyReport> report = ApplyRules(g, rules->rules());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->rewrites(), 3);
+  int tagged = 0;
+  g.ForEachNode([&](const Node& n) {
+    if (n.op() == "Tanh") {
+      EXPECT_EQ(n.device(), "/device:CPU:1") << n.name();
+      ++tagged;
+    }
+  });
+  EXPECT_EQ(tagged, 2);
 }
 
 TEST(CompiledRuleTest, RulesThatUndoEachOtherAreReportedByName) {

@@ -24,7 +24,8 @@ namespace {
 // A min-heap of node ids with membership flags.
 class Worklist : public RewriteListener {
  public:
-  explicit Worklist(const Graph& graph) {
+  explicit Worklist(const Graph& graph) { PushAll(graph); }
+  void PushAll(const Graph& graph) {
     graph.ForEachNode([&](const Node& n) { Push(n.id()); });
   }
   bool Empty() const { return heap_.empty(); }
@@ -127,24 +128,31 @@ class Driver {
   }
 
   absl::StatusOr<report::ApplyReport> Run() {
-    for (const Rule* rule : rules_) {
-      absl::Status s = rule->Prepare(graph_);
-      if (!s.ok()) return s;
-    }
+    int last_stage = 0;
+    for (const Rule* rule : rules_)
+      last_stage = std::max(last_stage, rule->stage());
     report_.set_nodes_before(graph_.num_nodes());
     limit_ = RewriteLimit(options_, graph_);
     int64_t rewrites = 0;
     bool converged = true;
-    while (!worklist_.Empty()) {
-      NodeId id = worklist_.Pop();
-      if (id >= graph_.id_limit() || !graph_.node(id).alive()) continue;
-      if (rewrites >= limit_) {
-        converged = false;
-        break;
+    for (stage_ = 0; stage_ <= last_stage && converged; ++stage_) {
+      for (const Rule* rule : rules_) {
+        if (rule->stage() != stage_) continue;
+        absl::Status s = rule->Prepare(graph_);
+        if (!s.ok()) return s;
       }
-      absl::StatusOr<bool> rewrote = TryRules(id);
-      if (!rewrote.ok()) return rewrote.status();
-      if (*rewrote) ++rewrites;
+      if (stage_ > 0) worklist_.PushAll(graph_);
+      while (!worklist_.Empty()) {
+        NodeId id = worklist_.Pop();
+        if (id >= graph_.id_limit() || !graph_.node(id).alive()) continue;
+        if (rewrites >= limit_) {
+          converged = false;
+          break;
+        }
+        absl::StatusOr<bool> rewrote = TryRules(id);
+        if (!rewrote.ok()) return rewrote.status();
+        if (*rewrote) ++rewrites;
+      }
     }
     report_.set_rewrites(rewrites);
     report_.set_converged(converged);
@@ -179,6 +187,7 @@ class Driver {
     std::string op = graph_.node(id).op();
     for (size_t r : Candidates(op)) {
       const Rule& rule = *rules_[r];
+      if (rule.stage() > stage_) continue;
       report::RuleStats& stats = *report_.mutable_rules(static_cast<int>(r));
       auto start = std::chrono::steady_clock::now();
       stats.set_candidates(stats.candidates() + 1);
@@ -538,6 +547,7 @@ class Driver {
   }
 
   int64_t limit_ = 0;  // the rewrite limit of this run
+  int stage_ = 0;      // the rules of this stage and before run
   Graph& graph_;
   Rewriter rewriter_;
   const ApplyOptions& options_;

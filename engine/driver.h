@@ -56,6 +56,10 @@ class Rule {
   virtual ~Rule() = default;
   virtual const std::string& name() const = 0;
   virtual int priority() const = 0;
+  // Rules run in stages: those of stage 0 to a fixpoint, then those of
+  // stages 0 and 1 to a fixpoint, and so on; a rule is prepared when its
+  // stage starts (a rule file's plans see what its imports' rules made).
+  virtual int stage() const { return 0; }
   // Ops the pattern's root may have (`Name*` globs allowed); empty: any op.
   virtual std::vector<std::string> anchor_ops() const = 0;
   // The match rooted at `root`, or nullptr.
@@ -99,8 +103,9 @@ struct ApplyOptions {
   std::vector<std::string> outputs;
 };
 
-// Applies `rules` to a fixpoint and reports what happened. Fails when a
-// rule's Prepare fails (nothing changed), when a rule fails the rewrite on
+// Applies `rules` to a fixpoint, stage by stage, and reports what happened.
+// Fails when a rule's Prepare fails (nothing changed when it is of the
+// first stage), when a rule fails the rewrite on
 // purpose (FailRewrite; the graph is as it was before that rewrite), or on
 // an internal error; skipped rewrites and non-convergence are in the report.
 // The rewrite limit `options` give for `graph`.
