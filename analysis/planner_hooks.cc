@@ -63,7 +63,7 @@ void RegisterSwapHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
   AddBuiltinHook(
       r, "swap_candidates",
       {VT::kInt, VT::kInt, VT::kString, VT::kInt, VT::kFloat, VT::kString,
-       VT::kString, VT::kInt},
+       VT::kOpList, VT::kInt},
       VT::kList,
       "forward tensors backward ops read, of at least `threshold` bytes, "
       "first read back at least `min_distance` steps later, their producers "
@@ -112,7 +112,7 @@ void RegisterSwapHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
             });
       });
   AddBuiltinHook(
-      r, "swap_out_deadline", {VT::kTensor, VT::kInt, VT::kString}, VT::kList,
+      r, "swap_out_deadline", {VT::kTensor, VT::kInt, VT::kOpList}, VT::kList,
       "the forward op that waits for t's copy to the host: of those after "
       "t's last forward reader whose op matches `wait_ops` (`A|B*`; "
       "contractions by default), the first that starts the transfer time "

@@ -36,7 +36,7 @@ void RegisterGraphQueryHooks(HookRegistry& r) {
         }
         return Value::Bool(true);
       });
-  Add(r, "consumed_by", {VT::kTensor, VT::kString}, VT::kBool, false,
+  Add(r, "consumed_by", {VT::kTensor, VT::kOpList}, VT::kBool, false,
       "some consumer's op matches one of the globs (`FakeQuant*|Relu`)",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         const Node& n = ctx.graph.node(a[0].tensor.node);

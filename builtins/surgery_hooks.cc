@@ -169,12 +169,12 @@ void RegisterSurgeryHooks(HookRegistry& r) {
                                             a.size() > 2 && a[2].b));
       },
       false, 1);
-  Add(r, "filter_ops", {VT::kList, VT::kString}, VT::kList, false,
+  Add(r, "filter_ops", {VT::kList, VT::kOpList}, VT::kList, false,
       "the nodes whose op matches `A|B*`",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {
         return NodeList(surgery::FilterByOp(ctx.graph, NodesOf(a[0]), a[1].s));
       });
-  Add(r, "except_ops", {VT::kList, VT::kString}, VT::kList, false,
+  Add(r, "except_ops", {VT::kList, VT::kOpList}, VT::kList, false,
       "the nodes whose op does not match `A|B*` (`except_ops(readers(t), "
       "\"_Retval\")`: the ops reading t, not the graph's outputs)",
       [](const HookContext& ctx, Args a) -> absl::StatusOr<Value> {

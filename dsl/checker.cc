@@ -342,10 +342,12 @@ void Checker::CheckDialects() {
   }
 }
 
-const OpRegistry& OpsOf(const RuleFile& f) {
+const Dialect& DialectOf(const RuleFile& f) {
   const Dialect* dialect = f.dialect.empty() ? &DefaultDialect() : FindDialect(f.dialect);
-  return (dialect != nullptr ? dialect : &DefaultDialect())->Ops();
+  return dialect != nullptr ? *dialect : DefaultDialect();
 }
+
+const OpRegistry& OpsOf(const RuleFile& f) { return DialectOf(f).Ops(); }
 
 void Checker::CheckOp(const RuleFile& f, const std::string& op, Loc loc) {
   const OpRegistry& ops = OpsOf(f);

@@ -20,6 +20,7 @@
 #include "dsl/compiler.h"
 #include "dsl/diagnostics.h"
 #include "dsl/matcher.h"
+#include "engine/dialect.h"
 #include "engine/op_registry.h"
 
 namespace graft::dsl {
@@ -56,6 +57,8 @@ std::vector<std::string> KnownOps(const RuleFile& f, const NodePattern& p);
 
 // The op registry of a rule file's dialect (`dialect onnx`: ONNX's).
 const OpRegistry& OpsOf(const RuleFile& f);
+// The dialect a rule file's rules are for.
+const Dialect& DialectOf(const RuleFile& f);
 
 // The value type of a param declared as `type` (int, float, bool, ...).
 ValueType ParamType(const std::string& type);
@@ -138,6 +141,9 @@ class Checker {
   ValueType CheckIndex(const RuleFile& f, const Expr& e, Names* names,
                        bool in_guard);
   void CompileRegexArg(const RuleFile& f, const Expr& arg);
+  // An op list written out (or a param's): each op one of the dialect's
+  // registry, each `Name*` matching one.
+  void CheckOpListArg(const RuleFile& f, const Expr& arg);
 
   // ---- actions ----
   // A loop's variable (`for x in xs { ... }`, `[... for x in xs]`): a

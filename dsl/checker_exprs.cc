@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dsl/checker.h"
+#include "engine/dialect.h"
 #include "engine/op_registry.h"
 
 namespace graft::dsl {
@@ -192,6 +193,40 @@ void Checker::CompileRegexArg(const RuleFile& f, const Expr& arg) {
   evaluator_->AddRegex(&arg, *std::move(re));
 }
 
+void Checker::CheckOpListArg(const RuleFile& f, const Expr& arg) {
+  const std::string* text = nullptr;
+  std::string from;  // ", the value of param `p`" when one
+  if (arg.kind == K::kString) {
+    text = &arg.text;
+  } else if (arg.kind == K::kName) {
+    auto p = params_->find(arg.text);
+    if (p != params_->end() && p->second.type == ValueType::kString) {
+      text = &p->second.s;
+      from = absl::StrCat(" (param `", arg.text, "`)");
+    }
+  }
+  if (text == nullptr) return;  // computed when the rule runs
+  const Dialect& dialect = DialectOf(f);
+  const OpRegistry& ops = dialect.Ops();
+  for (const std::string& glob : SplitGlobs(*text)) {
+    if (glob.back() != '*') {
+      if (ops.Find(glob) == nullptr && !dialect.IsInterfaceOp(glob)) {
+        Error(f, arg.loc, absl::StrCat("unknown op `", glob, "`", from),
+              Suggest(glob, ops.OpNames()));
+      }
+      continue;
+    }
+    std::vector<std::string> names = ops.OpNames();
+    if (std::none_of(names.begin(), names.end(), [&](const std::string& op) {
+          return GlobMatch(glob, op);
+        })) {
+      Error(f, arg.loc,
+            absl::StrCat("`", glob, "`", from, " matches no op of the ",
+                         dialect.name(), " registry"));
+    }
+  }
+}
+
 ValueType Checker::CheckCall(const RuleFile& f, const Expr& e, Names* names,
                              bool in_guard) {
   if (e.text == "bound") {
@@ -242,6 +277,8 @@ ValueType Checker::CheckCall(const RuleFile& f, const Expr& e, Names* names,
                          AValueType(want), ", not ", AValueType(types[i])));
     } else if (want == ValueType::kRegex) {
       CompileRegexArg(f, *e.args[i]);
+    } else if (want == ValueType::kOpList) {
+      CheckOpListArg(f, *e.args[i]);
     }
   }
   return sig.result;

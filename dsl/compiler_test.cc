@@ -147,6 +147,16 @@ const DiagnosticCase kCases[] = {
      "rule a {\n  match { c = Relu(x) }\n  rewrite {\n    out = Tanh(x) { "
      "colour: 1 }\n    replace c with out\n  }\n}\n",
      4, 21, "`Tanh` has no attr `colour`"},
+    {"unknown_op_in_an_op_list",
+     "rule a {\n  match { c = Relu(x) where consumed_by(x, \"Neg|Relu7\") }\n"
+     "  rewrite { erase c }\n}\n",
+     2, 44, "unknown op `Relu7`"},
+    {"op_glob_matching_nothing",
+     "param waits: string = \"MatMul|Conv9*\"\nrule a {\n  match { c = Relu(x) "
+     "where len(filter_ops(readers(x), waits)) > 0 }\n  rewrite { erase c "
+     "}\n}\n",
+     3, 56,
+     "`Conv9*` (param `waits`) matches no op of the tensorflow registry"},
     {"duplicate_rule",
      "rule a {\n  match { c = Relu(_) }\n  rewrite { erase c }\n}\nrule a {\n  "
      "match { c = Relu(_) }\n  rewrite { erase c }\n}\n",

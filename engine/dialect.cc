@@ -70,8 +70,7 @@ std::vector<std::string> ModelDialect::ModelOutputs(const Graph& graph) const {
   return out;
 }
 
-bool ModelDialect::IsInterfaceNode(const Node& node) const {
-  const std::string& op = node.op();
+bool ModelDialect::IsInterfaceOp(absl::string_view op) const {
   return op == "Const" || op == "Placeholder" || op == "_Retval" || op == "_Absent";
 }
 

@@ -154,7 +154,12 @@ class Dialect {
   virtual std::vector<std::string> ModelOutputs(const Graph& graph) const = 0;
   // Whether a node is part of the model's interface (an ONNX initializer,
   // input or output) rather than an op a user counts.
-  virtual bool IsInterfaceNode(const Node& /*node*/) const { return false; }
+  bool IsInterfaceNode(const Node& node) const {
+    return IsInterfaceOp(node.op());
+  }
+  // Whether nodes of `op` are that interface (ops of the IR its registry
+  // need not hold: an ONNX graph's `_Retval` outputs).
+  virtual bool IsInterfaceOp(absl::string_view /*op*/) const { return false; }
   // Whether an unread producer of removed nodes may go with them (ONNX ops
   // compute their outputs alone); `node` is such a producer.
   virtual bool MayDropUnreadProducer(const Graph& /*graph*/, const Node& /*node*/) const {
@@ -202,7 +207,7 @@ class ModelDialect : public Dialect {
   bool IsValidNodeName(absl::string_view name) const override;
   std::optional<AbsentInputNode> AbsentInput() const override;
   std::vector<std::string> ModelOutputs(const Graph& graph) const override;
-  bool IsInterfaceNode(const Node& node) const override;
+  bool IsInterfaceOp(absl::string_view op) const override;
 };
 
 // Registers a dialect (at static initialization, by the dialect's own

@@ -35,6 +35,8 @@ const char* ValueTypeName(ValueType type) {
       return "graph";
     case ValueType::kRegex:
       return "regex";
+    case ValueType::kOpList:
+      return "op list";
     case ValueType::kCopies:
       return "set of copies";
     case ValueType::kAny:
@@ -85,6 +87,7 @@ bool Accepts(ValueType want, ValueType have) {
     case ValueType::kTensor:
       return have == ValueType::kNode;
     case ValueType::kRegex:
+    case ValueType::kOpList:
       return have == ValueType::kString;
     case ValueType::kNode:
       return have == ValueType::kTensor;

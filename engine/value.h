@@ -32,6 +32,7 @@ enum class ValueType {
   kRanges,  // a table of calibrated tensor ranges (a `ranges` param)
   kGraph,   // another graph, loaded from a file (a `graph` param)
   kRegex,   // a hook parameter: a string compiled as a regex (Value::regex)
+  kOpList,  // a hook parameter: a string of op globs, `MatMul|Conv*`
   kCopies,  // what a set `clone` made: original node -> its copy
   kAny,
 };
