@@ -595,8 +595,13 @@ std::vector<NodeId> RecomputeTrigger(const TrainingGraph& g,
   }
   // A reader that reads forward tensors alone but waits for a backward op
   // (an early gradient op held back: rules/tf/early_gradients.graft): the
-  // copies wait for the same op.
-  for (NodeId c : reader.control_inputs()) wait_for(c);
+  // copies wait for the same op. (Not a reader's other orderings: the bias
+  // gradient gradient_order.graft runs first is one that oneDNN fuses into
+  // the filter's gradient, and an edge out of it there loses the step's
+  // values.)
+  if (out.empty()) {
+    for (NodeId c : reader.control_inputs()) wait_for(c);
+  }
   // A first reader that reads no gradient and waits for nothing (it runs
   // on forward tensors alone, at the very start of the backward pass): the
   // copies wait for the gradient seed, not run in the forward pass.

@@ -1,7 +1,8 @@
 """Adds up test results: GoogleTest XML under bazel-testlogs, `N passed, N
 failed` lines of shell tests, pytest JUnit files (a file, or every *.xml of
-a folder), and checks given as `name=exit_status` (one test each). Prints one line `N passed, N failed`
-and exits 1 when anything failed or nothing ran."""
+a folder), and checks given as `name=exit_status` (one test each). Prints
+`failed: WHAT` for each failed check, test case or shell test, then one
+line `N passed, N failed`, and exits 1 when anything failed or nothing ran."""
 import os
 import re
 import sys
@@ -9,6 +10,7 @@ import xml.etree.ElementTree as ET
 
 
 def count_junit(path):
+    """(passed, failed) of a JUnit file; prints each failed test case."""
     root = ET.parse(path).getroot()
     suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
     total = failed = skipped = 0
@@ -16,6 +18,9 @@ def count_junit(path):
         total += int(s.get("tests", 0))
         failed += int(s.get("failures", 0)) + int(s.get("errors", 0))
         skipped += int(s.get("skipped", 0) or s.get("disabled", 0) or 0)
+        for case in s.iter("testcase"):
+            if case.find("failure") is not None or case.find("error") is not None:
+                print("failed: %s::%s" % (case.get("classname", ""), case.get("name", "")))
     return total - failed - skipped, failed
 
 
@@ -38,6 +43,8 @@ def main(testlogs, pytest_xml, checks=()):
             p, f = count_junit(os.path.join(dirpath, "test.xml"))
         elif m:
             p, f = int(m[-1][0]), int(m[-1][1])
+            if f:
+                print("failed: %s (%d of its checks)" % (os.path.relpath(dirpath, testlogs), f))
         else:
             p, f = count_junit(os.path.join(dirpath, "test.xml"))
         passed, failed = passed + p, failed + f
