@@ -46,6 +46,8 @@ struct Analyses {
   // swap-in's trigger is found on it, as TFLMS finds every trigger on the
   // graph it plans, rather than on a schedule found again after every swap.
   std::shared_ptr<const MemoryReport> swap_schedule;
+  // Its gradient carriers (GradientCarriers), where swap-ins wait.
+  std::shared_ptr<const std::vector<bool>> swap_carriers;
 };
 
 // The analyses of the graph versions hooks were last asked about. Safe to

@@ -44,17 +44,25 @@ absl::StatusOr<Value> WithTrainingGraph(
 // plan saw; else on the graph's schedule as it is now.
 absl::StatusOr<Value> WithSwapPlan(
     Cache& cache, const Graph& graph, Endpoint t,
-    const std::function<absl::StatusOr<Value>(const TrainingGraph&)>& fn) {
+    const std::function<absl::StatusOr<Value>(
+        const TrainingGraph&, const std::vector<bool>* carriers)>& fn) {
   std::shared_ptr<const MemoryReport> planned;
+  std::shared_ptr<const std::vector<bool>> carriers;
   {
     std::shared_ptr<Analyses> an = cache.For(graph);
     std::lock_guard<std::mutex> lock(an->mu);
     planned = an->swap_schedule;
+    carriers = an->swap_carriers;
   }
   if (planned && (t.node >= static_cast<NodeId>(planned->step_of.size()) ||
                   planned->step_of[t.node] < 0))
-    planned.reset();  // not a tensor the plan saw
-  return WithTrainingGraph(cache, graph, fn, planned.get());
+    planned.reset();  // not a tensor the plan saw: its carriers neither
+  return WithTrainingGraph(
+      cache, graph,
+      [&](const TrainingGraph& g) {
+        return fn(g, planned ? carriers.get() : nullptr);
+      },
+      planned.get());
 }
 
 }  // namespace
@@ -90,6 +98,8 @@ void RegisterSwapHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
               std::shared_ptr<Analyses> an = cache->For(ctx.graph);
               std::lock_guard<std::mutex> lock(an->mu);
               an->swap_schedule = std::make_shared<MemoryReport>(g.memory);
+              an->swap_carriers =
+                  std::make_shared<std::vector<bool>>(GradientCarriers(g));
               return TensorList(*ts);
             });
       },
@@ -103,10 +113,12 @@ void RegisterSwapHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
         const Endpoint t = a[0].tensor;
         return WithSwapPlan(
             *cache, ctx.graph, t,
-            [&](const TrainingGraph& g) -> absl::StatusOr<Value> {
+            [&](const TrainingGraph& g,
+                const std::vector<bool>* planned) -> absl::StatusOr<Value> {
               absl::StatusOr<NodeId> n =
                   SwapTrigger(g, cache->model(), t, static_cast<int>(a[1].i),
-                              static_cast<int>(a[2].i));
+                              static_cast<int>(a[2].i),
+                              planned ? *planned : GradientCarriers(g));
               if (!n.ok()) return n.status();
               return Value::NodeRef(*n);
             });
@@ -122,7 +134,8 @@ void RegisterSwapHooks(HookRegistry& r, std::shared_ptr<Cache> cache) {
         const Endpoint t = a[0].tensor;
         return WithSwapPlan(
             *cache, ctx.graph, t,
-            [&](const TrainingGraph& g) -> absl::StatusOr<Value> {
+            [&](const TrainingGraph& g,
+                const std::vector<bool>*) -> absl::StatusOr<Value> {
               absl::StatusOr<std::optional<NodeId>> n = SwapOutDeadline(
                   g, cache->model(), t, static_cast<int>(a[1].i),
                   a.size() > 2 ? absl::string_view(a[2].s) : kSwapWaitOps);

@@ -25,42 +25,6 @@ bool Stateful(const Graph& graph, NodeId id) {
   return def == nullptr || def->is_stateful();
 }
 
-// The ops of the backward pass that carry the gradient on to earlier
-// layers: stateless, with a value that some later op combines with a
-// forward activation (a ReLU's, a convolution's input). Not a weight's
-// gradient branch (a bias gradient, its Identity, the optimizer's step on
-// it), which runtimes fuse and rewrite: with oneDNN, TensorFlow's Grappler
-// loses a step's values when a swap-in waits for one.
-std::vector<bool> GradientCarriers(const TrainingGraph& g) {
-  const Graph& graph = g.graph;
-  auto reads_activation = [&](NodeId id) {
-    for (Endpoint e : graph.node(id).inputs()) {
-      if (!e.valid() || !g.regions.in_forward(e.node)) continue;
-      const std::string& op = graph.node(e.node).op();
-      if (op != "Const" && op != "ReadVariableOp" && op != "VarHandleOp") return true;
-    }
-    return false;
-  };
-  std::vector<bool> out(graph.id_limit(), false);
-  const std::vector<NodeId>& schedule = g.memory.schedule;
-  for (auto it = schedule.rbegin(); it != schedule.rend(); ++it) {
-    const Node& n = graph.node(*it);
-    if (!g.regions.in_backward(*it) || Stateful(graph, *it)) continue;
-    bool carries = false;
-    for (int p = 0; p < n.num_used_ports() && !carries; ++p) {
-      for (InputSlot s : n.consumers(p)) {
-        if (g.regions.in_backward(s.node) && !Stateful(graph, s.node) &&
-            (out[s.node] || reads_activation(s.node))) {
-          carries = true;
-          break;
-        }
-      }
-    }
-    out[*it] = carries;
-  }
-  return out;
-}
-
 // The last forward reader of t, or t's producer when none.
 int LastForwardRead(const TrainingGraph& g, Endpoint t) {
   int last = StepOf(g, t.node);
@@ -226,9 +190,41 @@ absl::StatusOr<std::vector<Endpoint>> SwapCandidates(
   return out;
 }
 
+std::vector<bool> GradientCarriers(const TrainingGraph& g) {
+  const Graph& graph = g.graph;
+  auto reads_activation = [&](NodeId id) {
+    for (Endpoint e : graph.node(id).inputs()) {
+      if (!e.valid() || !g.regions.in_forward(e.node)) continue;
+      const std::string& op = graph.node(e.node).op();
+      if (op != "Const" && op != "ReadVariableOp" && op != "VarHandleOp")
+        return true;
+    }
+    return false;
+  };
+  std::vector<bool> out(graph.id_limit(), false);
+  const std::vector<NodeId>& schedule = g.memory.schedule;
+  for (auto it = schedule.rbegin(); it != schedule.rend(); ++it) {
+    const Node& n = graph.node(*it);
+    if (!g.regions.in_backward(*it) || Stateful(graph, *it)) continue;
+    bool carries = false;
+    for (int p = 0; p < n.num_used_ports() && !carries; ++p) {
+      for (InputSlot s : n.consumers(p)) {
+        if (g.regions.in_backward(s.node) && !Stateful(graph, s.node) &&
+            (out[s.node] || reads_activation(s.node))) {
+          carries = true;
+          break;
+        }
+      }
+    }
+    out[*it] = carries;
+  }
+  return out;
+}
+
 absl::StatusOr<NodeId> SwapTrigger(const TrainingGraph& g,
                                    const RooflineModel& model, Endpoint t,
-                                   int lb, int ub) {
+                                   int lb, int ub,
+                                   const std::vector<bool>& carriers) {
   int first = FirstBackwardRead(g, t);
   if (first < 0) {
     return absl::NotFoundError(absl::StrCat(
@@ -255,12 +251,15 @@ absl::StatusOr<NodeId> SwapTrigger(const TrainingGraph& g,
   }
   // The nearest op there that carries the gradient on (earlier first, else
   // later).
-  const std::vector<bool> carriers = GradientCarriers(g);
+  auto carries = [&](int k) {
+    NodeId id = g.memory.schedule[k];
+    return id < static_cast<NodeId>(carriers.size()) && carriers[id];
+  };
   for (int k = step; k > producer; --k) {
-    if (carriers[g.memory.schedule[k]]) return g.memory.schedule[k];
+    if (carries(k)) return g.memory.schedule[k];
   }
   for (int k = step + 1; k < first; ++k) {
-    if (carriers[g.memory.schedule[k]]) return g.memory.schedule[k];
+    if (carries(k)) return g.memory.schedule[k];
   }
   return g.memory.schedule[step];
 }

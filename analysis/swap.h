@@ -71,10 +71,20 @@ absl::StatusOr<std::optional<NodeId>> SwapOutDeadline(
 // The op a swap-in of `t` waits for: the one whose start precedes t's first
 // backward reader by the estimated transfer time (its bytes over the host
 // link of `model`'s device), kept between `lb` and `ub` steps before that
-// reader (TFLMS's bounds).
+// reader (TFLMS's bounds), the nearest there of `carriers`
+// (GradientCarriers of `g`).
 absl::StatusOr<NodeId> SwapTrigger(const TrainingGraph& g,
                                    const RooflineModel& model, Endpoint t,
-                                   int lb, int ub);
+                                   int lb, int ub,
+                                   const std::vector<bool>& carriers);
+
+// The ops of the backward pass that carry the gradient on to earlier
+// layers, by node id: stateless, with a value that some later op combines
+// with a forward activation. Not a weight's gradient branch (a bias
+// gradient, its Identity, the optimizer's step on it), which runtimes fuse
+// and rewrite: with oneDNN, TensorFlow's Grappler loses a step's values
+// when a swap-in waits for one.
+std::vector<bool> GradientCarriers(const TrainingGraph& g);
 
 }  // namespace graft::analysis
 

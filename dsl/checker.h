@@ -140,6 +140,9 @@ class Checker {
                         bool in_guard);
   ValueType CheckIndex(const RuleFile& f, const Expr& e, Names* names,
                        bool in_guard);
+  // A string argument's text when the rules compile (written out, or a
+  // param's); nullptr when computed as the rule runs.
+  const std::string* TextKnownNow(const Expr& arg) const;
   void CompileRegexArg(const RuleFile& f, const Expr& arg);
   // An op list written out (or a param's): each op one of the dialect's
   // registry, each `Name*` matching one.

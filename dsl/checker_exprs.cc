@@ -174,15 +174,17 @@ ValueType Checker::CheckName(const RuleFile& f, const Expr& e, Names* names) {
 
 // A regex argument known now (a literal, or a string param) is compiled
 // once, here; a bad one is an error at the argument.
+const std::string* Checker::TextKnownNow(const Expr& arg) const {
+  if (arg.kind == K::kString) return &arg.text;
+  if (arg.kind != K::kName) return nullptr;
+  auto p = params_->find(arg.text);
+  return p != params_->end() && p->second.type == ValueType::kString
+             ? &p->second.s
+             : nullptr;
+}
+
 void Checker::CompileRegexArg(const RuleFile& f, const Expr& arg) {
-  const std::string* text = nullptr;
-  if (arg.kind == K::kString) {
-    text = &arg.text;
-  } else if (arg.kind == K::kName) {
-    auto p = params_->find(arg.text);
-    if (p != params_->end() && p->second.type == ValueType::kString)
-      text = &p->second.s;
-  }
+  const std::string* text = TextKnownNow(arg);
   if (text == nullptr) return;  // computed when the rule runs
   absl::StatusOr<std::shared_ptr<const NameRegex>> re =
       NameRegex::Compile(*text);
@@ -194,32 +196,28 @@ void Checker::CompileRegexArg(const RuleFile& f, const Expr& arg) {
 }
 
 void Checker::CheckOpListArg(const RuleFile& f, const Expr& arg) {
-  const std::string* text = nullptr;
-  std::string from;  // ", the value of param `p`" when one
-  if (arg.kind == K::kString) {
-    text = &arg.text;
-  } else if (arg.kind == K::kName) {
-    auto p = params_->find(arg.text);
-    if (p != params_->end() && p->second.type == ValueType::kString) {
-      text = &p->second.s;
-      from = absl::StrCat(" (param `", arg.text, "`)");
-    }
-  }
+  const std::string* text = TextKnownNow(arg);
   if (text == nullptr) return;  // computed when the rule runs
+  const std::string from =
+      arg.kind == K::kName ? absl::StrCat(" (param `", arg.text, "`)") : "";
   const Dialect& dialect = DialectOf(f);
   const OpRegistry& ops = dialect.Ops();
+  std::vector<std::string> names;  // the registry's, when first needed
+  auto all_names = [&]() -> const std::vector<std::string>& {
+    if (names.empty()) names = ops.OpNames();
+    return names;
+  };
   for (const std::string& glob : SplitGlobs(*text)) {
     if (glob.back() != '*') {
       if (ops.Find(glob) == nullptr && !dialect.IsInterfaceOp(glob)) {
         Error(f, arg.loc, absl::StrCat("unknown op `", glob, "`", from),
-              Suggest(glob, ops.OpNames()));
+              Suggest(glob, all_names()));
       }
       continue;
     }
-    std::vector<std::string> names = ops.OpNames();
-    if (std::none_of(names.begin(), names.end(), [&](const std::string& op) {
-          return GlobMatch(glob, op);
-        })) {
+    if (std::none_of(
+            all_names().begin(), all_names().end(),
+            [&](const std::string& op) { return GlobMatch(glob, op); })) {
       Error(f, arg.loc,
             absl::StrCat("`", glob, "`", from, " matches no op of the ",
                          dialect.name(), " registry"));

@@ -50,8 +50,9 @@ void Plan(const TrainingGraph& g, const RooflineModel& model) {
   swap.min_distance = 1;
   absl::StatusOr<std::vector<Endpoint>> swaps = SwapCandidates(g, model, swap);
   if (swaps.ok()) {
+    const std::vector<bool> carriers = GradientCarriers(g);
     for (size_t i = 0; i < swaps->size() && i < 8; ++i) {
-      (void)SwapTrigger(g, model, (*swaps)[i], 1, 20);
+      (void)SwapTrigger(g, model, (*swaps)[i], 1, 20, carriers);
       (void)SwapOutDeadline(g, model, (*swaps)[i], 20);
     }
   }
